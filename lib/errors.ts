@@ -1,0 +1,134 @@
+/**
+ * Error classes, one per failure kind.
+ *
+ * Contract: every error thrown by lib/ is a ReconcilerError with a stable `code`,
+ * an optional `cause` and a `context` of plain values. Messages and context never
+ * contain secrets (tokens, gateway keys): callers pass only ids, URLs without
+ * credentials, status codes and remote error messages. Whether an error is retried
+ * is decided by lib/reconcile/error-policy.ts, not here.
+ */
+
+export type ErrorContext = Record<string, string | number | boolean | undefined>;
+
+export abstract class ReconcilerError extends Error {
+  abstract readonly code: string;
+  readonly context: ErrorContext;
+
+  constructor(message: string, options: { cause?: unknown; context?: ErrorContext } = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = new.target.name;
+    this.context = options.context ?? {};
+  }
+}
+
+/** A setting in the environment is missing or malformed. `setting` names it. */
+export class ConfigError extends ReconcilerError {
+  readonly code = 'CONFIG_INVALID';
+  constructor(
+    readonly setting: string,
+    message: string,
+  ) {
+    super(`${setting}: ${message}`, { context: { setting } });
+  }
+}
+
+/** The Kubernetes API server answered with an error status. */
+export class KubeApiError extends ReconcilerError {
+  readonly code: string = 'KUBE_API_ERROR';
+  constructor(
+    readonly status: number,
+    message: string,
+    options: { cause?: unknown; context?: ErrorContext } = {},
+  ) {
+    super(message, { ...options, context: { status, ...options.context } });
+  }
+}
+
+/** The API server refused a write because the object changed (409). Re-read and retry. */
+export class KubeConflictError extends KubeApiError {
+  override readonly code = 'KUBE_CONFLICT';
+}
+
+/** The API server could not be reached, or did not answer in time. */
+export class KubeUnavailableError extends ReconcilerError {
+  readonly code = 'KUBE_UNAVAILABLE';
+}
+
+/** The gateway answered with an error status other than a validation error. */
+export class GatewayApiError extends ReconcilerError {
+  readonly code = 'GATEWAY_API_ERROR';
+  constructor(
+    readonly status: number,
+    message: string,
+    options: { cause?: unknown; context?: ErrorContext } = {},
+  ) {
+    super(message, { ...options, context: { status, ...options.context } });
+  }
+}
+
+/** The gateway rejected what we sent as invalid (400). Retrying the same spec cannot help. */
+export class GatewayRejectedError extends ReconcilerError {
+  readonly code = 'GATEWAY_REJECTED';
+  constructor(
+    readonly status: number,
+    message: string,
+    options: { cause?: unknown; context?: ErrorContext } = {},
+  ) {
+    super(message, { ...options, context: { status, ...options.context } });
+  }
+}
+
+/** The gateway could not be reached, dropped the connection, or did not answer in time. */
+export class GatewayUnavailableError extends ReconcilerError {
+  readonly code = 'GATEWAY_UNAVAILABLE';
+}
+
+/** A write was made but did not become visible on the gateway within the run's budget. */
+export class GatewayNotVisibleError extends ReconcilerError {
+  readonly code = 'GATEWAY_NOT_VISIBLE';
+}
+
+/** The custom resource cannot be turned into a gateway object (our own validation). */
+export class InvalidSpecError extends ReconcilerError {
+  readonly code = 'INVALID_SPEC';
+}
+
+/** The record and lock store (Redis) could not be reached or failed. */
+export class StoreUnavailableError extends ReconcilerError {
+  readonly code = 'STORE_UNAVAILABLE';
+}
+
+/** A request to one of our endpoints was malformed. Maps to a 4xx. */
+export class BadRequestError extends ReconcilerError {
+  readonly code: string = 'BAD_REQUEST';
+  constructor(
+    message: string,
+    readonly statusCode = 400,
+    options: { cause?: unknown; context?: ErrorContext } = {},
+  ) {
+    super(message, options);
+  }
+}
+
+/** A request to one of our endpoints lacked a valid bearer token. Maps to 401. */
+export class UnauthorizedError extends ReconcilerError {
+  readonly code = 'UNAUTHORIZED';
+}
+
+/** The run ran out of its time budget; the rest is left to the next run. */
+export class DeadlineExceededError extends ReconcilerError {
+  readonly code = 'DEADLINE_EXCEEDED';
+}
+
+/** One line for logs, reports and statuses: the message and, if present, the cause's message. */
+export function describeError(err: unknown): string {
+  if (err instanceof Error) {
+    const cause = err.cause instanceof Error && !err.message.includes(err.cause.message) ? `: ${err.cause.message}` : '';
+    return `${err.message}${cause}`;
+  }
+  return String(err);
+}
+
+export function errorCode(err: unknown): string {
+  return err instanceof ReconcilerError ? err.code : 'INTERNAL';
+}

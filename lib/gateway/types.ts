@@ -1,0 +1,32 @@
+/**
+ * Observed state: what the reconciler needs from a Tyk gateway (the Gateway API in CE
+ * mode, the Dashboard API in pro mode), as one narrow interface. lib/reconcile depends
+ * only on this file.
+ *
+ * Guarantees of every implementation:
+ * - `list` returns every object the gateway reports, or throws: never a partial map.
+ * - `get` resolves null only when the gateway says the object does not exist.
+ * - `upsert` creates or replaces the object with the given id.
+ * - `remove` is idempotent: an object that is already gone counts as removed; a failed
+ *   delete counts as done only when a read confirms the object is gone.
+ * - errors never carry the gateway secret.
+ * Throws GatewayApiError, GatewayRejectedError (400: invalid definition),
+ * GatewayUnavailableError (network, timeout).
+ */
+
+export type GatewayObjectKind = 'api' | 'policy';
+
+export type JsonObject = Record<string, unknown>;
+
+export interface Gateway {
+  /** Names this gateway in records and locks, e.g. "default". */
+  readonly name: string;
+  /** True when writes become visible only after `reload()` (Tyk Gateway CE). */
+  readonly reloadRequired: boolean;
+  list(kind: GatewayObjectKind): Promise<Map<string, JsonObject>>;
+  get(kind: GatewayObjectKind, id: string): Promise<JsonObject | null>;
+  upsert(kind: GatewayObjectKind, id: string, body: JsonObject): Promise<void>;
+  remove(kind: GatewayObjectKind, id: string): Promise<void>;
+  /** Asks every node of the gateway group to reload. A no-op where reloadRequired is false. */
+  reload(): Promise<void>;
+}

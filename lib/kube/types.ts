@@ -1,0 +1,57 @@
+/**
+ * Desired state: what the reconciler needs from the Kubernetes API server, as a narrow
+ * interface. The implementation (lib/kube/client.ts) speaks HTTP; lib/reconcile depends
+ * only on this file.
+ *
+ * Guarantees of every implementation:
+ * - `get` resolves null only on a 404 (the object is confirmed gone); any other failure throws.
+ * - `list` returns every object or throws: a partial list is never returned.
+ * - writes that replace lists (finalizers) carry the resourceVersion they were computed from
+ *   and are retried on 409 after a fresh read.
+ * Throws KubeApiError, KubeConflictError, KubeUnavailableError (lib/errors.ts).
+ */
+
+export interface ResourceKind {
+  /** e.g. "ApiDefinition" */
+  readonly kind: string;
+  readonly group: string;
+  readonly version: string;
+  /** e.g. "apidefinitions" */
+  readonly plural: string;
+}
+
+export interface ObjectMeta {
+  name: string;
+  namespace?: string;
+  uid?: string;
+  resourceVersion?: string;
+  generation?: number;
+  creationTimestamp?: string;
+  deletionTimestamp?: string;
+  finalizers?: string[];
+  labels?: Record<string, string>;
+  annotations?: Record<string, string>;
+  [key: string]: unknown;
+}
+
+export interface KubeObject {
+  apiVersion: string;
+  kind: string;
+  metadata: ObjectMeta;
+  spec?: Record<string, unknown>;
+  status?: Record<string, unknown>;
+  [key: string]: unknown;
+}
+
+export interface KubeApi {
+  /** The object, or null when the API server answers 404. */
+  get(kind: ResourceKind, namespace: string, name: string): Promise<KubeObject | null>;
+  /** Every object of the kind, in one namespace or (namespace undefined) in all; follows `continue`. */
+  list(kind: ResourceKind, namespace?: string): Promise<KubeObject[]>;
+  /** Merge-patches the status subresource. Returns the updated object. */
+  patchStatus(kind: ResourceKind, obj: KubeObject, status: Record<string, unknown>): Promise<KubeObject>;
+  /** Ensures `finalizer` is present; re-reads and retries on 409. Returns the current object. */
+  addFinalizer(kind: ResourceKind, obj: KubeObject, finalizer: string): Promise<KubeObject>;
+  /** Ensures `finalizer` is absent; returns the current object, or null if it is gone. */
+  removeFinalizer(kind: ResourceKind, obj: KubeObject, finalizer: string): Promise<KubeObject | null>;
+}

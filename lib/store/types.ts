@@ -1,0 +1,74 @@
+/**
+ * Records, locks and dirty marks: the reconciler's only memory between runs.
+ *
+ * Two implementations share this contract and one test suite (test/integration/store-contract.test.ts):
+ * RedisStore (lib/store/redis.ts) for any number of processes, MemoryStore
+ * (lib/store/memory.ts) for a single process.
+ *
+ * Guarantees:
+ * - getRecords reads all keys in one round trip and returns them in the order asked.
+ * - putRecord is a compare-and-set on generation: it refuses (returns false) to replace a
+ *   stored record whose generation is greater than the new one's; equal or lower stored
+ *   generations are replaced.
+ * - lock(key, token, ttl) either takes the lock ("acquired") or, atomically, marks the key
+ *   dirty ("marked-dirty"); release(key, token) atomically either releases ("released"),
+ *   keeps the lock and clears the mark when the key was marked dirty meanwhile ("dirty"),
+ *   or reports the lock is no longer ours ("lost"). Together these make an event that
+ *   arrives while its object is being reconciled impossible to lose.
+ * - locks expire after their ttl, so a crashed holder blocks nobody for longer than that.
+ * Throws StoreUnavailableError when the backing store cannot be reached.
+ */
+
+export type SyncResult =
+  /** written and confirmed on the gateway */
+  | 'synced'
+  /** written, but the gateway reports some field differently from what we sent */
+  | 'diverged'
+  /** written, not yet visible on the gateway (reload lost or slow) */
+  | 'pending'
+  /** a transient failure; retried with backoff */
+  | 'failed'
+  /** the gateway or our validation rejected the spec; retried only when the spec changes */
+  | 'invalid';
+
+export interface SyncRecord {
+  /** "<gateway>/<Kind>/<namespace>/<name>" */
+  key: string;
+  /** gateway object id (api_id, policy id) */
+  id: string;
+  /** metadata.generation of the custom resource when this record was written */
+  generation: number;
+  /** hash of the payload we last sent */
+  desiredHash: string;
+  /** hash of what the gateway reported after our last confirmed write; "" when unknown */
+  observedHash: string;
+  result: SyncResult;
+  error?: string;
+  /** consecutive failures, for backoff */
+  failures: number;
+  /** epoch ms before which scheduled runs leave a failed object alone */
+  retryAt?: number;
+  /** ISO time of the last transaction */
+  time: string;
+}
+
+export type LockOutcome = 'acquired' | 'marked-dirty';
+export type ReleaseOutcome = 'released' | 'dirty' | 'lost';
+
+export interface Store {
+  /** Which implementation, for /readyz and logs: "redis" or "memory". */
+  readonly kind: 'redis' | 'memory';
+  getRecords(keys: readonly string[]): Promise<(SyncRecord | null)[]>;
+  putRecord(record: SyncRecord): Promise<boolean>;
+  deleteRecord(key: string): Promise<void>;
+  /** Keys of all records whose key starts with `prefix` (e.g. "default/ApiDefinition/"). */
+  listRecordKeys(prefix: string): Promise<string[]>;
+  lock(key: string, token: string, ttlMs: number): Promise<LockOutcome>;
+  release(key: string, token: string): Promise<ReleaseOutcome>;
+  /** Releases regardless of dirty marks (used when giving up); true if it was ours. */
+  forceRelease(key: string, token: string): Promise<boolean>;
+  /** Extends a held lock; false if it is no longer ours. */
+  extend(key: string, token: string, ttlMs: number): Promise<boolean>;
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}
