@@ -21,14 +21,16 @@ export abstract class ReconcilerError extends Error {
   }
 }
 
-/** A setting in the environment is missing or malformed. `setting` names it. */
+/**
+ * Settings in the environment are missing or malformed. One problem per setting; the message
+ * has one line per problem, each naming the setting (never its value when it is a secret).
+ */
 export class ConfigError extends ReconcilerError {
   readonly code = 'CONFIG_INVALID';
-  constructor(
-    readonly setting: string,
-    message: string,
-  ) {
-    super(`${setting}: ${message}`, { context: { setting } });
+  readonly problems: readonly { setting: string; message: string }[];
+  constructor(problems: { setting: string; message: string }[]) {
+    super(problems.map((p) => `${p.setting}: ${p.message}`).join('\n'), { context: { settings: problems.map((p) => p.setting).join(',') } });
+    this.problems = problems;
   }
 }
 

@@ -29,4 +29,6 @@ export interface Gateway {
   remove(kind: GatewayObjectKind, id: string): Promise<void>;
   /** Asks every node of the gateway group to reload. A no-op where reloadRequired is false. */
   reload(): Promise<void>;
+  /** Resolves when the gateway answers and accepts our secret; for /readyz. */
+  ping(): Promise<void>;
 }

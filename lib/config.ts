@@ -1,0 +1,146 @@
+/**
+ * Environment → typed, validated configuration.
+ *
+ * Guarantees: `loadConfig` either returns a complete Config or throws one ConfigError listing
+ * every bad setting, one line each, naming the setting; secrets (TYK_AUTH, tokens, the Redis
+ * password) never appear in those lines. Pure: reads only the `env` object it is given.
+ * The names are Tyk Operator's and the design's (shared/design.md, "Interface"); they are a
+ * public contract.
+ */
+import cron from 'node-cron';
+import { ConfigError } from './errors.js';
+
+export type TykMode = 'ce' | 'pro';
+
+export interface Config {
+  kubeconfigPath?: string;
+  tyk: { mode: TykMode; url: string; auth: string; org?: string; insecureSkipVerify: boolean };
+  /** undefined: all namespaces */
+  watchNamespaces?: string[];
+  redisUrl?: string;
+  webhookTokens: string[];
+  resyncTokens: string[];
+  allowUnauthenticated: boolean;
+  resyncSchedule: string;
+  port: number;
+  host: string;
+  logLevel: string;
+}
+
+export const DEFAULT_SCHEDULE = '*/5 * * * *';
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
+
+type Env = Record<string, string | undefined>;
+
+class Problems {
+  readonly list: { setting: string; message: string }[] = [];
+  add(setting: string, message: string): undefined {
+    this.list.push({ setting, message });
+    return undefined;
+  }
+}
+
+function value(env: Env, name: string): string | undefined {
+  const v = env[name]?.trim();
+  return v === undefined || v === '' ? undefined : v;
+}
+
+function bool(env: Env, name: string, problems: Problems): boolean {
+  const v = value(env, name)?.toLowerCase();
+  if (v === undefined || v === 'false' || v === '0' || v === 'no') return false;
+  if (v === 'true' || v === '1' || v === 'yes') return true;
+  problems.add(name, `must be true or false, got "${v}"`);
+  return false;
+}
+
+function httpUrl(env: Env, name: string, problems: Problems): string | undefined {
+  const v = value(env, name);
+  if (v === undefined) return problems.add(name, 'is required (the gateway admin URL, e.g. http://tyk-gateway:8080)');
+  try {
+    const u = new URL(v);
+    if (u.protocol !== 'http:' && u.protocol !== 'https:') return problems.add(name, `must be an http or https URL, got protocol "${u.protocol}"`);
+    if (u.username !== '' || u.password !== '') return problems.add(name, 'must not contain credentials; put the secret in TYK_AUTH');
+    return v.replace(/\/+$/, '');
+  } catch {
+    return problems.add(name, 'is not a valid URL');
+  }
+}
+
+function list(env: Env, name: string): string[] {
+  return (value(env, name) ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
+}
+
+function namespaces(env: Env, problems: Problems): string[] | undefined {
+  const names = list(env, 'WATCH_NAMESPACE');
+  if (names.length === 0) return undefined;
+  const bad = names.find((n) => !DNS_LABEL.test(n));
+  if (bad !== undefined) problems.add('WATCH_NAMESPACE', `"${bad}" is not a valid namespace name`);
+  return [...new Set(names)];
+}
+
+function redisUrl(env: Env, problems: Problems): string | undefined {
+  const v = value(env, 'REDIS_URL');
+  if (v === undefined) return undefined;
+  try {
+    const u = new URL(v);
+    if (u.protocol !== 'redis:' && u.protocol !== 'rediss:') return problems.add('REDIS_URL', `must start with redis:// or rediss://, got "${u.protocol}//"`);
+    return v;
+  } catch {
+    return problems.add('REDIS_URL', 'is not a valid URL');
+  }
+}
+
+function port(env: Env, problems: Problems): number {
+  const v = value(env, 'PORT');
+  if (v === undefined) return 8080;
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 0 || n > 65535) problems.add('PORT', `must be a port number from 0 to 65535, got "${v}"`);
+  return n;
+}
+
+function tokens(env: Env, name: string, problems: Problems): string[] {
+  const t = list(env, name);
+  if (t.some((x) => x.length < 16)) problems.add(name, 'each token must be at least 16 characters');
+  return t;
+}
+
+export function loadConfig(env: Env): Config {
+  const problems = new Problems();
+  const mode = (value(env, 'TYK_MODE') ?? 'ce').toLowerCase();
+  if (mode === 'pro') problems.add('TYK_MODE', 'pro (Tyk Dashboard) is not supported yet; use ce');
+  else if (mode !== 'ce') problems.add('TYK_MODE', `must be ce or pro, got "${mode}"`);
+  const url = httpUrl(env, 'TYK_URL', problems);
+  const auth = value(env, 'TYK_AUTH');
+  if (auth === undefined) problems.add('TYK_AUTH', 'is required (the gateway secret)');
+  const insecureSkipVerify = bool(env, 'TYK_TLS_INSECURE_SKIP_VERIFY', problems);
+  const webhookTokens = tokens(env, 'WEBHOOK_TOKEN', problems);
+  const resyncTokens = tokens(env, 'RESYNC_TOKEN', problems);
+  const allowUnauthenticated = bool(env, 'ALLOW_UNAUTHENTICATED', problems);
+  if (!allowUnauthenticated) {
+    if (webhookTokens.length === 0) problems.add('WEBHOOK_TOKEN', 'is required (or set ALLOW_UNAUTHENTICATED=true to run without authentication)');
+    if (resyncTokens.length === 0) problems.add('RESYNC_TOKEN', 'is required (or set ALLOW_UNAUTHENTICATED=true to run without authentication)');
+  }
+  const resyncSchedule = value(env, 'RESYNC_SCHEDULE') ?? DEFAULT_SCHEDULE;
+  if (!cron.validate(resyncSchedule)) problems.add('RESYNC_SCHEDULE', `"${resyncSchedule}" is not a valid cron expression`);
+  const logLevel = (value(env, 'LOG_LEVEL') ?? 'info').toLowerCase();
+  if (!LOG_LEVELS.includes(logLevel)) problems.add('LOG_LEVEL', `must be one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`);
+  const config: Config = {
+    kubeconfigPath: value(env, 'KUBECONFIG'),
+    tyk: { mode: 'ce', url: url ?? '', auth: auth ?? '', org: value(env, 'TYK_ORG'), insecureSkipVerify },
+    watchNamespaces: namespaces(env, problems),
+    redisUrl: redisUrl(env, problems),
+    webhookTokens,
+    resyncTokens,
+    allowUnauthenticated,
+    resyncSchedule,
+    port: port(env, problems),
+    host: value(env, 'HOST') ?? '0.0.0.0',
+    logLevel,
+  };
+  if (problems.list.length > 0) throw new ConfigError(problems.list);
+  return config;
+}

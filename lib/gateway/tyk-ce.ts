@@ -1,0 +1,143 @@
+/**
+ * The Tyk Gateway (open-source) REST API as a Gateway (./types.ts).
+ *
+ * Calls: GET /tyk/apis, GET /tyk/apis/{id}, POST /tyk/apis (an upsert: the gateway writes the
+ * definition file whether or not it exists), DELETE /tyk/apis/{id}; the same under
+ * /tyk/policies; GET /tyk/reload/group. Every call carries `x-tyk-authorization` and a timeout.
+ *
+ * Real-gateway behaviour this relies on: writes become visible to reads only after a reload
+ * (so `reloadRequired` is true); a DELETE of an id the gateway does not have answers 404 on
+ * newer gateways and `500 Delete failed` on older ones, so a failed delete is settled by a GET.
+ * A 404 counts as "absent" only when it is Tyk's own JSON error, never a proxy's page.
+ * Throws GatewayApiError, GatewayRejectedError (400), GatewayUnavailableError; never with the secret.
+ */
+import type { Agent } from 'undici';
+import { GatewayApiError, GatewayRejectedError, GatewayUnavailableError } from '../errors.js';
+import { type HttpResponse, httpRequest, makeAgent, redactUrl, TransportError } from '../http.js';
+import type { Gateway, GatewayObjectKind, JsonObject } from './types.js';
+
+export interface TykGatewayOptions {
+  name: string;
+  url: string;
+  secret: string;
+  insecureSkipVerify?: boolean;
+  /** per-request timeout; default 10 s */
+  timeoutMs?: number;
+}
+
+const PATHS: Record<GatewayObjectKind, { collection: string; idField: string; label: string }> = {
+  api: { collection: '/tyk/apis', idField: 'api_id', label: 'API' },
+  policy: { collection: '/tyk/policies', idField: 'id', label: 'policy' },
+};
+
+export class TykGatewayClient implements Gateway {
+  readonly name: string;
+  readonly reloadRequired = true;
+  private readonly base: string;
+  private readonly secret: string;
+  private readonly timeoutMs: number;
+  private readonly agent: Agent;
+
+  constructor(options: TykGatewayOptions) {
+    this.name = options.name;
+    this.base = options.url.replace(/\/+$/, '');
+    this.secret = options.secret;
+    this.timeoutMs = options.timeoutMs ?? 10_000;
+    this.agent = makeAgent(options.insecureSkipVerify ? { rejectUnauthorized: false } : {});
+  }
+
+  async list(kind: GatewayObjectKind): Promise<Map<string, JsonObject>> {
+    const { collection, idField, label } = PATHS[kind];
+    const res = await this.call('GET', collection);
+    this.expect2xx(res, `list ${label}s`);
+    const body = res.json === null ? [] : res.json;
+    if (!Array.isArray(body)) throw new GatewayApiError(res.status, `list ${label}s: the gateway answered something other than a list`);
+    const out = new Map<string, JsonObject>();
+    for (const item of body as unknown[]) {
+      const id = (item as JsonObject | null)?.[idField];
+      if (typeof id !== 'string') throw new GatewayApiError(res.status, `list ${label}s: an item has no ${idField}`);
+      out.set(id, item as JsonObject);
+    }
+    return out;
+  }
+
+  async get(kind: GatewayObjectKind, id: string): Promise<JsonObject | null> {
+    const { collection, label } = PATHS[kind];
+    const res = await this.call('GET', `${collection}/${encodeURIComponent(id)}`);
+    if (this.isTykNotFound(res)) return null;
+    this.expect2xx(res, `get ${label} ${id}`);
+    if (typeof res.json !== 'object' || res.json === null || Array.isArray(res.json)) {
+      throw new GatewayApiError(res.status, `get ${label} ${id}: the gateway answered something other than an object`);
+    }
+    return res.json as JsonObject;
+  }
+
+  async upsert(kind: GatewayObjectKind, id: string, body: JsonObject): Promise<void> {
+    const { collection, idField, label } = PATHS[kind];
+    const res = await this.call('POST', collection, { ...body, [idField]: id });
+    this.expect2xx(res, `write ${label} ${id}`);
+  }
+
+  async remove(kind: GatewayObjectKind, id: string): Promise<void> {
+    const { collection, label } = PATHS[kind];
+    const res = await this.call('DELETE', `${collection}/${encodeURIComponent(id)}`);
+    if (res.status < 300 || this.isTykNotFound(res)) return;
+    if (res.status === 500 && (await this.get(kind, id)) === null) return;
+    this.expect2xx(res, `delete ${label} ${id}`);
+  }
+
+  async reload(): Promise<void> {
+    const res = await this.call('GET', '/tyk/reload/group');
+    this.expect2xx(res, 'reload');
+  }
+
+  /** A GET of an id nobody uses: Tyk's 404 proves the gateway answers and accepts the secret. */
+  async ping(): Promise<void> {
+    const res = await this.call('GET', '/tyk/apis/gateway-reconciler-readiness-probe');
+    if (this.isTykNotFound(res)) return;
+    this.expect2xx(res, 'readiness probe');
+  }
+
+  async close(): Promise<void> {
+    await this.agent.close();
+  }
+
+  private isTykNotFound(res: HttpResponse): boolean {
+    return res.status === 404 && (res.json as { status?: unknown } | undefined)?.status === 'error';
+  }
+
+  private expect2xx(res: HttpResponse, what: string): void {
+    if (res.status >= 200 && res.status < 300) return;
+    const message = tykMessage(res);
+    if (res.status === 400) throw new GatewayRejectedError(400, `${what}: rejected by the gateway: ${message}`);
+    if (res.status === 403) throw new GatewayApiError(403, `${what}: 403 ${message} (check TYK_AUTH)`);
+    throw new GatewayApiError(res.status, `${what}: ${res.status} ${message}`);
+  }
+
+  private async call(method: 'GET' | 'POST' | 'DELETE', path: string, body?: unknown): Promise<HttpResponse> {
+    try {
+      return await httpRequest({
+        method,
+        url: this.base + path,
+        headers: { 'x-tyk-authorization': this.secret },
+        body,
+        timeoutMs: this.timeoutMs,
+        dispatcher: this.agent,
+      });
+    } catch (err) {
+      if (err instanceof TransportError) throw new GatewayUnavailableError(`gateway ${this.name}: ${err.message}`, { cause: err });
+      throw err;
+    }
+  }
+
+  /** The gateway URL without credentials, for logs and /readyz. */
+  get url(): string {
+    return redactUrl(this.base);
+  }
+}
+
+function tykMessage(res: HttpResponse): string {
+  const m = (res.json as { message?: unknown } | undefined)?.message;
+  if (typeof m === 'string' && m !== '') return m;
+  return res.text.slice(0, 200).replace(/\s+/g, ' ').trim() || 'no message';
+}

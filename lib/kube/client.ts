@@ -1,0 +1,217 @@
+/**
+ * KubeApi over HTTP: @kubernetes/client-node's KubeConfig supplies the server and the
+ * credentials (kubeconfig file or in-cluster service account, token refresh and exec plugins
+ * included); requests go over undici with a timeout on every call.
+ *
+ * Guarantees (see ./types.ts): get → null only on 404; list follows `continue` to the end or
+ * throws (an expired continue token restarts the list, at most twice); finalizer changes
+ * carry the resourceVersion they were computed from and re-read and retry on 409.
+ * Throws KubeApiError, KubeConflictError, KubeUnavailableError; their messages never carry
+ * credentials.
+ */
+import type { KubeConfig } from '@kubernetes/client-node';
+import type { Agent } from 'undici';
+import { KubeApiError, KubeConflictError, KubeUnavailableError } from '../errors.js';
+import { type HttpResponse, httpRequest, makeAgent, TransportError } from '../http.js';
+import type { KubeApi, KubeObject, ResourceKind } from './types.js';
+
+export interface KubeClientOptions {
+  /** per-request timeout; default 10 s */
+  timeoutMs?: number;
+  /** items per list page; default 500 */
+  pageSize?: number;
+  /** attempts for a finalizer change that keeps meeting 409; default 5 */
+  conflictRetries?: number;
+}
+
+type Query = Record<string, string | number | undefined>;
+
+interface HttpsOpts {
+  headers?: Record<string, string | string[] | number | undefined>;
+  ca?: string | Buffer;
+  cert?: string | Buffer;
+  key?: string | Buffer;
+  rejectUnauthorized?: boolean;
+  servername?: string;
+  auth?: string;
+}
+
+export class KubeClient implements KubeApi {
+  private readonly timeoutMs: number;
+  private readonly pageSize: number;
+  private readonly conflictRetries: number;
+  private agent?: { agent: Agent; fingerprint: string };
+
+  constructor(
+    private readonly kc: KubeConfig,
+    options: KubeClientOptions = {},
+  ) {
+    this.timeoutMs = options.timeoutMs ?? 10_000;
+    this.pageSize = options.pageSize ?? 500;
+    this.conflictRetries = options.conflictRetries ?? 5;
+  }
+
+  /** The API server URL (no credentials), for logs and /readyz. */
+  get server(): string {
+    return this.kc.getCurrentCluster()?.server ?? '';
+  }
+
+  async get(kind: ResourceKind, namespace: string, name: string): Promise<KubeObject | null> {
+    const res = await this.call('GET', objectPath(kind, namespace, name));
+    if (res.status === 404) return null;
+    return this.expectObject(res, 'get', kind, name);
+  }
+
+  async list(kind: ResourceKind, namespace?: string): Promise<KubeObject[]> {
+    for (let restart = 0; ; restart++) {
+      const items: KubeObject[] = [];
+      let cont: string | undefined;
+      let expired = false;
+      do {
+        const res = await this.call('GET', collectionPath(kind, namespace), { query: { limit: this.pageSize, continue: cont } });
+        if (res.status === 410 && cont !== undefined && restart < 2) {
+          expired = true;
+          break;
+        }
+        const list = this.expectOk(res, 'list', kind, namespace ?? '(all namespaces)') as { items?: unknown; metadata?: { continue?: string } };
+        if (!Array.isArray(list.items)) throw new KubeApiError(res.status, `list ${kind.plural}: answer has no items`);
+        items.push(...(list.items as KubeObject[]));
+        cont = list.metadata?.continue || undefined;
+      } while (cont !== undefined);
+      if (!expired) return items;
+    }
+  }
+
+  async ping(kind: ResourceKind, namespace?: string): Promise<void> {
+    const res = await this.call('GET', collectionPath(kind, namespace), { query: { limit: 1 } });
+    this.expectOk(res, 'list', kind, namespace ?? '(all namespaces)');
+  }
+
+  async patchStatus(kind: ResourceKind, obj: KubeObject, status: Record<string, unknown>): Promise<KubeObject> {
+    const name = obj.metadata.name;
+    const res = await this.call('PATCH', `${objectPath(kind, obj.metadata.namespace ?? '', name)}/status`, {
+      body: { status },
+      contentType: 'application/merge-patch+json',
+    });
+    return this.expectObject(res, 'patch status of', kind, name);
+  }
+
+  async addFinalizer(kind: ResourceKind, obj: KubeObject, finalizer: string): Promise<KubeObject> {
+    const result = await this.changeFinalizers(kind, obj, (list) => (list.includes(finalizer) ? undefined : [...list, finalizer]));
+    if (result === null) throw new KubeApiError(404, `${kind.plural} "${obj.metadata.name}" is gone`);
+    return result;
+  }
+
+  async removeFinalizer(kind: ResourceKind, obj: KubeObject, finalizer: string): Promise<KubeObject | null> {
+    return this.changeFinalizers(kind, obj, (list) => (list.includes(finalizer) ? list.filter((f) => f !== finalizer) : undefined));
+  }
+
+  /** Applies `change` to the finalizer list under resourceVersion, re-reading on 409. */
+  private async changeFinalizers(
+    kind: ResourceKind,
+    obj: KubeObject,
+    change: (current: string[]) => string[] | undefined,
+  ): Promise<KubeObject | null> {
+    let current: KubeObject | null = obj;
+    for (let attempt = 0; ; attempt++) {
+      if (current === null) return null;
+      const next = change(current.metadata.finalizers ?? []);
+      if (next === undefined) return current;
+      const { namespace = '', name, resourceVersion } = current.metadata;
+      const res = await this.call('PATCH', objectPath(kind, namespace, name), {
+        body: { metadata: { finalizers: next, resourceVersion } },
+        contentType: 'application/merge-patch+json',
+      });
+      if (res.status === 404) return null;
+      if (res.status !== 409) return this.expectObject(res, 'update finalizers of', kind, name);
+      if (attempt + 1 >= this.conflictRetries) throw this.toError(res, 'update finalizers of', kind, name);
+      current = await this.get(kind, namespace, name);
+    }
+  }
+
+  private expectObject(res: HttpResponse, verb: string, kind: ResourceKind, name: string): KubeObject {
+    const body = this.expectOk(res, verb, kind, name) as KubeObject;
+    if (typeof body?.metadata?.name !== 'string') throw new KubeApiError(res.status, `${verb} ${kind.plural} "${name}": answer is not an object`);
+    return body;
+  }
+
+  private expectOk(res: HttpResponse, verb: string, kind: ResourceKind, name: string): unknown {
+    if (res.status >= 200 && res.status < 300 && res.json !== undefined) return res.json;
+    throw this.toError(res, verb, kind, name);
+  }
+
+  private toError(res: HttpResponse, verb: string, kind: ResourceKind, name: string): KubeApiError {
+    const status = res.json as { message?: string; reason?: string } | undefined;
+    const detail = status?.message ?? (res.text.slice(0, 200) || `HTTP ${res.status}`);
+    const message = `${verb} ${kind.plural} "${name}": ${res.status} ${detail}`;
+    const context = { reason: status?.reason };
+    return res.status === 409 ? new KubeConflictError(409, message, { context }) : new KubeApiError(res.status, message, { context });
+  }
+
+  private async call(
+    method: 'GET' | 'PATCH',
+    path: string,
+    options: { query?: Query; body?: unknown; contentType?: string } = {},
+  ): Promise<HttpResponse> {
+    const opts: HttpsOpts = {};
+    await this.kc.applyToHTTPSOptions(opts as never);
+    const server = this.server;
+    if (server === '') throw new KubeUnavailableError('kubeconfig has no current cluster');
+    const headers: Record<string, string> = {};
+    for (const [k, v] of Object.entries(opts.headers ?? {})) if (v !== undefined) headers[k.toLowerCase()] = String(v);
+    if (opts.auth) headers.authorization = `Basic ${Buffer.from(opts.auth).toString('base64')}`;
+    try {
+      return await httpRequest({
+        method,
+        url: joinUrl(server, path, options.query),
+        headers,
+        body: options.body,
+        contentType: options.contentType,
+        timeoutMs: this.timeoutMs,
+        dispatcher: this.dispatcherFor(opts),
+      });
+    } catch (err) {
+      if (err instanceof TransportError) throw new KubeUnavailableError(`API server: ${err.message}`, { cause: err });
+      throw err;
+    }
+  }
+
+  private dispatcherFor(opts: HttpsOpts): Agent {
+    const fingerprint = [opts.ca, opts.cert, opts.key, opts.rejectUnauthorized, opts.servername].map((v) => String(v ?? '')).join('\u0000');
+    if (this.agent?.fingerprint !== fingerprint) {
+      void this.agent?.agent.close();
+      this.agent = {
+        fingerprint,
+        agent: makeAgent({ ca: opts.ca, cert: opts.cert, key: opts.key, rejectUnauthorized: opts.rejectUnauthorized, servername: opts.servername }),
+      };
+    }
+    return this.agent.agent;
+  }
+
+  async close(): Promise<void> {
+    await this.agent?.agent.close();
+    this.agent = undefined;
+  }
+}
+
+function seg(s: string): string {
+  return encodeURIComponent(s);
+}
+
+function groupPrefix(kind: ResourceKind): string {
+  return kind.group === '' ? `/api/${kind.version}` : `/apis/${kind.group}/${kind.version}`;
+}
+
+export function collectionPath(kind: ResourceKind, namespace?: string): string {
+  return namespace === undefined ? `${groupPrefix(kind)}/${kind.plural}` : `${groupPrefix(kind)}/namespaces/${seg(namespace)}/${kind.plural}`;
+}
+
+export function objectPath(kind: ResourceKind, namespace: string, name: string): string {
+  return `${collectionPath(kind, namespace)}/${seg(name)}`;
+}
+
+function joinUrl(server: string, path: string, query?: Query): string {
+  const url = new URL(server.replace(/\/+$/, '') + path);
+  for (const [k, v] of Object.entries(query ?? {})) if (v !== undefined) url.searchParams.set(k, String(v));
+  return url.toString();
+}

@@ -1,0 +1,61 @@
+/**
+ * Self-hosted entry point (`npm start`): loads the config from the environment, builds the
+ * service and the fastify app, listens on HOST:PORT, and runs the full reconcile on
+ * RESYNC_SCHEDULE with node-cron (never two scheduled runs at once).
+ *
+ * With a setting missing or malformed it prints one line per bad setting, naming it, and
+ * exits with status 2; no stack trace. SIGTERM and SIGINT stop the schedule, finish the
+ * requests in flight, and close the clients.
+ */
+import cron from 'node-cron';
+import { scheduledRun } from '../functions/schedule.js';
+import { loadConfig } from './config.js';
+import { ConfigError, describeError } from './errors.js';
+import { buildApp } from './server.js';
+import { createService } from './service.js';
+
+async function main(): Promise<void> {
+  let svc;
+  try {
+    const config = loadConfig(process.env);
+    svc = createService(config, process.env);
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      for (const p of err.problems) process.stderr.write(`gateway-reconciler: ${p.setting}: ${p.message}\n`);
+      process.exit(2);
+    }
+    throw err;
+  }
+  const { config, log } = svc;
+  if (config.allowUnauthenticated) log.warn({}, 'ALLOW_UNAUTHENTICATED=true: endpoints without a token configured accept requests from anyone');
+  const app = buildApp(svc);
+  await app.listen({ port: config.port, host: config.host });
+  log.info({ address: app.server.address(), store: svc.parts.store.kind, schedule: config.resyncSchedule }, 'listening');
+
+  const task = cron.schedule(
+    config.resyncSchedule,
+    async () => {
+      try {
+        await scheduledRun(svc);
+      } catch (err) {
+        log.error({ err: describeError(err) }, 'scheduled run failed');
+      }
+    },
+    { name: 'resync', noOverlap: true },
+  );
+
+  const stop = async (signal: string): Promise<void> => {
+    log.info({ signal }, 'stopping');
+    await task.stop();
+    await app.close();
+    await svc.close();
+    process.exit(0);
+  };
+  process.once('SIGTERM', () => void stop('SIGTERM'));
+  process.once('SIGINT', () => void stop('SIGINT'));
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`gateway-reconciler: ${describeError(err)}\n`);
+  process.exit(1);
+});

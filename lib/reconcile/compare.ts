@@ -1,0 +1,47 @@
+/**
+ * Compares what we sent with what the gateway reports. Pure.
+ *
+ * The gateway echoes every field of its model, filled with defaults, so only the fields we
+ * sent are compared, and a field the gateway does not report at all (a field its version does
+ * not model) is not a difference. Empty values (null, "", [], {}) are equal to each other.
+ * A difference is reported by its dotted path, e.g. "proxy.listen_path".
+ */
+export interface FieldDifference {
+  path: string;
+  sent: unknown;
+  reported: unknown;
+}
+
+function isEmptyValue(v: unknown): boolean {
+  if (v === null || v === undefined || v === '') return true;
+  if (Array.isArray(v)) return v.length === 0;
+  if (typeof v === 'object') return Object.keys(v as object).length === 0;
+  return false;
+}
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+export function sentFieldDifferences(sent: unknown, reported: unknown, path = ''): FieldDifference[] {
+  if (isEmptyValue(sent) && isEmptyValue(reported)) return [];
+  if (isObject(sent) && isObject(reported)) {
+    return Object.keys(sent)
+      .sort()
+      .filter((k) => k in reported)
+      .flatMap((k) => sentFieldDifferences(sent[k], reported[k], path === '' ? k : `${path}.${k}`));
+  }
+  if (Array.isArray(sent) && Array.isArray(reported) && sent.length === reported.length) {
+    return sent.flatMap((v, i) => sentFieldDifferences(v, reported[i], `${path}[${i}]`));
+  }
+  if (typeof sent !== 'object' && sent === reported) return [];
+  return [{ path: path === '' ? '(root)' : path, sent, reported }];
+}
+
+export function describeDifferences(diffs: FieldDifference[], limit = 3): string {
+  const shown = diffs
+    .slice(0, limit)
+    .map((d) => `${d.path}: sent ${JSON.stringify(d.sent)}, gateway has ${JSON.stringify(d.reported)}`);
+  const more = diffs.length > limit ? ` (and ${diffs.length - limit} more)` : '';
+  return `${shown.join('; ')}${more}`;
+}

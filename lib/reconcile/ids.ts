@@ -1,0 +1,23 @@
+/**
+ * Gateway ids (design rule 4, Tyk Operator's scheme): the id pinned in the spec, else the
+ * id already recorded in status, else base64url without padding of "namespace/name".
+ * Pure; never throws.
+ */
+import type { KubeObject } from '../kube/types.js';
+import type { ManagedKind } from './kinds.js';
+
+export function defaultId(namespace: string, name: string): string {
+  return Buffer.from(`${namespace}/${name}`, 'utf8').toString('base64url');
+}
+
+function nonEmptyString(v: unknown): string | undefined {
+  return typeof v === 'string' && v.trim() !== '' ? v : undefined;
+}
+
+export function gatewayIdFor(kind: ManagedKind, obj: KubeObject): string {
+  return (
+    nonEmptyString(obj.spec?.[kind.specIdField]) ??
+    nonEmptyString(obj.status?.[kind.statusIdField]) ??
+    defaultId(obj.metadata.namespace ?? '', obj.metadata.name)
+  );
+}

@@ -1,0 +1,64 @@
+/**
+ * The fastify app: routes over the functions in functions/. Built by a factory; listening
+ * is separate (lib/main.ts), so tests use `app.inject`.
+ *
+ * Bodies are taken as text (JSON, newline-delimited JSON, plain text) and parsed by the
+ * functions, so every format error is a 400 with a reason from our own parsers; bodies over
+ * `bodyLimit` are refused with 413 before they are read whole.
+ */
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import { auditWebhook } from '../functions/audit.js';
+import { healthz, readyz } from '../functions/health.js';
+import { type HttpFunction, type HttpInput, respond } from '../functions/http.js';
+import { resync } from '../functions/resync.js';
+import { watchWebhook } from '../functions/watch.js';
+import type { Service } from './service.js';
+
+export interface AppOptions {
+  /** largest accepted body; default 16 MiB (a full RequestResponse audit batch fits) */
+  bodyLimit?: number;
+  /** fastify's own request logging; default off (the service logs runs) */
+  logger?: boolean;
+}
+
+const TEXT_TYPES = [
+  'application/json',
+  'application/x-ndjson',
+  'application/jsonl',
+  'application/json-seq',
+  'text/plain',
+  // what `curl -d` sends by default; /resync reads it as form fields, the webhooks as text
+  'application/x-www-form-urlencoded',
+];
+
+function toInput(req: FastifyRequest): HttpInput {
+  const headers: Record<string, string | undefined> = {};
+  for (const [k, v] of Object.entries(req.headers)) headers[k] = Array.isArray(v) ? v.join(', ') : v;
+  const query: Record<string, string | undefined> = {};
+  for (const [k, v] of Object.entries((req.query ?? {}) as Record<string, unknown>)) query[k] = Array.isArray(v) ? String(v[0]) : String(v);
+  return { method: req.method, headers, query, body: typeof req.body === 'string' ? req.body : '' };
+}
+
+export function buildApp(svc: Service, options: AppOptions = {}): FastifyInstance {
+  const app = Fastify({ logger: options.logger ?? false, bodyLimit: options.bodyLimit ?? 16 * 1024 * 1024, return503OnClosing: true });
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser(TEXT_TYPES, { parseAs: 'string' }, (_req, body, done) => done(null, body));
+
+  const route = (fn: HttpFunction) => async (req: FastifyRequest, reply: FastifyReply) => {
+    const out = await respond(svc, toInput(req), fn);
+    return reply.code(out.statusCode).headers(out.headers ?? {}).send(out.body);
+  };
+  app.post('/webhooks/watch', route(watchWebhook));
+  app.post('/webhooks/audit', route(auditWebhook));
+  app.post('/resync', route(resync));
+  app.get('/healthz', route(healthz));
+  app.get('/readyz', route(readyz));
+
+  app.setErrorHandler((err: { statusCode?: number; code?: string; message: string }, _req, reply) => {
+    const status = err.statusCode && err.statusCode >= 400 && err.statusCode < 500 ? err.statusCode : 500;
+    if (status === 500) svc.log.error({ err: err.message }, 'unhandled request error');
+    return reply.code(status).send({ error: status === 500 ? 'internal error' : err.message, code: err.code ?? 'BAD_REQUEST' });
+  });
+  app.setNotFoundHandler((req, reply) => reply.code(404).send({ error: `no route ${req.method} ${req.url.split('?')[0]}`, code: 'NOT_FOUND' }));
+  return app;
+}

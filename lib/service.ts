@@ -1,0 +1,125 @@
+/**
+ * The service: everything a trigger needs, built once per process from the Config and
+ * shared by the HTTP server, the schedule and the Lambda handlers.
+ *
+ * `createService` builds real clients (KubeConfig from KUBECONFIG or the in-cluster service
+ * account, the Tyk gateway client, Redis or the in-process store). Tests and embedders pass
+ * already-built parts through `parts` instead. Throws ConfigError when no kubeconfig can be
+ * found.
+ */
+import { KubeConfig } from '@kubernetes/client-node';
+import { type Clock, systemClock } from './clock.js';
+import type { Config } from './config.js';
+import { ConfigError, describeError } from './errors.js';
+import { TykGatewayClient } from './gateway/tyk-ce.js';
+import type { Gateway } from './gateway/types.js';
+import { KubeClient } from './kube/client.js';
+import type { KubeApi } from './kube/types.js';
+import { createLogger, type Logger } from './log.js';
+import { API_DEFINITION } from './reconcile/kinds.js';
+import { DEFAULT_RUN_SETTINGS, type RunReport, type RunRequest, type RunSettings, runReconcile } from './reconcile/run.js';
+import { MemoryStore } from './store/memory.js';
+import { createRedisStore } from './store/redis.js';
+import type { Store } from './store/types.js';
+
+export interface ServiceParts {
+  kube: KubeApi;
+  gateway: Gateway;
+  store: Store;
+  clock: Clock;
+  log: Logger;
+  settings: Partial<RunSettings>;
+  /** called by close(), for parts the service built itself */
+  closers: (() => Promise<void>)[];
+}
+
+export interface ReadinessCheck {
+  ok: boolean;
+  checks: Record<string, { ok: boolean; error?: string }>;
+}
+
+export class Service {
+  readonly settings: RunSettings;
+
+  constructor(
+    readonly config: Config,
+    readonly parts: ServiceParts,
+  ) {
+    this.settings = {
+      ...DEFAULT_RUN_SETTINGS,
+      ...parts.settings,
+      namespaces: config.watchNamespaces,
+      orgId: config.tyk.org,
+    };
+  }
+
+  get log(): Logger {
+    return this.parts.log;
+  }
+
+  run(request: RunRequest): Promise<RunReport> {
+    const { kube, gateway, store, clock, log } = this.parts;
+    return runReconcile({ kube, gateway, store, clock, log, settings: this.settings }, request);
+  }
+
+  async readiness(): Promise<ReadinessCheck> {
+    const probe = async (fn: () => Promise<void>): Promise<{ ok: boolean; error?: string }> => {
+      try {
+        await fn();
+        return { ok: true };
+      } catch (err) {
+        return { ok: false, error: describeError(err) };
+      }
+    };
+    const ns = this.config.watchNamespaces?.[0];
+    const [store, kube, gateway] = await Promise.all([
+      probe(() => this.parts.store.ping()),
+      probe(() => this.parts.kube.ping(API_DEFINITION, ns)),
+      probe(() => this.parts.gateway.ping()),
+    ]);
+    return { ok: store.ok && kube.ok && gateway.ok, checks: { store, kube, gateway } };
+  }
+
+  async close(): Promise<void> {
+    await Promise.allSettled([this.parts.store.close(), ...this.parts.closers.map((c) => c())]);
+  }
+}
+
+export function loadKubeConfig(config: Config, env: Record<string, string | undefined>): KubeConfig {
+  const kc = new KubeConfig();
+  try {
+    if (config.kubeconfigPath !== undefined) kc.loadFromFile(config.kubeconfigPath);
+    else if (env.KUBERNETES_SERVICE_HOST) kc.loadFromCluster();
+    else throw new Error('KUBECONFIG is not set and this is not running in a cluster');
+  } catch (err) {
+    throw new ConfigError([{ setting: 'KUBECONFIG', message: describeError(err) }]);
+  }
+  if (kc.getCurrentCluster() === null) throw new ConfigError([{ setting: 'KUBECONFIG', message: 'has no current context with a cluster' }]);
+  return kc;
+}
+
+export function createService(config: Config, env: Record<string, string | undefined>, parts: Partial<ServiceParts> = {}): Service {
+  const log = parts.log ?? createLogger(config.logLevel);
+  const closers: (() => Promise<void>)[] = [...(parts.closers ?? [])];
+  let kube = parts.kube;
+  if (!kube) {
+    const client = new KubeClient(loadKubeConfig(config, env));
+    closers.push(() => client.close());
+    kube = client;
+  }
+  let gateway = parts.gateway;
+  if (!gateway) {
+    const client = new TykGatewayClient({ name: 'default', url: config.tyk.url, secret: config.tyk.auth, insecureSkipVerify: config.tyk.insecureSkipVerify });
+    closers.push(() => client.close());
+    gateway = client;
+  }
+  let store = parts.store;
+  if (!store) {
+    if (config.redisUrl) store = createRedisStore(config.redisUrl);
+    else {
+      store = new MemoryStore({ clock: parts.clock ?? systemClock });
+      log.warn({ store: 'memory' }, 'REDIS_URL is not set: records and locks are kept in this process only; run a single instance');
+    }
+  }
+  return new Service(config, { kube, gateway, store, clock: parts.clock ?? systemClock, log, settings: parts.settings ?? {}, closers });
+}
