@@ -1,0 +1,143 @@
+/**
+ * MemoryStore: the Store contract (lib/store/types.ts) inside one process, for running
+ * without Redis. Same semantics as RedisStore, checked by the same contract suite.
+ *
+ * Guarantees: every operation is atomic (single-threaded, no await inside an operation);
+ * records are copied in and out through JSON, exactly as RedisStore stores them, so callers
+ * never alias stored state and an `undefined` optional field reads back as absent; locks and
+ * dirty marks expire by the injected Clock, with Redis's boundary (alive while now <= expiry);
+ * a dirty mark outlives the lock it was set against; after close() every operation throws
+ * StoreUnavailableError.
+ * Assumes: a single process (nothing is shared between processes or survives a restart);
+ * ttlMs is a positive integer. Expired entries are dropped lazily, when their key is touched,
+ * so memory is bounded by the number of distinct keys.
+ */
+import { systemClock, type Clock } from '../clock.js';
+import { StoreUnavailableError } from '../errors.js';
+import type { LockOutcome, ReleaseOutcome, Store, SyncRecord } from './types.js';
+
+interface StoredRecord {
+  json: string;
+  generation: number;
+}
+
+interface Lock {
+  token: string;
+  expiresAt: number;
+}
+
+export interface MemoryStoreOptions {
+  clock?: Clock;
+}
+
+export class MemoryStore implements Store {
+  readonly kind = 'memory' as const;
+  private readonly clock: Clock;
+  private readonly records = new Map<string, StoredRecord>();
+  private readonly locks = new Map<string, Lock>();
+  /** key → expiry (epoch ms) */
+  private readonly dirty = new Map<string, number>();
+  private closed = false;
+
+  constructor(options: MemoryStoreOptions = {}) {
+    this.clock = options.clock ?? systemClock;
+  }
+
+  async getRecords(keys: readonly string[]): Promise<(SyncRecord | null)[]> {
+    this.assertOpen('getRecords');
+    return keys.map((key) => {
+      const stored = this.records.get(key);
+      return stored === undefined ? null : (JSON.parse(stored.json) as SyncRecord);
+    });
+  }
+
+  async putRecord(record: SyncRecord): Promise<boolean> {
+    this.assertOpen('putRecord');
+    const stored = this.records.get(record.key);
+    if (stored !== undefined && stored.generation > record.generation) return false;
+    this.records.set(record.key, { json: JSON.stringify(record), generation: record.generation });
+    return true;
+  }
+
+  async deleteRecord(key: string): Promise<void> {
+    this.assertOpen('deleteRecord');
+    this.records.delete(key);
+  }
+
+  async listRecordKeys(prefix: string): Promise<string[]> {
+    this.assertOpen('listRecordKeys');
+    return [...this.records.keys()].filter((key) => key.startsWith(prefix)).sort();
+  }
+
+  async lock(key: string, token: string, ttlMs: number): Promise<LockOutcome> {
+    this.assertOpen('lock');
+    const now = this.clock.now();
+    const held = this.liveLock(key, now);
+    if (!held) {
+      this.locks.set(key, { token, expiresAt: now + ttlMs });
+      return 'acquired';
+    }
+    // The mark must outlive the holder's lock (and never shrink), so the holder's release sees it.
+    const expiresAt = Math.max(now + 2 * ttlMs, held.expiresAt + ttlMs, this.liveDirty(key, now) ?? 0);
+    this.dirty.set(key, expiresAt);
+    return 'marked-dirty';
+  }
+
+  async release(key: string, token: string): Promise<ReleaseOutcome> {
+    this.assertOpen('release');
+    const now = this.clock.now();
+    if (this.liveLock(key, now)?.token !== token) return 'lost';
+    if (this.liveDirty(key, now) !== undefined) {
+      this.dirty.delete(key);
+      return 'dirty';
+    }
+    this.locks.delete(key);
+    return 'released';
+  }
+
+  async forceRelease(key: string, token: string): Promise<boolean> {
+    this.assertOpen('forceRelease');
+    if (this.liveLock(key, this.clock.now())?.token !== token) return false;
+    this.locks.delete(key);
+    return true;
+  }
+
+  async extend(key: string, token: string, ttlMs: number): Promise<boolean> {
+    this.assertOpen('extend');
+    const now = this.clock.now();
+    const held = this.liveLock(key, now);
+    if (held?.token !== token) return false;
+    held.expiresAt = now + ttlMs;
+    const mark = this.liveDirty(key, now);
+    if (mark !== undefined && mark < now + 2 * ttlMs) this.dirty.set(key, now + 2 * ttlMs);
+    return true;
+  }
+
+  async ping(): Promise<void> {
+    this.assertOpen('ping');
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+  }
+
+  private assertOpen(operation: string): void {
+    if (this.closed) throw new StoreUnavailableError(`memory store ${operation} failed: the store is closed`, { context: { operation } });
+  }
+
+  /** The lock on `key` if it has not expired; drops it if it has. */
+  private liveLock(key: string, now: number): Lock | undefined {
+    const lock = this.locks.get(key);
+    if (lock === undefined || now <= lock.expiresAt) return lock;
+    this.locks.delete(key);
+    return undefined;
+  }
+
+  /** The expiry of `key`'s dirty mark if it has not expired; drops it if it has. */
+  private liveDirty(key: string, now: number): number | undefined {
+    const expiresAt = this.dirty.get(key);
+    if (expiresAt === undefined || now <= expiresAt) return expiresAt;
+    this.dirty.delete(key);
+    return undefined;
+  }
+}

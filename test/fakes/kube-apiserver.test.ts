@@ -1,0 +1,1107 @@
+import t from 'tap';
+import { mkdtemp, rm, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ApiException, CoreV1Api, CustomObjectsApi, KubeConfig, Watch } from '@kubernetes/client-node';
+import {
+  startFakeKubeApiServer,
+  type FakeKubeApiServer,
+  type FakeKubeApiServerOptions,
+  type WatchEvent,
+} from './kube-apiserver.js';
+
+// Response bodies are JSON asserted field by field.
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type Json = any;
+
+const APIS = '/apis/tyk.tyk.io/v1alpha1';
+const coll = (ns = 'default', plural = 'apidefinitions'): string => `${APIS}/namespaces/${ns}/${plural}`;
+const item = (name: string, ns = 'default', plural = 'apidefinitions'): string => `${coll(ns, plural)}/${name}`;
+
+interface Teardown {
+  teardown(fn: () => unknown): void;
+}
+
+async function start(tt: Teardown, options?: FakeKubeApiServerOptions): Promise<FakeKubeApiServer> {
+  const fake = await startFakeKubeApiServer(options);
+  tt.teardown(() => fake.close());
+  return fake;
+}
+
+interface Reply {
+  status: number;
+  body: Json;
+  headers: Headers;
+}
+
+interface RequestOptions {
+  body?: unknown;
+  contentType?: string;
+  /** null: no Authorization header */
+  token?: string | null;
+  signal?: AbortSignal;
+}
+
+async function api(fake: FakeKubeApiServer, method: string, path: string, opts: RequestOptions = {}): Promise<Reply> {
+  const headers: Record<string, string> = {};
+  const token = opts.token === undefined ? fake.token : opts.token;
+  if (token !== null) headers.authorization = `Bearer ${token}`;
+  let body: string | undefined;
+  if (opts.body !== undefined) {
+    body = typeof opts.body === 'string' ? opts.body : JSON.stringify(opts.body);
+    headers['content-type'] = opts.contentType ?? 'application/json';
+  }
+  const init: RequestInit = { method, headers };
+  if (body !== undefined) init.body = body;
+  if (opts.signal) init.signal = opts.signal;
+  const res = await fetch(fake.url + path, init);
+  const text = await res.text();
+  let parsed: unknown = text;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    // not JSON: keep the text
+  }
+  return { status: res.status, body: parsed, headers: res.headers };
+}
+
+function apiDef(name: string, extra: Record<string, unknown> = {}, spec: Record<string, unknown> = { name, active: true }): Json {
+  return { apiVersion: 'tyk.tyk.io/v1alpha1', kind: 'ApiDefinition', metadata: { name, ...extra }, spec };
+}
+
+async function create(fake: FakeKubeApiServer, name: string, extra: Record<string, unknown> = {}, ns = 'default'): Promise<Json> {
+  const r = await api(fake, 'POST', coll(ns), { body: apiDef(name, extra) });
+  if (r.status !== 201) throw new Error(`create ${name}: ${r.status} ${JSON.stringify(r.body)}`);
+  return r.body;
+}
+
+const MERGE = 'application/merge-patch+json';
+const JSON_PATCH = 'application/json-patch+json';
+
+/** Reads a watch stream over fetch, one JSON event per line. */
+class WatchStream {
+  readonly events: Json[] = [];
+  ended = false;
+  private readonly controller = new AbortController();
+  private wake: (() => void) | undefined;
+
+  static async open(fake: FakeKubeApiServer, path: string): Promise<WatchStream> {
+    const w = new WatchStream();
+    const res = await fetch(fake.url + path, {
+      headers: { authorization: `Bearer ${fake.token}` },
+      signal: w.controller.signal,
+    });
+    if (res.status !== 200 || !res.body) throw new Error(`watch ${path}: ${res.status}`);
+    void w.pump(res.body.getReader());
+    return w;
+  }
+
+  private async pump(reader: ReadableStreamDefaultReader<Uint8Array>): Promise<void> {
+    const decoder = new TextDecoder();
+    let buf = '';
+    try {
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) break;
+        buf += decoder.decode(value, { stream: true });
+        let nl: number;
+        while ((nl = buf.indexOf('\n')) >= 0) {
+          this.events.push(JSON.parse(buf.slice(0, nl)));
+          buf = buf.slice(nl + 1);
+          this.wake?.();
+        }
+      }
+    } catch {
+      // aborted
+    }
+    this.ended = true;
+    this.wake?.();
+  }
+
+  /** Waits until `n` events have arrived (or the stream ended, or the timeout). */
+  async waitFor(n: number, timeoutMs = 2000): Promise<Json[]> {
+    const deadline = Date.now() + timeoutMs;
+    while (this.events.length < n && !this.ended && Date.now() < deadline) {
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, Math.max(1, deadline - Date.now()));
+        this.wake = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+    }
+    return this.events.slice(0, n);
+  }
+
+  async waitEnd(timeoutMs = 2000): Promise<boolean> {
+    const deadline = Date.now() + timeoutMs;
+    while (!this.ended && Date.now() < deadline) await this.waitFor(this.events.length + 1, deadline - Date.now());
+    return this.ended;
+  }
+
+  close(): void {
+    this.controller.abort();
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+
+t.test('auth: a missing or wrong bearer token gets 401 with a Status body', async (t) => {
+  const fake = await start(t, { token: 'secret-token' });
+  t.equal(fake.token, 'secret-token');
+  for (const token of [null, 'wrong']) {
+    const r = await api(fake, 'GET', coll(), { token });
+    t.equal(r.status, 401, `token ${String(token)}`);
+    t.same(r.body, {
+      kind: 'Status',
+      apiVersion: 'v1',
+      metadata: {},
+      status: 'Failure',
+      message: 'Unauthorized',
+      reason: 'Unauthorized',
+      code: 401,
+    });
+  }
+  const ok = await api(fake, 'GET', coll());
+  t.equal(ok.status, 200);
+  t.equal(ok.body.kind, 'ApiDefinitionList');
+  t.same(
+    fake.calls.map((c) => c.status),
+    [401, 401, 200],
+    'every call is recorded with its status',
+  );
+  const defaultToken = await start(t);
+  t.match(defaultToken.token, /^[0-9a-f]{48}$/, 'the default token is random');
+  t.equal((await api(defaultToken, 'GET', coll(), { token: 'secret-token' })).status, 401);
+});
+
+t.test('create, get, 404 and AlreadyExists', async (t) => {
+  const fake = await start(t, { now: () => new Date('2024-05-06T07:08:09.123Z') });
+  const rvBefore = Number(fake.resourceVersion);
+  const r = await api(fake, 'POST', coll(), {
+    body: { metadata: { name: 'httpbin', labels: { app: 'x' } }, spec: { name: 'httpbin' }, status: { api_id: 'forged' } },
+  });
+  t.equal(r.status, 201);
+  const obj = r.body;
+  t.equal(obj.apiVersion, 'tyk.tyk.io/v1alpha1', 'apiVersion filled in');
+  t.equal(obj.kind, 'ApiDefinition', 'kind filled in');
+  t.equal(obj.metadata.namespace, 'default', 'namespace from the URL');
+  t.match(obj.metadata.uid, /^[0-9a-f-]{36}$/);
+  t.equal(obj.metadata.creationTimestamp, '2024-05-06T07:08:09Z', 'RFC 3339, second precision');
+  t.equal(obj.metadata.generation, 1);
+  t.equal(obj.metadata.resourceVersion, String(rvBefore + 1));
+  t.notOk('status' in obj, 'create cannot set status when status is a subresource');
+
+  const got = await api(fake, 'GET', item('httpbin'));
+  t.equal(got.status, 200);
+  t.same(got.body, obj, 'GET returns what create returned');
+
+  const missing = await api(fake, 'GET', item('nope'));
+  t.equal(missing.status, 404);
+  t.same(missing.body, {
+    kind: 'Status',
+    apiVersion: 'v1',
+    metadata: {},
+    status: 'Failure',
+    message: 'apidefinitions.tyk.tyk.io "nope" not found',
+    reason: 'NotFound',
+    details: { name: 'nope', group: 'tyk.tyk.io', kind: 'apidefinitions' },
+    code: 404,
+  });
+
+  const again = await api(fake, 'POST', coll(), { body: apiDef('httpbin') });
+  t.equal(again.status, 409);
+  t.equal(again.body.reason, 'AlreadyExists');
+  t.equal(again.body.message, 'apidefinitions.tyk.tyk.io "httpbin" already exists');
+  t.equal(fake.resourceVersion, String(rvBefore + 1), 'a refused create writes nothing');
+
+  const otherNs = await api(fake, 'POST', coll('other'), { body: apiDef('httpbin') });
+  t.equal(otherNs.status, 201, 'the same name in another namespace is another object');
+});
+
+t.test('create rules: namespace, resourceVersion, names, generateName, pruning, unknown paths', async (t) => {
+  const fake = await start(t);
+  const mismatch = await api(fake, 'POST', coll('default'), { body: apiDef('a', { namespace: 'other' }) });
+  t.equal(mismatch.status, 400);
+  t.equal(mismatch.body.reason, 'BadRequest');
+  t.equal(mismatch.body.message, 'the namespace of the provided object does not match the namespace sent on the request');
+
+  const withRv = await api(fake, 'POST', coll(), { body: apiDef('a', { resourceVersion: '5' }) });
+  t.equal(withRv.status, 500);
+  t.equal(withRv.body.message, 'resourceVersion should not be set on objects to be created');
+
+  const badName = await api(fake, 'POST', coll(), { body: apiDef('Bad_Name') });
+  t.equal(badName.status, 422);
+  t.equal(badName.body.reason, 'Invalid');
+  t.match(badName.body.message, /^ApiDefinition\.tyk\.tyk\.io "Bad_Name" is invalid: metadata\.name: Invalid value: "Bad_Name": a lowercase RFC 1123 subdomain/);
+
+  const noName = await api(fake, 'POST', coll(), { body: { metadata: {}, spec: {} } });
+  t.equal(noName.status, 422);
+  t.match(noName.body.message, /metadata\.name: Required value: name or generateName is required/);
+
+  const generated = await api(fake, 'POST', coll(), { body: apiDef('', { generateName: 'gen-' }) });
+  t.equal(generated.status, 201);
+  t.match(generated.body.metadata.name, /^gen-[bcdfghjklmnpqrstvwxz2456789]{5}$/);
+
+  const pruned = await api(fake, 'POST', coll(), { body: { ...apiDef('p'), extra: 1, metadata: { name: 'p', bogus: true } } });
+  t.equal(pruned.status, 201);
+  t.notOk('extra' in pruned.body, 'unknown top-level fields are pruned');
+  t.notOk('bogus' in pruned.body.metadata, 'unknown metadata fields are pruned');
+  t.match(pruned.headers.get('warning') ?? '', /unknown field \\"extra\\"/);
+  const strict = await api(fake, 'POST', `${coll()}?fieldValidation=Strict`, { body: { ...apiDef('q'), extra: 1 } });
+  t.equal(strict.status, 400, 'fieldValidation=Strict refuses unknown fields');
+
+  const yaml = await api(fake, 'POST', coll(), { body: 'metadata: {}', contentType: 'application/yaml' });
+  t.equal(yaml.status, 415);
+  t.equal(yaml.body.reason, 'UnsupportedMediaType');
+
+  for (const path of ['/apis/tyk.tyk.io/v1alpha1/namespaces/default/widgets', '/apis/nope.io/v1/things', '/nothing']) {
+    const r = await api(fake, 'GET', path);
+    t.equal(r.status, 404, path);
+    t.equal(r.body.kind, 'Status');
+    t.equal(r.body.reason, 'NotFound');
+  }
+  const badMethod = await api(fake, 'POST', item('p'), { body: {} });
+  t.equal(badMethod.status, 405);
+});
+
+t.test('core v1 secrets and events', async (t) => {
+  const fake = await start(t);
+  const created = await api(fake, 'POST', '/api/v1/namespaces/tyk/secrets', {
+    body: { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'tyk-auth' }, stringData: { TYK_AUTH: 'abc' } },
+  });
+  t.equal(created.status, 201);
+  t.same(created.body.data, { TYK_AUTH: Buffer.from('abc').toString('base64') }, 'stringData is merged into data');
+  t.notOk('stringData' in created.body);
+  t.equal(created.body.type, 'Opaque');
+  t.notOk('generation' in created.body.metadata, 'built-in kinds without generation get none');
+
+  const unconditional = await api(fake, 'PUT', '/api/v1/namespaces/tyk/secrets/tyk-auth', {
+    body: { metadata: { name: 'tyk-auth' }, data: { TYK_AUTH: Buffer.from('def').toString('base64') } },
+  });
+  t.equal(unconditional.status, 200, 'built-in kinds allow PUT without resourceVersion');
+
+  const list = await api(fake, 'GET', '/api/v1/namespaces/tyk/secrets');
+  t.equal(list.body.kind, 'SecretList');
+  t.equal(list.body.apiVersion, 'v1');
+  t.equal(list.body.items.length, 1);
+  t.notOk('kind' in list.body.items[0], 'typed list items carry no kind, as from the real server');
+
+  const missing = await api(fake, 'GET', '/api/v1/namespaces/tyk/secrets/nope');
+  t.equal(missing.body.message, 'secrets "nope" not found');
+  t.same(missing.body.details, { name: 'nope', kind: 'secrets' });
+
+  const event = await api(fake, 'POST', '/api/v1/namespaces/default/events', {
+    body: {
+      metadata: { generateName: 'httpbin.' },
+      involvedObject: { kind: 'SecurityPolicy', namespace: 'default', name: 'httpbin' },
+      reason: 'Synced',
+      message: 'policy created on the gateway',
+      type: 'Normal',
+    },
+  });
+  t.equal(event.status, 201);
+  t.match(event.body.metadata.name, /^httpbin\./);
+  const byObject = await api(fake, 'GET', '/api/v1/namespaces/default/events?fieldSelector=involvedObject.name%3Dhttpbin');
+  t.equal(byObject.body.items.length, 1);
+  t.equal(byObject.body.items[0].reason, 'Synced');
+});
+
+t.test('generation is bumped only when spec changes; a write that changes nothing is no write', async (t) => {
+  const fake = await start(t);
+  const v1 = await create(fake, 'httpbin');
+
+  const specChange = await api(fake, 'PUT', item('httpbin'), { body: { ...v1, spec: { name: 'httpbin', active: false } } });
+  t.equal(specChange.status, 200);
+  t.equal(specChange.body.metadata.generation, 2, 'spec change bumps generation');
+  t.ok(Number(specChange.body.metadata.resourceVersion) > Number(v1.metadata.resourceVersion));
+
+  const v2 = specChange.body;
+  const labelChange = await api(fake, 'PUT', item('httpbin'), {
+    body: { ...v2, metadata: { ...v2.metadata, labels: { team: 'a' }, generation: 40 } },
+  });
+  t.equal(labelChange.status, 200);
+  t.equal(labelChange.body.metadata.generation, 2, 'metadata change (and a forged generation) leaves generation');
+  t.same(labelChange.body.metadata.labels, { team: 'a' });
+  t.ok(Number(labelChange.body.metadata.resourceVersion) > Number(v2.metadata.resourceVersion), 'but bumps resourceVersion');
+
+  const v3 = labelChange.body;
+  const statusWrite = await api(fake, 'PATCH', `${item('httpbin')}/status`, { body: { status: { api_id: 'x' } }, contentType: MERGE });
+  t.equal(statusWrite.body.metadata.generation, 2, 'status write leaves generation');
+
+  const rv = statusWrite.body.metadata.resourceVersion;
+  const noop = await api(fake, 'PATCH', item('httpbin'), { body: { spec: { active: false } }, contentType: MERGE });
+  t.equal(noop.status, 200);
+  t.equal(noop.body.metadata.resourceVersion, rv, 'a no-op patch keeps resourceVersion');
+  t.equal(fake.resourceVersion, rv, 'and writes nothing');
+  t.equal(v3.metadata.uid, noop.body.metadata.uid);
+  t.equal(noop.body.metadata.creationTimestamp, v1.metadata.creationTimestamp, 'creationTimestamp is kept');
+});
+
+t.test('status subresource: main writes ignore status, status writes change only status', async (t) => {
+  const fake = await start(t);
+  const v1 = await create(fake, 'httpbin', { labels: { a: '1' } });
+
+  const status = await api(fake, 'PUT', `${item('httpbin')}/status`, {
+    body: { ...v1, spec: { name: 'changed' }, metadata: { ...v1.metadata, labels: { a: '2' } }, status: { api_id: 'abc' } },
+  });
+  t.equal(status.status, 200);
+  t.same(status.body.status, { api_id: 'abc' });
+  t.same(status.body.spec, v1.spec, 'spec in a status write is ignored');
+  t.same(status.body.metadata.labels, { a: '1' }, 'metadata in a status write is ignored');
+  t.equal(status.body.metadata.generation, 1);
+
+  const main = await api(fake, 'PUT', item('httpbin'), {
+    body: { ...status.body, spec: { name: 'new' }, status: { api_id: 'overwritten' } },
+  });
+  t.equal(main.status, 200);
+  t.same(main.body.status, { api_id: 'abc' }, 'status in a main write is ignored');
+  t.same(main.body.spec, { name: 'new' });
+
+  const mergeMain = await api(fake, 'PATCH', item('httpbin'), { body: { status: { api_id: 'zzz' } }, contentType: MERGE });
+  t.equal(mergeMain.body.metadata.resourceVersion, main.body.metadata.resourceVersion, 'a status-only patch to the main resource is a no-op');
+
+  const stale = await api(fake, 'PUT', `${item('httpbin')}/status`, { body: { ...v1, status: { api_id: 'late' } } });
+  t.equal(stale.status, 409, 'status writes check resourceVersion too');
+
+  const getStatus = await api(fake, 'GET', `${item('httpbin')}/status`);
+  t.same(getStatus.body.status, { api_id: 'abc' });
+  const noStatus = await api(fake, 'GET', '/api/v1/namespaces/default/secrets/x/status');
+  t.equal(noStatus.status, 404, 'no status subresource on secrets');
+});
+
+t.test('SecurityPolicy status drops fields its CRD does not declare', async (t) => {
+  const fake = await start(t);
+  const pol = await api(fake, 'POST', coll('default', 'securitypolicies'), {
+    body: { apiVersion: 'tyk.tyk.io/v1alpha1', kind: 'SecurityPolicy', metadata: { name: 'p' }, spec: { name: 'p' } },
+  });
+  t.equal(pol.status, 201);
+  const r = await api(fake, 'PATCH', `${item('p', 'default', 'securitypolicies')}/status`, {
+    body: { status: { pol_id: 'abc', latestTransaction: { status: 'Successful' } } },
+    contentType: MERGE,
+  });
+  t.equal(r.status, 200, 'accepted');
+  t.same(r.body.status, { pol_id: 'abc' }, 'latestTransaction silently dropped');
+  t.match(r.headers.get('warning') ?? '', /unknown field \\"status\.latestTransaction\\"/);
+  const apiDefStatus = await create(fake, 'a');
+  const kept = await api(fake, 'PATCH', `${item('a')}/status`, {
+    body: { metadata: { resourceVersion: apiDefStatus.metadata.resourceVersion }, status: { api_id: 'a', latestTransaction: { status: 'Successful' } } },
+    contentType: MERGE,
+  });
+  t.same(kept.body.status, { api_id: 'a', latestTransaction: { status: 'Successful' } }, 'ApiDefinition keeps latestTransaction');
+});
+
+t.test('PUT: a stale resourceVersion is 409 Conflict, a missing one 422', async (t) => {
+  const fake = await start(t);
+  const v1 = await create(fake, 'httpbin');
+  const v2 = (await api(fake, 'PUT', item('httpbin'), { body: { ...v1, spec: { n: 2 } } })).body;
+  t.equal(v2.metadata.generation, 2);
+
+  const stale = await api(fake, 'PUT', item('httpbin'), { body: { ...v1, spec: { n: 3 } } });
+  t.equal(stale.status, 409);
+  t.same(stale.body, {
+    kind: 'Status',
+    apiVersion: 'v1',
+    metadata: {},
+    status: 'Failure',
+    message:
+      'Operation cannot be fulfilled on apidefinitions.tyk.tyk.io "httpbin": the object has been modified; please apply your changes to the latest version and try again',
+    reason: 'Conflict',
+    details: { name: 'httpbin', group: 'tyk.tyk.io', kind: 'apidefinitions' },
+    code: 409,
+  });
+  t.same((await api(fake, 'GET', item('httpbin'))).body.spec, { n: 2 }, 'the stale write changed nothing');
+
+  const { resourceVersion: _rv, ...metaWithoutRv } = v2.metadata;
+  const missing = await api(fake, 'PUT', item('httpbin'), { body: { ...v2, metadata: metaWithoutRv } });
+  t.equal(missing.status, 422);
+  t.equal(
+    missing.body.message,
+    'apidefinitions.tyk.tyk.io "httpbin" is invalid: metadata.resourceVersion: Invalid value: 0x0: must be specified for an update',
+  );
+
+  const renamed = await api(fake, 'PUT', item('httpbin'), { body: { ...v2, metadata: { ...v2.metadata, name: 'other' } } });
+  t.equal(renamed.status, 400);
+  t.equal(renamed.body.message, 'the name of the object (other) does not match the name on the URL (httpbin)');
+
+  const absent = await api(fake, 'PUT', item('ghost'), { body: apiDef('ghost', { resourceVersion: '1' }) });
+  t.equal(absent.status, 404, 'PUT does not create custom resources');
+});
+
+t.test('merge patch: a resourceVersion in the patch is a precondition; strategic merge is 415', async (t) => {
+  const fake = await start(t);
+  const v1 = await create(fake, 'httpbin', { finalizers: ['a'] });
+  const v2 = (await api(fake, 'PATCH', item('httpbin'), { body: { spec: { active: false } }, contentType: MERGE })).body;
+  t.equal(v2.spec.active, false);
+  t.equal(v2.spec.name, 'httpbin', 'merge patch keeps unmentioned fields');
+
+  const stale = await api(fake, 'PATCH', item('httpbin'), {
+    body: { metadata: { resourceVersion: v1.metadata.resourceVersion, finalizers: [] } },
+    contentType: MERGE,
+  });
+  t.equal(stale.status, 409);
+  t.equal(stale.body.reason, 'Conflict');
+  t.same((await api(fake, 'GET', item('httpbin'))).body.metadata.finalizers, ['a']);
+
+  const fresh = await api(fake, 'PATCH', item('httpbin'), {
+    body: { metadata: { resourceVersion: v2.metadata.resourceVersion, finalizers: null }, spec: { name: null } },
+    contentType: MERGE,
+  });
+  t.equal(fresh.status, 200);
+  t.notOk('finalizers' in fresh.body.metadata, 'null removes a field');
+  t.same(fresh.body.spec, { active: false });
+
+  const smp = await api(fake, 'PATCH', item('httpbin'), { body: { spec: {} }, contentType: 'application/strategic-merge-patch+json' });
+  t.equal(smp.status, 415);
+  t.equal(smp.body.reason, 'UnsupportedMediaType');
+  t.equal(
+    smp.body.message,
+    'the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml',
+  );
+  const plainJson = await api(fake, 'PATCH', item('httpbin'), { body: { spec: {} }, contentType: 'application/json' });
+  t.equal(plainJson.status, 415);
+  const missing = await api(fake, 'PATCH', item('ghost'), { body: { spec: {} }, contentType: MERGE });
+  t.equal(missing.status, 404);
+});
+
+t.test('json patch: the test op guards the write; a failed test is 422 and writes nothing', async (t) => {
+  const fake = await start(t);
+  const v1 = await create(fake, 'httpbin', { finalizers: ['finalizers.tyk.io/apidefinition'] });
+  const rv = v1.metadata.resourceVersion;
+
+  const ok = await api(fake, 'PATCH', item('httpbin'), {
+    body: [
+      { op: 'test', path: '/metadata/resourceVersion', value: rv },
+      { op: 'add', path: '/metadata/finalizers/-', value: 'second' },
+      { op: 'replace', path: '/spec/active', value: false },
+      { op: 'add', path: '/metadata/labels', value: { 'a/b': 'c' } },
+    ],
+    contentType: JSON_PATCH,
+  });
+  t.equal(ok.status, 200);
+  t.same(ok.body.metadata.finalizers, ['finalizers.tyk.io/apidefinition', 'second']);
+  t.equal(ok.body.spec.active, false);
+  t.same(ok.body.metadata.labels, { 'a/b': 'c' });
+
+  const after = fake.resourceVersion;
+  const failed = await api(fake, 'PATCH', item('httpbin'), {
+    body: [
+      { op: 'test', path: '/metadata/resourceVersion', value: rv },
+      { op: 'remove', path: '/metadata/finalizers/0' },
+    ],
+    contentType: JSON_PATCH,
+  });
+  t.equal(failed.status, 422);
+  t.same(failed.body, {
+    kind: 'Status',
+    apiVersion: 'v1',
+    metadata: {},
+    status: 'Failure',
+    message: 'the server rejected our request due to an error in our request',
+    reason: 'Invalid',
+    details: {},
+    code: 422,
+  });
+  t.equal(fake.resourceVersion, after, 'nothing written');
+  t.same(fake.getObject('apidefinitions', 'default', 'httpbin')?.metadata.finalizers, ['finalizers.tyk.io/apidefinition', 'second']);
+
+  const badPath = await api(fake, 'PATCH', item('httpbin'), {
+    body: [{ op: 'remove', path: '/spec/nothing' }],
+    contentType: JSON_PATCH,
+  });
+  t.equal(badPath.status, 422, 'removing a missing path is 422 too');
+
+  const removed = await api(fake, 'PATCH', item('httpbin'), {
+    body: [
+      { op: 'test', path: '/metadata/finalizers/1', value: 'second' },
+      { op: 'remove', path: '/metadata/finalizers/1' },
+      { op: 'move', from: '/spec/name', path: '/spec/title' },
+    ],
+    contentType: JSON_PATCH,
+  });
+  t.equal(removed.status, 200);
+  t.same(removed.body.metadata.finalizers, ['finalizers.tyk.io/apidefinition']);
+  t.same(removed.body.spec, { active: false, title: 'httpbin' });
+
+  const notArray = await api(fake, 'PATCH', item('httpbin'), { body: { op: 'add' }, contentType: JSON_PATCH });
+  t.equal(notArray.status, 400);
+});
+
+t.test('finalizers: DELETE marks, no new finalizers while deleting, removing the last one deletes', async (t) => {
+  const fake = await start(t, { now: () => new Date('2024-01-02T03:04:05Z') });
+  const fin = 'finalizers.tyk.io/apidefinition';
+  const v1 = await create(fake, 'httpbin', { finalizers: [fin] });
+
+  const del = await api(fake, 'DELETE', item('httpbin'));
+  t.equal(del.status, 200);
+  t.equal(del.body.kind, 'ApiDefinition', 'answers with the object');
+  t.equal(del.body.metadata.deletionTimestamp, '2024-01-02T03:04:05Z');
+  t.equal(del.body.metadata.deletionGracePeriodSeconds, 0);
+  t.equal(del.body.metadata.generation, 2, 'the real store bumps generation when it marks deletion');
+  t.ok(Number(del.body.metadata.resourceVersion) > Number(v1.metadata.resourceVersion));
+  t.same((await api(fake, 'GET', item('httpbin'))).body.metadata.deletionTimestamp, '2024-01-02T03:04:05Z', 'still there');
+
+  const againRv = fake.resourceVersion;
+  const again = await api(fake, 'DELETE', item('httpbin'));
+  t.equal(again.status, 200);
+  t.equal(fake.resourceVersion, againRv, 'deleting again changes nothing');
+
+  const marked = del.body;
+  const addFin = await api(fake, 'PUT', item('httpbin'), {
+    body: { ...marked, metadata: { ...marked.metadata, finalizers: [fin, 'new.example.com/x'] } },
+  });
+  t.equal(addFin.status, 422);
+  t.equal(addFin.body.reason, 'Invalid');
+  t.equal(
+    addFin.body.message,
+    'ApiDefinition.tyk.tyk.io "httpbin" is invalid: metadata.finalizers: Forbidden: no new finalizers can be added if the object is being deleted, found new finalizers []string{"new.example.com/x"}',
+  );
+  t.equal(addFin.body.details.causes[0].field, 'metadata.finalizers');
+
+  const clear = await api(fake, 'PUT', item('httpbin'), {
+    body: { ...marked, metadata: { ...marked.metadata, deletionTimestamp: undefined, labels: { x: 'y' } } },
+  });
+  t.equal(clear.status, 200);
+  t.equal(clear.body.metadata.deletionTimestamp, '2024-01-02T03:04:05Z', 'deletionTimestamp cannot be cleared');
+
+  const events: WatchEvent[] = [];
+  fake.onEvent((e) => events.push(e));
+  const rvBeforeRemoval = Number(fake.resourceVersion);
+  const remove = await api(fake, 'PATCH', item('httpbin'), {
+    body: [{ op: 'test', path: '/metadata/finalizers', value: [fin] }, { op: 'remove', path: '/metadata/finalizers' }],
+    contentType: JSON_PATCH,
+  });
+  t.equal(remove.status, 200, 'the update that removes the last finalizer succeeds');
+  t.notOk(remove.body.metadata.finalizers, 'and answers with the object as sent');
+  t.equal((await api(fake, 'GET', item('httpbin'))).status, 404, 'the object is gone at once');
+  t.same(
+    events.map((e) => e.type),
+    ['DELETED'],
+    'one DELETED event, no MODIFIED',
+  );
+  t.equal(events[0]?.object.metadata.resourceVersion, String(rvBeforeRemoval + 1));
+});
+
+t.test('DELETE without finalizers removes at once; preconditions', async (t) => {
+  const fake = await start(t);
+  const v1 = await create(fake, 'httpbin');
+  const pre = await api(fake, 'DELETE', item('httpbin'), {
+    body: { kind: 'DeleteOptions', apiVersion: 'v1', preconditions: { uid: 'not-the-uid' } },
+  });
+  t.equal(pre.status, 409);
+  t.match(pre.body.message, /Precondition failed: UID in precondition: not-the-uid, UID in object meta: /);
+  const del = await api(fake, 'DELETE', item('httpbin'), { body: { preconditions: { uid: v1.metadata.uid } } });
+  t.equal(del.status, 200);
+  t.same(del.body, {
+    kind: 'Status',
+    apiVersion: 'v1',
+    metadata: {},
+    status: 'Success',
+    details: { name: 'httpbin', group: 'tyk.tyk.io', kind: 'apidefinitions', uid: v1.metadata.uid },
+  });
+  t.equal((await api(fake, 'GET', item('httpbin'))).status, 404);
+  t.equal((await api(fake, 'DELETE', item('httpbin'))).status, 404);
+});
+
+t.test('list: pagination across 5 objects with limit 2', async (t) => {
+  const fake = await start(t);
+  // created out of order and across namespaces: lists are sorted by namespace/name
+  for (const [ns, name] of [['default', 'c'], ['default', 'a'], ['other', 'a'], ['default', 'e'], ['default', 'b']] as const) {
+    await create(fake, name, {}, ns);
+  }
+  const pages: Json[] = [];
+  let next: string | undefined;
+  do {
+    const q = next ? `?limit=2&continue=${encodeURIComponent(next)}` : '?limit=2';
+    const r = await api(fake, 'GET', `${APIS}/apidefinitions${q}`);
+    t.equal(r.status, 200);
+    pages.push(r.body);
+    next = r.body.metadata.continue;
+  } while (next && pages.length < 10);
+  t.equal(pages.length, 3);
+  t.same(
+    pages.map((p) => p.items.map((i: Json) => `${i.metadata.namespace}/${i.metadata.name}`)),
+    [['default/a', 'default/b'], ['default/c', 'default/e'], ['other/a']],
+  );
+  t.same(
+    pages.map((p) => p.metadata.remainingItemCount),
+    [3, 1, undefined],
+  );
+  t.equal(pages[2].metadata.continue, undefined, 'the last page has no continue');
+  t.equal(pages[0].kind, 'ApiDefinitionList');
+  t.equal(pages[0].apiVersion, 'tyk.tyk.io/v1alpha1');
+  t.equal(pages[0].items[0].kind, 'ApiDefinition', 'custom resource list items carry kind');
+  t.equal(pages[1].metadata.resourceVersion, pages[0].metadata.resourceVersion, 'pages report the list resourceVersion');
+
+  const namespaced = await api(fake, 'GET', `${coll('default')}?limit=3`);
+  t.same(
+    namespaced.body.items.map((i: Json) => i.metadata.name),
+    ['a', 'b', 'c'],
+  );
+  t.equal(namespaced.body.metadata.remainingItemCount, 1);
+  const token = JSON.parse(Buffer.from(namespaced.body.metadata.continue, 'base64').toString());
+  t.same(token, { v: 'meta.k8s.io/v1', rv: Number(namespaced.body.metadata.resourceVersion), start: 'default/c\u0000' });
+
+  const garbage = await api(fake, 'GET', `${coll()}?limit=2&continue=not-a-token`);
+  t.equal(garbage.status, 400);
+});
+
+t.test('list: an expired continue token is 410 Expired', async (t) => {
+  const fake = await start(t);
+  for (const name of ['a', 'b', 'c']) await create(fake, name);
+  const first = await api(fake, 'GET', `${coll()}?limit=1`);
+  const token = first.body.metadata.continue as string;
+  t.equal((await api(fake, 'GET', `${coll()}?limit=1&continue=${encodeURIComponent(token)}`)).status, 200, 'valid before');
+  fake.expireContinueTokens();
+  const gone = await api(fake, 'GET', `${coll()}?limit=1&continue=${encodeURIComponent(token)}`);
+  t.equal(gone.status, 410);
+  t.equal(gone.body.reason, 'Expired');
+  t.equal(gone.body.code, 410);
+  t.match(gone.body.message, /^The provided continue parameter is too old/);
+  const fresh = await api(fake, 'GET', `${coll()}?limit=1`);
+  const next = await api(fake, 'GET', `${coll()}?limit=1&continue=${encodeURIComponent(fresh.body.metadata.continue)}`);
+  t.equal(next.status, 200, 'tokens minted after the expiry still work');
+  t.equal(next.body.items[0].metadata.name, 'b');
+});
+
+t.test('list: label and field selectors', async (t) => {
+  const fake = await start(t);
+  await create(fake, 'a', { labels: { tier: 'gold', team: 'x' } });
+  await create(fake, 'b', { labels: { tier: 'silver' } });
+  await create(fake, 'c');
+  await create(fake, 'a', { labels: { tier: 'gold' } }, 'other');
+  const names = async (q: string): Promise<string[]> => {
+    const r = await api(fake, 'GET', `${APIS}/apidefinitions?${q}`);
+    if (r.status !== 200) throw new Error(`${q}: ${r.status} ${JSON.stringify(r.body)}`);
+    return r.body.items.map((i: Json) => `${i.metadata.namespace}/${i.metadata.name}`);
+  };
+  t.same(await names('labelSelector=tier%3Dgold'), ['default/a', 'other/a']);
+  t.same(await names('labelSelector=tier%3D%3Dgold,team%3Dx'), ['default/a']);
+  t.same(await names('labelSelector=tier!%3Dgold'), ['default/b', 'default/c'], '!= matches objects without the label');
+  t.same(await names('labelSelector=tier%20in%20(gold,silver)'), ['default/a', 'default/b', 'other/a']);
+  t.same(await names('labelSelector=!tier'), ['default/c']);
+  t.same(await names('fieldSelector=metadata.name%3Da'), ['default/a', 'other/a']);
+  t.same(await names('fieldSelector=metadata.namespace%3Dother'), ['other/a']);
+  t.same(await names('fieldSelector=metadata.namespace!%3Dother,metadata.name!%3Da'), ['default/b', 'default/c']);
+  const limited = await api(fake, 'GET', `${APIS}/apidefinitions?labelSelector=tier&limit=1`);
+  t.equal(limited.body.metadata.remainingItemCount, undefined, 'no remainingItemCount with a selector');
+  t.ok(limited.body.metadata.continue);
+  const unsupported = await api(fake, 'GET', `${APIS}/apidefinitions?fieldSelector=spec.name%3Da`);
+  t.equal(unsupported.status, 400);
+  t.equal(unsupported.body.message, 'field label not supported: spec.name');
+  const bad = await api(fake, 'GET', `${APIS}/apidefinitions?labelSelector=%3D%3D%3D`);
+  t.equal(bad.status, 400);
+});
+
+t.test('watch: ADDED, MODIFIED, DELETED after the list resourceVersion', async (t) => {
+  const fake = await start(t);
+  await create(fake, 'before');
+  const list = await api(fake, 'GET', coll());
+  const w = await WatchStream.open(fake, `${coll()}?watch=true&resourceVersion=${list.body.metadata.resourceVersion}`);
+  t.teardown(() => w.close());
+  t.equal(fake.watchCount, 1);
+
+  const created = await create(fake, 'httpbin', { finalizers: ['f'] });
+  await api(fake, 'PATCH', item('httpbin'), { body: { spec: { active: false } }, contentType: MERGE });
+  await api(fake, 'PATCH', `${item('httpbin')}/status`, { body: { status: { api_id: 'x' } }, contentType: MERGE });
+  await api(fake, 'DELETE', item('httpbin'));
+  await api(fake, 'PATCH', item('httpbin'), { body: { metadata: { finalizers: null } }, contentType: MERGE });
+  await create(fake, 'elsewhere', {}, 'other');
+
+  const events = await w.waitFor(5);
+  t.same(
+    events.map((e: Json) => e.type),
+    ['ADDED', 'MODIFIED', 'MODIFIED', 'MODIFIED', 'DELETED'],
+  );
+  t.equal(events[0].object.metadata.uid, created.metadata.uid);
+  t.equal(events[1].object.spec.active, false);
+  t.same(events[2].object.status, { api_id: 'x' });
+  t.ok(events[3].object.metadata.deletionTimestamp);
+  t.same(events[4].object.metadata.finalizers, ['f'], 'DELETED carries the last stored state');
+  const rvs = events.map((e: Json) => Number(e.object.metadata.resourceVersion));
+  t.same(rvs, [...rvs].sort((a, b) => a - b), 'resourceVersions increase');
+  t.equal(w.events.length, 5, 'nothing from another namespace');
+
+  const replay = await WatchStream.open(fake, `${coll()}?watch=1&resourceVersion=${events[1].object.metadata.resourceVersion}`);
+  t.teardown(() => replay.close());
+  const replayed = await replay.waitFor(3);
+  t.same(
+    replayed.map((e: Json) => e.type),
+    ['MODIFIED', 'MODIFIED', 'DELETED'],
+    'a watch from a recent resourceVersion replays what followed',
+  );
+
+  const fromNow = await WatchStream.open(fake, `${APIS}/apidefinitions?watch=true`);
+  t.teardown(() => fromNow.close());
+  const initial = await fromNow.waitFor(2);
+  t.same(
+    initial.map((e: Json) => `${e.type} ${e.object.metadata.namespace}/${e.object.metadata.name}`),
+    ['ADDED default/before', 'ADDED other/elsewhere'],
+    'without a resourceVersion a watch starts with the current state',
+  );
+});
+
+t.test('watch: too old resourceVersion, timeoutSeconds, selectors, bookmarks, close', async (t) => {
+  const fake = await start(t, { watchHistorySize: 2 });
+  await create(fake, 'a');
+  await create(fake, 'b');
+  await create(fake, 'c');
+  await create(fake, 'd'); // the history now holds the last two writes only
+  const old = await WatchStream.open(fake, `${coll()}?watch=true&resourceVersion=1`);
+  t.ok(await old.waitEnd(), 'the server ends the stream');
+  t.equal(old.events.length, 1);
+  t.equal(old.events[0].type, 'ERROR');
+  t.match(old.events[0].object, { kind: 'Status', status: 'Failure', reason: 'Expired', code: 410 });
+  t.match(old.events[0].object.message, /^too old resource version: 1/);
+
+  const recent = await WatchStream.open(fake, `${coll()}?watch=true&resourceVersion=${Number(fake.resourceVersion) - 1}`);
+  t.teardown(() => recent.close());
+  t.same((await recent.waitFor(1)).map((e: Json) => e.object.metadata.name), ['d'], 'within the history: replayed');
+  const edge = await WatchStream.open(fake, `${coll()}?watch=true&resourceVersion=2`);
+  t.teardown(() => edge.close());
+  t.same(
+    (await edge.waitFor(2)).map((e: Json) => `${e.type} ${e.object.metadata.name}`),
+    ['ADDED c', 'ADDED d'],
+    'from the oldest resourceVersion the history still covers',
+  );
+
+  fake.compactWatchHistory();
+  const compacted = await WatchStream.open(fake, `${coll()}?watch=true&resourceVersion=${Number(fake.resourceVersion) - 1}`);
+  t.ok(await compacted.waitEnd());
+  t.equal(compacted.events[0]?.object.code, 410, 'after compaction: 410');
+
+  const tooNew = await api(fake, 'GET', `${coll()}?watch=true&resourceVersion=999999`);
+  t.equal(tooNew.status, 504);
+
+  const started = Date.now();
+  const timed = await WatchStream.open(fake, `${coll()}?watch=true&resourceVersion=${fake.resourceVersion}&timeoutSeconds=0.2`);
+  t.ok(await timed.waitEnd(3000), 'timeoutSeconds ends the stream');
+  t.ok(Date.now() - started >= 150);
+
+  const selected = await WatchStream.open(
+    fake,
+    `${coll()}?watch=true&resourceVersion=${fake.resourceVersion}&labelSelector=sync%3Dyes&allowWatchBookmarks=true`,
+  );
+  t.teardown(() => selected.close());
+  await api(fake, 'PATCH', item('a'), { body: { metadata: { labels: { sync: 'yes' } } }, contentType: MERGE });
+  await api(fake, 'PATCH', item('a'), { body: { spec: { x: 1 } }, contentType: MERGE });
+  await api(fake, 'PATCH', item('a'), { body: { metadata: { labels: { sync: 'no' } } }, contentType: MERGE });
+  await api(fake, 'PATCH', item('b'), { body: { spec: { x: 1 } }, contentType: MERGE });
+  fake.sendBookmarks();
+  const sel = await selected.waitFor(4);
+  t.same(
+    sel.map((e: Json) => e.type),
+    ['ADDED', 'MODIFIED', 'DELETED', 'BOOKMARK'],
+    'entering the selector is ADDED, leaving it DELETED',
+  );
+  t.same(sel[2].object.metadata.labels, { sync: 'yes' }, 'DELETED for leaving carries the previous content');
+  t.equal(sel[3].object.metadata.resourceVersion, fake.resourceVersion);
+
+  const open = await WatchStream.open(fake, `${coll()}?watch=true&resourceVersion=${fake.resourceVersion}`);
+  t.ok(fake.watchCount >= 2);
+  fake.closeWatches();
+  t.ok(await open.waitEnd(), 'closeWatches ends streams');
+  t.ok(await selected.waitEnd());
+  t.equal(fake.watchCount, 0);
+});
+
+t.test('onEvent forwards every write as a WatchEvent', async (t) => {
+  const fake = await start(t);
+  const seen: Array<[string, string, string]> = [];
+  const stop = fake.onEvent((e, resource) => seen.push([e.type, resource.kind, e.object.metadata.name]));
+  await create(fake, 'a');
+  await api(fake, 'PATCH', item('a'), { body: { spec: { x: 1 } }, contentType: MERGE });
+  fake.put({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 's', namespace: 'tyk' }, data: {} });
+  await api(fake, 'DELETE', item('a'));
+  stop();
+  await create(fake, 'b');
+  t.same(seen, [
+    ['ADDED', 'ApiDefinition', 'a'],
+    ['MODIFIED', 'ApiDefinition', 'a'],
+    ['ADDED', 'Secret', 's'],
+    ['DELETED', 'ApiDefinition', 'a'],
+  ]);
+});
+
+t.test('@kubernetes/client-node accepts its answers', async (t) => {
+  const fake = await start(t);
+  const kc = new KubeConfig();
+  kc.loadFromString(fake.kubeconfigYaml());
+  t.equal(kc.getCurrentCluster()?.server, fake.url);
+  t.equal(kc.getContextObject(kc.getCurrentContext())?.namespace, 'default');
+  t.equal(kc.getCurrentCluster()?.skipTLSVerify, true, 'needed by client-node for http://');
+  const custom = kc.makeApiClient(CustomObjectsApi);
+  const group = 'tyk.tyk.io';
+  const version = 'v1alpha1';
+  const plural = 'apidefinitions';
+
+  const created = await custom.createNamespacedCustomObject({ group, version, namespace: 'default', plural, body: apiDef('httpbin') });
+  t.equal(created.metadata.name, 'httpbin');
+  await create(fake, 'second');
+
+  const list = await custom.listNamespacedCustomObject({ group, version, namespace: 'default', plural });
+  t.equal(list.kind, 'ApiDefinitionList');
+  t.same(
+    list.items.map((i: Json) => i.metadata.name),
+    ['httpbin', 'second'],
+  );
+
+  const patched = await custom.patchNamespacedCustomObjectStatus({
+    group,
+    version,
+    namespace: 'default',
+    plural,
+    name: 'httpbin',
+    body: [{ op: 'add', path: '/status', value: { api_id: 'abc' } }],
+  });
+  t.same(patched.status, { api_id: 'abc' }, 'the client sends JSON patch by default');
+  t.equal(fake.calls.at(-1)?.contentType, 'application/json-patch+json');
+
+  const err = await custom.getNamespacedCustomObject({ group, version, namespace: 'default', plural, name: 'nope' }).catch((e: unknown) => e);
+  t.ok(err instanceof ApiException, 'a 404 surfaces as ApiException');
+  t.equal((err as ApiException<unknown>).code, 404);
+  t.match(String((err as ApiException<unknown>).body), /apidefinitions\.tyk\.tyk\.io \\"nope\\" not found/);
+
+  await custom.deleteNamespacedCustomObject({ group, version, namespace: 'default', plural, name: 'second' });
+  t.notOk(fake.getObject('apidefinitions', 'default', 'second'), 'deleted through the client');
+
+  const core = kc.makeApiClient(CoreV1Api);
+  fake.put({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'tyk', namespace: 'default' }, data: { k: 'dg==' } });
+  const secret = await core.readNamespacedSecret({ name: 'tyk', namespace: 'default' });
+  t.same(secret.data, { k: 'dg==' });
+  const secrets = await core.listNamespacedSecret({ namespace: 'default' });
+  t.equal(secrets.items.length, 1);
+
+  // the client's Watch over the same server
+  const received: string[] = [];
+  let finished: (err: unknown) => void = () => undefined;
+  const done = new Promise<unknown>((resolve) => {
+    finished = resolve;
+  });
+  const controller = await new Watch(kc).watch(
+    `${APIS}/namespaces/default/apidefinitions`,
+    { resourceVersion: fake.resourceVersion },
+    (type: string, obj: Json) => received.push(`${type} ${obj.metadata.name}`),
+    (e: unknown) => finished(e),
+  );
+  await create(fake, 'watched');
+  const deadline = Date.now() + 2000;
+  while (received.length < 1 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+  t.same(received, ['ADDED watched']);
+  fake.closeWatches();
+  t.equal(await done, null, 'a server-side end of the watch reaches done(null)');
+  controller.abort();
+});
+
+t.test('faults: a status answer, once, then normal service', async (t) => {
+  const fake = await start(t);
+  await create(fake, 'httpbin');
+  const handle = fake.inject({ method: 'GET', path: item('httpbin'), status: 503 });
+  const failed = await api(fake, 'GET', item('httpbin'));
+  t.equal(failed.status, 503);
+  t.match(failed.body, { kind: 'Status', reason: 'ServiceUnavailable', code: 503 });
+  t.equal(handle.fired, 1);
+  t.equal((await api(fake, 'GET', item('httpbin'))).status, 200, 'times defaults to 1');
+  t.equal((await api(fake, 'GET', coll())).status, 200);
+
+  fake.inject({ path: /apidefinitions$/, status: 500, body: 'boom', times: 2 });
+  const list1 = await api(fake, 'GET', coll());
+  t.equal(list1.status, 500);
+  t.equal(list1.body, 'boom', 'a string body is sent as text');
+  t.equal((await api(fake, 'GET', coll())).status, 500);
+  t.equal((await api(fake, 'GET', coll())).status, 200);
+
+  const forever = fake.inject({ method: 'patch', status: 409, times: Infinity, headers: { 'retry-after': '1' } });
+  const p1 = await api(fake, 'PATCH', item('httpbin'), { body: {}, contentType: MERGE });
+  t.equal(p1.status, 409);
+  t.equal(p1.headers.get('retry-after'), '1');
+  t.equal((await api(fake, 'PATCH', item('httpbin'), { body: {}, contentType: MERGE })).status, 409);
+  forever.cancel();
+  t.equal((await api(fake, 'PATCH', item('httpbin'), { body: {}, contentType: MERGE })).status, 200, 'cancelled');
+
+  fake.inject({ status: 500, times: Infinity });
+  fake.clearFaults();
+  t.equal((await api(fake, 'GET', coll())).status, 200, 'clearFaults');
+  t.equal(fake.getObject('apidefinitions', 'default', 'httpbin')?.metadata.generation, 1, 'faulted writes wrote nothing');
+});
+
+t.test('faults: delay, then normal service', async (t) => {
+  const fake = await start(t);
+  fake.inject({ path: coll(), delayMs: 150 });
+  const started = Date.now();
+  const slow = await api(fake, 'GET', coll());
+  t.equal(slow.status, 200);
+  t.ok(Date.now() - started >= 140, 'delayed');
+  const fast = Date.now();
+  await api(fake, 'GET', coll());
+  t.ok(Date.now() - fast < 140, 'only once');
+
+  fake.inject({ delayMs: 50, status: 504 });
+  t.equal((await api(fake, 'GET', coll())).status, 504, 'delay then status');
+});
+
+t.test('faults: drop destroys the connection without an answer', async (t) => {
+  const fake = await start(t);
+  fake.inject({ method: 'POST', drop: true });
+  const err = await api(fake, 'POST', coll(), { body: apiDef('x') }).catch((e: unknown) => e);
+  t.ok(err instanceof TypeError, 'fetch fails');
+  t.equal(fake.calls.at(-1)?.status, 0, 'recorded as unanswered');
+  t.same(fake.calls.at(-1)?.body, apiDef('x'), 'the request body is recorded');
+  t.notOk(fake.getObject('apidefinitions', 'default', 'x'), 'nothing created');
+  t.equal((await api(fake, 'POST', coll(), { body: apiDef('x') })).status, 201);
+});
+
+t.test('faults: hang never answers; the client times out; close() ends it', async (t) => {
+  const fake = await startFakeKubeApiServer();
+  fake.inject({ path: coll(), hang: true, times: 2 });
+  const err = await api(fake, 'GET', coll(), { signal: AbortSignal.timeout(150) }).catch((e: unknown) => e);
+  t.ok(err instanceof Error && (err.name === 'TimeoutError' || err.name === 'AbortError'), 'client-side timeout');
+  const pending = api(fake, 'GET', coll()).then(
+    () => 'answered',
+    () => 'failed',
+  );
+  await new Promise((r) => setTimeout(r, 50));
+  const closedAt = Date.now();
+  await fake.close();
+  t.equal(await pending, 'failed', 'close() ends the hung request');
+  t.ok(Date.now() - closedAt < 1000, 'promptly');
+});
+
+t.test('faults: afterCalls lets a list fail on its second page', async (t) => {
+  const fake = await start(t);
+  for (const name of ['a', 'b', 'c', 'd']) await create(fake, name);
+  fake.inject({ method: 'GET', path: coll(), afterCalls: 1, status: 500 });
+  const page1 = await api(fake, 'GET', `${coll()}?limit=2`);
+  t.equal(page1.status, 200);
+  const page2 = await api(fake, 'GET', `${coll()}?limit=2&continue=${encodeURIComponent(page1.body.metadata.continue)}`);
+  t.equal(page2.status, 500);
+  t.equal(page2.body.reason, 'InternalError');
+  const retry = await api(fake, 'GET', `${coll()}?limit=2&continue=${encodeURIComponent(page1.body.metadata.continue)}`);
+  t.equal(retry.status, 200);
+  t.same(
+    retry.body.items.map((i: Json) => i.metadata.name),
+    ['c', 'd'],
+  );
+
+  fake.inject({ method: 'GET', match: (c) => c.query.continue !== undefined, status: 410 });
+  const expired = await api(fake, 'GET', `${coll()}?limit=2&continue=${encodeURIComponent(page1.body.metadata.continue)}`);
+  t.equal(expired.status, 410, 'match() can select on the query');
+});
+
+t.test('call counting', async (t) => {
+  const fake = await start(t);
+  await create(fake, 'a');
+  await api(fake, 'GET', item('a'));
+  await api(fake, 'GET', `${coll()}?limit=5&labelSelector=x%3Dy`);
+  await api(fake, 'PATCH', `${item('a')}/status`, { body: { status: {} }, contentType: MERGE });
+  t.equal(fake.count('GET'), 2);
+  t.equal(fake.count('get', /\/apidefinitions$/), 1);
+  t.equal(fake.count('POST', coll()), 1);
+  t.equal(fake.count('PATCH', /\/status$/), 1);
+  t.equal(fake.count('*'), 4);
+  const list = fake.calls.find((c) => c.method === 'GET' && c.path === coll());
+  t.same(list?.query, { limit: '5', labelSelector: 'x=y' });
+  t.equal(list?.status, 200);
+  const patch = fake.calls.find((c) => c.method === 'PATCH');
+  t.equal(patch?.contentType, MERGE);
+  t.same(patch?.body, { status: {} });
+  fake.resetCalls();
+  t.equal(fake.calls.length, 0);
+  t.equal(fake.count('*'), 0);
+});
+
+t.test('direct API: put, getObject, listObjects, remove, markDeleting', async (t) => {
+  const fake = await start(t);
+  const events: string[] = [];
+  fake.onEvent((e) => events.push(`${e.type} ${e.object.metadata.name}`));
+  const seeded = fake.put({
+    apiVersion: 'tyk.tyk.io/v1alpha1',
+    kind: 'ApiDefinition',
+    metadata: { name: 'httpbin', finalizers: ['f'], uid: 'fixed-uid' },
+    spec: { name: 'httpbin' },
+    status: { api_id: 'seeded', anything: true },
+  });
+  t.equal(seeded.metadata.namespace, 'default');
+  t.equal(seeded.metadata.uid, 'fixed-uid', 'given metadata is kept');
+  t.equal(seeded.metadata.generation, 1);
+  t.same(seeded.status, { api_id: 'seeded', anything: true }, 'status as given');
+  t.ok(seeded.metadata.resourceVersion);
+
+  const same = fake.put({ ...seeded, metadata: { ...seeded.metadata, generation: undefined } });
+  t.equal(same.metadata.generation, 1, 'replace without spec change keeps generation');
+  const changed = fake.put({ ...seeded, metadata: { ...seeded.metadata, generation: undefined }, spec: { name: 'v2' } });
+  t.equal(changed.metadata.generation, 2, 'replace with spec change bumps it');
+  t.ok(Number(changed.metadata.resourceVersion) > Number(same.metadata.resourceVersion));
+
+  const got = fake.getObject('apidefinitions', 'default', 'httpbin');
+  t.same(got, changed);
+  if (got) got.spec = { mutated: true };
+  t.same(fake.getObject('apidefinitions.tyk.tyk.io', 'default', 'httpbin')?.spec, { name: 'v2' }, 'copies, not references');
+  t.equal(fake.getObject('apidefinitions', 'default', 'nope'), undefined);
+
+  fake.put({ apiVersion: 'tyk.tyk.io/v1alpha1', kind: 'ApiDefinition', metadata: { name: 'a', namespace: 'zzz' } });
+  fake.put({ apiVersion: 'tyk.tyk.io/v1alpha1', kind: 'ApiDefinition', metadata: { name: 'b' } });
+  t.same(
+    fake.listObjects('apidefinitions').map((o) => `${o.metadata.namespace}/${o.metadata.name}`),
+    ['default/b', 'default/httpbin', 'zzz/a'],
+  );
+  t.equal(fake.listObjects('apidefinitions', 'zzz').length, 1);
+
+  const marked = fake.markDeleting('apidefinitions', 'default', 'httpbin');
+  t.ok(marked?.metadata.deletionTimestamp, 'finalizers keep it, marked');
+  t.equal(fake.markDeleting('apidefinitions', 'default', 'b'), undefined, 'no finalizers: removed');
+  t.ok(fake.remove('apidefinitions', 'default', 'httpbin'), 'remove ignores finalizers');
+  t.notOk(fake.remove('apidefinitions', 'default', 'httpbin'));
+  t.same(
+    fake.listObjects('apidefinitions').map((o) => o.metadata.name),
+    ['a'],
+  );
+  t.same(events, [
+    'ADDED httpbin',
+    'MODIFIED httpbin',
+    'MODIFIED httpbin',
+    'ADDED a',
+    'ADDED b',
+    'MODIFIED httpbin',
+    'DELETED b',
+    'DELETED httpbin',
+  ]);
+  t.throws(() => fake.put({ apiVersion: 'x/v1', kind: 'Nope', metadata: { name: 'n' } }), /unknown kind/);
+  t.throws(() => fake.getObject('widgets', 'default', 'n'), /unknown resource/);
+
+  fake.unregisterResource('operatorcontexts');
+  t.equal((await api(fake, 'GET', coll('default', 'operatorcontexts'))).status, 404, 'an unregistered kind is not served');
+});
+
+t.test('kubeconfig file and discovery', async (t) => {
+  const fake = await start(t);
+  const dir = await mkdtemp(join(tmpdir(), 'fake-kube-'));
+  t.teardown(() => rm(dir, { recursive: true, force: true }));
+  const path = await fake.writeKubeconfig(dir);
+  t.equal((await stat(path)).mode & 0o777, 0o600);
+  const kc = new KubeConfig();
+  kc.loadFromFile(path);
+  t.equal(kc.getCurrentUser()?.token, fake.token);
+  const list = await kc.makeApiClient(CustomObjectsApi).listClusterCustomObject({ group: 'tyk.tyk.io', version: 'v1alpha1', plural: 'securitypolicies' });
+  t.same(list.items, []);
+
+  const version = await api(fake, 'GET', '/version', { token: null });
+  t.equal(version.status, 200, '/version answers anonymously');
+  t.equal(version.body.major, '1');
+  t.equal((await api(fake, 'GET', '/readyz', { token: null })).body, 'ok');
+  t.equal((await api(fake, 'GET', '/version', { token: 'wrong' })).status, 401, 'but not with a wrong token');
+  const resources = await api(fake, 'GET', APIS);
+  t.equal(resources.body.kind, 'APIResourceList');
+  t.ok(resources.body.resources.some((r: Json) => r.name === 'apidefinitions/status'));
+  t.ok(resources.body.resources.some((r: Json) => r.name === 'tykoasapidefinitions' && r.namespaced === true));
+  const groups = await api(fake, 'GET', '/apis');
+  t.same(
+    groups.body.groups.map((g: Json) => g.name),
+    ['tyk.tyk.io'],
+  );
+  const core = await api(fake, 'GET', '/api/v1');
+  t.same(
+    core.body.resources.map((r: Json) => r.name),
+    ['secrets', 'configmaps', 'events'],
+  );
+});

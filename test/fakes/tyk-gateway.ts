@@ -1,0 +1,1135 @@
+/**
+ * Loopback fake of the Tyk Gateway (open-source) control API, for tests.
+ *
+ * Models (from Tyk's gateway/api.go, api_loader.go and apidef/validator.go):
+ * - `x-tyk-authorization` auth on every /tyk/ route (403), JSON error bodies
+ *   `{"status":"error","message":...}`, 405 for unsupported methods.
+ * - Two layers: the app-path FILES (written by POST/PUT/DELETE) and the LOADED
+ *   set (read by GET). Only a reload copies files → loaded, so writes are
+ *   invisible to GET until a reload has been applied.
+ * - POST /tyk/apis and /tyk/policies are upserts; an empty id is generated.
+ *   PUT /tyk/apis/{id} needs the id to be loaded (404); PUT /tyk/policies/{id}
+ *   does not (the real gateway writes the file regardless). Both need the body
+ *   id to equal the path id (400).
+ * - DELETE: newer gateways answer 404 for an id that is not loaded and 500
+ *   "Delete failed" when it is loaded but its file is gone; `legacyDelete`
+ *   models older gateways, which only look at the file (500 when absent).
+ * - Go decoding: invalid JSON or a field of the wrong JSON type → 400
+ *   "Request malformed"; fields unknown to the model are dropped at top level.
+ * - The real POST/PUT-time validation rules for APIs (duplicate GraphQL data
+ *   source names, all auth sources disabled, invalid IP/CIDR in allow/block
+ *   lists, negative hard timeout, load balancing without targets) → 400
+ *   "Validation of API Definition failed. Reason: <reason>.".
+ * - Echo: what GET returns is the full model, the stored object merged over
+ *   Go zero values (nested structs, map entries such as version_data.versions
+ *   and access_rights filled too; JSON null over a struct/scalar keeps the
+ *   zero value); APIs get a stable 24-hex `id` when theirs is empty.
+ * - Listen path collisions, exactly as processSpec does it: when two loaded
+ *   APIs share domain+listen_path, every one of them that was not already
+ *   loaded with that listen path gets `<listen_path>-<api_id>` (then `_` while
+ *   still colliding). Two new APIs in one reload are therefore both renamed.
+ * - Reloads: /tyk/reload/group and /tyk/reload answer ok at once and apply
+ *   `reloadDelayMs` later (/tyk/reload?block=true applies before answering).
+ *   A group reload sent within `joinDelayMs` of start/restart is lost (the
+ *   gateway has not joined its pub/sub channel yet); `dropReloads(n)` loses
+ *   the next n reloads of either kind. Lost reloads still answer ok.
+ * - restart(): a new process. The loaded set and queued reloads are lost; the
+ *   files too unless `keepFiles`, in which case they are loaded at start as a
+ *   real gateway does (`loadOnStart: false` leaves them unloaded).
+ * - Test controls: back-door edits of either layer, fault injection (status,
+ *   delay, dropped socket, hang) and a log of calls, shaped like the
+ *   Kubernetes fake's.
+ *
+ * Leaves out: OAS APIs (/tyk/apis/oas), keys, orgs, certificates, versions
+ * endpoints, the proxying itself (so no "Version information not found"),
+ * reload coalescing (each kept reload is applied once), API load-time
+ * skipping (which does not change what GET shows), Go's case-insensitive key
+ * matching and int-vs-float checks, unknown fields below the top level (kept),
+ * and the newest gateways' refusal of a policy POST without an id (here one
+ * is generated, as older gateways do).
+ */
+import { randomBytes } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { isIP } from 'node:net';
+
+export type Json = null | boolean | number | string | Json[] | JsonObject;
+export interface JsonObject {
+  [key: string]: Json;
+}
+
+export type Kind = 'api' | 'policy';
+
+export interface FakeTykOptions {
+  /** Value `x-tyk-authorization` must carry; default "fake-tyk-secret". */
+  secret?: string;
+  /** How long after a reload request it is applied; default 5 ms. */
+  reloadDelayMs?: number;
+  /** Group reloads within this long after start/restart are lost; default 0. */
+  joinDelayMs?: number;
+  /** Older gateways: DELETE of a missing file is 500 "Delete failed" (no 404). */
+  legacyDelete?: boolean;
+}
+
+export interface FaultSpec {
+  /** Match this HTTP method only (case-insensitive). */
+  method?: string;
+  /** Matched on the pathname: a string must be equal, a RegExp must match. */
+  path?: RegExp | string;
+  /** A further condition on the call. */
+  match?: (call: CallRecord) => boolean;
+  /** Answer with this status (body defaults to a Tyk error body). */
+  status?: number;
+  /** Body for `status`; a string is sent verbatim, anything else as JSON. */
+  body?: unknown;
+  headers?: Record<string, string>;
+  /** Wait this long first; alone, the request is then served normally. */
+  delayMs?: number;
+  /** Destroy the socket without answering. */
+  drop?: boolean;
+  /** Never answer (until close()). */
+  hang?: boolean;
+  /** How many matching calls the fault applies to; default 1 (Infinity for all). */
+  times?: number;
+  /** Let this many matching calls through before the fault applies. */
+  afterCalls?: number;
+}
+
+export interface FaultHandle {
+  cancel(): void;
+  /** How many calls the fault has affected so far. */
+  readonly fired: number;
+}
+
+export interface CallRecord {
+  method: string;
+  /** The URL pathname. */
+  path: string;
+  query: Record<string, string>;
+  /** The request body, parsed as JSON when it is JSON, else the text; absent when empty. */
+  body?: unknown;
+  /** 0 while unanswered, and for dropped or hung calls. */
+  status: number;
+}
+
+export interface ReloadCounts {
+  requested: number;
+  applied: number;
+  dropped: number;
+}
+
+export interface RestartOptions {
+  /** Keep the app-path files (a restart that kept its disk); default false. */
+  keepFiles?: boolean;
+  /** Load the kept files at start, as a real gateway does; default true. */
+  loadOnStart?: boolean;
+}
+
+export type Mutator = (obj: JsonObject) => void | JsonObject;
+
+export interface FakeTykGateway {
+  readonly url: string;
+  readonly secret: string;
+  close(): Promise<void>;
+  restart(options?: RestartOptions): void;
+  loaded(kind: Kind): Map<string, JsonObject>;
+  files(kind: Kind): Map<string, JsonObject>;
+  reloadNow(): void;
+  readonly reloads: ReloadCounts;
+  dropReloads(n: number): void;
+  waitForReloads(): Promise<void>;
+  editLoaded(kind: Kind, id: string, mutate: Mutator): void;
+  editFile(kind: Kind, id: string, mutate: Mutator): void;
+  removeLoaded(kind: Kind, id: string): boolean;
+  removeFile(kind: Kind, id: string): boolean;
+  inject(spec: FaultSpec): FaultHandle;
+  clearFaults(): void;
+  readonly calls: CallRecord[];
+  /** Calls with this method (case-insensitive; "*" or undefined for any) and path. */
+  count(method?: string, path?: RegExp | string): number;
+  writes(): number;
+  resetCalls(): void;
+}
+
+// ---------------------------------------------------------------------------
+// The model's zero values (Go's json.Marshal of an empty struct).
+
+const SERVICE_DISCOVERY: JsonObject = {
+  use_discovery_service: false,
+  query_endpoint: '',
+  use_nested_query: false,
+  parent_data_path: '',
+  data_path: '',
+  port_data_path: '',
+  target_path: '',
+  use_target_list: false,
+  cache_disabled: false,
+  cache_timeout: 0,
+  endpoint_returns_list: false,
+};
+
+const AUTH_CONFIG: JsonObject = {
+  name: '',
+  use_param: false,
+  param_name: '',
+  use_cookie: false,
+  cookie_name: '',
+  disable_header: false,
+  auth_header_name: '',
+  use_certificate: false,
+  validate_signature: false,
+  signature: {
+    algorithm: '',
+    header: '',
+    use_param: false,
+    param_name: '',
+    secret: '',
+    allowed_clock_skew: 0,
+    error_code: 0,
+    error_message: '',
+  },
+};
+
+const MIDDLEWARE_DEFINITION: JsonObject = {
+  disabled: false,
+  name: '',
+  path: '',
+  require_session: false,
+  raw_body_only: false,
+};
+
+const VERSION_INFO: JsonObject = {
+  name: '',
+  expires: '',
+  paths: { ignored: null, white_list: null, black_list: null },
+  use_extended_paths: false,
+  extended_paths: {},
+  global_headers: null,
+  global_headers_remove: null,
+  global_headers_disabled: false,
+  global_response_headers: null,
+  global_response_headers_remove: null,
+  global_response_headers_disabled: false,
+  ignore_endpoint_case: false,
+  global_size_limit: 0,
+  override_target: '',
+};
+
+const GRAPHQL: JsonObject = {
+  enabled: false,
+  execution_mode: '',
+  version: '',
+  schema: '',
+  last_schema_update: '',
+  type_field_configurations: null,
+  playground: { enabled: false, path: '' },
+  engine: { field_configs: null, data_sources: null, global_headers: null },
+  proxy: {
+    features: { use_immutable_headers: false },
+    auth_headers: null,
+    subscription_type: '',
+    request_headers: null,
+    use_response_extensions: { on_error_forwarding: false },
+    request_headers_rewrite: null,
+  },
+  subgraph: { sdl: '' },
+  supergraph: {
+    subgraphs: null,
+    merged_sdl: '',
+    global_headers: null,
+    disable_query_batching: false,
+    updated_at: '',
+  },
+  introspection: { disabled: false },
+};
+
+const API_DEFAULTS: JsonObject = {
+  id: '',
+  name: '',
+  expiration: '',
+  slug: '',
+  listen_port: 0,
+  protocol: '',
+  enable_proxy_protocol: false,
+  api_id: '',
+  org_id: '',
+  use_keyless: false,
+  use_oauth2: false,
+  external_oauth: { enabled: false, providers: null },
+  use_openid: false,
+  openid_options: { providers: null, segregate_by_client: false },
+  oauth_meta: { allowed_access_types: null, allowed_authorize_types: null, auth_login_redirect: '' },
+  auth: AUTH_CONFIG,
+  auth_configs: null,
+  use_basic_auth: false,
+  basic_auth: {
+    disable_caching: false,
+    cache_ttl: 0,
+    extract_from_body: false,
+    body_user_regexp: '',
+    body_password_regexp: '',
+  },
+  use_mutual_tls_auth: false,
+  client_certificates: null,
+  upstream_certificates: null,
+  upstream_certificates_disabled: false,
+  pinned_public_keys: null,
+  certificate_pinning_disabled: false,
+  enable_jwt: false,
+  use_standard_auth: false,
+  use_go_plugin_auth: false,
+  enable_coprocess_auth: false,
+  custom_plugin_auth_enabled: false,
+  jwt_signing_method: '',
+  jwt_source: '',
+  jwt_identity_base_field: '',
+  jwt_client_base_field: '',
+  jwt_policy_field_name: '',
+  jwt_default_policies: null,
+  jwt_issued_at_validation_skew: 0,
+  jwt_expires_at_validation_skew: 0,
+  jwt_not_before_validation_skew: 0,
+  jwt_skip_kid: false,
+  scopes: {
+    jwt: { scope_claim_name: '', scope_to_policy: null },
+    oidc: { scope_claim_name: '', scope_to_policy: null },
+  },
+  jwt_scope_to_policy_mapping: null,
+  jwt_scope_claim_name: '',
+  idp_client_id_mapping_disabled: false,
+  notifications: { shared_secret: '', oauth_on_keychange_url: '' },
+  enable_signature_checking: false,
+  hmac_allowed_clock_skew: 0,
+  hmac_allowed_algorithms: null,
+  request_signing: {
+    is_enabled: false,
+    secret: '',
+    key_id: '',
+    algorithm: '',
+    header_list: null,
+    certificate_id: '',
+    signature_header: '',
+  },
+  base_identity_provided_by: '',
+  definition: {
+    enabled: false,
+    name: '',
+    default: '',
+    location: '',
+    key: '',
+    strip_path: false,
+    strip_versioning_data: false,
+    url_versioning_pattern: '',
+    fallback_to_default: false,
+    versions: null,
+  },
+  version_data: { not_versioned: false, default_version: '', versions: null },
+  uptime_tests: {
+    check_list: null,
+    config: { expire_utime_after: 0, service_discovery: SERVICE_DISCOVERY, recheck_wait: 0 },
+  },
+  proxy: {
+    preserve_host_header: false,
+    listen_path: '',
+    target_url: '',
+    disable_strip_slash: false,
+    strip_listen_path: false,
+    enable_load_balancing: false,
+    target_list: null,
+    check_host_against_uptime_tests: false,
+    service_discovery: SERVICE_DISCOVERY,
+    transport: {
+      ssl_insecure_skip_verify: false,
+      ssl_ciphers: null,
+      ssl_min_version: 0,
+      ssl_max_version: 0,
+      ssl_force_common_name_check: false,
+      proxy_url: '',
+    },
+  },
+  disable_rate_limit: false,
+  disable_quota: false,
+  custom_middleware: {
+    pre: null,
+    post: null,
+    post_key_auth: null,
+    auth_check: MIDDLEWARE_DEFINITION,
+    response: null,
+    driver: '',
+    id_extractor: { disabled: false, extract_from: '', extract_with: '', extractor_config: null },
+  },
+  custom_middleware_bundle: '',
+  custom_middleware_bundle_disabled: false,
+  cache_options: {
+    cache_timeout: 0,
+    enable_cache: false,
+    cache_all_safe_requests: false,
+    cache_response_codes: null,
+    enable_upstream_cache_control: false,
+    cache_control_ttl_header: '',
+    cache_by_headers: null,
+  },
+  session_lifetime_respects_key_expiration: false,
+  session_lifetime: 0,
+  active: false,
+  internal: false,
+  auth_provider: { name: '', storage_engine: '', meta: null },
+  session_provider: { name: '', storage_engine: '', meta: null },
+  event_handlers: { events: null },
+  enable_ip_whitelisting: false,
+  allowed_ips: null,
+  enable_ip_blacklisting: false,
+  blacklisted_ips: null,
+  dont_set_quota_on_create: false,
+  expire_analytics_after: 0,
+  response_processors: null,
+  CORS: {
+    enable: false,
+    allowed_origins: null,
+    allowed_methods: null,
+    allowed_headers: null,
+    exposed_headers: null,
+    allow_credentials: false,
+    max_age: 0,
+    options_passthrough: false,
+    debug: false,
+  },
+  domain: '',
+  domain_disabled: false,
+  certificates: null,
+  do_not_track: false,
+  enable_context_vars: false,
+  config_data: null,
+  config_data_disabled: false,
+  tag_headers: null,
+  global_rate_limit: { disabled: false, rate: 0, per: 0 },
+  strip_auth_data: false,
+  enable_batch_request_support: false,
+  enable_detailed_recording: false,
+  graphql: GRAPHQL,
+  analytics_plugin: { enable: false, plugin_path: '', func_name: '' },
+  tags: null,
+  tags_disabled: false,
+  detailed_tracing: false,
+  error_overrides: null,
+  error_overrides_disabled: false,
+  is_oas: false,
+};
+
+const API_LIMIT: JsonObject = {
+  rate: 0,
+  per: 0,
+  throttle_interval: 0,
+  throttle_retry_limit: 0,
+  max_query_depth: 0,
+  quota_max: 0,
+  quota_renews: 0,
+  quota_remaining: 0,
+  quota_renewal_rate: 0,
+  smoothing: null,
+};
+
+const ACCESS_DEFINITION: JsonObject = {
+  api_name: '',
+  api_id: '',
+  versions: null,
+  allowed_urls: null,
+  restricted_types: null,
+  allowed_types: null,
+  disable_introspection: false,
+  limit: API_LIMIT,
+  field_access_rights: null,
+  allowance_scope: '',
+  endpoints: null,
+};
+
+const POLICY_DEFAULTS: JsonObject = {
+  _id: '',
+  id: '',
+  name: '',
+  org_id: '',
+  rate: 0,
+  per: 0,
+  quota_max: 0,
+  quota_renewal_rate: 0,
+  throttle_interval: 0,
+  throttle_retry_limit: 0,
+  max_query_depth: 0,
+  smoothing: null,
+  access_rights: null,
+  graphql_access_rights: null,
+  hmac_enabled: false,
+  enable_http_signature_validation: false,
+  active: false,
+  is_inactive: false,
+  tags: null,
+  key_expires_in: 0,
+  partitions: { quota: false, rate_limit: false, complexity: false, per_api: false, acl: false },
+  last_updated: '',
+  meta_data: null,
+  post_expiry_action: '',
+  post_expiry_grace_period: 0,
+};
+
+/** A model: its zero values, and the zero value of each entry of its struct-valued maps. */
+interface Shape {
+  defaults: JsonObject;
+  mapEntries: Record<string, JsonObject>;
+}
+
+const SHAPES: Record<Kind, Shape> = {
+  api: {
+    defaults: API_DEFAULTS,
+    mapEntries: { 'version_data.versions': VERSION_INFO, auth_configs: AUTH_CONFIG },
+  },
+  policy: { defaults: POLICY_DEFAULTS, mapEntries: { access_rights: ACCESS_DEFINITION } },
+};
+
+interface KindInfo {
+  idField: string;
+  notFound: string;
+  mismatch: string;
+}
+
+const KINDS: Record<Kind, KindInfo> = {
+  api: {
+    idField: 'api_id',
+    notFound: 'API not found',
+    mismatch: 'Request APIID does not match that in Definition! For Update operations these must match.',
+  },
+  policy: {
+    idField: 'id',
+    notFound: 'Policy not found',
+    mismatch: 'Request ID does not match that in policy! For Update operations these must match.',
+  },
+};
+
+// ---------------------------------------------------------------------------
+// JSON helpers.
+
+function isObject(v: unknown): v is JsonObject {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+function clone<T extends Json>(v: T): T {
+  return structuredClone(v);
+}
+
+function joinPath(path: string, key: string): string {
+  return path === '' ? key : `${path}.${key}`;
+}
+
+function str(v: Json | undefined): string {
+  return typeof v === 'string' ? v : '';
+}
+
+/** The stored object merged over the model's zero values, as Go decodes then encodes it. */
+function fillObject(def: JsonObject, val: JsonObject, path: string, shape: Shape): JsonObject {
+  const out: JsonObject = {};
+  for (const [k, d] of Object.entries(def)) out[k] = fillValue(d, val[k], joinPath(path, k), shape);
+  if (path === '') return out; // the top level drops fields the model does not know
+  for (const [k, v] of Object.entries(val)) if (!(k in def)) out[k] = clone(v);
+  return out;
+}
+
+function fillValue(def: Json, v: Json | undefined, path: string, shape: Shape): Json {
+  if (v === undefined || v === null) return clone(def);
+  const entry = shape.mapEntries[path];
+  if (entry && isObject(v)) return fillMap(entry, v, path, shape);
+  if (isObject(def) && isObject(v)) return fillObject(def, v, path, shape);
+  return clone(v);
+}
+
+function fillMap(entry: JsonObject, v: JsonObject, path: string, shape: Shape): JsonObject {
+  const out: JsonObject = {};
+  for (const [k, e] of Object.entries(v)) out[k] = isObject(e) ? fillObject(entry, e, `${path}.*`, shape) : clone(e);
+  return out;
+}
+
+function fillDefaults(kind: Kind, stored: JsonObject): JsonObject {
+  const shape = SHAPES[kind];
+  return fillObject(shape.defaults, stored, '', shape);
+}
+
+/** Whether Go's decoder would reject v for a field whose zero value is def. */
+function typeMismatch(def: Json, v: Json | undefined, path: string, shape: Shape): boolean {
+  if (v === undefined || v === null) return false;
+  const entry = shape.mapEntries[path];
+  if (entry) return !isObject(v) || Object.values(v).some((e) => typeMismatch(entry, e, `${path}.*`, shape));
+  if (def === null) return false; // lists and free-form maps: not checked
+  if (isObject(def)) return !isObject(v) || objectMismatch(def, v, path, shape);
+  return typeof v !== typeof def;
+}
+
+function objectMismatch(def: JsonObject, v: JsonObject, path: string, shape: Shape): boolean {
+  return Object.entries(v).some(([k, e]) => k in def && typeMismatch(def[k] ?? null, e, joinPath(path, k), shape));
+}
+
+type Decoded = { ok: true; value: JsonObject } | { ok: false };
+
+function decodeBody(kind: Kind, raw: string): Decoded {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(raw);
+  } catch {
+    return { ok: false };
+  }
+  if (parsed === null) return { ok: true, value: {} };
+  if (!isObject(parsed)) return { ok: false };
+  const shape = SHAPES[kind];
+  if (objectMismatch(shape.defaults, parsed, '', shape)) return { ok: false };
+  return { ok: true, value: parsed };
+}
+
+// ---------------------------------------------------------------------------
+// API definition validation (apidef.DefaultValidationRuleSet).
+
+function list(v: Json | undefined): Json[] {
+  return Array.isArray(v) ? v : [];
+}
+
+function obj(v: Json | undefined): JsonObject {
+  return isObject(v) ? v : {};
+}
+
+function duplicateDataSources(def: JsonObject): string | undefined {
+  const sources = list(obj(obj(def.graphql).engine).data_sources);
+  if (sources.length <= 1) return undefined;
+  const names = sources.map((s) => str(obj(s).name).toLowerCase().trim());
+  return new Set(names).size === names.length ? undefined : 'duplicate data source names are not allowed';
+}
+
+const AUTH_SOURCE_FLAGS: Record<string, string> = {
+  authToken: 'use_standard_auth',
+  jwt: 'enable_jwt',
+  hmac: 'enable_signature_checking',
+  oauth: 'use_oauth2',
+  oidc: 'use_openid',
+  coprocess: 'enable_coprocess_auth',
+};
+
+function allAuthSourcesDisabled(def: JsonObject): string | undefined {
+  const configs = obj(def.auth_configs);
+  for (const name of Object.keys(configs).sort()) {
+    const flag = AUTH_SOURCE_FLAGS[name];
+    const c = obj(configs[name]);
+    const enabled = c.use_param === true || c.use_cookie === true || c.disable_header !== true;
+    if (flag && def[flag] === true && !enabled) {
+      return `all auth sources are disabled for ${name}, at least one of header/cookie/query must be enabled`;
+    }
+  }
+  return undefined;
+}
+
+function validIpOrCidr(ip: string): boolean {
+  if (ip.split('/').length !== 2) return isIP(ip) !== 0;
+  const [addr = '', bits = ''] = ip.split('/');
+  const family = isIP(addr);
+  const max = family === 4 ? 32 : 128;
+  return family !== 0 && /^\d+$/.test(bits) && Number(bits) <= max;
+}
+
+function invalidIp(def: JsonObject): string | undefined {
+  const lists = [
+    def.enable_ip_whitelisting === true ? list(def.allowed_ips) : [],
+    def.enable_ip_blacklisting === true ? list(def.blacklisted_ips) : [],
+  ];
+  const bad = lists.flat().find((ip) => !validIpOrCidr(str(ip)));
+  return bad === undefined ? undefined : `invalid IP/CIDR ${JSON.stringify(str(bad))}`;
+}
+
+function negativeTimeout(def: JsonObject): string | undefined {
+  const versions = Object.values(obj(obj(def.version_data).versions));
+  const timeouts = versions.flatMap((v) => list(obj(obj(v).extended_paths).hard_timeouts));
+  const negative = timeouts.some((t) => {
+    const timeout = obj(t).timeout;
+    return typeof timeout === 'number' && timeout < 0;
+  });
+  return negative ? 'invalid timeout value' : undefined;
+}
+
+function loadBalancingWithoutTargets(def: JsonObject): string | undefined {
+  const proxy = obj(def.proxy);
+  if (proxy.enable_load_balancing !== true || list(proxy.target_list).length > 0) return undefined;
+  return 'all load balancing targets have weight 0, at least one target must have weight > 0';
+}
+
+const API_RULES = [duplicateDataSources, allAuthSourcesDisabled, invalidIp, negativeTimeout, loadBalancingWithoutTargets];
+
+function validateApi(def: JsonObject): string | undefined {
+  for (const rule of API_RULES) {
+    const reason = rule(def);
+    if (reason !== undefined) return `Validation of API Definition failed. Reason: ${reason}.`;
+  }
+  return undefined;
+}
+
+// ---------------------------------------------------------------------------
+// Loading (a reload): files → loaded.
+
+function listenPath(spec: JsonObject): string {
+  return str(obj(spec.proxy).listen_path);
+}
+
+function listenHash(spec: JsonObject, path = listenPath(spec)): string {
+  const domain = spec.domain_disabled === true ? '' : str(spec.domain);
+  return domain + path;
+}
+
+function countByListenHash(specs: JsonObject[]): Map<string, number> {
+  const counts = new Map<string, number>();
+  for (const s of specs) counts.set(listenHash(s), (counts.get(listenHash(s)) ?? 0) + 1);
+  return counts;
+}
+
+function fixListenPath(spec: JsonObject, counts: Map<string, number>, prev: JsonObject | undefined): void {
+  if ((counts.get(listenHash(spec)) ?? 0) < 2) return;
+  if (prev !== undefined && listenPath(prev) === listenPath(spec)) return; // it keeps the path it had
+  let path = `${listenPath(spec)}-${str(spec.api_id)}`;
+  while ((counts.get(listenHash(spec, path)) ?? 0) >= 2) path += '_';
+  obj(spec.proxy).listen_path = path;
+}
+
+function newHex(bytes: number): string {
+  return randomBytes(bytes).toString('hex');
+}
+
+function newObjectId(): string {
+  const seconds = Math.floor(Date.now() / 1000).toString(16).padStart(8, '0');
+  return seconds + newHex(8);
+}
+
+function loadKind(kind: Kind, files: Map<string, JsonObject>): JsonObject[] {
+  const idField = KINDS[kind].idField;
+  return [...files.keys()].sort().map((key) => {
+    const spec = fillDefaults(kind, files.get(key) ?? {});
+    if (str(spec[idField]) === '') spec[idField] = key;
+    return spec;
+  });
+}
+
+// ---------------------------------------------------------------------------
+// The fake.
+
+interface Reply {
+  status: number;
+  body: unknown;
+  raw?: boolean;
+  headers?: Record<string, string>;
+}
+
+interface Fault {
+  spec: FaultSpec;
+  seen: number;
+  fired: number;
+  cancelled: boolean;
+}
+
+function reply(status: number, body: unknown): Reply {
+  return { status, body };
+}
+
+function apiError(status: number, message: string): Reply {
+  return reply(status, { status: 'error', message });
+}
+
+function modified(key: string, action: 'added' | 'modified' | 'deleted'): Reply {
+  return reply(200, { key, status: 'ok', action });
+}
+
+const FORBIDDEN = 'Attempted administrative access with invalid or missing key!';
+const WRITE_PATH = /^\/tyk\/(apis|policies)(\/|$)/;
+
+function pathMatches(want: RegExp | string | undefined, path: string): boolean {
+  if (want === undefined) return true;
+  return typeof want === 'string' ? want === path : want.test(path);
+}
+
+function methodMatches(want: string | undefined, method: string): boolean {
+  return want === undefined || want === '*' || want.toUpperCase() === method.toUpperCase();
+}
+
+function faultMatches(spec: FaultSpec, call: CallRecord): boolean {
+  const { method, path, match } = spec;
+  return methodMatches(method, call.method) && pathMatches(path, call.path) && (match?.(call) ?? true);
+}
+
+function parseLoose(raw: string): unknown {
+  if (raw === '') return undefined;
+  try {
+    return JSON.parse(raw) as unknown;
+  } catch {
+    return raw;
+  }
+}
+
+function readBody(req: IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    req.on('error', reject);
+  });
+}
+
+class FakeTyk {
+  readonly secret: string;
+  readonly server: Server;
+  private readonly reloadDelayMs: number;
+  private readonly joinDelayMs: number;
+  private readonly legacyDelete: boolean;
+  private readonly store: Record<'files' | 'loaded', Record<Kind, Map<string, JsonObject>>>;
+  private readonly objectIds = new Map<string, string>();
+  private joinUntil: number;
+  private dropNext = 0;
+  readonly counts: ReloadCounts = { requested: 0, applied: 0, dropped: 0 };
+  private readonly reloadTimers = new Map<NodeJS.Timeout, () => void>();
+  private readonly pending = new Set<Promise<void>>();
+  private readonly sleepTimers = new Set<NodeJS.Timeout>();
+  private readonly hung = new Set<ServerResponse>();
+  private faults: Fault[] = [];
+  callLog: CallRecord[] = [];
+  private closed = false;
+
+  constructor(options: FakeTykOptions) {
+    this.secret = options.secret ?? 'fake-tyk-secret';
+    this.reloadDelayMs = options.reloadDelayMs ?? 5;
+    this.joinDelayMs = options.joinDelayMs ?? 0;
+    this.legacyDelete = options.legacyDelete ?? false;
+    this.joinUntil = Date.now() + this.joinDelayMs;
+    this.store = { files: this.emptyLayer(), loaded: this.emptyLayer() };
+    this.server = createServer((req, res) => this.onRequest(req, res));
+  }
+
+  private emptyLayer(): Record<Kind, Map<string, JsonObject>> {
+    return { api: new Map(), policy: new Map() };
+  }
+
+  layer(name: 'files' | 'loaded', kind: Kind): Map<string, JsonObject> {
+    return this.store[name][kind];
+  }
+
+  // --- reloads -------------------------------------------------------------
+
+  applyReload(): void {
+    this.store.loaded.api = this.loadApis();
+    const policies = loadKind('policy', this.layer('files', 'policy'));
+    this.store.loaded.policy = new Map(policies.map((p) => [str(p.id), p]));
+  }
+
+  private loadApis(): Map<string, JsonObject> {
+    const prev = this.layer('loaded', 'api');
+    const specs = loadKind('api', this.layer('files', 'api'));
+    for (const s of specs) if (str(s.id) === '') s.id = this.objectIdFor(str(s.api_id));
+    const counts = countByListenHash(specs);
+    for (const s of specs) fixListenPath(s, counts, prev.get(str(s.api_id)));
+    return new Map(specs.map((s) => [str(s.api_id), s]));
+  }
+
+  private objectIdFor(apiId: string): string {
+    const known = this.objectIds.get(apiId);
+    if (known !== undefined) return known;
+    const id = newObjectId();
+    this.objectIds.set(apiId, id);
+    return id;
+  }
+
+  /** Returns the pending application, or undefined when the reload was lost. */
+  requestReload(group: boolean): Promise<void> | undefined {
+    this.counts.requested++;
+    if (group && Date.now() < this.joinUntil) return this.loseReload();
+    if (this.dropNext > 0) {
+      this.dropNext--;
+      return this.loseReload();
+    }
+    return this.scheduleReload();
+  }
+
+  private loseReload(): undefined {
+    this.counts.dropped++;
+    return undefined;
+  }
+
+  private scheduleReload(): Promise<void> {
+    const p = new Promise<void>((resolve) => {
+      const timer = setTimeout(() => {
+        this.reloadTimers.delete(timer);
+        this.applyReload();
+        this.counts.applied++;
+        resolve();
+      }, this.reloadDelayMs);
+      this.reloadTimers.set(timer, resolve);
+    });
+    this.pending.add(p);
+    void p.then(() => this.pending.delete(p));
+    return p;
+  }
+
+  dropReloads(n: number): void {
+    this.dropNext += n;
+  }
+
+  async waitForReloads(): Promise<void> {
+    while (this.pending.size > 0) await Promise.all([...this.pending]);
+  }
+
+  private cancelReloads(): void {
+    for (const [timer, resolve] of this.reloadTimers) {
+      clearTimeout(timer);
+      resolve();
+    }
+    this.reloadTimers.clear();
+  }
+
+  restart(options: RestartOptions = {}): void {
+    this.cancelReloads();
+    this.store.loaded = this.emptyLayer();
+    if (!options.keepFiles) {
+      this.store.files = this.emptyLayer();
+      this.objectIds.clear();
+    }
+    if (options.keepFiles && options.loadOnStart !== false) this.applyReload();
+    this.joinUntil = Date.now() + this.joinDelayMs;
+  }
+
+  // --- faults and calls ----------------------------------------------------
+
+  inject(spec: FaultSpec): FaultHandle {
+    const fault: Fault = { spec, seen: 0, fired: 0, cancelled: false };
+    this.faults.push(fault);
+    return {
+      cancel: () => {
+        fault.cancelled = true;
+      },
+      get fired() {
+        return fault.fired;
+      },
+    };
+  }
+
+  clearFaults(): void {
+    this.faults = [];
+  }
+
+  /** Every matching fault sees the call; the first one still due fires. */
+  private takeFault(call: CallRecord): FaultSpec | undefined {
+    let chosen: Fault | undefined;
+    for (const f of this.faults) {
+      if (f.cancelled || !faultMatches(f.spec, call)) continue;
+      f.seen++;
+      if (chosen || f.seen <= (f.spec.afterCalls ?? 0) || f.fired >= (f.spec.times ?? 1)) continue;
+      chosen = f;
+      f.fired++;
+    }
+    return chosen?.spec;
+  }
+
+  count(method?: string, path?: RegExp | string): number {
+    return this.callLog.filter((c) => methodMatches(method, c.method) && pathMatches(path, c.path)).length;
+  }
+
+  writes(): number {
+    return this.callLog.filter((c) => ['POST', 'PUT', 'DELETE'].includes(c.method) && WRITE_PATH.test(c.path))
+      .length;
+  }
+
+  // --- HTTP ----------------------------------------------------------------
+
+  private onRequest(req: IncomingMessage, res: ServerResponse): void {
+    this.receive(req, res).catch((err: unknown) => {
+      if (!res.headersSent && !res.destroyed) res.writeHead(500).end(String(err));
+    });
+  }
+
+  private async receive(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? '/', 'http://fake-tyk');
+    const raw = await readBody(req);
+    const call: CallRecord = {
+      method: (req.method ?? 'GET').toUpperCase(),
+      path: url.pathname,
+      query: Object.fromEntries(url.searchParams),
+      status: 0,
+    };
+    if (raw !== '') call.body = parseLoose(raw);
+    this.callLog.push(call);
+    const fault = this.takeFault(call);
+    if (fault && (await this.applyFault(req, res, call, fault))) return;
+    this.send(res, call, await this.handle(req, url, call.method, raw));
+  }
+
+  /** Returns true when the fault answered (or withheld) the response. */
+  private async applyFault(req: IncomingMessage, res: ServerResponse, call: CallRecord, f: FaultSpec): Promise<boolean> {
+    if (f.delayMs !== undefined && f.delayMs > 0) await this.sleep(f.delayMs);
+    if (this.closed || f.drop) {
+      req.socket.destroy();
+      return true;
+    }
+    if (f.hang) {
+      this.hung.add(res);
+      res.on('close', () => this.hung.delete(res));
+      return true;
+    }
+    if (f.status === undefined) return false;
+    this.send(res, call, faultReply(f, f.status));
+    return true;
+  }
+
+  private sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        this.sleepTimers.delete(timer);
+        resolve();
+      }, ms);
+      this.sleepTimers.add(timer);
+    });
+  }
+
+  private send(res: ServerResponse, call: CallRecord, r: Reply): void {
+    if (res.headersSent || res.destroyed) return;
+    call.status = r.status;
+    const text = r.raw ? String(r.body) : JSON.stringify(r.body);
+    const length = String(Buffer.byteLength(text));
+    res.writeHead(r.status, { 'Content-Type': 'application/json', ...r.headers, 'Content-Length': length });
+    res.end(text);
+  }
+
+  private async handle(req: IncomingMessage, url: URL, method: string, raw: string): Promise<Reply> {
+    const path = url.pathname;
+    if (!path.startsWith('/tyk/')) return apiError(404, 'Not Found');
+    if (req.headers['x-tyk-authorization'] !== this.secret) return apiError(403, FORBIDDEN);
+    const collection = /^\/tyk\/(apis|policies)\/?$/.exec(path);
+    if (collection) return this.onCollection(kindOf(collection[1]), method, raw);
+    const item = /^\/tyk\/(apis|policies)\/([^/]+)$/.exec(path);
+    if (item) return this.onItem(kindOf(item[1]), decodeURIComponent(item[2] ?? ''), method, raw);
+    if (/^\/tyk\/reload\/group\/?$/.test(path)) return this.onReload(method, true, false);
+    if (/^\/tyk\/reload\/?$/.test(path)) return this.onReload(method, false, url.searchParams.get('block') === 'true');
+    return apiError(404, 'Not Found');
+  }
+
+  private onCollection(kind: Kind, method: string, raw: string): Reply {
+    if (method === 'GET') return reply(200, [...this.layer('loaded', kind).values()]);
+    if (method === 'POST') return this.write(kind, undefined, raw);
+    return apiError(405, 'Method not supported');
+  }
+
+  private onItem(kind: Kind, id: string, method: string, raw: string): Reply {
+    if (method === 'GET') return this.getOne(kind, id);
+    if (method === 'PUT') return this.put(kind, id, raw);
+    if (method === 'DELETE') return this.remove(kind, id);
+    return apiError(405, 'Method not supported');
+  }
+
+  private getOne(kind: Kind, id: string): Reply {
+    const found = this.layer('loaded', kind).get(id);
+    return found ? reply(200, found) : apiError(404, KINDS[kind].notFound);
+  }
+
+  private put(kind: Kind, id: string, raw: string): Reply {
+    if (kind === 'api' && !this.layer('loaded', kind).has(id)) return apiError(404, KINDS[kind].notFound);
+    return this.write(kind, id, raw);
+  }
+
+  /** POST (pathId undefined) or PUT: decode, check, write the file. */
+  private write(kind: Kind, pathId: string | undefined, raw: string): Reply {
+    const decoded = decodeBody(kind, raw);
+    if (!decoded.ok) return apiError(400, 'Request malformed');
+    const def = decoded.value;
+    const { idField, mismatch } = KINDS[kind];
+    if (pathId !== undefined && str(def[idField]) !== pathId) return apiError(400, mismatch);
+    const invalid = kind === 'api' ? validateApi(def) : undefined;
+    if (invalid !== undefined) return apiError(400, invalid);
+    const id = str(def[idField]) || (kind === 'api' ? newHex(16) : newObjectId());
+    def[idField] = id;
+    this.layer('files', kind).set(id, def);
+    return modified(id, pathId === undefined ? 'added' : 'modified');
+  }
+
+  private remove(kind: Kind, id: string): Reply {
+    const files = this.layer('files', kind);
+    if (!this.legacyDelete && !this.layer('loaded', kind).has(id)) return apiError(404, KINDS[kind].notFound);
+    if (!files.delete(id)) return apiError(500, 'Delete failed');
+    return modified(id, 'deleted');
+  }
+
+  private async onReload(method: string, group: boolean, block: boolean): Promise<Reply> {
+    if (method !== 'GET') return apiError(405, 'Method not supported');
+    const applied = this.requestReload(group);
+    if (block && applied) await applied;
+    return reply(200, { status: 'ok', message: '' });
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.cancelReloads();
+    for (const t of this.sleepTimers) clearTimeout(t);
+    this.sleepTimers.clear();
+    for (const res of this.hung) res.socket?.destroy();
+    this.hung.clear();
+    this.server.closeAllConnections();
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  }
+}
+
+function faultReply(f: FaultSpec, status: number): Reply {
+  const headers = f.headers ?? {};
+  if (f.body === undefined) return { ...apiError(status, 'injected fault'), headers };
+  return { status, body: f.body, raw: typeof f.body === 'string', headers };
+}
+
+function kindOf(segment: string | undefined): Kind {
+  return segment === 'apis' ? 'api' : 'policy';
+}
+
+function copyMap(m: Map<string, JsonObject>): Map<string, JsonObject> {
+  return new Map([...m].map(([k, v]) => [k, clone(v)]));
+}
+
+function edit(m: Map<string, JsonObject>, kind: Kind, id: string, mutate: Mutator): void {
+  const current = m.get(id);
+  if (current === undefined) throw new Error(`fake tyk: no ${kind} ${id} to edit`);
+  const next = mutate(current);
+  if (next !== undefined) m.set(id, next);
+}
+
+function facade(fake: FakeTyk, url: string): FakeTykGateway {
+  return {
+    url,
+    secret: fake.secret,
+    close: () => fake.close(),
+    restart: (options) => fake.restart(options),
+    loaded: (kind) => copyMap(fake.layer('loaded', kind)),
+    files: (kind) => copyMap(fake.layer('files', kind)),
+    reloadNow: () => fake.applyReload(),
+    get reloads() {
+      return { ...fake.counts };
+    },
+    dropReloads: (n) => fake.dropReloads(n),
+    waitForReloads: () => fake.waitForReloads(),
+    editLoaded: (kind, id, mutate) => edit(fake.layer('loaded', kind), kind, id, mutate),
+    editFile: (kind, id, mutate) => edit(fake.layer('files', kind), kind, id, mutate),
+    removeLoaded: (kind, id) => fake.layer('loaded', kind).delete(id),
+    removeFile: (kind, id) => fake.layer('files', kind).delete(id),
+    inject: (spec) => fake.inject(spec),
+    clearFaults: () => fake.clearFaults(),
+    get calls() {
+      return fake.callLog.map((c) => ({ ...c }));
+    },
+    count: (method, path) => fake.count(method, path),
+    writes: () => fake.writes(),
+    resetCalls: () => {
+      fake.callLog = [];
+    },
+  };
+}
+
+/** Start a fake Tyk Gateway on 127.0.0.1 (a free port). */
+export async function startFakeTykGateway(options: FakeTykOptions = {}): Promise<FakeTykGateway> {
+  const fake = new FakeTyk(options);
+  await new Promise<void>((resolve, reject) => {
+    fake.server.once('error', reject);
+    fake.server.listen(0, '127.0.0.1', () => resolve());
+  });
+  const { port } = fake.server.address() as AddressInfo;
+  return facade(fake, `http://127.0.0.1:${port}`);
+}

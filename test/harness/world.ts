@@ -1,0 +1,180 @@
+/**
+ * A whole world for integration and end-to-end tests: the loopback Kubernetes API server and
+ * Tyk gateway fakes, a real Redis, and the service built from real parts (KubeConfig from the
+ * fake's kubeconfig → our KubeClient; our TykGatewayClient; RedisStore) behind the real
+ * fastify app, driven through `app.inject`.
+ *
+ * The test side changes the cluster with the real @kubernetes/client-node CustomObjectsApi,
+ * over HTTP, so the same steps work against a real API server.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
+import type { FastifyInstance } from 'fastify';
+import type { Clock } from '../../lib/clock.js';
+import { loadConfig } from '../../lib/config.js';
+import type { KubeObject } from '../../lib/kube/types.js';
+import { silentLogger } from '../../lib/log.js';
+import type { RunReport, RunSettings } from '../../lib/reconcile/run.js';
+import { buildApp } from '../../lib/server.js';
+import { createService, type Service } from '../../lib/service.js';
+import { RedisStore } from '../../lib/store/redis.js';
+import { Redis } from 'ioredis';
+import { type FakeKubeApiServer, startFakeKubeApiServer } from '../fakes/kube-apiserver.js';
+import { type FakeTykGateway, type FakeTykOptions, startFakeTykGateway } from '../fakes/tyk-gateway.js';
+import { startRedis, type TestRedis } from './redis.js';
+
+export const WEBHOOK_TOKEN = 'test-webhook-token-0123456789';
+export const RESYNC_TOKEN = 'test-resync-token-0123456789';
+export const GROUP = { group: 'tyk.tyk.io', version: 'v1alpha1', plural: 'apidefinitions' };
+
+/** Real time for sleeping, with a movable "now": backoff and retry times without waiting. */
+export class OffsetClock implements Clock {
+  private offset = 0;
+  now(): number {
+    return Date.now() + this.offset;
+  }
+  sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => setTimeout(resolve, ms));
+  }
+  advance(ms: number): void {
+    this.offset += ms;
+  }
+}
+
+export interface WorldOptions {
+  env?: Record<string, string>;
+  tyk?: FakeTykOptions;
+  settings?: Partial<RunSettings>;
+}
+
+export interface Response<T = unknown> {
+  statusCode: number;
+  body: T;
+}
+
+export class World {
+  readonly api: CustomObjectsApi;
+
+  constructor(
+    readonly clock: OffsetClock,
+    readonly kube: FakeKubeApiServer,
+    readonly tyk: FakeTykGateway,
+    readonly redis: TestRedis,
+    readonly svc: Service,
+    readonly app: FastifyInstance,
+    readonly kubeconfigPath: string,
+    private readonly cleanup: () => Promise<void>,
+  ) {
+    const kc = new KubeConfig();
+    kc.loadFromFile(kubeconfigPath);
+    this.api = kc.makeApiClient(CustomObjectsApi);
+  }
+
+  // ── the cluster, as a user changes it ──
+
+  async create(obj: KubeObject): Promise<KubeObject> {
+    const namespace = obj.metadata.namespace ?? 'default';
+    return (await this.api.createNamespacedCustomObject({ ...GROUP, namespace, body: obj })) as KubeObject;
+  }
+
+  async get(name: string, namespace = 'default'): Promise<KubeObject | undefined> {
+    return this.kube.getObject('apidefinitions', namespace, name) as KubeObject | undefined;
+  }
+
+  /** Replaces the spec (read-modify-write with resourceVersion, as kubectl does). */
+  async updateSpec(name: string, change: (spec: Record<string, unknown>) => Record<string, unknown>, namespace = 'default'): Promise<KubeObject> {
+    const current = (await this.api.getNamespacedCustomObject({ ...GROUP, namespace, name })) as KubeObject;
+    const body = { ...current, spec: change(structuredClone(current.spec ?? {})) };
+    return (await this.api.replaceNamespacedCustomObject({ ...GROUP, namespace, name, body })) as KubeObject;
+  }
+
+  async delete(name: string, namespace = 'default'): Promise<void> {
+    await this.api.deleteNamespacedCustomObject({ ...GROUP, namespace, name });
+  }
+
+  // ── the triggers, through HTTP ──
+
+  async inject<T = unknown>(method: 'GET' | 'POST', url: string, payload?: string, headers: Record<string, string> = {}): Promise<Response<T>> {
+    const res = await this.app.inject({ method, url, payload, headers: { 'content-type': 'application/json', ...headers } });
+    return { statusCode: res.statusCode, body: res.body === '' ? (undefined as T) : (res.json() as T) };
+  }
+
+  /** POST /webhooks/watch with the given events (objects, or a preformatted body). */
+  async watch(events: unknown, token = WEBHOOK_TOKEN): Promise<Response<{ accepted: number; report: RunReport | null }>> {
+    const body = typeof events === 'string' ? events : JSON.stringify(events);
+    return this.inject('POST', '/webhooks/watch', body, { authorization: `Bearer ${token}` });
+  }
+
+  /** A watch event for the object as it now is in the cluster. */
+  async announce(type: 'ADDED' | 'MODIFIED' | 'DELETED', name: string, namespace = 'default'): Promise<RunReport> {
+    const object = (await this.get(name, namespace)) ?? { apiVersion: 'tyk.tyk.io/v1alpha1', kind: 'ApiDefinition', metadata: { name, namespace } };
+    const res = await this.watch({ type, object });
+    if (res.statusCode !== 200 || !res.body.report) throw new Error(`watch webhook answered ${res.statusCode}: ${JSON.stringify(res.body)}`);
+    return res.body.report;
+  }
+
+  async audit(eventList: unknown, token = WEBHOOK_TOKEN): Promise<Response<{ accepted: number; report: RunReport | null }>> {
+    return this.inject('POST', '/webhooks/audit', JSON.stringify(eventList), { authorization: `Bearer ${token}` });
+  }
+
+  async resync(params: Record<string, unknown> = {}, token = RESYNC_TOKEN): Promise<Response<RunReport>> {
+    return this.inject('POST', '/resync', JSON.stringify(params), { authorization: `Bearer ${token}` });
+  }
+
+  /** One scheduled run, as node-cron or EventBridge would start it. */
+  tick(): Promise<RunReport> {
+    return this.svc.run({ trigger: 'schedule', scope: { all: true } });
+  }
+
+  // ── assertions' helpers ──
+
+  gatewayApi(id: string): Record<string, unknown> | undefined {
+    return this.tyk.loaded('api').get(id) as Record<string, unknown> | undefined;
+  }
+
+  statusPatches(): number {
+    return this.kube.count('PATCH', /\/status$/);
+  }
+
+  resetCounts(): void {
+    this.kube.resetCalls();
+    this.tyk.resetCalls();
+  }
+
+  close(): Promise<void> {
+    return this.cleanup();
+  }
+}
+
+export async function startWorld(options: WorldOptions = {}): Promise<World> {
+  const [kube, tyk, redis] = await Promise.all([startFakeKubeApiServer(), startFakeTykGateway(options.tyk), startRedis()]);
+  const dir = await mkdtemp(join(tmpdir(), 'gr-world-'));
+  const kubeconfigPath = await kube.writeKubeconfig(dir);
+  const env = {
+    KUBECONFIG: kubeconfigPath,
+    TYK_URL: tyk.url,
+    TYK_AUTH: tyk.secret,
+    WEBHOOK_TOKEN,
+    RESYNC_TOKEN,
+    ...options.env,
+  };
+  const config = loadConfig(env);
+  const client = new Redis(redis.url, { maxRetriesPerRequest: 1 });
+  const store = new RedisStore({ redis: client, prefix: `test:${Math.random().toString(36).slice(2)}:` });
+  const clock = new OffsetClock();
+  const svc = createService(config, env, {
+    store,
+    clock,
+    log: silentLogger,
+    settings: { settle: { budgetMs: 3_000, initialDelayMs: 15, maxDelayMs: 200, reloadEveryMs: 150 }, ...options.settings },
+  });
+  const app = buildApp(svc);
+  return new World(clock, kube, tyk, redis, svc, app, kubeconfigPath, async () => {
+    await app.close();
+    await svc.close();
+    await Promise.allSettled([kube.close(), tyk.close(), redis.owned ? redis.stop() : Promise.resolve()]);
+    await rm(dir, { recursive: true, force: true });
+  });
+}
