@@ -86,7 +86,12 @@ let lambdaService: Promise<Service> | undefined;
 
 /** The process-wide service of a Lambda container, built from the environment on first use. */
 export function lambdaServiceFromEnv(): Promise<Service> {
-  lambdaService ??= Promise.resolve().then(() => createService(loadConfig(process.env), process.env));
+  lambdaService ??= Promise.resolve().then(() => {
+    const config = loadConfig(process.env);
+    // concurrent Lambda containers share nothing: records and locks must live in Redis
+    if (!config.redisUrl) throw new ConfigError([{ setting: 'REDIS_URL', message: 'is required on AWS Lambda (containers share no memory)' }]);
+    return createService(config, process.env);
+  });
   lambdaService.catch(() => {
     lambdaService = undefined;
   });

@@ -25,6 +25,8 @@ export interface Config {
   port: number;
   host: string;
   logLevel: string;
+  /** timeout of every call to the API server and the gateway */
+  httpTimeoutMs: number;
 }
 
 export const DEFAULT_SCHEDULE = '*/5 * * * *';
@@ -102,6 +104,14 @@ function port(env: Env, problems: Problems): number {
   return n;
 }
 
+function timeoutMs(env: Env, problems: Problems): number {
+  const v = value(env, 'HTTP_TIMEOUT_MS');
+  if (v === undefined) return 10_000;
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 100 || n > 120_000) problems.add('HTTP_TIMEOUT_MS', `must be milliseconds from 100 to 120000, got "${v}"`);
+  return n;
+}
+
 function tokens(env: Env, name: string, problems: Problems): string[] {
   const t = list(env, name);
   if (t.some((x) => x.length < 16)) problems.add(name, 'each token must be at least 16 characters');
@@ -140,6 +150,7 @@ export function loadConfig(env: Env): Config {
     port: port(env, problems),
     host: value(env, 'HOST') ?? '0.0.0.0',
     logLevel,
+    httpTimeoutMs: timeoutMs(env, problems),
   };
   if (problems.list.length > 0) throw new ConfigError(problems.list);
   return config;

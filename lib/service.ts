@@ -103,13 +103,13 @@ export function createService(config: Config, env: Record<string, string | undef
   const closers: (() => Promise<void>)[] = [...(parts.closers ?? [])];
   let kube = parts.kube;
   if (!kube) {
-    const client = new KubeClient(loadKubeConfig(config, env));
+    const client = new KubeClient(loadKubeConfig(config, env), { timeoutMs: config.httpTimeoutMs });
     closers.push(() => client.close());
     kube = client;
   }
   let gateway = parts.gateway;
   if (!gateway) {
-    const client = new TykGatewayClient({ name: 'default', url: config.tyk.url, secret: config.tyk.auth, insecureSkipVerify: config.tyk.insecureSkipVerify });
+    const client = new TykGatewayClient({ name: 'default', url: config.tyk.url, secret: config.tyk.auth, insecureSkipVerify: config.tyk.insecureSkipVerify, timeoutMs: config.httpTimeoutMs });
     closers.push(() => client.close());
     gateway = client;
   }

@@ -62,7 +62,7 @@ export interface RunSettings {
 
 export const DEFAULT_RUN_SETTINGS: RunSettings = {
   concurrency: 8,
-  lockTtlMs: 5 * 60_000,
+  lockTtlMs: 10 * 60_000,
   getThreshold: 20,
   settle: { budgetMs: 20_000, initialDelayMs: 250, maxDelayMs: 4_000, reloadEveryMs: 3_000 },
   maxDirtyPasses: 5,
@@ -413,7 +413,8 @@ async function processLocked(ctx: RunContext, held: Held[]): Promise<ObjectRepor
       await Promise.allSettled(batch.map((h) => ctx.deps.store.forceRelease(h.item.key, h.token)));
       throw err;
     }
-    for (const h of batch) out.set(h.item.key, h.item.report as ObjectReport);
+    // a dirty re-run that found nothing to do does not hide what the first pass did
+    for (const h of batch) if (!out.has(h.item.key) || h.item.report?.action !== 'NOOP') out.set(h.item.key, h.item.report as ObjectReport);
     const again: Held[] = [];
     await mapLimit(batch, ctx.deps.settings.concurrency, async (h) => {
       if (pass + 1 >= ctx.deps.settings.maxDirtyPasses) {

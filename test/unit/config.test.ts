@@ -26,6 +26,9 @@ t.test('defaults', async (t) => {
   t.equal(c.watchNamespaces, undefined);
   t.equal(c.redisUrl, undefined);
   t.equal(c.tyk.insecureSkipVerify, false);
+  t.equal(c.httpTimeoutMs, 10_000);
+  t.equal(loadConfig({ ...base, HTTP_TIMEOUT_MS: '250' }).httpTimeoutMs, 250);
+  t.match(problems({ ...base, HTTP_TIMEOUT_MS: '5' }), [/HTTP_TIMEOUT_MS: must be milliseconds/]);
 });
 
 t.test('lists and flags', async (t) => {

@@ -1,0 +1,95 @@
+/**
+ * The self-hosted process (lib/main.ts, what `npm start` runs), as a child process:
+ * bad settings → one line each naming the setting, exit 2, no stack trace;
+ * good settings → it serves, and the node-cron schedule reconciles on its own.
+ */
+import { spawn } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import t from 'tap';
+import { apiDefinition } from '../fixtures/builders.js';
+import { startFakeKubeApiServer } from '../fakes/kube-apiserver.js';
+import { startFakeTykGateway } from '../fakes/tyk-gateway.js';
+import { freePort } from '../harness/redis.js';
+
+const MAIN = new URL('../../lib/main.ts', import.meta.url).pathname;
+const TOKEN = 'main-test-token-0123456789';
+
+interface Proc {
+  code: Promise<number | null>;
+  out: () => string;
+  err: () => string;
+  kill: () => void;
+}
+
+function start(env: Record<string, string>): Proc {
+  const child = spawn(process.execPath, ['--import', 'tsx', MAIN], {
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  let err = '';
+  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+  const code = new Promise<number | null>((resolve) => child.on('exit', (c) => resolve(c)));
+  return { code, out: () => out, err: () => err, kill: () => child.kill('SIGTERM') };
+}
+
+t.test('a missing setting: one line naming it, exit 2', async (t) => {
+  const p = start({ TYK_AUTH: 'secret-value-xyz', WEBHOOK_TOKEN: TOKEN, RESYNC_TOKEN: TOKEN });
+  t.equal(await p.code, 2);
+  t.equal(p.err(), 'gateway-reconciler: TYK_URL: is required (the gateway admin URL, e.g. http://tyk-gateway:8080)\n');
+  t.equal(p.out(), '');
+});
+
+t.test('malformed settings: one line each, no secret, no stack', async (t) => {
+  const p = start({ TYK_URL: 'http://tyk', TYK_AUTH: 'secret-value-xyz', WEBHOOK_TOKEN: 'short-secret', RESYNC_TOKEN: TOKEN, PORT: 'eighty' });
+  t.equal(await p.code, 2);
+  const lines = p.err().trim().split('\n');
+  t.same(lines.map((l) => l.split(':')[1]?.trim()), ['WEBHOOK_TOKEN', 'PORT']);
+  t.notMatch(p.err(), /short-secret|secret-value-xyz|at .*\.ts/);
+});
+
+t.test('no kubeconfig and not in a cluster: one line naming KUBECONFIG', async (t) => {
+  const p = start({ TYK_URL: 'http://tyk', TYK_AUTH: 'k', ALLOW_UNAUTHENTICATED: 'true' });
+  t.equal(await p.code, 2);
+  t.match(p.err(), /^gateway-reconciler: KUBECONFIG: .*not running in a cluster\n$/);
+});
+
+t.test('with everything set it serves, and the schedule reconciles', async (t) => {
+  const kube = await startFakeKubeApiServer();
+  const tyk = await startFakeTykGateway();
+  const dir = await mkdtemp(join(tmpdir(), 'gr-main-'));
+  t.teardown(async () => {
+    await Promise.all([kube.close(), tyk.close()]);
+    await rm(dir, { recursive: true, force: true });
+  });
+  kube.put(apiDefinition('scheduled').build());
+  const port = await freePort();
+  const p = start({
+    KUBECONFIG: await kube.writeKubeconfig(dir),
+    TYK_URL: tyk.url,
+    TYK_AUTH: tyk.secret,
+    WEBHOOK_TOKEN: TOKEN,
+    RESYNC_TOKEN: TOKEN,
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    RESYNC_SCHEDULE: '* * * * * *',
+    LOG_LEVEL: 'info',
+  });
+  t.teardown(() => p.kill());
+  const id = Buffer.from('default/scheduled').toString('base64url');
+  const deadline = Date.now() + 15_000;
+  while (!tyk.loaded('api').has(id) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+  t.ok(tyk.loaded('api').has(id), 'the scheduled run created the API');
+  const health = await fetch(`http://127.0.0.1:${port}/healthz`);
+  t.equal(health.status, 200);
+  const resync = await fetch(`http://127.0.0.1:${port}/resync`, { method: 'POST', headers: { authorization: `Bearer ${TOKEN}` } });
+  t.equal(resync.status, 200);
+  p.kill();
+  t.equal(await p.code, 0, 'SIGTERM stops it cleanly');
+  t.match(p.out(), /"msg":"listening"/);
+  t.match(p.out(), /REDIS_URL is not set/, 'says it runs with the in-process store');
+  t.notMatch(p.out() + p.err(), new RegExp(`${tyk.secret}|${TOKEN}`), 'no secret in the logs');
+});
