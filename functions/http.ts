@@ -98,6 +98,13 @@ export function lambdaServiceFromEnv(): Promise<Service> {
   return lambdaService;
 }
 
+/** Closes the container's service (its Redis connection and HTTP agents); for tests and shutdown hooks. */
+export async function closeLambdaService(): Promise<void> {
+  const svc = lambdaService;
+  lambdaService = undefined;
+  await (await svc?.catch(() => undefined))?.close();
+}
+
 export function fromApiGatewayV2(event: ApiGatewayV2Event): HttpInput {
   const headers: Record<string, string | undefined> = {};
   for (const [k, v] of Object.entries(event.headers ?? {})) headers[k.toLowerCase()] = v;

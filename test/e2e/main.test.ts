@@ -25,7 +25,9 @@ interface Proc {
 
 function start(env: Record<string, string>): Proc {
   const child = spawn(process.execPath, ['--import', 'tsx', MAIN], {
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...env },
+    // The child runs through tsx, whose source maps differ from the test runner's loader:
+    // its coverage would corrupt the merged report, so it records none.
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', _TAPJS_PROCESSINFO_COV_EXCLUDE_: '/./', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
