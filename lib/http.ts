@@ -35,7 +35,27 @@ export class TransportError extends Error {
   }
 }
 
+/**
+ * One request; a connection reset before any answer (a pooled keep-alive socket the server
+ * had already closed) is retried once on a fresh connection. Every call this project makes is
+ * safe to repeat: reads, upserts, deletes, merge patches, and resourceVersion-guarded patches.
+ */
 export async function httpRequest(req: HttpRequest): Promise<HttpResponse> {
+  try {
+    return await attempt(req);
+  } catch (err) {
+    if (err instanceof TransportError && !err.timedOut && isReset(err.cause)) return attempt(req);
+    throw err;
+  }
+}
+
+function isReset(err: unknown): boolean {
+  const e = err as { code?: string; cause?: { code?: string } } | null;
+  const code = e?.code ?? e?.cause?.code;
+  return code === 'ECONNRESET' || code === 'UND_ERR_SOCKET' || code === 'EPIPE';
+}
+
+async function attempt(req: HttpRequest): Promise<HttpResponse> {
   const headers: Record<string, string> = { accept: 'application/json', ...req.headers };
   let body: string | undefined;
   if (req.body !== undefined) {

@@ -5,17 +5,38 @@
 import { createHash } from 'node:crypto';
 
 export function canonicalJson(value: unknown): string {
+  const out: string[] = [];
+  write(value, out);
+  return out.join('');
+}
+
+function write(value: unknown, out: string[]): void {
   if (value === null || typeof value !== 'object') {
-    return JSON.stringify(value) ?? 'null';
+    out.push(JSON.stringify(value) ?? 'null');
+    return;
   }
   if (Array.isArray(value)) {
-    return `[${value.map((v) => canonicalJson(v === undefined ? null : v)).join(',')}]`;
+    out.push('[');
+    for (let i = 0; i < value.length; i++) {
+      if (i > 0) out.push(',');
+      write(value[i] === undefined ? null : value[i], out);
+    }
+    out.push(']');
+    return;
   }
-  const entries = Object.keys(value as Record<string, unknown>)
-    .sort()
-    .filter((k) => (value as Record<string, unknown>)[k] !== undefined)
-    .map((k) => `${JSON.stringify(k)}:${canonicalJson((value as Record<string, unknown>)[k])}`);
-  return `{${entries.join(',')}}`;
+  const obj = value as Record<string, unknown>;
+  const keys = Object.keys(obj).sort();
+  out.push('{');
+  let first = true;
+  for (const k of keys) {
+    const v = obj[k];
+    if (v === undefined) continue;
+    if (!first) out.push(',');
+    first = false;
+    out.push(JSON.stringify(k), ':');
+    write(v, out);
+  }
+  out.push('}');
 }
 
 /** sha256 of the canonical JSON, hex, 32 characters (128 bits). */

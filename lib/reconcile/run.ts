@@ -205,12 +205,12 @@ export async function runReconcile(deps: RunDeps, request: RunRequest): Promise<
   }
 
   const actionable = items.filter((i) => i.readError === undefined && i.plan?.action !== 'NOOP');
-  const quiet = items.filter((i) => !actionable.includes(i));
+  const quiet = items.filter((i) => i.readError !== undefined || i.plan?.action === 'NOOP');
   await mapLimit(quiet, deps.settings.concurrency, (item) => finishQuiet(ctx, item));
-  reports.push(...quiet.map((i) => i.report ?? reportFor(ctx, i, 'unchanged')));
+  for (const i of quiet) reports.push(i.report ?? reportFor(ctx, i, 'unchanged'));
 
   const locked = await lockAll(ctx, actionable, reports);
-  reports.push(...(await processLocked(ctx, locked)));
+  for (const r of await processLocked(ctx, locked)) reports.push(r);
   return finish(ctx, reports);
 }
 
@@ -443,19 +443,40 @@ async function applyAndSettle(ctx: RunContext, items: Item[]): Promise<void> {
 
 /** Under the lock: the object, its record and its gateway object may have changed since load. */
 async function reread(ctx: RunContext, items: Item[]): Promise<void> {
-  await mapLimit(items, ctx.deps.settings.concurrency, async (item) => {
-    item.readError = undefined;
-    try {
-      item.obj = await ctx.deps.kube.get(ctx.kind, item.ref.namespace, item.ref.name);
-    } catch (err) {
-      item.readError = err;
-    }
-  });
+  if (items.length > ctx.deps.settings.getThreshold) await relist(ctx, items);
+  else {
+    await mapLimit(items, ctx.deps.settings.concurrency, async (item) => {
+      item.readError = undefined;
+      try {
+        item.obj = await ctx.deps.kube.get(ctx.kind, item.ref.namespace, item.ref.name);
+      } catch (err) {
+        item.readError = err;
+      }
+    });
+  }
   const ok = items.filter((i) => i.readError === undefined);
   await loadRecords(ctx, ok);
   for (const item of ok) computeDesired(ctx, item);
   await loadObserved(ctx, ok);
   for (const item of items) planItem(ctx, item);
+}
+
+/** Many objects: re-read them with one (paginated) LIST per namespace instead of a GET each. */
+async function relist(ctx: RunContext, items: Item[]): Promise<void> {
+  const byNamespace = new Map<string, Item[]>();
+  for (const item of items) byNamespace.set(item.ref.namespace, [...(byNamespace.get(item.ref.namespace) ?? []), item]);
+  for (const [namespace, group] of byNamespace) {
+    try {
+      const current = new Map((await ctx.deps.kube.list(ctx.kind, namespace)).map((o) => [o.metadata.name, o]));
+      // the list is complete (or it threw), so an object it lacks is confirmed gone
+      for (const item of group) {
+        item.readError = undefined;
+        item.obj = current.get(item.ref.name) ?? null;
+      }
+    } catch (err) {
+      for (const item of group) item.readError = err;
+    }
+  }
 }
 
 // ───────────────────────────── apply ─────────────────────────────
@@ -624,7 +645,7 @@ async function finishUpsert(ctx: RunContext, item: Item): Promise<void> {
     result = 'pending';
   } else {
     const diffs = sentFieldDifferences(item.body, item.observedBody);
-    const observedHash = hashOf(item.observedBody);
+    const observedHash = item.observed?.hash ?? hashOf(item.observedBody);
     record =
       diffs.length === 0
         ? newRecord(ctx, item, 'synced', { observedHash })

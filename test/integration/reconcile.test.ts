@@ -110,7 +110,8 @@ t.test('gateway-side edits and deletions are undone by the next tick with one wr
 });
 
 t.test('a gateway that lost everything gets it all back from one tick, with one reload', async (t) => {
-  const w = await world(t);
+  // above getThreshold, objects are re-read under their locks by LIST, not one GET each
+  const w = await world(t, { settings: { getThreshold: 3 } });
   const names = ['a', 'b', 'c', 'd', 'e', 'f'];
   for (const n of names) await w.create(apiDefinition(n).build());
   const first = await w.tick();
@@ -125,6 +126,8 @@ t.test('a gateway that lost everything gets it all back from one tick, with one 
   t.equal(w.tyk.loaded('api').size, names.length, 'all back');
   t.equal(w.tyk.writes(), names.length, 'one write each');
   t.equal(w.tyk.count('GET', '/tyk/reload/group'), 1, 'one reload');
+  t.equal(w.kube.count('GET', /\/apidefinitions\/[^/]+$/), 0, 'no API-server GET per object');
+  t.equal(w.tyk.count('GET', /^\/tyk\/apis\/./), 0, 'no gateway GET per object');
   for (const n of names) t.match(obj(report, n), { reason: 'missing on gateway', result: 'synced' });
 });
 
@@ -207,7 +210,8 @@ t.test('gateway 500 or a dropped connection: Failed status, reported, others syn
   const id500 = Buffer.from('default/bad500').toString('base64url');
   const idDrop = Buffer.from('default/dropped').toString('base64url');
   w.tyk.inject({ method: 'POST', path: '/tyk/apis', match: (c) => (c.body as { api_id?: string })?.api_id === id500, status: 500, body: { status: 'error', message: 'file object creation failed, write error' } });
-  w.tyk.inject({ method: 'POST', path: '/tyk/apis', match: (c) => (c.body as { api_id?: string })?.api_id === idDrop, drop: true });
+  // a connection dropped twice in a row (one reset is retried on a fresh connection)
+  w.tyk.inject({ method: 'POST', path: '/tyk/apis', match: (c) => (c.body as { api_id?: string })?.api_id === idDrop, drop: true, times: 2 });
   const report = await w.tick();
   t.match(obj(report, 'good'), { result: 'synced' });
   t.match(obj(report, 'bad500'), { result: 'failed', code: 'GATEWAY_API_ERROR', error: /500 file object creation failed/ });
@@ -226,6 +230,16 @@ t.test('gateway 500 or a dropped connection: Failed status, reported, others syn
   t.equal(w.tyk.writes(), 2);
   t.match((await w.get('bad500'))?.status, { latestTransaction: { status: 'Successful' } });
   t.notOk(((await w.get('bad500'))?.status?.latestTransaction as Record<string, unknown>).error, 'error cleared');
+});
+
+t.test('one reset connection (a stale keep-alive socket) is retried, not a failure', async (t) => {
+  const w = await world(t);
+  await w.create(apiDefinition('httpbin').build());
+  const fault = w.tyk.inject({ method: 'POST', path: '/tyk/apis', drop: true });
+  const report = await w.announce('ADDED', 'httpbin');
+  t.equal(fault.fired, 1);
+  t.match(obj(report, 'httpbin'), { result: 'synced' });
+  t.equal(w.tyk.count('POST', '/tyk/apis'), 2);
 });
 
 t.test('an invalid spec is Failed with the gateway message and retried only when the spec changes', async (t) => {
