@@ -37,6 +37,7 @@ export class MemoryStore implements Store {
   private readonly locks = new Map<string, Lock>();
   /** key → expiry (epoch ms) */
   private readonly dirty = new Map<string, number>();
+  private readonly seen = new Map<string, number>();
   private closed = false;
 
   constructor(options: MemoryStoreOptions = {}) {
@@ -111,6 +112,18 @@ export class MemoryStore implements Store {
     const mark = this.liveDirty(key, now);
     if (mark !== undefined && mark < now + 2 * ttlMs) this.dirty.set(key, now + 2 * ttlMs);
     return true;
+  }
+
+  async markSeen(ids: readonly string[], ttlMs: number): Promise<boolean[]> {
+    this.assertOpen('markSeen');
+    const now = this.clock.now();
+    if (this.seen.size > 10_000) for (const [id, at] of this.seen) if (at < now) this.seen.delete(id);
+    return ids.map((id) => {
+      const expiresAt = this.seen.get(id);
+      if (expiresAt !== undefined && now <= expiresAt) return false;
+      this.seen.set(id, now + ttlMs);
+      return true;
+    });
   }
 
   async ping(): Promise<void> {

@@ -184,6 +184,19 @@ export class RedisStore implements Store {
     return this.run('extend', async () => (await this.scripts.grExtend(this.lockKey(key), this.dirtyKey(key), token, ttlMs)) === 1);
   }
 
+  markSeen(ids: readonly string[], ttlMs: number): Promise<boolean[]> {
+    return this.run('markSeen', async () => {
+      if (ids.length === 0) return [];
+      const pipeline = this.redis.pipeline();
+      for (const id of ids) pipeline.set(this.seenKey(id), '1', 'PX', ttlMs, 'NX');
+      const results = (await pipeline.exec()) ?? [];
+      return results.map(([err, reply]) => {
+        if (err) throw err;
+        return reply === 'OK';
+      });
+    });
+  }
+
   ping(): Promise<void> {
     return this.run('ping', async () => {
       await this.redis.ping();
@@ -246,6 +259,10 @@ export class RedisStore implements Store {
 
   private dirtyKey(key: string): string {
     return `${this.prefix}dirty:${key}`;
+  }
+
+  private seenKey(id: string): string {
+    return `${this.prefix}seen:${id}`;
   }
 }
 

@@ -16,6 +16,9 @@
  *   or reports the lock is no longer ours ("lost"). Together these make an event that
  *   arrives while its object is being reconciled impossible to lose.
  * - locks expire after their ttl, so a crashed holder blocks nobody for longer than that.
+ * - markSeen(ids, ttl) marks each id and says which were new, atomically per id, in one round
+ *   trip: of two concurrent callers marking the same id, exactly one sees it as new. Marks
+ *   expire after ttl (used to drop webhook deliveries a sender repeats).
  * Throws StoreUnavailableError when the backing store cannot be reached.
  */
 
@@ -67,6 +70,8 @@ export interface Store {
   release(key: string, token: string): Promise<ReleaseOutcome>;
   /** Releases regardless of dirty marks (used when giving up); true if it was ours. */
   forceRelease(key: string, token: string): Promise<boolean>;
+  /** Marks each id as seen for ttlMs; true for the ids that were not marked already. */
+  markSeen(ids: readonly string[], ttlMs: number): Promise<boolean[]>;
   /** Extends a held lock; false if it is no longer ours. */
   extend(key: string, token: string, ttlMs: number): Promise<boolean>;
   ping(): Promise<void>;

@@ -263,6 +263,17 @@ function storeContract(t: Test, makeStore: MakeStore): void {
     t.equal(await store.release('k', 'A'), 'released');
   });
 
+  t.test('markSeen: new ids once, repeats within the ttl not, again after it', async (t) => {
+    const { store, pass } = await makeStore(t);
+    t.same(await store.markSeen([], 1000), []);
+    t.same(await store.markSeen(['a', 'b'], 100), [true, true]);
+    t.same(await store.markSeen(['b', 'c', 'a'], 100), [false, true, false]);
+    await pass(150);
+    t.same(await store.markSeen(['a'], 100), [true], 'a mark expires after its ttl');
+    const concurrent = await Promise.all(Array.from({ length: 10 }, () => store.markSeen(['x'], 10_000)));
+    t.equal(concurrent.filter(([fresh]) => fresh).length, 1, 'exactly one concurrent caller sees it as new');
+  });
+
   t.test('20 concurrent lock() calls: exactly one acquires', async (t) => {
     const { store } = await makeStore(t);
     const tokens = Array.from({ length: 20 }, (_, i) => `token-${i}`);
@@ -312,6 +323,7 @@ t.test('MemoryStore', async (t) => {
     await assertUnavailable(t, store.release('k', 'A'), 'release');
     await assertUnavailable(t, store.forceRelease('k', 'A'), 'forceRelease');
     await assertUnavailable(t, store.extend('k', 'A', 1), 'extend');
+    await assertUnavailable(t, store.markSeen(['x'], 1), 'markSeen');
   });
 });
 

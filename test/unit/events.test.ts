@@ -33,9 +33,9 @@ t.test('watch: malformed bodies are 400s that say what is wrong', async (t) => {
   bad('', /empty body/);
   bad('{"type":"ADDED"}\nnot json', /line 2 is not JSON/);
   bad(JSON.stringify({ type: 'NOPE', object: {} }), /not a WatchEvent/);
-  bad(JSON.stringify({ type: 'ADDED' }), /metadata is missing/);
-  bad(JSON.stringify({ type: 'ADDED', object: { metadata: { name: 'x' } } }), /kind and object.apiVersion/);
-  bad(JSON.stringify({ type: 'ADDED', object: { apiVersion: 'tyk.tyk.io/v1alpha1', kind: 'ApiDefinition', metadata: { name: 'x' } } }), /namespace are required/);
+  bad(JSON.stringify({ type: 'ADDED' }), /event 1: not a WatchEvent/);
+  bad(JSON.stringify({ type: 'ADDED', object: { metadata: { name: 'x' } } }), /object with apiVersion, kind and metadata is required/);
+  bad(JSON.stringify({ type: 'ADDED', object: { apiVersion: 'tyk.tyk.io/v1alpha1', kind: 'ApiDefinition', metadata: { name: 'x' } } }), /name and namespace are required/);
   bad('[1]', /event 1: not a WatchEvent/);
 });
 
