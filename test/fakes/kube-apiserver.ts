@@ -41,6 +41,9 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
+import { countCalls, FaultBook, type FaultHandle, type FaultSpec as BaseFaultSpec, withholdResponse } from './faults.js';
+
+export type { FaultHandle } from './faults.js';
 
 // ---------------------------------------------------------------------------------------------
 // Public types
@@ -126,34 +129,8 @@ export interface FakeCall {
   status: number;
 }
 
-export interface FaultSpec {
-  /** match this HTTP method only (case-insensitive) */
-  method?: string;
-  /** match the pathname: a RegExp, or a string for an exact match */
-  path?: RegExp | string;
-  /** a further condition on the call */
-  match?: (call: FakeCall) => boolean;
-  /** answer with this status (body defaults to a Status object for the code) */
-  status?: number;
-  body?: unknown;
-  headers?: Record<string, string>;
-  /** wait this long first; alone, the request is then served normally */
-  delayMs?: number;
-  /** destroy the socket without answering */
-  drop?: boolean;
-  /** never answer (until the fake is closed) */
-  hang?: boolean;
-  /** how many matching calls it affects; default 1 (Infinity for all) */
-  times?: number;
-  /** let this many matching calls through first; default 0 */
-  afterCalls?: number;
-}
-
-export interface FaultHandle {
-  cancel(): void;
-  /** how many calls this fault has affected so far */
-  readonly fired: number;
-}
+/** A fault to inject; a `status` without `body` answers with a Status object for the code. */
+export type FaultSpec = BaseFaultSpec<FakeCall>;
 
 export interface FakeKubeApiServerOptions {
   /** the bearer token required; default random */
@@ -829,13 +806,6 @@ interface Watcher {
   timer?: NodeJS.Timeout;
 }
 
-interface FaultState {
-  readonly spec: FaultSpec;
-  seen: number;
-  fired: number;
-  cancelled: boolean;
-}
-
 interface Ctx {
   readonly req: IncomingMessage;
   readonly res: ServerResponse;
@@ -888,7 +858,7 @@ export class FakeKubeApiServer {
   private readonly listeners = new Set<WatchEventListener>();
   private readonly hung = new Set<ServerResponse>();
   private readonly delays = new Set<{ timer: NodeJS.Timeout; resolve: () => void }>();
-  private faults: FaultState[] = [];
+  private readonly faults = new FaultBook<FakeCall>();
   private readonly now: () => Date;
   private readonly contextNamespace: string;
   private rv = 0;
@@ -1101,25 +1071,16 @@ export class FakeKubeApiServer {
   // ---- faults and calls ------------------------------------------------------------------------
 
   inject(spec: FaultSpec): FaultHandle {
-    const state: FaultState = { spec, seen: 0, fired: 0, cancelled: false };
-    this.faults.push(state);
-    return {
-      cancel: () => {
-        state.cancelled = true;
-      },
-      get fired() {
-        return state.fired;
-      },
-    };
+    return this.faults.inject(spec);
   }
 
   clearFaults(): void {
-    this.faults = [];
+    this.faults.clear();
   }
 
   /** How many calls were made with this method (case-insensitive; "*" for any) and path. */
   count(method: string, path?: RegExp | string): number {
-    return this.calls.filter((c) => methodMatches(method, c.method) && pathMatches(path, c.path)).length;
+    return countCalls(this.calls, method, path);
   }
 
   resetCalls(): void {
@@ -1142,8 +1103,8 @@ export class FakeKubeApiServer {
     if (raw !== '') call.body = parseMaybeJson(raw);
     const ctx: Ctx = { req, res, call, raw };
 
-    const fault = this.takeFault(call);
-    if (fault && (await this.applyFault(ctx, fault.spec))) return;
+    const fault = this.faults.take(call);
+    if (fault && (await this.applyFault(ctx, fault))) return;
     if (this.closing) {
       res.destroy();
       return;
@@ -1672,31 +1633,16 @@ export class FakeKubeApiServer {
 
   // ---- faults -----------------------------------------------------------------------------------
 
-  private takeFault(call: FakeCall): FaultState | undefined {
-    let chosen: FaultState | undefined;
-    for (const f of this.faults) {
-      if (f.cancelled || !faultMatches(f.spec, call)) continue;
-      f.seen += 1;
-      if (!chosen && f.seen > (f.spec.afterCalls ?? 0) && f.fired < (f.spec.times ?? 1)) {
-        chosen = f;
-        f.fired += 1;
-      }
-    }
-    return chosen;
-  }
-
   /** Returns true when the fault answered (or withheld) the response. */
   private async applyFault(ctx: Ctx, spec: FaultSpec): Promise<boolean> {
-    if (spec.delayMs !== undefined && spec.delayMs > 0) await this.delay(spec.delayMs);
-    if (this.closing || spec.drop) {
-      ctx.req.socket.destroy();
-      return true;
-    }
-    if (spec.hang) {
-      this.hung.add(ctx.res);
-      ctx.res.on('close', () => this.hung.delete(ctx.res));
-      return true;
-    }
+    const transport = {
+      req: ctx.req,
+      res: ctx.res,
+      delay: (ms: number) => this.delay(ms),
+      closed: () => this.closing !== undefined,
+      hung: this.hung,
+    };
+    if (await withholdResponse(spec, transport)) return true;
     if (spec.status === undefined) return false;
     const body = spec.body === undefined ? faultStatus(spec.status) : spec.body;
     if (typeof body === 'string') this.sendText(ctx, spec.status, body, spec.headers);
@@ -1850,19 +1796,6 @@ const VERSION_INFO: Obj = {
   compiler: 'gc',
   platform: 'linux/amd64',
 };
-
-function methodMatches(want: string | undefined, method: string): boolean {
-  return want === undefined || want === '*' || want.toUpperCase() === method;
-}
-
-function pathMatches(want: RegExp | string | undefined, path: string): boolean {
-  if (want === undefined) return true;
-  return typeof want === 'string' ? want === path : want.test(path);
-}
-
-function faultMatches(spec: FaultSpec, call: FakeCall): boolean {
-  return methodMatches(spec.method, call.method) && pathMatches(spec.path, call.path) && (spec.match?.(call) ?? true);
-}
 
 function warningHeaders(warnings: readonly string[]): Record<string, string> {
   return warnings.length === 0 ? {} : { Warning: warnings.map((w) => `299 - ${JSON.stringify(w)}`).join(', ') };

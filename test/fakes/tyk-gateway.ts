@@ -52,6 +52,9 @@ import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { isIP } from 'node:net';
+import { countCalls, FaultBook, type FaultHandle, type FaultSpec as BaseFaultSpec, withholdResponse } from './faults.js';
+
+export type { FaultHandle } from './faults.js';
 
 export type Json = null | boolean | number | string | Json[] | JsonObject;
 export interface JsonObject {
@@ -71,35 +74,8 @@ export interface FakeTykOptions {
   legacyDelete?: boolean;
 }
 
-export interface FaultSpec {
-  /** Match this HTTP method only (case-insensitive). */
-  method?: string;
-  /** Matched on the pathname: a string must be equal, a RegExp must match. */
-  path?: RegExp | string;
-  /** A further condition on the call. */
-  match?: (call: CallRecord) => boolean;
-  /** Answer with this status (body defaults to a Tyk error body). */
-  status?: number;
-  /** Body for `status`; a string is sent verbatim, anything else as JSON. */
-  body?: unknown;
-  headers?: Record<string, string>;
-  /** Wait this long first; alone, the request is then served normally. */
-  delayMs?: number;
-  /** Destroy the socket without answering. */
-  drop?: boolean;
-  /** Never answer (until close()). */
-  hang?: boolean;
-  /** How many matching calls the fault applies to; default 1 (Infinity for all). */
-  times?: number;
-  /** Let this many matching calls through before the fault applies. */
-  afterCalls?: number;
-}
-
-export interface FaultHandle {
-  cancel(): void;
-  /** How many calls the fault has affected so far. */
-  readonly fired: number;
-}
+/** A fault to inject; a `status` without `body` answers with a Tyk error body. */
+export type FaultSpec = BaseFaultSpec<CallRecord>;
 
 export interface CallRecord {
   method: string;
@@ -718,13 +694,6 @@ interface Reply {
   headers?: Record<string, string>;
 }
 
-interface Fault {
-  spec: FaultSpec;
-  seen: number;
-  fired: number;
-  cancelled: boolean;
-}
-
 function reply(status: number, body: unknown): Reply {
   return { status, body };
 }
@@ -739,20 +708,6 @@ function modified(key: string, action: 'added' | 'modified' | 'deleted'): Reply 
 
 const FORBIDDEN = 'Attempted administrative access with invalid or missing key!';
 const WRITE_PATH = /^\/tyk\/(apis|policies)(\/|$)/;
-
-function pathMatches(want: RegExp | string | undefined, path: string): boolean {
-  if (want === undefined) return true;
-  return typeof want === 'string' ? want === path : want.test(path);
-}
-
-function methodMatches(want: string | undefined, method: string): boolean {
-  return want === undefined || want === '*' || want.toUpperCase() === method.toUpperCase();
-}
-
-function faultMatches(spec: FaultSpec, call: CallRecord): boolean {
-  const { method, path, match } = spec;
-  return methodMatches(method, call.method) && pathMatches(path, call.path) && (match?.(call) ?? true);
-}
 
 function parseLoose(raw: string): unknown {
   if (raw === '') return undefined;
@@ -787,7 +742,7 @@ class FakeTyk {
   private readonly pending = new Set<Promise<void>>();
   private readonly sleepTimers = new Set<NodeJS.Timeout>();
   private readonly hung = new Set<ServerResponse>();
-  private faults: Fault[] = [];
+  private readonly faults = new FaultBook<CallRecord>();
   callLog: CallRecord[] = [];
   private closed = false;
 
@@ -894,38 +849,16 @@ class FakeTyk {
 
   // --- faults and calls ----------------------------------------------------
 
-  inject(spec: FaultSpec): FaultHandle {
-    const fault: Fault = { spec, seen: 0, fired: 0, cancelled: false };
-    this.faults.push(fault);
-    return {
-      cancel: () => {
-        fault.cancelled = true;
-      },
-      get fired() {
-        return fault.fired;
-      },
-    };
-  }
-
   clearFaults(): void {
-    this.faults = [];
+    this.faults.clear();
   }
 
-  /** Every matching fault sees the call; the first one still due fires. */
-  private takeFault(call: CallRecord): FaultSpec | undefined {
-    let chosen: Fault | undefined;
-    for (const f of this.faults) {
-      if (f.cancelled || !faultMatches(f.spec, call)) continue;
-      f.seen++;
-      if (chosen || f.seen <= (f.spec.afterCalls ?? 0) || f.fired >= (f.spec.times ?? 1)) continue;
-      chosen = f;
-      f.fired++;
-    }
-    return chosen?.spec;
+  inject(spec: FaultSpec): FaultHandle {
+    return this.faults.inject(spec);
   }
 
   count(method?: string, path?: RegExp | string): number {
-    return this.callLog.filter((c) => methodMatches(method, c.method) && pathMatches(path, c.path)).length;
+    return countCalls(this.callLog, method, path);
   }
 
   writes(): number {
@@ -952,23 +885,15 @@ class FakeTyk {
     };
     if (raw !== '') call.body = parseLoose(raw);
     this.callLog.push(call);
-    const fault = this.takeFault(call);
+    const fault = this.faults.take(call);
     if (fault && (await this.applyFault(req, res, call, fault))) return;
     this.send(res, call, await this.handle(req, url, call.method, raw));
   }
 
   /** Returns true when the fault answered (or withheld) the response. */
   private async applyFault(req: IncomingMessage, res: ServerResponse, call: CallRecord, f: FaultSpec): Promise<boolean> {
-    if (f.delayMs !== undefined && f.delayMs > 0) await this.sleep(f.delayMs);
-    if (this.closed || f.drop) {
-      req.socket.destroy();
-      return true;
-    }
-    if (f.hang) {
-      this.hung.add(res);
-      res.on('close', () => this.hung.delete(res));
-      return true;
-    }
+    const transport = { req, res, delay: (ms: number) => this.sleep(ms), closed: () => this.closed, hung: this.hung };
+    if (await withholdResponse(f, transport)) return true;
     if (f.status === undefined) return false;
     this.send(res, call, faultReply(f, f.status));
     return true;
