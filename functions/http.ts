@@ -9,7 +9,7 @@
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { loadConfig } from '../lib/config.js';
-import { BadRequestError, ConfigError, describeError, errorCode, StoreUnavailableError, UnauthorizedError } from '../lib/errors.js';
+import { BadRequestError, ConfigError, describeError, errorCode, RateLimitedError, StoreUnavailableError, UnauthorizedError } from '../lib/errors.js';
 import { createService, type Service } from '../lib/service.js';
 
 export interface HttpInput {
@@ -18,6 +18,10 @@ export interface HttpInput {
   query: Record<string, string | undefined>;
   /** the raw body text ("" when none) */
   body: string;
+  /** the client's address, for the per-source rate limit */
+  sourceIp?: string;
+  /** the connection presented a client certificate that TLS_CLIENT_CA verified */
+  clientCertVerified?: boolean;
 }
 
 export interface HttpOutput {
@@ -44,7 +48,27 @@ export function requireBearer(tokens: readonly string[], allowUnauthenticated: b
   if (!ok) throw new UnauthorizedError('invalid bearer token');
 }
 
+/**
+ * The checks every webhook and /resync request passes before anything is read: a verified
+ * client certificate when TLS_CLIENT_CA is set, the bearer token, and (webhooks) the
+ * per-source rate limit.
+ */
+export function authorize(svc: Service, input: HttpInput, route: 'webhook' | 'resync'): void {
+  const { config } = svc;
+  if (config.tls?.clientCaFile !== undefined && input.clientCertVerified !== true) {
+    throw new UnauthorizedError('a client certificate signed by TLS_CLIENT_CA is required');
+  }
+  requireBearer(route === 'webhook' ? config.webhookTokens : config.resyncTokens, config.allowUnauthenticated, input.headers);
+  if (route === 'webhook') {
+    const waitMs = svc.rateLimiter.take(input.sourceIp ?? 'unknown');
+    if (waitMs > 0) throw new RateLimitedError(waitMs);
+  }
+}
+
 export function errorOutput(svc: Service | undefined, err: unknown): HttpOutput {
+  if (err instanceof RateLimitedError) {
+    return { statusCode: 429, body: { error: err.message, code: err.code }, headers: { 'retry-after': String(Math.ceil(err.retryAfterMs / 1000)) } };
+  }
   if (err instanceof BadRequestError) return { statusCode: err.statusCode, body: { error: err.message, code: err.code } };
   if (err instanceof UnauthorizedError) {
     return { statusCode: 401, body: { error: err.message, code: err.code }, headers: { 'www-authenticate': 'Bearer' } };
@@ -73,7 +97,7 @@ export interface ApiGatewayV2Event {
   queryStringParameters?: Record<string, string | undefined>;
   body?: string;
   isBase64Encoded?: boolean;
-  requestContext?: { http?: { method?: string } };
+  requestContext?: { http?: { method?: string; sourceIp?: string } };
 }
 
 export interface ApiGatewayV2Result {
@@ -114,6 +138,7 @@ export function fromApiGatewayV2(event: ApiGatewayV2Event): HttpInput {
     headers,
     query: { ...(event.queryStringParameters ?? {}) },
     body: event.isBase64Encoded ? Buffer.from(raw, 'base64').toString('utf8') : raw,
+    sourceIp: event.requestContext?.http?.sourceIp,
   };
 }
 

@@ -8,7 +8,7 @@ import { BadRequestError } from '../lib/errors.js';
 import { findKind, MANAGED_KINDS } from '../lib/reconcile/kinds.js';
 import type { RunScope } from '../lib/reconcile/run.js';
 import type { Service } from '../lib/service.js';
-import { type HttpInput, type HttpOutput, lambdaHttp, requireBearer } from './http.js';
+import { authorize, type HttpInput, type HttpOutput, lambdaHttp } from './http.js';
 
 interface ResyncParams {
   kind?: string;
@@ -61,7 +61,7 @@ export function resyncScope(params: ResyncParams): RunScope {
 }
 
 export async function resync(svc: Service, input: HttpInput): Promise<HttpOutput> {
-  requireBearer(svc.config.resyncTokens, svc.config.allowUnauthenticated, input.headers);
+  authorize(svc, input, 'resync');
   const params = parseParams(input);
   const report = await svc.run({ trigger: 'resync', scope: resyncScope(params), dryRun: params.dryRun });
   return { statusCode: 200, body: report };

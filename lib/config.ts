@@ -27,6 +27,18 @@ export interface Config {
   logLevel: string;
   /** timeout of every call to the API server and the gateway */
   httpTimeoutMs: number;
+  webhook: {
+    /** largest accepted body, bytes */
+    bodyLimit: number;
+    /** requests per minute per source on the webhook routes; 0 turns the limit off */
+    rateLimitPerMinute: number;
+    /** distinct objects one request may name before they are folded into namespace-wide or full runs */
+    maxRefs: number;
+  };
+  /** our own identity in audit events; undefined: learned from the API server */
+  reconcilerUsername?: string;
+  /** self-hosted HTTPS: paths of the PEM files */
+  tls?: { certFile: string; keyFile: string; clientCaFile?: string };
 }
 
 export const DEFAULT_SCHEDULE = '*/5 * * * *';
@@ -112,6 +124,27 @@ function timeoutMs(env: Env, problems: Problems): number {
   return n;
 }
 
+function integer(env: Env, name: string, fallback: number, min: number, max: number, problems: Problems): number {
+  const v = value(env, name);
+  if (v === undefined) return fallback;
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < min || n > max) problems.add(name, `must be a whole number from ${min} to ${max}, got "${v}"`);
+  return n;
+}
+
+function tls(env: Env, problems: Problems): Config['tls'] {
+  const certFile = value(env, 'TLS_CERT');
+  const keyFile = value(env, 'TLS_KEY');
+  const clientCaFile = value(env, 'TLS_CLIENT_CA');
+  if (certFile === undefined && keyFile === undefined) {
+    if (clientCaFile !== undefined) problems.add('TLS_CLIENT_CA', 'needs TLS_CERT and TLS_KEY (client certificates are checked over HTTPS only)');
+    return undefined;
+  }
+  if (certFile === undefined) return problems.add('TLS_CERT', 'is required when TLS_KEY is set');
+  if (keyFile === undefined) return problems.add('TLS_KEY', 'is required when TLS_CERT is set');
+  return clientCaFile === undefined ? { certFile, keyFile } : { certFile, keyFile, clientCaFile };
+}
+
 function tokens(env: Env, name: string, problems: Problems): string[] {
   const t = list(env, name);
   if (t.some((x) => x.length < 16)) problems.add(name, 'each token must be at least 16 characters');
@@ -151,6 +184,13 @@ export function loadConfig(env: Env): Config {
     host: value(env, 'HOST') ?? '0.0.0.0',
     logLevel,
     httpTimeoutMs: timeoutMs(env, problems),
+    webhook: {
+      bodyLimit: integer(env, 'WEBHOOK_BODY_LIMIT', 32 * 1024 * 1024, 1024, 1024 * 1024 * 1024, problems),
+      rateLimitPerMinute: integer(env, 'WEBHOOK_RATE_LIMIT', 600, 0, 1_000_000, problems),
+      maxRefs: integer(env, 'WEBHOOK_MAX_REFS', 500, 1, 100_000, problems),
+    },
+    reconcilerUsername: value(env, 'RECONCILER_USERNAME'),
+    tls: tls(env, problems),
   };
   if (problems.list.length > 0) throw new ConfigError(problems.list);
   return config;

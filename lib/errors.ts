@@ -117,6 +117,14 @@ export class UnauthorizedError extends ReconcilerError {
   readonly code = 'UNAUTHORIZED';
 }
 
+/** A source sent more webhook requests than WEBHOOK_RATE_LIMIT allows. Maps to 429. */
+export class RateLimitedError extends ReconcilerError {
+  readonly code = 'RATE_LIMITED';
+  constructor(readonly retryAfterMs: number) {
+    super(`too many requests from this source; retry in ${Math.ceil(retryAfterMs / 1000)} s (WEBHOOK_RATE_LIMIT)`);
+  }
+}
+
 /** The run ran out of its time budget; the rest is left to the next run. */
 export class DeadlineExceededError extends ReconcilerError {
   readonly code = 'DEADLINE_EXCEEDED';

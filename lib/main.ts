@@ -3,21 +3,40 @@
  * service and the fastify app, listens on HOST:PORT, and runs the full reconcile on
  * RESYNC_SCHEDULE with node-cron (never two scheduled runs at once).
  *
+ * With TLS_CERT and TLS_KEY it serves HTTPS (the API server's audit webhook sends its token
+ * only over HTTPS); with TLS_CLIENT_CA the webhooks and /resync also need a client
+ * certificate signed by that CA.
+ *
  * With a setting missing or malformed it prints one line per bad setting, naming it, and
  * exits with status 2; no stack trace. SIGTERM and SIGINT stop the schedule, finish the
  * requests in flight, and close the clients.
  */
+import { readFileSync } from 'node:fs';
 import cron from 'node-cron';
 import { scheduledRun } from '../functions/schedule.js';
 import { loadConfig } from './config.js';
 import { ConfigError, describeError } from './errors.js';
-import { buildApp } from './server.js';
+import { type AppOptions, buildApp } from './server.js';
 import { createService } from './service.js';
+
+function readPem(setting: string, path: string): Buffer {
+  try {
+    return readFileSync(path);
+  } catch (err) {
+    throw new ConfigError([{ setting, message: `cannot read ${path}: ${(err as NodeJS.ErrnoException).code ?? describeError(err)}` }]);
+  }
+}
 
 async function main(): Promise<void> {
   let svc;
+  let https: AppOptions['https'];
   try {
     const config = loadConfig(process.env);
+    const tls = config.tls;
+    if (tls) {
+      https = { cert: readPem('TLS_CERT', tls.certFile), key: readPem('TLS_KEY', tls.keyFile) };
+      if (tls.clientCaFile) https.ca = readPem('TLS_CLIENT_CA', tls.clientCaFile);
+    }
     svc = createService(config, process.env);
   } catch (err) {
     if (err instanceof ConfigError) {
@@ -28,7 +47,7 @@ async function main(): Promise<void> {
   }
   const { config, log } = svc;
   if (config.allowUnauthenticated) log.warn({}, 'ALLOW_UNAUTHENTICATED=true: endpoints without a token configured accept requests from anyone');
-  const app = buildApp(svc);
+  const app = buildApp(svc, https ? { https } : {});
   await app.listen({ port: config.port, host: config.host });
   log.info({ address: app.server.address(), store: svc.parts.store.kind, schedule: config.resyncSchedule }, 'listening');
 

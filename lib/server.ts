@@ -7,16 +7,21 @@
  * `bodyLimit` are refused with 413 before they are read whole.
  */
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import type { TLSSocket } from 'node:tls';
 import { auditWebhook } from '../functions/audit.js';
+import { cloudEventsWebhook } from '../functions/cloudevents.js';
 import { healthz, readyz } from '../functions/health.js';
 import { type HttpFunction, type HttpInput, respond } from '../functions/http.js';
 import { resync } from '../functions/resync.js';
 import { watchWebhook } from '../functions/watch.js';
+import { CLOUDEVENTS_TYPES } from './events/cloudevents.js';
 import type { Service } from './service.js';
 
 export interface AppOptions {
-  /** largest accepted body; default 16 MiB (a full RequestResponse audit batch fits) */
+  /** largest accepted body; default WEBHOOK_BODY_LIMIT */
   bodyLimit?: number;
+  /** serve HTTPS with these PEMs; `ca` makes the server ask for client certificates */
+  https?: { cert: string | Buffer; key: string | Buffer; ca?: string | Buffer };
   /** fastify's own request logging; default off (the service logs runs) */
   logger?: boolean;
 }
@@ -29,6 +34,7 @@ const TEXT_TYPES = [
   'text/plain',
   // what `curl -d` sends by default; /resync reads it as form fields, the webhooks as text
   'application/x-www-form-urlencoded',
+  ...CLOUDEVENTS_TYPES,
 ];
 
 function toInput(req: FastifyRequest): HttpInput {
@@ -36,11 +42,25 @@ function toInput(req: FastifyRequest): HttpInput {
   for (const [k, v] of Object.entries(req.headers)) headers[k] = Array.isArray(v) ? v.join(', ') : v;
   const query: Record<string, string | undefined> = {};
   for (const [k, v] of Object.entries((req.query ?? {}) as Record<string, unknown>)) query[k] = Array.isArray(v) ? String(v[0]) : String(v);
-  return { method: req.method, headers, query, body: typeof req.body === 'string' ? req.body : '' };
+  const socket = req.raw.socket as TLSSocket;
+  return {
+    method: req.method,
+    headers,
+    query,
+    body: typeof req.body === 'string' ? req.body : '',
+    sourceIp: req.ip,
+    clientCertVerified: socket.encrypted === true && socket.authorized === true,
+  };
+}
+
+function httpsOptions(https: NonNullable<AppOptions['https']>) {
+  // Ask for a client certificate but let the routes decide: probes (/healthz, /readyz) come without one.
+  return https.ca === undefined ? https : { ...https, requestCert: true, rejectUnauthorized: false };
 }
 
 export function buildApp(svc: Service, options: AppOptions = {}): FastifyInstance {
-  const app = Fastify({ logger: options.logger ?? false, bodyLimit: options.bodyLimit ?? 16 * 1024 * 1024, return503OnClosing: true });
+  const base = { logger: options.logger ?? false, bodyLimit: options.bodyLimit ?? svc.config.webhook.bodyLimit, return503OnClosing: true };
+  const app = (options.https ? Fastify({ ...base, https: httpsOptions(options.https) }) : Fastify(base)) as unknown as FastifyInstance;
   app.removeAllContentTypeParsers();
   app.addContentTypeParser(TEXT_TYPES, { parseAs: 'string' }, (_req, body, done) => done(null, body));
 
@@ -50,6 +70,7 @@ export function buildApp(svc: Service, options: AppOptions = {}): FastifyInstanc
   };
   app.post('/webhooks/watch', route(watchWebhook));
   app.post('/webhooks/audit', route(auditWebhook));
+  app.post('/webhooks/cloudevents', route(cloudEventsWebhook));
   app.post('/resync', route(resync));
   app.get('/healthz', route(healthz));
   app.get('/readyz', route(readyz));

@@ -16,6 +16,7 @@ import type { Gateway } from './gateway/types.js';
 import { KubeClient } from './kube/client.js';
 import type { KubeApi } from './kube/types.js';
 import { createLogger, type Logger } from './log.js';
+import { RateLimiter } from './events/rate-limit.js';
 import { API_DEFINITION } from './reconcile/kinds.js';
 import { DEFAULT_RUN_SETTINGS, type RunReport, type RunRequest, type RunSettings, runReconcile } from './reconcile/run.js';
 import { MemoryStore } from './store/memory.js';
@@ -40,6 +41,8 @@ export interface ReadinessCheck {
 
 export class Service {
   readonly settings: RunSettings;
+  readonly rateLimiter: RateLimiter;
+  private username?: Promise<string | undefined>;
 
   constructor(
     readonly config: Config,
@@ -51,6 +54,22 @@ export class Service {
       namespaces: config.watchNamespaces,
       orgId: config.tyk.org,
     };
+    this.rateLimiter = new RateLimiter(config.webhook.rateLimitPerMinute, parts.clock);
+  }
+
+  /**
+   * Our own user name as the API server sees it, to ignore audit events of our own writes:
+   * RECONCILER_USERNAME, else asked once from the API server (SelfSubjectReview). Undefined
+   * when neither is known; a failed question is asked again next time.
+   */
+  ownUsername(): Promise<string | undefined> {
+    if (this.config.reconcilerUsername !== undefined) return Promise.resolve(this.config.reconcilerUsername);
+    this.username ??= this.parts.kube.whoAmI().catch((err: unknown) => {
+      this.log.warn({ err: describeError(err) }, 'could not learn our own user name; set RECONCILER_USERNAME');
+      this.username = undefined;
+      return undefined;
+    });
+    return this.username;
   }
 
   get log(): Logger {

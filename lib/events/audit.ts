@@ -1,18 +1,22 @@
 /**
- * audit.k8s.io/v1 EventList → refs, as the API server's audit webhook sends it.
+ * audit.k8s.io/v1 EventList → EventItems, as the API server's audit webhook sends it.
  *
- * Takes only stage ResponseComplete events about resources of group tyk.tyk.io; skips
- * requests that failed (responseStatus.code >= 300), dry runs, and the status subresource
- * (our own status patches). A create whose objectRef has no name takes it from
- * responseObject when the audit level recorded it, else the run covers the namespace;
+ * Takes only stage ResponseComplete writes (create, update, patch, delete, deletecollection)
+ * of tyk.tyk.io resources; skips requests that failed (responseStatus.code >= 300), dry runs,
+ * the status subresource, and requests made by our own identity (`ownUsername`: our finalizer
+ * patches come back as audit events). Each item carries its auditID, so a batch the API server
+ * resends is recognised. A create whose objectRef has no name takes it from responseObject
+ * (or requestObject) when the audit level recorded it, else the run covers the namespace;
  * deletecollection covers the namespace. Only identities are used: the run re-reads.
  * Throws BadRequestError naming what is wrong when the body is not an EventList.
  */
 import { BadRequestError } from '../errors.js';
 import { findKind } from '../reconcile/kinds.js';
-import { IntakeBuilder, type Intake, isObject, str } from './refs.js';
+import { type EventItem, isObject, str } from './refs.js';
 
-export function parseAuditEventList(text: string): Intake {
+const WRITE_VERBS = new Set(['create', 'update', 'patch', 'delete', 'deletecollection']);
+
+export function parseAuditEventList(text: string, ownUsername?: string): EventItem[] {
   let body: unknown;
   try {
     body = JSON.parse(text);
@@ -25,32 +29,33 @@ export function parseAuditEventList(text: string): Intake {
   if (typeof body.apiVersion !== 'string' || !body.apiVersion.startsWith('audit.k8s.io/')) {
     throw new BadRequestError(`expected apiVersion audit.k8s.io/v1, got ${JSON.stringify(body.apiVersion)}`);
   }
-  const intake = new IntakeBuilder();
-  body.items.forEach((ev, i) => {
+  return body.items.map((ev, i) => {
     if (!isObject(ev)) throw new BadRequestError(`items[${i}] is not an audit Event`);
-    takeEvent(intake, ev);
+    const item = auditItem(ev, ownUsername);
+    const id = str(ev.auditID);
+    // the same auditID appears once per stage; only ResponseComplete is taken, so it is unique here
+    return id === undefined ? item : { ...item, id: `audit ${id}` };
   });
-  return intake.build();
 }
 
-const WRITE_VERBS = new Set(['create', 'update', 'patch', 'delete', 'deletecollection']);
-
-function takeEvent(intake: IntakeBuilder, ev: Record<string, unknown>): void {
-  if (ev.stage !== 'ResponseComplete') return intake.ignore('stage not ResponseComplete');
-  if (!WRITE_VERBS.has(str(ev.verb) ?? '')) return intake.ignore('read-only verb');
+function auditItem(ev: Record<string, unknown>, ownUsername: string | undefined): EventItem {
+  if (ev.stage !== 'ResponseComplete') return { ignored: 'stage not ResponseComplete' };
+  if (!WRITE_VERBS.has(str(ev.verb) ?? '')) return { ignored: 'read-only verb' };
   const ref = isObject(ev.objectRef) ? ev.objectRef : undefined;
-  if (!ref || str(ref.apiGroup) !== 'tyk.tyk.io') return intake.ignore('kind not reconciled');
+  if (!ref || str(ref.apiGroup) !== 'tyk.tyk.io') return { ignored: 'kind not reconciled' };
   const resource = str(ref.resource) ?? '';
-  if (findKind(resource) === undefined) return intake.ignore('kind not reconciled');
-  if (str(ref.subresource) === 'status') return intake.ignore('status subresource');
+  if (findKind(resource) === undefined) return { ignored: 'kind not reconciled' };
+  if (str(ref.subresource) === 'status') return { ignored: 'status subresource' };
   const code = isObject(ev.responseStatus) ? ev.responseStatus.code : undefined;
-  if (typeof code === 'number' && code >= 300) return intake.ignore('request failed');
-  if (/[?&]dryRun=/.test(str(ev.requestURI) ?? '')) return intake.ignore('dry run');
+  if (typeof code === 'number' && code >= 300) return { ignored: 'request failed' };
+  if (/[?&]dryRun=/.test(str(ev.requestURI) ?? '')) return { ignored: 'dry run' };
+  const user = isObject(ev.user) ? str(ev.user.username) : undefined;
+  if (ownUsername !== undefined && user === ownUsername) return { ignored: 'our own request' };
   const namespace = str(ref.namespace);
-  if (!namespace) return intake.ignore('no namespace');
+  if (!namespace) return { ignored: 'no namespace' };
   const name = str(ref.name) ?? nameFrom(ev.responseObject) ?? nameFrom(ev.requestObject);
-  if (name === undefined || ev.verb === 'deletecollection') return intake.addNamespace(resource, namespace);
-  intake.addObject(resource, namespace, name);
+  if (name === undefined || ev.verb === 'deletecollection') return { namespace: { kind: resource, namespace } };
+  return { object: { kind: resource, namespace, name } };
 }
 
 function nameFrom(obj: unknown): string | undefined {

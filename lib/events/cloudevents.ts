@@ -14,8 +14,8 @@
  * Throws BadRequestError naming what is wrong.
  */
 import { BadRequestError } from '../errors.js';
-import { IntakeBuilder, type Intake, isObject, str } from './refs.js';
-import { takeResourceShape } from './shapes.js';
+import { type EventItem, isObject, str } from './refs.js';
+import { fromAnyShape } from './shapes.js';
 
 export const CLOUDEVENTS_TYPES = ['application/cloudevents+json', 'application/cloudevents-batch+json'];
 
@@ -84,19 +84,17 @@ export function parseCloudEvents(input: CloudEventInput): CloudEvent[] {
 }
 
 /** Knative's subject: /apis/<group>/<version>/namespaces/<ns>/<plural>/<name> */
-function fromSubject(intake: IntakeBuilder, subject: string | undefined): boolean {
-  const m = /^\/apis\/tyk\.tyk\.io\/[^/]+\/namespaces\/([^/]+)\/([^/]+)\/([^/]+)$/.exec(subject ?? '');
-  if (!m) return false;
-  intake.addObject(m[2]!, m[1]!, m[3]!);
-  return true;
+function fromSubject(subject: string | undefined): EventItem | undefined {
+  const m = /^\/apis\/([^/]+)\/[^/]+\/namespaces\/([^/]+)\/([^/]+)\/([^/]+)$/.exec(subject ?? '');
+  if (!m) return undefined;
+  if (m[1] !== 'tyk.tyk.io') return { ignored: 'kind not reconciled' };
+  return { object: { kind: m[3]!, namespace: m[2]!, name: m[4]! } };
 }
 
-export function cloudEventsIntake(events: CloudEvent[]): { intake: Intake; ids: string[] } {
-  const intake = new IntakeBuilder();
-  events.forEach((ev, i) => {
-    if (takeResourceShape(intake, ev.data, `event ${i + 1}`)) return;
-    if (fromSubject(intake, ev.subject)) return;
-    intake.ignore('no Kubernetes object in the event');
+/** One EventItem per CloudEvent, each carrying "source id" (unique per the spec) for dedupe. */
+export function cloudEventItems(events: CloudEvent[]): EventItem[] {
+  return events.map((ev, i) => {
+    const item = fromAnyShape(ev.data, `event ${i + 1}`) ?? fromSubject(ev.subject) ?? { ignored: 'no Kubernetes object in the event' };
+    return { ...item, id: `ce ${ev.source} ${ev.id}` };
   });
-  return { intake: intake.build(), ids: events.map((e) => `${e.source} ${e.id}`) };
 }

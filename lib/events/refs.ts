@@ -1,46 +1,67 @@
 /**
- * What a trigger asks to look at, coalesced: single objects, whole namespaces, or everything.
- * Duplicates collapse, so 400 events about 3 objects become 3 refs. Pure.
+ * What one delivered event asks for (an EventItem), and how a request's events become one
+ * run's scope: deliveries already seen are dropped, duplicates collapse (400 events about 3
+ * objects become 3 refs), and more distinct objects than `maxRefs` are folded into
+ * namespace-wide runs, or one full run. Pure.
  */
 import type { RunScope } from '../reconcile/run.js';
 import { findKind, type ObjectRef } from '../reconcile/kinds.js';
+
+export type EventItem =
+  /** one object to look at */
+  | { id?: string; object: { kind: string; namespace: string; name: string } }
+  /** a whole namespace to look at (a create whose name the event lacks, a deletecollection) */
+  | { id?: string; namespace: { kind: string; namespace: string } }
+  /** nothing to do, and why */
+  | { id?: string; ignored: string };
 
 export interface Intake {
   scope: RunScope;
   /** events taken (each names something we reconcile) */
   accepted: number;
-  /** events ignored, by why */
+  /** events not taken, by why */
   ignored: Record<string, number>;
+  /** set when more objects were named than one request may: how they were folded */
+  folded?: 'namespaces' | 'all';
 }
 
-export class IntakeBuilder {
-  private readonly refs = new Map<string, ObjectRef>();
-  private readonly namespaces = new Set<string>();
-  private accepted = 0;
-  private readonly ignored: Record<string, number> = {};
+export interface CollectOptions {
+  /** delivery ids (audit IDs, CloudEvent source+id) already handled: their events are dropped */
+  seen?: ReadonlySet<string>;
+  maxRefs?: number;
+}
 
-  ignore(why: string): void {
-    this.ignored[why] = (this.ignored[why] ?? 0) + 1;
+export function collect(items: readonly EventItem[], options: CollectOptions = {}): Intake {
+  const refs = new Map<string, ObjectRef>();
+  const namespaces = new Set<string>();
+  const ignored: Record<string, number> = {};
+  let accepted = 0;
+  const ignore = (why: string) => (ignored[why] = (ignored[why] ?? 0) + 1);
+  for (const item of items) {
+    if (item.id !== undefined && options.seen?.has(item.id)) {
+      ignore('already delivered');
+      continue;
+    }
+    if ('ignored' in item) {
+      ignore(item.ignored);
+      continue;
+    }
+    const target = 'object' in item ? item.object : item.namespace;
+    const kind = findKind(target.kind);
+    if (kind === undefined) {
+      ignore('kind not reconciled');
+      continue;
+    }
+    accepted++;
+    if ('object' in item) refs.set(`${kind.kind}/${item.object.namespace}/${item.object.name}`, { kind, namespace: item.object.namespace, name: item.object.name });
+    else namespaces.add(item.namespace.namespace);
   }
-
-  /** Adds a ref when `kindName` is a kind we reconcile; otherwise counts it as ignored. */
-  addObject(kindName: string, namespace: string, name: string): void {
-    const kind = findKind(kindName);
-    if (kind === undefined) return this.ignore('kind not reconciled');
-    this.accepted++;
-    this.refs.set(`${kind.kind}/${namespace}/${name}`, { kind, namespace, name });
-  }
-
-  addNamespace(kindName: string, namespace: string): void {
-    if (findKind(kindName) === undefined) return this.ignore('kind not reconciled');
-    this.accepted++;
-    this.namespaces.add(namespace);
-  }
-
-  build(): Intake {
-    const refs = [...this.refs.values()].filter((r) => !this.namespaces.has(r.namespace));
-    return { scope: { refs, namespaces: [...this.namespaces] }, accepted: this.accepted, ignored: { ...this.ignored } };
-  }
+  const single = [...refs.values()].filter((r) => !namespaces.has(r.namespace));
+  const max = options.maxRefs ?? Infinity;
+  if (single.length <= max) return { scope: { refs: single, namespaces: [...namespaces] }, accepted, ignored };
+  for (const r of single) namespaces.add(r.namespace);
+  if (namespaces.size <= max) return { scope: { refs: [], namespaces: [...namespaces] }, accepted, ignored, folded: 'namespaces' };
+  return { scope: { all: true }, accepted, ignored, folded: 'all' };
 }
 
 export function isObject(v: unknown): v is Record<string, unknown> {

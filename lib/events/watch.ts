@@ -1,6 +1,6 @@
 /**
- * Kubernetes WatchEvents → refs. Accepts one event `{type, object}`, a JSON array of them, or
- * newline-delimited JSON (what `kubectl get -w -o json` and watch streams produce).
+ * Kubernetes WatchEvents → EventItems. Accepts one event `{type, object}`, a JSON array of
+ * them, or newline-delimited JSON (what `kubectl get -w -o json` and watch streams produce).
  * ADDED, MODIFIED and DELETED name their object; BOOKMARK is ignored; ERROR is counted.
  * Argo Events' resource events ({type: ADD|UPDATE|DELETE, body, group, version, resource})
  * are recognised by shape on this route too.
@@ -8,8 +8,8 @@
  * Throws BadRequestError naming what is wrong when the body is not WatchEvents.
  */
 import { BadRequestError } from '../errors.js';
-import { IntakeBuilder, type Intake } from './refs.js';
-import { isArgoEvent, isWatchEvent, takeArgoEvent, takeWatchEvent } from './shapes.js';
+import type { EventItem } from './refs.js';
+import { fromArgoEvent, fromWatchEvent } from './shapes.js';
 
 export function parseJsonOrLines(text: string, what: string): unknown[] {
   const trimmed = text.trim();
@@ -32,14 +32,11 @@ export function parseJsonOrLines(text: string, what: string): unknown[] {
   }
 }
 
-export function parseWatchEvents(text: string): Intake {
-  const events = parseJsonOrLines(text, 'a WatchEvent, an array of them, or one per line');
-  const intake = new IntakeBuilder();
-  events.forEach((ev, i) => {
+export function parseWatchEvents(text: string): EventItem[] {
+  return parseJsonOrLines(text, 'a WatchEvent, an array of them, or one per line').map((ev, i) => {
     const where = `event ${i + 1}`;
-    if (isWatchEvent(ev)) return takeWatchEvent(intake, ev, where);
-    if (isArgoEvent(ev)) return takeArgoEvent(intake, ev, where);
-    throw new BadRequestError(`${where}: not a WatchEvent (needs type ADDED, MODIFIED, DELETED, BOOKMARK or ERROR, and object)`);
+    const item = fromWatchEvent(ev, where) ?? fromArgoEvent(ev, where);
+    if (!item) throw new BadRequestError(`${where}: not a WatchEvent (needs type ADDED, MODIFIED, DELETED, BOOKMARK or ERROR, and object)`);
+    return item;
   });
-  return intake.build();
 }

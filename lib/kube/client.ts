@@ -82,6 +82,17 @@ export class KubeClient implements KubeApi {
     }
   }
 
+  async whoAmI(): Promise<string> {
+    const res = await this.call('POST', '/apis/authentication.k8s.io/v1/selfsubjectreviews', {
+      body: { apiVersion: 'authentication.k8s.io/v1', kind: 'SelfSubjectReview' },
+    });
+    const username = (res.json as { status?: { userInfo?: { username?: unknown } } } | undefined)?.status?.userInfo?.username;
+    if (res.status >= 300 || typeof username !== 'string') {
+      throw new KubeApiError(res.status, `SelfSubjectReview: ${res.status} ${(res.json as { message?: string } | undefined)?.message ?? 'no user name in the answer'}`);
+    }
+    return username;
+  }
+
   async ping(kind: ResourceKind, namespace?: string): Promise<void> {
     const res = await this.call('GET', collectionPath(kind, namespace), { query: { limit: 1 } });
     this.expectOk(res, 'list', kind, namespace ?? '(all namespaces)');
@@ -149,7 +160,7 @@ export class KubeClient implements KubeApi {
   }
 
   private async call(
-    method: 'GET' | 'PATCH',
+    method: 'GET' | 'PATCH' | 'POST',
     path: string,
     options: { query?: Query; body?: unknown; contentType?: string } = {},
   ): Promise<HttpResponse> {

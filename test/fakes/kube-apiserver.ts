@@ -147,6 +147,8 @@ export interface FakeKubeApiServerOptions {
   now?: () => Date;
   /** the namespace of the kubeconfig context; default "default" */
   contextNamespace?: string;
+  /** who the token belongs to, as SelfSubjectReview answers; default a service account's name */
+  username?: string;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -822,6 +824,8 @@ type ResourceRoute = {
 
 type Route = { kind: 'resource'; route: ResourceRoute } | { kind: 'json'; body: Obj } | { kind: 'text'; body: string };
 
+const SELF_SUBJECT_REVIEWS = '/apis/authentication.k8s.io/v1/selfsubjectreviews';
+
 const ANONYMOUS_PATHS = new Set(['/version', '/healthz', '/livez', '/readyz']);
 
 /** Characters the real server uses for generated names. */
@@ -861,6 +865,8 @@ export class FakeKubeApiServer {
   private readonly faults = new FaultBook<FakeCall>();
   private readonly now: () => Date;
   private readonly contextNamespace: string;
+  /** the token's user, for SelfSubjectReview */
+  readonly username: string;
   private rv = 0;
   /** watches from a resourceVersion below this are answered 410 */
   private historyFloor = 0;
@@ -875,6 +881,7 @@ export class FakeKubeApiServer {
     this.historySize = options.watchHistorySize ?? 1000;
     this.now = options.now ?? (() => new Date());
     this.contextNamespace = options.contextNamespace ?? 'default';
+    this.username = options.username ?? 'system:serviceaccount:gateway-reconciler:gateway-reconciler';
     if (options.defaultResources ?? true) DEFAULT_RESOURCE_TYPES.forEach((t) => this.registerResource(t));
     options.resources?.forEach((t) => this.registerResource(t));
     this.server = createServer((req, res) => {
@@ -1111,6 +1118,7 @@ export class FakeKubeApiServer {
     }
     try {
       this.authenticate(req, url.pathname);
+      if (url.pathname === SELF_SUBJECT_REVIEWS) return this.serveSelfSubjectReview(ctx);
       this.route(ctx, this.resolvePath(url.pathname));
     } catch (err) {
       this.sendError(res, call, err);
@@ -1163,6 +1171,13 @@ export class FakeKubeApiServer {
     const type = find(plural);
     if (extra.length > 0 || (type.namespaced && name !== undefined)) throw errors.noSuchPath();
     return { type, namespace: undefined, name, subresource };
+  }
+
+  /** POST only; answers who the bearer token belongs to (authentication.k8s.io/v1, GA in 1.28). */
+  private serveSelfSubjectReview(ctx: Ctx): void {
+    if (ctx.call.method !== 'POST') throw errors.methodNotAllowed();
+    const userInfo = { username: this.username, groups: ['system:serviceaccounts', 'system:authenticated'] };
+    this.sendJson(ctx, 201, { kind: 'SelfSubjectReview', apiVersion: 'authentication.k8s.io/v1', metadata: { creationTimestamp: null }, status: { userInfo } });
   }
 
   private route(ctx: Ctx, route: Route): void {
