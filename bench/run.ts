@@ -25,6 +25,7 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { KubeConfig } from '@kubernetes/client-node';
 import { systemClock } from '../lib/clock.js';
+import { GatewayTargets } from '../lib/gateway/targets.js';
 import { TykGatewayClient } from '../lib/gateway/tyk-ce.js';
 import { KubeClient } from '../lib/kube/client.js';
 import { silentLogger } from '../lib/log.js';
@@ -158,9 +159,12 @@ async function main(): Promise<number> {
   const kubeClient = new KubeClient(kc);
   const gateway = new TykGatewayClient({ name: 'default', url: tyk.url, secret: tyk.secret });
   const store: Store = redis ? createRedisStore(redis.url, { prefix: 'bench:' }) : new MemoryStore();
+  const targets = new GatewayTargets({ name: 'default', gateway, mode: 'ce' }, kubeClient, () => {
+    throw new Error('the bench uses no OperatorContext');
+  });
   const deps: RunDeps = {
     kube: kubeClient,
-    gateway,
+    targets,
     store,
     clock: systemClock,
     log: silentLogger,

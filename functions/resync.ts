@@ -54,7 +54,8 @@ export function resyncScope(params: ResyncParams): RunScope {
   if (kinds[0] === undefined) throw new BadRequestError(`unknown kind "${params.kind}": expected ${MANAGED_KINDS.map((k) => k.kind).join(', ')}`);
   if (params.name !== undefined) {
     if (params.namespace === undefined) throw new BadRequestError('name needs namespace');
-    return { refs: kinds.map((kind) => ({ kind: kind!, namespace: params.namespace!, name: params.name! })) };
+    const optional = params.kind === undefined;
+    return { refs: kinds.map((kind) => ({ kind: kind!, namespace: params.namespace!, name: params.name!, ...(optional ? { optional } : {}) })) };
   }
   if (params.namespace !== undefined) return { namespaces: [params.namespace] };
   return { all: true };

@@ -154,8 +154,7 @@ function tokens(env: Env, name: string, problems: Problems): string[] {
 export function loadConfig(env: Env): Config {
   const problems = new Problems();
   const mode = (value(env, 'TYK_MODE') ?? 'ce').toLowerCase();
-  if (mode === 'pro') problems.add('TYK_MODE', 'pro (Tyk Dashboard) is not supported yet; use ce');
-  else if (mode !== 'ce') problems.add('TYK_MODE', `must be ce or pro, got "${mode}"`);
+  if (mode !== 'ce' && mode !== 'pro') problems.add('TYK_MODE', `must be ce or pro, got "${mode}"`);
   const url = httpUrl(env, 'TYK_URL', problems);
   const auth = value(env, 'TYK_AUTH');
   if (auth === undefined) problems.add('TYK_AUTH', 'is required (the gateway secret)');
@@ -173,7 +172,7 @@ export function loadConfig(env: Env): Config {
   if (!LOG_LEVELS.includes(logLevel)) problems.add('LOG_LEVEL', `must be one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`);
   const config: Config = {
     kubeconfigPath: value(env, 'KUBECONFIG'),
-    tyk: { mode: 'ce', url: url ?? '', auth: auth ?? '', org: value(env, 'TYK_ORG'), insecureSkipVerify },
+    tyk: { mode: mode === 'pro' ? 'pro' : 'ce', url: url ?? '', auth: auth ?? '', org: value(env, 'TYK_ORG'), insecureSkipVerify },
     watchNamespaces: namespaces(env, problems),
     redisUrl: redisUrl(env, problems),
     webhookTokens,

@@ -11,7 +11,9 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { type Clock, systemClock } from './clock.js';
 import type { Config } from './config.js';
 import { ConfigError, describeError } from './errors.js';
+import { type ConnectionSettings, DEFAULT_TARGET, type GatewayFactory, type GatewayTarget, GatewayTargets } from './gateway/targets.js';
 import { TykGatewayClient } from './gateway/tyk-ce.js';
+import { TykDashboardClient } from './gateway/tyk-dashboard.js';
 import type { Gateway } from './gateway/types.js';
 import { KubeClient } from './kube/client.js';
 import type { KubeApi } from './kube/types.js';
@@ -25,7 +27,10 @@ import type { Store } from './store/types.js';
 
 export interface ServiceParts {
   kube: KubeApi;
+  /** the default gateway (TYK_*); OperatorContexts add others through `factory` */
   gateway: Gateway;
+  /** builds the client for a connection; default: Tyk Gateway (ce) or Tyk Dashboard (pro) clients */
+  factory: GatewayFactory;
   store: Store;
   clock: Clock;
   log: Logger;
@@ -42,18 +47,16 @@ export interface ReadinessCheck {
 export class Service {
   readonly settings: RunSettings;
   readonly rateLimiter: RateLimiter;
+  readonly targets: GatewayTargets;
   private username?: Promise<string | undefined>;
 
   constructor(
     readonly config: Config,
     readonly parts: ServiceParts,
   ) {
-    this.settings = {
-      ...DEFAULT_RUN_SETTINGS,
-      ...parts.settings,
-      namespaces: config.watchNamespaces,
-      orgId: config.tyk.org,
-    };
+    this.settings = { ...DEFAULT_RUN_SETTINGS, ...parts.settings, namespaces: config.watchNamespaces };
+    const defaultTarget: GatewayTarget = { name: DEFAULT_TARGET, gateway: parts.gateway, mode: config.tyk.mode, ...(config.tyk.org ? { orgId: config.tyk.org } : {}) };
+    this.targets = new GatewayTargets(defaultTarget, parts.kube, parts.factory);
     this.rateLimiter = new RateLimiter(config.webhook.rateLimitPerMinute, parts.clock);
   }
 
@@ -77,8 +80,8 @@ export class Service {
   }
 
   run(request: RunRequest): Promise<RunReport> {
-    const { kube, gateway, store, clock, log } = this.parts;
-    return runReconcile({ kube, gateway, store, clock, log, settings: this.settings }, request);
+    const { kube, store, clock, log } = this.parts;
+    return runReconcile({ kube, targets: this.targets, store, clock, log, settings: this.settings }, request);
   }
 
   async readiness(): Promise<ReadinessCheck> {
@@ -100,7 +103,7 @@ export class Service {
   }
 
   async close(): Promise<void> {
-    await Promise.allSettled([this.parts.store.close(), ...this.parts.closers.map((c) => c())]);
+    await Promise.allSettled([this.parts.store.close(), this.targets.close(), ...this.parts.closers.map((c) => c())]);
   }
 }
 
@@ -126,10 +129,12 @@ export function createService(config: Config, env: Record<string, string | undef
     closers.push(() => client.close());
     kube = client;
   }
+  const factory = parts.factory ?? gatewayFactory(config.httpTimeoutMs);
   let gateway = parts.gateway;
   if (!gateway) {
-    const client = new TykGatewayClient({ name: 'default', url: config.tyk.url, secret: config.tyk.auth, insecureSkipVerify: config.tyk.insecureSkipVerify, timeoutMs: config.httpTimeoutMs });
-    closers.push(() => client.close());
+    const { mode, url, auth, org, insecureSkipVerify } = config.tyk;
+    const client = factory(DEFAULT_TARGET, { mode, url, auth, insecureSkipVerify, ...(org ? { org } : {}) });
+    closers.push(() => (client as { close?: () => Promise<void> }).close?.() ?? Promise.resolve());
     gateway = client;
   }
   let store = parts.store;
@@ -140,5 +145,13 @@ export function createService(config: Config, env: Record<string, string | undef
       log.warn({ store: 'memory' }, 'REDIS_URL is not set: records and locks are kept in this process only; run a single instance');
     }
   }
-  return new Service(config, { kube, gateway, store, clock: parts.clock ?? systemClock, log, settings: parts.settings ?? {}, closers });
+  return new Service(config, { kube, gateway, factory, store, clock: parts.clock ?? systemClock, log, settings: parts.settings ?? {}, closers });
+}
+
+/** Tyk Gateway clients for ce, Tyk Dashboard clients for pro. */
+export function gatewayFactory(timeoutMs: number): GatewayFactory {
+  return (name: string, s: ConnectionSettings) => {
+    const options = { name, url: s.url, secret: s.auth, insecureSkipVerify: s.insecureSkipVerify, timeoutMs };
+    return s.mode === 'pro' ? new TykDashboardClient(options) : new TykGatewayClient(options);
+  };
 }

@@ -82,6 +82,28 @@ export class KubeClient implements KubeApi {
     }
   }
 
+  async createEvent(obj: KubeObject, type: 'Normal' | 'Warning', reason: string, message: string): Promise<void> {
+    const namespace = obj.metadata.namespace ?? 'default';
+    const now = new Date().toISOString();
+    const res = await this.call('POST', `/api/v1/namespaces/${seg(namespace)}/events`, {
+      body: {
+        apiVersion: 'v1',
+        kind: 'Event',
+        metadata: { generateName: `${obj.metadata.name}.`, namespace },
+        involvedObject: { apiVersion: obj.apiVersion, kind: obj.kind, name: obj.metadata.name, namespace, uid: obj.metadata.uid, resourceVersion: obj.metadata.resourceVersion },
+        type,
+        reason,
+        message: message.slice(0, 1024),
+        source: { component: 'gateway-reconciler' },
+        reportingComponent: 'gateway-reconciler',
+        firstTimestamp: now,
+        lastTimestamp: now,
+        count: 1,
+      },
+    });
+    if (res.status >= 300) throw new KubeApiError(res.status, `create event for ${obj.metadata.name}: ${res.status} ${(res.json as { message?: string } | undefined)?.message ?? ''}`.trim());
+  }
+
   async whoAmI(): Promise<string> {
     const res = await this.call('POST', '/apis/authentication.k8s.io/v1/selfsubjectreviews', {
       body: { apiVersion: 'authentication.k8s.io/v1', kind: 'SelfSubjectReview' },

@@ -54,6 +54,8 @@ export interface KubeApi {
   addFinalizer(kind: ResourceKind, obj: KubeObject, finalizer: string): Promise<KubeObject>;
   /** Ensures `finalizer` is absent; returns the current object, or null if it is gone. */
   removeFinalizer(kind: ResourceKind, obj: KubeObject, finalizer: string): Promise<KubeObject | null>;
+  /** Records a Kubernetes Event about `obj` (type Normal or Warning). */
+  createEvent(obj: KubeObject, type: 'Normal' | 'Warning', reason: string, message: string): Promise<void>;
   /** The user name the API server knows us by (SelfSubjectReview). */
   whoAmI(): Promise<string>;
   /** Resolves when the API server answers a one-item list of the kind; for /readyz. */

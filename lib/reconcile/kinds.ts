@@ -26,7 +26,24 @@ export const API_DEFINITION: ManagedKind = {
   specIdField: 'api_id',
 };
 
-export const MANAGED_KINDS: readonly ManagedKind[] = [API_DEFINITION];
+export const SECURITY_POLICY: ManagedKind = {
+  kind: 'SecurityPolicy',
+  group: 'tyk.tyk.io',
+  version: 'v1alpha1',
+  plural: 'securitypolicies',
+  finalizer: 'finalizers.tyk.io/securitypolicy',
+  gatewayKind: 'policy',
+  statusIdField: 'pol_id',
+  specIdField: 'id',
+};
+
+/** In the order a run applies them: APIs before the policies that need them. */
+export const MANAGED_KINDS: readonly ManagedKind[] = [API_DEFINITION, SECURITY_POLICY];
+
+/** Read, never reconciled: where a resource's gateway connection comes from. */
+export const OPERATOR_CONTEXT: ResourceKind = { kind: 'OperatorContext', group: 'tyk.tyk.io', version: 'v1alpha1', plural: 'operatorcontexts' };
+export const SECRET: ResourceKind = { kind: 'Secret', group: '', version: 'v1', plural: 'secrets' };
+export const EVENT: ResourceKind = { kind: 'Event', group: '', version: 'v1', plural: 'events' };
 
 /** Finds a managed kind by Kind ("ApiDefinition") or plural ("apidefinitions"), case-insensitively. */
 export function findKind(name: string): ManagedKind | undefined {
@@ -39,8 +56,11 @@ export interface ObjectRef {
   kind: ManagedKind;
   namespace: string;
   name: string;
+  /** a guess (a resync by name without a kind): not reported when nothing by that name exists */
+  optional?: boolean;
 }
 
+/** "<Kind>/<namespace>/<name>": the key of the object's record and lock. */
 export function refString(ref: ObjectRef): string {
   return `${ref.kind.kind}/${ref.namespace}/${ref.name}`;
 }

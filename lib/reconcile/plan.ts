@@ -8,11 +8,14 @@
  * - record: what we remembered after our last sync, or undefined.
  *
  * Never plans a DELETE for an object we have no claim on: a resource being deleted must carry
- * our finalizer, a vanished resource must have a record (design rule 5).
+ * our finalizer, a vanished resource must have a record (design rule 5). Plans WAIT for an
+ * object whose dependencies are missing, and leaves what the gateway has alone meanwhile.
+ * A record from another gateway (the resource's contextRef changed) is the caller's to
+ * handle: plan is given the record for the object's current gateway only.
  */
 import type { SyncRecord } from '../store/types.js';
 
-export type Action = 'CREATE' | 'UPDATE' | 'DELETE' | 'NOOP';
+export type Action = 'CREATE' | 'UPDATE' | 'DELETE' | 'NOOP' | 'WAIT';
 
 export type Reason =
   | 'created in cluster'
@@ -28,7 +31,11 @@ export type Reason =
   | 'unchanged'
   | 'invalid spec'
   | 'invalid spec unchanged'
-  | 'not managed';
+  | 'not managed'
+  | 'waiting for dependency'
+  | 'referenced by policies'
+  | 'moved to another gateway'
+  | 'dependency ready';
 
 export interface DesiredState {
   /** gateway id the object should have */
@@ -42,6 +49,8 @@ export interface DesiredState {
   hasFinalizer: boolean;
   /** why the spec cannot be sent, when it cannot */
   invalid?: string;
+  /** what the object waits for (a policy's ApiDefinition not synced yet), when it waits */
+  waiting?: string;
 }
 
 export interface ObservedState {
@@ -73,6 +82,7 @@ export function plan(desired?: DesiredState, observed?: ObservedState, record?: 
     const known = record?.result === 'invalid' && record.desiredHash === desired.hash;
     return { action: 'NOOP', reason: known ? 'invalid spec unchanged' : 'invalid spec', id };
   }
+  if (desired.waiting !== undefined) return { action: 'WAIT', reason: 'waiting for dependency', id };
   const write: Action = observed ? 'UPDATE' : 'CREATE';
   if (record === undefined) return { action: write, reason: observed ? 'adopted from gateway' : 'created in cluster', id };
   if (record.id !== id) return { action: write, reason: 'id changed', id, retireId: record.id };
@@ -81,6 +91,7 @@ export function plan(desired?: DesiredState, observed?: ObservedState, record?: 
   if (!observed) return { action: 'CREATE', reason: 'missing on gateway', id };
   if (record.result === 'failed') return { action: 'UPDATE', reason: 'retrying after failure', id };
   if (record.result === 'pending') return { action: 'UPDATE', reason: 'not yet visible on gateway', id };
+  if (record.result === 'waiting') return { action: 'UPDATE', reason: 'dependency ready', id };
   if (record.observedHash !== observed.hash) return { action: 'UPDATE', reason: 'drifted on gateway', id };
   return { action: 'NOOP', reason: 'unchanged', id };
 }

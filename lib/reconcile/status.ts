@@ -1,10 +1,17 @@
 /**
- * The status we keep on each custom resource, compatible with Tyk Operator's
- * (`status.api_id`, `status.latestTransaction {status, time, error}`), derived from the record.
- * Pure. `statusPatch` returns undefined when the current status already says the same thing
- * (the time of the last transaction alone never causes a patch: design rule 8).
+ * The status we keep on each custom resource, compatible with Tyk Operator's, derived from
+ * the record. Pure.
+ *
+ * - ApiDefinition: `api_id`, `latestTransaction {status, time, error}`, `linked_by_policies`.
+ * - SecurityPolicy: `pol_id`, `latestTransaction`, `linked_apis`.
+ *
+ * `statusPatch` returns undefined when the current status already says the same thing: the
+ * time of the last transaction alone never causes a patch (design rule 8). Tyk Operator's own
+ * SecurityPolicy CRD prunes `latestTransaction`; a status that holds our id but no
+ * latestTransaction at all is taken as pruned, so it is not patched again and again.
  */
 import type { SyncRecord } from '../store/types.js';
+import { canonicalJson } from './hash.js';
 import type { ManagedKind } from './kinds.js';
 
 export type TransactionStatus = 'Successful' | 'Failed' | 'Pending';
@@ -17,7 +24,7 @@ export interface Transaction {
 
 export function transactionFor(record: SyncRecord): Transaction {
   const status: TransactionStatus =
-    record.result === 'synced' ? 'Successful' : record.result === 'pending' ? 'Pending' : 'Failed';
+    record.result === 'synced' ? 'Successful' : record.result === 'pending' || record.result === 'waiting' ? 'Pending' : 'Failed';
   return record.error ? { status, time: record.time, error: record.error } : { status, time: record.time };
 }
 
@@ -25,22 +32,34 @@ function str(v: unknown): string | undefined {
   return typeof v === 'string' ? v : undefined;
 }
 
-/** The merge patch for `status`, or undefined when nothing would change. */
+/** An empty list and no list say the same thing; the patch removes the field for both. */
+function norm(v: unknown): unknown {
+  return v === undefined || (Array.isArray(v) && v.length === 0) ? null : v;
+}
+
+/**
+ * The merge patch for `status`, or undefined when nothing would change.
+ * `id` is what the status names the gateway object by (the Dashboard's _id for pro policies);
+ * `extra` are further fields to keep equal (links).
+ */
 export function statusPatch(
   kind: ManagedKind,
   current: Record<string, unknown> | undefined,
   record: SyncRecord,
+  extra: Record<string, unknown> = {},
+  id: string = record.id,
 ): Record<string, unknown> | undefined {
   const tx = transactionFor(record);
-  const cur = (current ?? {}) as Record<string, unknown>;
-  const curTx = (cur.latestTransaction ?? {}) as Record<string, unknown>;
-  const same =
-    str(cur[kind.statusIdField]) === record.id &&
-    str(curTx.status) === tx.status &&
-    (str(curTx.error) ?? '') === (tx.error ?? '');
-  if (same) return undefined;
+  const cur = current ?? {};
+  const hasTx = typeof cur.latestTransaction === 'object' && cur.latestTransaction !== null;
+  const pruned = !hasTx && str(cur[kind.statusIdField]) === id;
+  const curTx = (hasTx ? cur.latestTransaction : {}) as Record<string, unknown>;
+  const txSame = pruned || (str(curTx.status) === tx.status && (str(curTx.error) ?? '') === (tx.error ?? ''));
+  const extraSame = Object.entries(extra).every(([k, v]) => canonicalJson(norm(cur[k])) === canonicalJson(norm(v)));
+  if (str(cur[kind.statusIdField]) === id && txSame && extraSame) return undefined;
   return {
-    [kind.statusIdField]: record.id,
+    [kind.statusIdField]: id,
     latestTransaction: { status: tx.status, time: tx.time, error: tx.error ?? null },
+    ...Object.fromEntries(Object.entries(extra).map(([k, v]) => [k, norm(v)])),
   };
 }

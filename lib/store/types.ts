@@ -32,11 +32,17 @@ export type SyncResult =
   /** a transient failure; retried with backoff */
   | 'failed'
   /** the gateway or our validation rejected the spec; retried only when the spec changes */
-  | 'invalid';
+  | 'invalid'
+  /** not written: waits for a dependency (a policy's API), or a deletion is held by references */
+  | 'waiting';
 
 export interface SyncRecord {
-  /** "<gateway>/<Kind>/<namespace>/<name>" */
+  /** "<Kind>/<namespace>/<name>" */
   key: string;
+  /** the gateway (default, or an OperatorContext's) the object was last written to; absent: "default" */
+  gateway?: string;
+  /** policies: the ApiDefinitions (namespace/name) the last sync linked to */
+  links?: string[];
   /** gateway object id (api_id, policy id) */
   id: string;
   /** metadata.generation of the custom resource when this record was written */

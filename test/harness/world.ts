@@ -22,12 +22,19 @@ import { createService, type Service } from '../../lib/service.js';
 import { RedisStore } from '../../lib/store/redis.js';
 import { Redis } from 'ioredis';
 import { type FakeKubeApiServer, startFakeKubeApiServer } from '../fakes/kube-apiserver.js';
+import { type FakeTykDashboard, startFakeTykDashboard } from '../fakes/tyk-dashboard.js';
 import { type FakeTykGateway, type FakeTykOptions, startFakeTykGateway } from '../fakes/tyk-gateway.js';
 import { startRedis, type TestRedis } from './redis.js';
 
 export const WEBHOOK_TOKEN = 'test-webhook-token-0123456789';
 export const RESYNC_TOKEN = 'test-resync-token-0123456789';
 export const GROUP = { group: 'tyk.tyk.io', version: 'v1alpha1', plural: 'apidefinitions' };
+const PLURALS: Record<string, string> = { ApiDefinition: 'apidefinitions', SecurityPolicy: 'securitypolicies', OperatorContext: 'operatorcontexts' };
+
+/** The plural of a tyk.tyk.io kind or plural name. */
+export function pluralOf(kindOrPlural: string): string {
+  return PLURALS[kindOrPlural] ?? kindOrPlural;
+}
 
 /** Real time for sleeping, with a movable "now": backoff and retry times without waiting. */
 export class OffsetClock implements Clock {
@@ -45,6 +52,8 @@ export class OffsetClock implements Clock {
 
 export interface WorldOptions {
   env?: Record<string, string>;
+  /** the default gateway: a Tyk Gateway fake (ce, default) or a Tyk Dashboard fake (pro) */
+  mode?: 'ce' | 'pro';
   tyk?: FakeTykOptions;
   settings?: Partial<RunSettings>;
 }
@@ -61,6 +70,7 @@ export class World {
     readonly clock: OffsetClock,
     readonly kube: FakeKubeApiServer,
     readonly tyk: FakeTykGateway,
+    readonly dashboard: FakeTykDashboard | undefined,
     readonly redis: TestRedis,
     readonly svc: Service,
     readonly app: FastifyInstance,
@@ -74,24 +84,28 @@ export class World {
 
   // ── the cluster, as a user changes it ──
 
+  /** Creates a tyk.tyk.io object (any kind) as kubectl would; a Secret is stored directly. */
   async create(obj: KubeObject): Promise<KubeObject> {
     const namespace = obj.metadata.namespace ?? 'default';
-    return (await this.api.createNamespacedCustomObject({ ...GROUP, namespace, body: obj })) as KubeObject;
+    if (obj.kind === 'Secret') return this.kube.put({ ...obj, metadata: { ...obj.metadata, namespace } }) as KubeObject;
+    const plural = pluralOf(obj.kind);
+    return (await this.api.createNamespacedCustomObject({ ...GROUP, plural, namespace, body: { ...obj, metadata: { ...obj.metadata, namespace } } })) as KubeObject;
   }
 
-  async get(name: string, namespace = 'default'): Promise<KubeObject | undefined> {
-    return this.kube.getObject('apidefinitions', namespace, name) as KubeObject | undefined;
+  async get(name: string, namespace = 'default', kind = 'apidefinitions'): Promise<KubeObject | undefined> {
+    return this.kube.getObject(pluralOf(kind), namespace, name) as KubeObject | undefined;
   }
 
   /** Replaces the spec (read-modify-write with resourceVersion, as kubectl does). */
-  async updateSpec(name: string, change: (spec: Record<string, unknown>) => Record<string, unknown>, namespace = 'default'): Promise<KubeObject> {
-    const current = (await this.api.getNamespacedCustomObject({ ...GROUP, namespace, name })) as KubeObject;
+  async updateSpec(name: string, change: (spec: Record<string, unknown>) => Record<string, unknown>, namespace = 'default', kind = 'apidefinitions'): Promise<KubeObject> {
+    const plural = pluralOf(kind);
+    const current = (await this.api.getNamespacedCustomObject({ ...GROUP, plural, namespace, name })) as KubeObject;
     const body = { ...current, spec: change(structuredClone(current.spec ?? {})) };
-    return (await this.api.replaceNamespacedCustomObject({ ...GROUP, namespace, name, body })) as KubeObject;
+    return (await this.api.replaceNamespacedCustomObject({ ...GROUP, plural, namespace, name, body })) as KubeObject;
   }
 
-  async delete(name: string, namespace = 'default'): Promise<void> {
-    await this.api.deleteNamespacedCustomObject({ ...GROUP, namespace, name });
+  async delete(name: string, namespace = 'default', kind = 'apidefinitions'): Promise<void> {
+    await this.api.deleteNamespacedCustomObject({ ...GROUP, plural: pluralOf(kind), namespace, name });
   }
 
   // ── the triggers, through HTTP ──
@@ -150,12 +164,13 @@ export class World {
 
 export async function startWorld(options: WorldOptions = {}): Promise<World> {
   const [kube, tyk, redis] = await Promise.all([startFakeKubeApiServer(), startFakeTykGateway(options.tyk), startRedis()]);
+  const dashboard = options.mode === 'pro' ? await startFakeTykDashboard() : undefined;
   const dir = await mkdtemp(join(tmpdir(), 'gr-world-'));
   const kubeconfigPath = await kube.writeKubeconfig(dir);
+  const gateway = dashboard ? { TYK_MODE: 'pro', TYK_URL: dashboard.url, TYK_AUTH: dashboard.secret, TYK_ORG: dashboard.orgId } : { TYK_URL: tyk.url, TYK_AUTH: tyk.secret };
   const env = {
     KUBECONFIG: kubeconfigPath,
-    TYK_URL: tyk.url,
-    TYK_AUTH: tyk.secret,
+    ...gateway,
     WEBHOOK_TOKEN,
     RESYNC_TOKEN,
     ...options.env,
@@ -171,10 +186,10 @@ export async function startWorld(options: WorldOptions = {}): Promise<World> {
     settings: { settle: { budgetMs: 3_000, initialDelayMs: 15, maxDelayMs: 200, reloadEveryMs: 150 }, ...options.settings },
   });
   const app = buildApp(svc);
-  return new World(clock, kube, tyk, redis, svc, app, kubeconfigPath, async () => {
+  return new World(clock, kube, tyk, dashboard, redis, svc, app, kubeconfigPath, async () => {
     await app.close();
     await svc.close();
-    await Promise.allSettled([kube.close(), tyk.close(), redis.owned ? redis.stop() : Promise.resolve()]);
+    await Promise.allSettled([kube.close(), tyk.close(), dashboard?.close(), redis.owned ? redis.stop() : Promise.resolve()]);
     await rm(dir, { recursive: true, force: true });
   });
 }

@@ -1,0 +1,436 @@
+/**
+ * The Tyk Dashboard API ("pro" mode, TYK_MODE=pro) as a Gateway (./types.ts).
+ *
+ * Calls (the Dashboard swagger): GET /api/apis?p=N&sort=created_at, GET/PUT/DELETE
+ * /api/apis/{id}, POST /api/apis, all with the `{"api_definition": ...}` wrapper; GET
+ * /api/portal/policies?p=N, GET/PUT/DELETE /api/portal/policies/{_id}, POST
+ * /api/portal/policies, with bare Policy bodies. Every call carries `Authorization: <key>`
+ * (the Dashboard user's API key, no "Bearer") and a timeout. No reload: the Dashboard's
+ * writes are visible at once, so `reloadRequired` is false and `reload()` does nothing.
+ *
+ * Ids are ours everywhere in the interface:
+ * - 'api': the id is `api_id`. The Dashboard's internal `id` is learned from lists, reads and
+ *   creates, and sent back in PUT bodies; never chosen by us. A create whose `api_id` the
+ *   Dashboard already has (409) is adopted: read, then PUT. When a Dashboard generates its own
+ *   api_id on create, we PUT ours onto the new API by its internal id (the swagger: api_id can be
+ *   updated on-premise); if that does not take (Tyk Cloud ignores api_id updates) the stray copy
+ *   is deleted and a GatewayApiError says why.
+ * - 'policy': the id is the policy's `id` field; the Dashboard's `_id` (which names it in URLs)
+ *   is kept in a small id→_id map learned from lists, reads and creates, and found by listing
+ *   on a miss. A complete list younger than `listFreshMs` is trusted to say an id is absent
+ *   (so a run that listed, then creates many policies, does not list again per create); a
+ *   known _id that turns out gone or re-keyed always forces a new list. Bodies returned by
+ *   get/list include `_id`; policies without an `id` field are keyed by `_id`. When two
+ *   policies carry the same `id`, the first listed (oldest) is ours.
+ * - `list` follows every page (sorted oldest first, so new objects land on the last page) and
+ *   starts again when the page count changes under it; a failed page fails the list. (A
+ *   delete by someone else while we page, with the page count unchanged, can shift one item
+ *   past us; the worst it costs is one adopting write, never a delete.)
+ * - A policy create's `_id` is read from the answer's Meta, else its Message (where the
+ *   swagger's example puts it). A policy POST refused with 400/409 first looks for a policy
+ *   with our id (a create whose answer was lost) and updates it instead.
+ * - `ping` is one filtered list call (GET /api/apis?p=1&q=<probe name>).
+ * - Deletes verify first: a read by our id finds the object (by its real identity), then it is
+ *   deleted by its internal id / _id; absent (the Dashboard's own 404) is done, and a failed
+ *   delete is done when a read confirms the object is gone.
+ * Errors: 400 → GatewayRejectedError with the Dashboard's Message (also 403 "Request body
+ * malformed.", the Dashboard's answer to a policy it cannot decode); 401/403 → GatewayApiError
+ * naming TYK_AUTH; other ≥ 400 → GatewayApiError; network/timeout → GatewayUnavailableError.
+ * The key never appears in an error.
+ */
+import type { Agent } from 'undici';
+import { GatewayApiError, GatewayRejectedError, GatewayUnavailableError } from '../errors.js';
+import { type HttpResponse, httpRequest, makeAgent, redactUrl, TransportError } from '../http.js';
+import type { Gateway, GatewayObjectKind, JsonObject } from './types.js';
+
+export interface TykDashboardOptions {
+  name: string;
+  url: string;
+  /** the Dashboard user's API key */
+  secret: string;
+  insecureSkipVerify?: boolean;
+  /** per-request timeout; default 10 s */
+  timeoutMs?: number;
+  /** how long a complete policy list is trusted to say an id is absent; default 5 s (0: list on every miss) */
+  listFreshMs?: number;
+}
+
+const APIS = '/api/apis';
+const POLICIES = '/api/portal/policies';
+/** how often `list` starts again when the list changes while it pages */
+const LIST_ATTEMPTS = 3;
+const MAX_PAGES = 100_000;
+const PROBE_NAME = 'gateway-reconciler-readiness-probe';
+
+type Method = 'GET' | 'POST' | 'PUT' | 'DELETE';
+
+function isObject(v: unknown): v is JsonObject {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+function nonEmpty(v: unknown): string | undefined {
+  return typeof v === 'string' && v !== '' ? v : undefined;
+}
+
+/** Our key for a Dashboard policy: its `id`, else its `_id`. */
+function policyKey(p: JsonObject): string | undefined {
+  return nonEmpty(p.id) ?? nonEmpty(p._id);
+}
+
+function enc(id: string): string {
+  return encodeURIComponent(id);
+}
+
+export class TykDashboardClient implements Gateway {
+  readonly name: string;
+  readonly reloadRequired = false;
+  private readonly base: string;
+  private readonly secret: string;
+  private readonly timeoutMs: number;
+  private readonly agent: Agent;
+  private readonly listFreshMs: number;
+  /** when the last complete policy list started (epoch ms) */
+  private policiesListedAt = -Infinity;
+  /** api_id → the Dashboard's internal id */
+  private apiIds = new Map<string, string>();
+  /** our policy id → the Dashboard's _id */
+  private policyIds = new Map<string, string>();
+
+  constructor(options: TykDashboardOptions) {
+    this.name = options.name;
+    this.base = options.url.replace(/\/+$/, '');
+    this.secret = options.secret;
+    this.timeoutMs = options.timeoutMs ?? 10_000;
+    this.listFreshMs = options.listFreshMs ?? 5_000;
+    this.agent = makeAgent(options.insecureSkipVerify ? { rejectUnauthorized: false } : {});
+  }
+
+  list(kind: GatewayObjectKind): Promise<Map<string, JsonObject>> {
+    return kind === 'api' ? this.listApis() : this.listPolicies();
+  }
+
+  get(kind: GatewayObjectKind, id: string): Promise<JsonObject | null> {
+    return kind === 'api' ? this.getApi(id) : this.getPolicy(id);
+  }
+
+  upsert(kind: GatewayObjectKind, id: string, body: JsonObject): Promise<void> {
+    return kind === 'api' ? this.upsertApi(id, body) : this.upsertPolicy(id, body);
+  }
+
+  remove(kind: GatewayObjectKind, id: string): Promise<void> {
+    return kind === 'api' ? this.removeApi(id) : this.removePolicy(id);
+  }
+
+  /** The Dashboard needs no reload. */
+  async reload(): Promise<void> {}
+
+  /** One small list call (a name filter nobody matches): proves the Dashboard answers and takes the key. */
+  async ping(): Promise<void> {
+    const res = await this.call('GET', `${APIS}?p=1&q=${PROBE_NAME}`);
+    this.expect2xx(res, 'readiness probe');
+    if (!isObject(res.json) || !('apis' in res.json)) {
+      throw new GatewayApiError(res.status, 'readiness probe: the answer is not a Tyk Dashboard API list (check TYK_URL)');
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.agent.close();
+  }
+
+  /** The Dashboard URL without credentials, for logs and /readyz. */
+  get url(): string {
+    return redactUrl(this.base);
+  }
+
+  // --- APIs ----------------------------------------------------------------
+
+  private async listApis(): Promise<Map<string, JsonObject>> {
+    const items = await this.walk(`${APIS}?sort=created_at&`, 'apis', 'pages', 'APIs');
+    const out = new Map<string, JsonObject>();
+    const ids = new Map<string, string>();
+    for (const item of items) {
+      const def = isObject(item) ? item.api_definition : undefined;
+      const apiId = isObject(def) ? nonEmpty(def.api_id) : undefined;
+      if (!isObject(def) || apiId === undefined) throw new GatewayApiError(200, 'list APIs: an item has no api_definition.api_id');
+      out.set(apiId, def);
+      const internal = nonEmpty(def.id);
+      if (internal !== undefined) ids.set(apiId, internal);
+    }
+    this.apiIds = ids;
+    return out;
+  }
+
+  private async getApi(id: string): Promise<JsonObject | null> {
+    const res = await this.call('GET', `${APIS}/${enc(id)}`);
+    if (this.isNotFound(res)) {
+      this.apiIds.delete(id);
+      return null;
+    }
+    this.expect2xx(res, `get API ${id}`);
+    const def = isObject(res.json) ? res.json.api_definition : undefined;
+    if (!isObject(def)) throw new GatewayApiError(res.status, `get API ${id}: the answer has no api_definition`);
+    // {apiId} may also match an internal id: only an API carrying our api_id is ours.
+    if (def.api_id !== id) return null;
+    const internal = nonEmpty(def.id);
+    if (internal !== undefined) this.apiIds.set(id, internal);
+    return def;
+  }
+
+  private async upsertApi(id: string, body: JsonObject): Promise<void> {
+    const def: JsonObject = { ...body, api_id: id };
+    delete def.id; // the Dashboard's internal id: never ours to choose
+    if (this.apiIds.has(id) && (await this.putApi(id, def))) return;
+    const res = await this.call('POST', APIS, { api_definition: def });
+    if (res.status === 409 && this.isDashboardError(res)) {
+      // The Dashboard already has this api_id (Tyk Operator's, or a create we lost the answer to): adopt it.
+      if (await this.putApi(id, def)) return;
+      throw new GatewayApiError(409, `write API ${id}: the Dashboard says it has this api_id (409) but has no API under it to update`);
+    }
+    this.expect2xx(res, `create API ${id}`);
+    await this.settleApiId(id, def, res);
+  }
+
+  /** PUT by internal id (read first when unknown); false when the Dashboard has no such API. */
+  private async putApi(id: string, def: JsonObject): Promise<boolean> {
+    let internal = this.apiIds.get(id);
+    if (internal === undefined) {
+      if ((await this.getApi(id)) === null) return false;
+      internal = this.apiIds.get(id);
+    }
+    const path = `${APIS}/${enc(internal ?? id)}`;
+    const res = await this.call('PUT', path, { api_definition: internal === undefined ? def : { ...def, id: internal } });
+    if (this.isNotFound(res)) {
+      this.apiIds.delete(id);
+      return false;
+    }
+    this.expect2xx(res, `update API ${id}`);
+    return true;
+  }
+
+  /** After a create: make sure the new API carries our api_id (see the header). */
+  private async settleApiId(id: string, def: JsonObject, created: HttpResponse): Promise<void> {
+    const answer = isObject(created.json) ? created.json : {};
+    const internal = nonEmpty(answer.Meta);
+    let assigned = nonEmpty(answer.ID);
+    if (internal === undefined) {
+      if ((await this.getApi(id)) !== null) return;
+      throw new GatewayApiError(created.status, `create API ${id}: the Dashboard answered without the new API's id, and has no API under api_id ${id}`);
+    }
+    if (assigned === undefined) {
+      const res = await this.call('GET', `${APIS}/${enc(internal)}`);
+      this.expect2xx(res, `read back API ${id}`);
+      const back = isObject(res.json) && isObject(res.json.api_definition) ? res.json.api_definition : {};
+      assigned = nonEmpty(back.api_id);
+    }
+    if (assigned === id) {
+      this.apiIds.set(id, internal);
+      return;
+    }
+    // The Dashboard generated its own api_id: put ours on the API it created, by its internal id.
+    let fixed = false;
+    try {
+      const res = await this.call('PUT', `${APIS}/${enc(internal)}`, { api_definition: { ...def, id: internal } });
+      this.expect2xx(res, `set api_id of API ${id}`);
+      fixed = (await this.getApi(id)) !== null && this.apiIds.get(id) === internal;
+    } finally {
+      if (!fixed) await this.call('DELETE', `${APIS}/${enc(internal)}`).catch(() => undefined);
+    }
+    if (!fixed) {
+      throw new GatewayApiError(
+        409,
+        `create API ${id}: the Dashboard gave the new API api_id ${assigned ?? '(none)'} and would not take ours ` +
+          '(Tyk Cloud ignores api_id updates); the copy was deleted. Use a Dashboard that keeps api_id, or set spec.api_id.',
+      );
+    }
+  }
+
+  private async removeApi(id: string): Promise<void> {
+    if ((await this.getApi(id)) === null) return;
+    const res = await this.call('DELETE', `${APIS}/${enc(this.apiIds.get(id) ?? id)}`);
+    if (res.status < 300 || this.isNotFound(res)) {
+      this.apiIds.delete(id);
+      return;
+    }
+    if (res.status >= 500 && (await this.getApi(id)) === null) return;
+    this.expect2xx(res, `delete API ${id}`);
+  }
+
+  // --- policies ------------------------------------------------------------
+
+  private async listPolicies(): Promise<Map<string, JsonObject>> {
+    const startedAt = Date.now();
+    const items = await this.walk(`${POLICIES}?`, 'Data', 'Pages', 'policies');
+    const out = new Map<string, JsonObject>();
+    const ids = new Map<string, string>();
+    for (const item of items) {
+      const mid = isObject(item) ? nonEmpty(item._id) : undefined;
+      if (!isObject(item) || mid === undefined) throw new GatewayApiError(200, 'list policies: an item has no _id');
+      const key = policyKey(item) ?? mid;
+      if (out.has(key)) continue; // the oldest policy with this id is ours
+      out.set(key, item);
+      ids.set(key, mid);
+    }
+    this.policyIds = ids;
+    this.policiesListedAt = startedAt;
+    return out;
+  }
+
+  private async getPolicy(id: string): Promise<JsonObject | null> {
+    const mid = this.policyIds.get(id);
+    if (mid !== undefined) {
+      const res = await this.call('GET', `${POLICIES}/${enc(mid)}`);
+      if (!this.isNotFound(res)) {
+        this.expect2xx(res, `get policy ${id}`);
+        if (!isObject(res.json)) throw new GatewayApiError(res.status, `get policy ${id}: the answer is not a policy`);
+        if (policyKey(res.json) === id) return res.json;
+      }
+      this.policyIds.delete(id); // gone, or no longer carries our id: look for it
+      return (await this.listPolicies()).get(id) ?? null;
+    }
+    if (this.listIsFresh()) return null;
+    return (await this.listPolicies()).get(id) ?? null;
+  }
+
+  private listIsFresh(): boolean {
+    return Date.now() - this.policiesListedAt < this.listFreshMs;
+  }
+
+  /** The _id of our policy: from the map, else from a list (a fresh one unless `force`). */
+  private async findPolicyId(id: string, force: boolean): Promise<string | undefined> {
+    const known = force ? undefined : this.policyIds.get(id);
+    if (known !== undefined || (!force && this.listIsFresh())) return known;
+    await this.listPolicies();
+    return this.policyIds.get(id);
+  }
+
+  private async upsertPolicy(id: string, body: JsonObject): Promise<void> {
+    const doc: JsonObject = { ...body, id };
+    delete doc._id;
+    let mid = await this.findPolicyId(id, false);
+    for (let attempt = 0; mid !== undefined && attempt < 2; attempt++) {
+      if (await this.putPolicy(id, mid, doc)) return;
+      mid = await this.findPolicyId(id, true); // deleted behind our back; recreated elsewhere?
+    }
+    const res = await this.call('POST', POLICIES, doc);
+    if ((res.status === 400 || res.status === 409) && this.isDashboardError(res)) {
+      // A POST whose answer we lost may have been made after all: then update what it made.
+      const made = await this.findPolicyId(id, true);
+      if (made !== undefined && (await this.putPolicy(id, made, doc))) return;
+    }
+    this.expect2xx(res, `create policy ${id}`);
+    const created = newPolicyId(res.json);
+    if (created !== undefined) this.policyIds.set(id, created);
+  }
+
+  /** false when the Dashboard has no policy under that _id */
+  private async putPolicy(id: string, mid: string, doc: JsonObject): Promise<boolean> {
+    const res = await this.call('PUT', `${POLICIES}/${enc(mid)}`, { ...doc, _id: mid });
+    if (this.isNotFound(res)) {
+      this.policyIds.delete(id);
+      return false;
+    }
+    this.expect2xx(res, `update policy ${id}`);
+    this.policyIds.set(id, mid);
+    return true;
+  }
+
+  private async removePolicy(id: string): Promise<void> {
+    const found = await this.getPolicy(id);
+    const mid = found === null ? undefined : nonEmpty(found._id);
+    if (mid === undefined) return;
+    const res = await this.call('DELETE', `${POLICIES}/${enc(mid)}`);
+    if (res.status < 300 || this.isNotFound(res)) {
+      this.policyIds.delete(id);
+      return;
+    }
+    if (res.status >= 500 && (await this.getPolicy(id)) === null) return;
+    this.expect2xx(res, `delete policy ${id}`);
+  }
+
+  // --- paging, errors, transport ----------------------------------------------
+
+  /** Every item of a paged list; starts again (up to LIST_ATTEMPTS) when the page count changes. */
+  private async walk(prefix: string, itemsKey: string, pagesKey: string, label: string): Promise<unknown[]> {
+    for (let attempt = 1; ; attempt++) {
+      const first = await this.page(prefix, 1, itemsKey, pagesKey, label);
+      const items = [...first.items];
+      let stable = true;
+      for (let p = 2; p <= first.pages; p++) {
+        const next = await this.page(prefix, p, itemsKey, pagesKey, label);
+        if (next.pages !== first.pages) {
+          stable = false;
+          break;
+        }
+        items.push(...next.items);
+      }
+      if (stable) return items;
+      if (attempt >= LIST_ATTEMPTS) {
+        throw new GatewayApiError(200, `list ${label}: the list kept changing while it was read page by page (${LIST_ATTEMPTS} attempts)`);
+      }
+    }
+  }
+
+  private async page(prefix: string, p: number, itemsKey: string, pagesKey: string, label: string): Promise<{ items: unknown[]; pages: number }> {
+    const res = await this.call('GET', `${prefix}p=${p}`);
+    this.expect2xx(res, `list ${label} (page ${p})`);
+    const body = res.json;
+    const items = isObject(body) ? (body[itemsKey] ?? []) : undefined;
+    const pages = isObject(body) ? body[pagesKey] : undefined;
+    if (!Array.isArray(items) || typeof pages !== 'number' || !Number.isInteger(pages) || pages < 0 || pages > MAX_PAGES) {
+      throw new GatewayApiError(res.status, `list ${label} (page ${p}): the Dashboard answered something other than a page of ${label}`);
+    }
+    return { items, pages };
+  }
+
+  /** An ApiResponse error body (`{Status: "Error", ...}`): the Dashboard's own, not a proxy's page. */
+  private isDashboardError(res: HttpResponse): boolean {
+    return isObject(res.json) && res.json.Status === 'Error';
+  }
+
+  private isNotFound(res: HttpResponse): boolean {
+    return res.status === 404 && this.isDashboardError(res);
+  }
+
+  private expect2xx(res: HttpResponse, what: string): void {
+    if (res.status >= 200 && res.status < 300) return;
+    const message = this.message(res);
+    if (res.status === 400 || (res.status === 403 && /malformed/i.test(message))) {
+      throw new GatewayRejectedError(res.status, `${what}: rejected by the Dashboard: ${message}`);
+    }
+    if (res.status === 401 || res.status === 403) {
+      throw new GatewayApiError(res.status, `${what}: ${res.status} ${message} (check TYK_AUTH)`);
+    }
+    throw new GatewayApiError(res.status, `${what}: ${res.status} ${message}`);
+  }
+
+  private message(res: HttpResponse): string {
+    const m = isObject(res.json) ? nonEmpty(res.json.Message) : undefined;
+    const text = m ?? (res.text.slice(0, 200).replace(/\s+/g, ' ').trim() || 'no message');
+    return this.secret === '' ? text : text.split(this.secret).join('***');
+  }
+
+  private async call(method: Method, path: string, body?: unknown): Promise<HttpResponse> {
+    try {
+      return await httpRequest({
+        method,
+        url: this.base + path,
+        headers: { authorization: this.secret },
+        body,
+        timeoutMs: this.timeoutMs,
+        dispatcher: this.agent,
+      });
+    } catch (err) {
+      if (err instanceof TransportError) throw new GatewayUnavailableError(`dashboard ${this.name}: ${err.message}`, { cause: err });
+      throw err;
+    }
+  }
+}
+
+/** The new policy's _id from a create answer: Meta, or Message (where the swagger's example puts it). */
+function newPolicyId(answer: unknown): string | undefined {
+  if (!isObject(answer)) return undefined;
+  const meta = nonEmpty(answer.Meta);
+  if (meta !== undefined) return meta;
+  const message = nonEmpty(answer.Message);
+  return message !== undefined && /^[0-9a-f]{24,}$/i.test(message) ? message : undefined;
+}

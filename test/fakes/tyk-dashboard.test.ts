@@ -1,0 +1,483 @@
+import t from 'tap';
+import { startFakeTykDashboard, type FakeTykDashboard, type FakeTykDashboardOptions, type JsonObject } from './tyk-dashboard.js';
+
+interface Res {
+  status: number;
+  body: any;
+  contentType: string | null;
+}
+
+interface Test {
+  teardown(fn: () => unknown): void;
+}
+
+async function start(tt: Test, options: FakeTykDashboardOptions = {}): Promise<FakeTykDashboard> {
+  const d = await startFakeTykDashboard({ secret: 'dash-key', ...options });
+  tt.teardown(() => d.close());
+  return d;
+}
+
+async function call(
+  d: FakeTykDashboard,
+  method: string,
+  path: string,
+  body?: unknown,
+  headers: Record<string, string> = { authorization: d.secret },
+): Promise<Res> {
+  const init: RequestInit = { method, headers: { ...headers } };
+  if (body !== undefined) init.body = typeof body === 'string' ? body : JSON.stringify(body);
+  const res = await fetch(d.url + path, init);
+  const text = await res.text();
+  return { status: res.status, body: text === '' ? undefined : JSON.parse(text), contentType: res.headers.get('content-type') };
+}
+
+function httpbin(apiId = 'httpbin', name = 'httpbin'): JsonObject {
+  return {
+    api_id: apiId,
+    name,
+    org_id: 'not-the-users-org',
+    use_keyless: true,
+    active: true,
+    proxy: { listen_path: `/${name}/`, target_url: 'http://httpbin.org', strip_listen_path: true },
+    version_data: { not_versioned: true, default_version: 'Default', versions: { Default: { name: 'Default' } } },
+    x_not_a_tyk_field: 'dropped',
+  };
+}
+
+function wrap(def: JsonObject): JsonObject {
+  return { api_definition: def };
+}
+
+function policy(id: string, name = `policy ${id}`): JsonObject {
+  return {
+    id,
+    name,
+    active: true,
+    rate: 10,
+    per: 60,
+    access_rights: { httpbin: { api_id: 'httpbin', api_name: 'httpbin', versions: ['Default'] } },
+    x_unknown: 1,
+  };
+}
+
+async function createApi(d: FakeTykDashboard, def: JsonObject): Promise<string> {
+  const res = await call(d, 'POST', '/api/apis', wrap(def));
+  if (res.status !== 200) throw new Error(`create failed: ${res.status} ${JSON.stringify(res.body)}`);
+  return res.body.Meta as string;
+}
+
+async function createPolicy(d: FakeTykDashboard, body: JsonObject): Promise<string> {
+  const res = await call(d, 'POST', '/api/portal/policies', body);
+  if (res.status !== 200) throw new Error(`create failed: ${res.status} ${JSON.stringify(res.body)}`);
+  return res.body.Message as string;
+}
+
+const OBJECT_ID = /^[0-9a-f]{24}$/;
+const NOT_AUTHORISED = { Status: 'Error', Message: 'Not authorised', Meta: null };
+
+t.test('auth: a missing, wrong or Bearer-prefixed key is 401 with an ApiResponse', async (tt) => {
+  const d = await start(tt);
+  const attempts: Record<string, string>[] = [{}, { authorization: 'nope' }, { authorization: `Bearer ${d.secret}` }];
+  for (const headers of attempts) {
+    const res = await call(d, 'GET', '/api/apis', undefined, headers);
+    tt.equal(res.status, 401);
+    tt.same(res.body, NOT_AUTHORISED);
+    tt.match(res.contentType, /^application\/json/);
+  }
+  const denied = await call(d, 'POST', '/api/portal/policies', policy('p'), { authorization: 'nope' });
+  tt.equal(denied.status, 401);
+  tt.equal(d.policies().size, 0, 'an unauthorised write is not made');
+  const right = await call(d, 'GET', '/api/apis');
+  tt.equal(right.status, 200);
+  tt.same(right.body, { apis: null, pages: 0 }, 'an empty list: null apis, no pages');
+  tt.same((await call(d, 'GET', '/api/portal/policies')).body, { Data: null, Pages: 0 });
+});
+
+t.test('unknown routes are 404 and unsupported methods 405, as ApiResponses', async (tt) => {
+  const d = await start(tt);
+  tt.same(await call(d, 'GET', '/api/nothing'), { status: 404, body: { Status: 'Error', Message: 'Not found', Meta: null }, contentType: 'application/json' });
+  tt.equal((await call(d, 'GET', '/tyk/apis')).status, 404);
+  tt.same((await call(d, 'PATCH', '/api/apis/x', {})).body, { Status: 'Error', Message: 'Method not allowed', Meta: null });
+  tt.equal((await call(d, 'DELETE', '/api/apis')).status, 405);
+  tt.equal((await call(d, 'PUT', '/api/portal/policies')).status, 405);
+  tt.equal((await call(d, 'POST', '/api/portal/policies/66570989d98dd00001da17f1', {})).status, 405);
+});
+
+t.test('POST /api/apis stores the wrapped definition; GET answers the wrapper with the full model', async (tt) => {
+  const d = await start(tt, { orgId: 'org-of-the-key' });
+  const created = await call(d, 'POST', '/api/apis', wrap({ ...httpbin(), id: 'chosen-by-me' }));
+  tt.equal(created.status, 200);
+  tt.match(created.body, { Status: 'OK', Message: 'API created', ID: 'httpbin' });
+  const internal = created.body.Meta as string;
+  tt.match(internal, OBJECT_ID, 'Meta is the internal 24-hex id');
+
+  const got = await call(d, 'GET', '/api/apis/httpbin');
+  tt.equal(got.status, 200, 'visible at once: no reload');
+  const def = got.body.api_definition;
+  tt.equal(def.api_id, 'httpbin');
+  tt.equal(def.id, internal, 'the internal id is the Dashboard’s, not the body’s');
+  tt.equal(def.org_id, 'org-of-the-key', 'org_id is the key’s organisation');
+  tt.equal(def.name, 'httpbin');
+  tt.same(def.proxy.listen_path, '/httpbin/');
+  tt.equal(def.proxy.preserve_host_header, false, 'nested defaults filled');
+  tt.equal(def.enable_jwt, false, 'top-level defaults filled');
+  tt.equal(def.allowed_ips, null);
+  tt.equal(def.version_data.versions.Default.use_extended_paths, false, 'version entries filled');
+  tt.equal(def.version_data.versions.Default.name, 'Default');
+  tt.notOk('x_not_a_tyk_field' in def, 'unknown top-level fields are dropped');
+  tt.ok(Object.keys(def).length >= 90, 'every field of the model is present');
+  tt.match(got.body, { is_site: false, sort_by: 0, categories: [], api_model: {} });
+  tt.equal(typeof got.body.created_at, 'string');
+
+  const byInternal = await call(d, 'GET', `/api/apis/${internal}`);
+  tt.same(byInternal.body, got.body, '{apiId} may be the internal id too');
+  tt.same(d.apis().get('httpbin'), def, 'apis() holds what GET shows');
+
+  const generated = await call(d, 'POST', '/api/apis', wrap({ name: 'anon', proxy: { listen_path: '/anon/' } }));
+  tt.equal(generated.status, 200);
+  tt.match(generated.body.ID, /^[0-9a-f]{32}$/, 'an empty api_id is generated: 32 hex');
+  tt.equal((await call(d, 'GET', `/api/apis/${generated.body.ID}`)).body.api_definition.name, 'anon');
+  tt.not(generated.body.Meta, internal);
+});
+
+t.test('POST /api/apis with an api_id in use is 409 and changes nothing', async (tt) => {
+  const d = await start(tt);
+  await createApi(d, httpbin());
+  const dup = await call(d, 'POST', '/api/apis', wrap({ ...httpbin(), name: 'impostor' }));
+  tt.equal(dup.status, 409);
+  tt.same(dup.body, { Status: 'Error', Message: 'Found API with the same ID', Meta: null });
+  tt.equal(d.apis().size, 1);
+  tt.equal(d.apis().get('httpbin')?.name, 'httpbin');
+});
+
+t.test('bad API bodies are 400 and store nothing', async (tt) => {
+  const d = await start(tt);
+  const malformed = { Status: 'Error', Message: 'Malformed API data', Meta: null };
+  tt.same(await call(d, 'POST', '/api/apis', '{"api_definition":'), { status: 400, body: malformed, contentType: 'application/json' });
+  tt.same((await call(d, 'POST', '/api/apis', httpbin())).body, malformed, 'a bare definition (no wrapper) is refused');
+  tt.same((await call(d, 'POST', '/api/apis', wrap({ ...httpbin(), use_keyless: 'yes' }))).body, malformed, 'wrong JSON type');
+  tt.equal((await call(d, 'POST', '/api/apis', wrap({ ...httpbin(), proxy: { listen_path: 7 } }))).status, 400, 'nested wrong type');
+  const badIp = await call(d, 'POST', '/api/apis', wrap({ ...httpbin(), enable_ip_whitelisting: true, allowed_ips: ['10.0.0.0/8', 'not-an-ip'] }));
+  tt.equal(badIp.status, 400);
+  tt.equal(badIp.body.Message, 'Validation of API Definition failed. Reason: invalid IP/CIDR "not-an-ip".');
+  tt.equal((await call(d, 'POST', '/api/apis', wrap({ ...httpbin(), enable_ip_whitelisting: false, allowed_ips: ['nope'] }))).status, 200, 'a disabled list is not checked');
+  tt.equal(d.apis().size, 1);
+});
+
+t.test('PUT /api/apis/{apiId}: update in place, 404 when missing, id rules', async (tt) => {
+  const d = await start(tt);
+  const internal = await createApi(d, httpbin());
+  const before = await call(d, 'GET', '/api/apis/httpbin');
+
+  const missing = await call(d, 'PUT', '/api/apis/nope', wrap(httpbin('nope')));
+  tt.equal(missing.status, 404);
+  tt.same(missing.body, { Status: 'Error', Message: 'API definition does not exist', Meta: null });
+  tt.equal(d.apis().has('nope'), false, 'PUT does not create');
+
+  const updated = await call(d, 'PUT', '/api/apis/httpbin', wrap({ ...httpbin(), name: 'renamed', use_keyless: false }));
+  tt.same(updated, { status: 200, body: { Status: 'OK', Message: 'API updated', Meta: null }, contentType: 'application/json' });
+  const after = await call(d, 'GET', '/api/apis/httpbin');
+  tt.equal(after.body.api_definition.name, 'renamed');
+  tt.equal(after.body.api_definition.use_keyless, false);
+  tt.equal(after.body.api_definition.id, internal, 'the internal id stays');
+  tt.equal(after.body.created_at, before.body.created_at, 'created_at stays');
+
+  const noApiId = { ...httpbin(), api_id: '', name: 'kept id' };
+  tt.equal((await call(d, 'PUT', `/api/apis/${internal}`, wrap(noApiId))).status, 200, 'by internal id, empty api_id');
+  tt.equal(d.apis().get('httpbin')?.name, 'kept id', 'an empty api_id keeps the stored one');
+
+  const wrongId = await call(d, 'PUT', '/api/apis/httpbin', wrap({ ...httpbin(), id: '000000000000000000000000' }));
+  tt.equal(wrongId.status, 400);
+  tt.equal(wrongId.body.Message, 'Invalid `ID` value');
+  tt.equal((await call(d, 'PUT', '/api/apis/httpbin', wrap({ ...httpbin(), id: internal }))).status, 200, 'the right internal id is fine');
+
+  await createApi(d, httpbin('other', 'other'));
+  const clash = await call(d, 'PUT', '/api/apis/httpbin', wrap(httpbin('other')));
+  tt.equal(clash.status, 400);
+  tt.equal(clash.body.Message, 'Found API with the same ID');
+
+  tt.equal((await call(d, 'PUT', '/api/apis/httpbin', wrap(httpbin('moved')))).status, 200, 'api_id can change (on-premise)');
+  tt.same([...d.apis().keys()].sort(), ['moved', 'other']);
+  tt.equal((await call(d, 'GET', '/api/apis/httpbin')).status, 404);
+  tt.equal((await call(d, 'GET', '/api/apis/moved')).body.api_definition.id, internal);
+  tt.equal((await call(d, 'PUT', '/api/apis/moved', '{')).status, 400, 'malformed');
+});
+
+t.test('options: ignoreApiIdOnCreate and immutableApiId', async (tt) => {
+  const d = await start(tt, { ignoreApiIdOnCreate: true, immutableApiId: true });
+  const created = await call(d, 'POST', '/api/apis', wrap(httpbin()));
+  tt.equal(created.status, 200);
+  const generated = created.body.ID as string;
+  tt.not(generated, 'httpbin', 'the api_id is generated regardless');
+  tt.same([...d.apis().keys()], [generated]);
+  tt.equal((await call(d, 'PUT', `/api/apis/${created.body.Meta}`, wrap(httpbin()))).status, 200);
+  tt.same([...d.apis().keys()], [generated], 'and cannot be changed afterwards');
+});
+
+t.test('DELETE /api/apis/{apiId}', async (tt) => {
+  const d = await start(tt);
+  const internal = await createApi(d, httpbin());
+  await createApi(d, httpbin('two', 'two'));
+  tt.same(await call(d, 'DELETE', '/api/apis/httpbin'), { status: 200, body: { Status: 'OK', Message: 'API deleted', Meta: null }, contentType: 'application/json' });
+  const gone = await call(d, 'GET', '/api/apis/httpbin');
+  tt.same(gone, { status: 404, body: { Status: 'Error', Message: 'Could not retrieve API detail', Meta: null }, contentType: 'application/json' });
+  tt.equal((await call(d, 'GET', `/api/apis/${internal}`)).status, 404, 'gone by internal id too');
+  tt.equal((await call(d, 'DELETE', '/api/apis/httpbin')).status, 404);
+  tt.same([...d.apis().keys()], ['two'], 'the other one stays');
+  const twoInternal = (await call(d, 'GET', '/api/apis/two')).body.api_definition.id;
+  tt.equal((await call(d, 'DELETE', `/api/apis/${twoInternal}`)).status, 200, 'delete by internal id');
+  tt.equal(d.apis().size, 0);
+  tt.equal((await call(d, 'POST', '/api/apis', wrap(httpbin()))).status, 200, 'a deleted api_id can be reused');
+});
+
+t.test('GET /api/apis pages: 1-based p, pages count, p<0 for all, sort and q', async (tt) => {
+  const d = await start(tt, { pageSize: 3 });
+  const names = ['a', 'b', 'c', 'd', 'e', 'f', 'g'];
+  for (const n of names) {
+    await createApi(d, httpbin(`id-${n}`, n));
+    await new Promise((r) => setTimeout(r, 2));
+  }
+  const ids = (r: Res): string[] => (r.body.apis ?? []).map((w: any) => w.api_definition.api_id as string);
+
+  const p1 = await call(d, 'GET', '/api/apis?p=1');
+  tt.equal(p1.body.pages, 3);
+  tt.same(ids(p1), ['id-g', 'id-f', 'id-e'], 'newest first by default');
+  tt.ok(p1.body.apis[0].api_definition.enable_jwt === false, 'list items are full wrappers');
+  tt.same(ids(await call(d, 'GET', '/api/apis?p=2')), ['id-d', 'id-c', 'id-b']);
+  tt.same(ids(await call(d, 'GET', '/api/apis?p=3')), ['id-a']);
+  const past = await call(d, 'GET', '/api/apis?p=4');
+  tt.same(past.body, { apis: null, pages: 3 }, 'past the end: no items, same page count');
+  tt.same(ids(await call(d, 'GET', '/api/apis')), ['id-g', 'id-f', 'id-e'], 'no p: the first page');
+  tt.same(ids(await call(d, 'GET', '/api/apis?p=0')), ['id-g', 'id-f', 'id-e'], 'p=0: the first page');
+  const all = await call(d, 'GET', '/api/apis?p=-1');
+  tt.equal(all.body.pages, 1);
+  tt.same(ids(all).length, 7, 'p<0: everything');
+
+  tt.same(ids(await call(d, 'GET', '/api/apis?p=1&sort=created_at')), ['id-a', 'id-b', 'id-c'], 'oldest first');
+  await call(d, 'PUT', '/api/apis/id-a', wrap({ ...httpbin('id-a', 'zz') }));
+  tt.same(ids(await call(d, 'GET', '/api/apis?p=1&sort=-name')), ['id-a', 'id-g', 'id-f'], 'by name, descending');
+  tt.same(ids(await call(d, 'GET', '/api/apis?p=1&sort=-updated_at')).slice(0, 1), ['id-a'], 'by updated_at');
+  const q = await call(d, 'GET', '/api/apis?p=1&q=ZZ');
+  tt.same(ids(q), ['id-a'], 'q: case-insensitive name match');
+  tt.equal(q.body.pages, 1);
+  tt.same((await call(d, 'GET', '/api/apis?q=nothing-like-it')).body, { apis: null, pages: 0 });
+});
+
+t.test('policies: create, get, update, delete, with _id as the path id', async (tt) => {
+  const d = await start(tt, { orgId: 'org-of-the-key' });
+  const created = await call(d, 'POST', '/api/portal/policies', { ...policy('our-id'), _id: '111111111111111111111111' });
+  tt.equal(created.status, 200);
+  tt.equal(created.body.Status, 'OK');
+  tt.equal(created.body.Meta, null);
+  const mid = created.body.Message as string;
+  tt.match(mid, OBJECT_ID, 'the new _id is in Message');
+  tt.not(mid, '111111111111111111111111', 'the Dashboard assigns _id');
+
+  const got = await call(d, 'GET', `/api/portal/policies/${mid}`);
+  tt.equal(got.status, 200);
+  tt.match(got.body, { _id: mid, id: 'our-id', name: 'policy our-id', org_id: 'org-of-the-key', rate: 10, per: 60, active: true });
+  tt.equal(got.body.quota_max, 0, 'defaults filled');
+  tt.same(got.body.partitions, { acl: false, complexity: false, per_api: false, quota: false, rate_limit: false });
+  tt.equal(got.body.access_rights.httpbin.allowance_scope, '', 'access_rights entries filled');
+  tt.same(got.body.access_rights.httpbin.versions, ['Default']);
+  tt.notOk('x_unknown' in got.body, 'unknown top-level fields dropped');
+  tt.ok(Date.parse(got.body.date_created) > 0, 'date_created set');
+  tt.match(got.body.last_updated, /^\d{10}$/, 'last_updated: unix seconds');
+  tt.same(d.policies().get(mid), got.body);
+
+  const bad = await call(d, 'GET', '/api/portal/policies/our-id');
+  tt.same(bad.body, { Status: 'Error', Message: 'Invalid policy ID.', Meta: null }, 'our id is not a path id');
+  tt.equal(bad.status, 400);
+  const missing = await call(d, 'GET', '/api/portal/policies/66570989d98dd00001da17f1');
+  tt.same(missing, { status: 404, body: { Status: 'Error', Message: 'Could not retrieve portal object.', Meta: null }, contentType: 'application/json' });
+
+  const upd = await call(d, 'PUT', `/api/portal/policies/${mid}`, { ...policy('our-id'), _id: mid, rate: 99 });
+  tt.same(upd.body, { Status: 'OK', Message: 'Data updated', Meta: null });
+  const after = await call(d, 'GET', `/api/portal/policies/${mid}`);
+  tt.equal(after.body.rate, 99);
+  tt.equal(after.body.date_created, got.body.date_created, 'date_created stays');
+  tt.equal((await call(d, 'PUT', `/api/portal/policies/${mid}`, { ...policy('our-id'), rate: 5 })).status, 200, 'without _id');
+  tt.equal(d.policies().get(mid)?.rate, 5);
+  const wrongMid = await call(d, 'PUT', `/api/portal/policies/${mid}`, { ...policy('our-id'), _id: '66570989d98dd00001da17f1' });
+  tt.same(wrongMid.body, { Status: 'Error', Message: 'Invalid policy ID.', Meta: null });
+  tt.equal((await call(d, 'PUT', '/api/portal/policies/66570989d98dd00001da17f1', policy('x'))).status, 404, 'PUT does not create');
+
+  const del = await call(d, 'DELETE', `/api/portal/policies/${mid}`);
+  tt.same(del.body, { Status: 'OK', Message: 'Data deleted', Meta: null });
+  tt.equal((await call(d, 'GET', `/api/portal/policies/${mid}`)).status, 404);
+  const again = await call(d, 'DELETE', `/api/portal/policies/${mid}`);
+  tt.same(again, { status: 404, body: { Status: 'Error', Message: 'Could not retrieve object for deletion', Meta: null }, contentType: 'application/json' });
+  tt.equal((await call(d, 'DELETE', '/api/portal/policies/not-hex')).status, 400);
+});
+
+t.test('policies: unique names (400), malformed bodies (403), ids as plain fields', async (tt) => {
+  const d = await start(tt);
+  const first = await createPolicy(d, policy('a', 'shared name'));
+  const dup = await call(d, 'POST', '/api/portal/policies', policy('b', 'shared name'));
+  tt.equal(dup.status, 400);
+  tt.same(dup.body, { Status: 'Error', Message: 'This policy name has already been used. Enter a unique policy name.', Meta: null });
+  const second = await createPolicy(d, policy('b'));
+  tt.equal((await call(d, 'PUT', `/api/portal/policies/${second}`, policy('b', 'shared name'))).status, 400, 'on PUT too');
+  tt.equal((await call(d, 'PUT', `/api/portal/policies/${first}`, policy('a', 'shared name'))).status, 200, 'its own name is fine');
+
+  const malformed = { Status: 'Error', Message: 'Request body malformed.', Meta: null };
+  tt.same(await call(d, 'POST', '/api/portal/policies', '{nope'), { status: 403, body: malformed, contentType: 'application/json' });
+  tt.same((await call(d, 'POST', '/api/portal/policies', { ...policy('c'), rate: 'fast' })).body, malformed, 'wrong type');
+  tt.equal((await call(d, 'PUT', `/api/portal/policies/${first}`, '[]')).status, 403);
+
+  const twin = await createPolicy(d, policy('a', 'another name'));
+  tt.not(twin, first, 'a second policy with the same id field is stored (nothing refuses it)');
+  const noId = await createPolicy(d, { name: 'no id' });
+  tt.equal(d.policies().get(noId)?.id, '', 'no id field: empty');
+  tt.equal(d.policies().size, 4);
+});
+
+t.test('GET /api/portal/policies pages with Data and Pages; active filter', async (tt) => {
+  const d = await start(tt, { pageSize: 2 });
+  const mids: string[] = [];
+  for (const n of ['p1', 'p2', 'p3', 'p4', 'p5']) mids.push(await createPolicy(d, { ...policy(n), active: n !== 'p2' }));
+  const idsOf = (r: Res): string[] => (r.body.Data ?? []).map((p: any) => p.id as string);
+  const page1 = await call(d, 'GET', '/api/portal/policies?p=1');
+  tt.equal(page1.body.Pages, 3);
+  tt.same(idsOf(page1), ['p1', 'p2'], 'creation order');
+  tt.equal(page1.body.Data[0]._id, mids[0]);
+  tt.same(idsOf(await call(d, 'GET', '/api/portal/policies?p=3')), ['p5']);
+  tt.same((await call(d, 'GET', '/api/portal/policies?p=9')).body, { Data: null, Pages: 3 });
+  tt.same(idsOf(await call(d, 'GET', '/api/portal/policies?p=-1')), ['p1', 'p2', 'p3', 'p4', 'p5']);
+  const active = await call(d, 'GET', '/api/portal/policies?p=-1&active=true');
+  tt.same(idsOf(active), ['p1', 'p3', 'p4', 'p5']);
+});
+
+t.test('the test side: copies, edits, removals, wipe', async (tt) => {
+  const d = await start(tt);
+  await createApi(d, httpbin());
+  const mid = await createPolicy(d, policy('pol'));
+
+  const copy = d.apis();
+  (copy.get('httpbin') as JsonObject).name = 'changed in the copy';
+  tt.equal(d.apis().get('httpbin')?.name, 'httpbin', 'apis() is a copy');
+  const pcopy = d.policies();
+  (pcopy.get(mid) as JsonObject).rate = 1234;
+  tt.equal(d.policies().get(mid)?.rate, 10, 'policies() is a copy');
+
+  d.editApi('httpbin', (a) => {
+    a.name = 'edited behind the back';
+  });
+  tt.equal((await call(d, 'GET', '/api/apis/httpbin')).body.api_definition.name, 'edited behind the back');
+  d.editApi('httpbin', (a) => ({ ...a, api_id: 'renamed-behind' }));
+  tt.equal((await call(d, 'GET', '/api/apis/renamed-behind')).status, 200, 'a replacement with a new api_id is indexed');
+  tt.equal((await call(d, 'GET', '/api/apis/httpbin')).status, 404);
+  d.editPolicy(mid, (p) => {
+    p.rate = 1;
+  });
+  tt.equal((await call(d, 'GET', `/api/portal/policies/${mid}`)).body.rate, 1);
+  tt.throws(() => d.editApi('nope', () => undefined), /no API nope/);
+  tt.throws(() => d.editPolicy('nope', () => undefined), /no policy nope/);
+
+  tt.equal(d.removeApi('renamed-behind'), true);
+  tt.equal(d.removeApi('renamed-behind'), false);
+  tt.equal((await call(d, 'GET', '/api/apis/renamed-behind')).status, 404);
+  tt.equal(d.removePolicy(mid), true);
+  tt.equal((await call(d, 'GET', `/api/portal/policies/${mid}`)).status, 404);
+
+  await createApi(d, httpbin());
+  await createPolicy(d, policy('pol'));
+  d.wipe();
+  tt.equal(d.apis().size, 0);
+  tt.equal(d.policies().size, 0);
+  tt.same((await call(d, 'GET', '/api/apis')).body, { apis: null, pages: 0 });
+  tt.equal((await call(d, 'POST', '/api/apis', wrap(httpbin()))).status, 200, 'the old api_id is free after a wipe');
+});
+
+t.test('faults: status with an ApiResponse body, times, afterCalls, match, cancel, clear', async (tt) => {
+  const d = await start(tt);
+  d.inject({ method: 'POST', path: '/api/apis', status: 503 });
+  const failed = await call(d, 'POST', '/api/apis', wrap(httpbin()));
+  tt.same(failed, { status: 503, body: { Status: 'Error', Message: 'injected fault', Meta: null }, contentType: 'application/json' });
+  tt.equal(d.apis().size, 0, 'a faulted write does not happen');
+  tt.equal((await call(d, 'POST', '/api/apis', wrap(httpbin()))).status, 200, 'times defaults to 1');
+
+  d.inject({ path: /^\/api\/apis\//, status: 500, body: { Status: 'Error', Message: 'boom', Meta: null }, times: 2, afterCalls: 1 });
+  tt.equal((await call(d, 'GET', '/api/apis/httpbin')).status, 200, 'the first matching call passes');
+  tt.same((await call(d, 'GET', '/api/apis/httpbin')).body.Message, 'boom');
+  tt.equal((await call(d, 'DELETE', '/api/apis/httpbin')).status, 500);
+  tt.equal(d.apis().size, 1, 'the faulted delete did not happen');
+  tt.equal((await call(d, 'GET', '/api/apis/httpbin')).status, 200, 'spent after times');
+
+  d.inject({ method: 'GET', path: '/api/portal/policies', status: 502, body: '<html>bad gateway</html>' });
+  const raw = await fetch(d.url + '/api/portal/policies', { headers: { authorization: d.secret } });
+  tt.equal(raw.status, 502);
+  tt.equal(await raw.text(), '<html>bad gateway</html>', 'a string body is sent verbatim');
+
+  const handle = d.inject({ path: '/api/apis', status: 500, times: 5 });
+  tt.equal((await call(d, 'GET', '/api/apis')).status, 500);
+  tt.equal(handle.fired, 1);
+  handle.cancel();
+  tt.equal((await call(d, 'GET', '/api/apis')).status, 200, 'cancelled');
+
+  d.inject({ method: 'PUT', status: 409, headers: { 'x-fault': 'yes' }, match: (c) => (c.body as any)?.api_definition?.name === 'hit' });
+  tt.equal((await call(d, 'PUT', '/api/apis/httpbin', wrap({ ...httpbin(), name: 'miss' }))).status, 200, 'match filters');
+  const hit = await fetch(d.url + '/api/apis/httpbin', { method: 'PUT', body: JSON.stringify(wrap({ name: 'hit' })) });
+  tt.equal(hit.status, 409, 'a fault answers before auth');
+  tt.equal(hit.headers.get('x-fault'), 'yes');
+
+  d.inject({ status: 500, times: 10 });
+  d.clearFaults();
+  tt.equal((await call(d, 'GET', '/api/apis')).status, 200, 'cleared');
+});
+
+t.test('faults: delay, drop, hang; close() ends hung requests', async (tt) => {
+  const d = await start(tt);
+  d.inject({ path: '/api/apis', delayMs: 80 });
+  const t0 = Date.now();
+  const slow = await call(d, 'GET', '/api/apis');
+  tt.ok(Date.now() - t0 >= 75, 'delayed');
+  tt.equal(slow.status, 200, 'then answered normally');
+
+  d.inject({ path: '/api/portal/policies', drop: true });
+  await tt.rejects(call(d, 'POST', '/api/portal/policies', policy('dropped')), 'a dropped socket fails the request');
+  tt.equal(d.policies().size, 0, 'a dropped write is not made');
+
+  d.inject({ path: '/api/apis', hang: true });
+  const hung = fetch(d.url + '/api/apis', { headers: { authorization: d.secret }, signal: AbortSignal.timeout(100) });
+  await tt.rejects(hung, { name: 'TimeoutError' }, 'never answered');
+  tt.same(d.calls.slice(-1)[0], { method: 'GET', path: '/api/apis', query: {}, status: 0 });
+
+  const other = await startFakeTykDashboard();
+  other.inject({ hang: true });
+  const pending = fetch(other.url + '/api/apis', { headers: { authorization: other.secret } });
+  await new Promise((r) => setTimeout(r, 20));
+  const t1 = Date.now();
+  await other.close();
+  await tt.rejects(pending);
+  tt.ok(Date.now() - t1 < 1000, 'closed promptly');
+  await other.close();
+  tt.equal(other.secret, 'fake-dashboard-key', 'the default key');
+});
+
+t.test('call counting and writes()', async (tt) => {
+  const d = await start(tt);
+  const internal = await createApi(d, httpbin());
+  await call(d, 'GET', '/api/apis?p=2');
+  await call(d, 'PUT', '/api/apis/httpbin', wrap(httpbin()));
+  const mid = await createPolicy(d, policy('p'));
+  await call(d, 'GET', `/api/portal/policies/${mid}`);
+  await call(d, 'DELETE', `/api/portal/policies/${mid}`);
+  await call(d, 'DELETE', '/api/apis/missing');
+  await call(d, 'GET', '/api/apis', undefined, {});
+
+  tt.same(d.calls[0]?.body, wrap(httpbin()), 'the parsed request body is recorded');
+  tt.same(d.calls[1], { method: 'GET', path: '/api/apis', query: { p: '2' }, status: 200 });
+  tt.equal(d.calls[6]?.status, 404);
+  tt.equal(d.calls[7]?.status, 401);
+  tt.equal(d.calls.length, 8);
+  tt.equal(d.count('GET'), 3);
+  tt.equal(d.count('get', /^\/api\/apis/), 2);
+  tt.equal(d.count('*', /^\/api\/portal\/policies/), 3);
+  tt.equal(d.count('PUT', '/api/apis/httpbin'), 1);
+  tt.equal(d.count(undefined, `/api/apis/${internal}`), 0);
+  tt.equal(d.writes(), 5, 'two POSTs, a PUT, two DELETEs; GETs are not writes');
+  d.resetCalls();
+  tt.equal(d.calls.length, 0);
+  tt.equal(d.writes(), 0);
+});

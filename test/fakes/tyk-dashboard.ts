@@ -1,0 +1,1045 @@
+/**
+ * Loopback fake of the Tyk Dashboard API (the "pro" control plane), for tests.
+ *
+ * The Dashboard is closed source; everything here follows its published swagger
+ * (tyk-docs swagger/dashboard-swagger.yml, 5.13.0). Modelled:
+ * - Auth: `Authorization: <user API key>` on every /api/ route (no "Bearer"); missing or
+ *   wrong → 401 `{"Status":"Error","Message":"Not authorised","Meta":null}`. Every error body
+ *   is an ApiResponse `{Status:"Error", Message, Meta:null}`; unknown routes 404, other methods 405.
+ * - One store, no reload: a write is visible to the next read.
+ * - APIs (Tyk Classic): bodies are the ApiDefinitionWrapper `{"api_definition": {...}}`.
+ *   {apiId} in /api/apis/{apiId} is "either internal or public API ID" (swagger): it is looked
+ *   up as the public `api_id` first, then as the internal 24-hex `id`.
+ *   POST: 200 `{Status:"OK", Message:"API created", Meta:<internal id>, ID:<api_id>}`; an empty
+ *   api_id is generated (32 hex); the internal `id` is always the Dashboard's (24 hex, "cannot be
+ *   chosen"); an api_id already in use → 409 "Found API with the same ID" (the swagger's example).
+ *   GET one → the wrapper, api_definition filled with every field of the model; missing → 404
+ *   "Could not retrieve API detail" (the swagger lists that message under DELETE's 404 and GET's
+ *   400; we take it as one lookup that answers 404). PUT → 200 "API updated"; missing → 404
+ *   "API definition does not exist"; a body `id` other than the stored internal id → 400
+ *   "Invalid `ID` value"; an empty body api_id keeps the stored one, another one renames the API
+ *   (on-premise behaviour; `immutableApiId` models Tyk Cloud, which ignores it); renaming onto
+ *   an api_id in use → 400 "Found API with the same ID". DELETE → 200 "API deleted"; missing → 404.
+ *   GET list `?p=N` → ApiDefinitionsResponse `{apis, pages}`: pages are 1-based; p absent, 0 or
+ *   not a number → page 1; p past the end → no items; p < 0 → every item (pages 1). `pages`
+ *   is ceil(total / pageSize), 0 when empty; an empty `apis` is null (the schema is nullable).
+ *   Sorted by `-created_at` unless `sort` (name, created_at, updated_at, each with "-") says
+ *   otherwise; `q` filters by a case-insensitive substring of the name.
+ * - Policies: the bare Policy object. The Dashboard's `_id` (24 hex) names it in
+ *   /api/portal/policies/{id}; `id` is an ordinary field it stores as given (duplicates are not
+ *   refused: nothing in the swagger says they are). POST → 200 `{Status:"OK", Message:<_id>,
+ *   Meta:null}` (the swagger's example puts the new _id in Message, not Meta). A path id that is
+ *   not 24 hex → 400 "Invalid policy ID."; missing → 404 "Could not retrieve portal object."
+ *   (DELETE: "Could not retrieve object for deletion"). PUT → 200 "Data updated"; a body `_id`
+ *   other than the path's → 400 "Invalid policy ID.". DELETE → 200 "Data deleted". A name
+ *   another policy has → 400 "This policy name has already been used. Enter a unique policy
+ *   name.". A malformed body (bad JSON, a field of the wrong type) → 403 "Request body
+ *   malformed." (yes, 403: the swagger's answer for policies). GET list → ReturnDataStruct
+ *   `{Data, Pages}`, same paging rules, creation order; `active` (any value) keeps active ones.
+ * - The Dashboard owns `org_id` (the key's organisation, `orgId`), the internal `id`, `_id`,
+ *   `date_created` and `last_updated` (unix seconds); GET echoes the full model, the stored
+ *   object merged over Go zero values (map entries of version_data.versions, auth_configs and
+ *   access_rights filled too); unknown top-level fields are dropped.
+ * - API bodies: bad JSON, a wrapper without an `api_definition` object, or a field of the wrong
+ *   JSON type → 400 "Malformed API data" (message ours); an invalid IP/CIDR in an enabled
+ *   allow/block list → 400 "Validation of API Definition failed. Reason: invalid IP/CIDR ...".
+ * - `ignoreApiIdOnCreate` models Dashboards that generate their own api_id on POST.
+ * - Test controls: the stored objects (copies), back-door edits and removals, `wipe()`, fault
+ *   injection and a call log shared with the other fakes (./faults.ts).
+ *
+ * Leaves out: OAS/streams/MCP APIs, versioning query parameters, categories, ownership and
+ * permissions (403s only by fault injection), keys, policy search, the other list filters.
+ */
+import { randomBytes } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { isIP } from 'node:net';
+import { countCalls, FaultBook, type FaultHandle, type FaultSpec as BaseFaultSpec, withholdResponse } from './faults.js';
+
+export type { FaultHandle } from './faults.js';
+
+export type Json = null | boolean | number | string | Json[] | JsonObject;
+export interface JsonObject {
+  [key: string]: Json;
+}
+
+export interface FakeTykDashboardOptions {
+  /** The user API key `Authorization` must carry; default "fake-dashboard-key". */
+  secret?: string;
+  /** Items per list page; default 10, as the Dashboard's default. */
+  pageSize?: number;
+  /** The key's organisation, forced into every object's org_id; default a fixed 24-hex id. */
+  orgId?: string;
+  /** POST /api/apis ignores the body's api_id and generates one (some Dashboards do). */
+  ignoreApiIdOnCreate?: boolean;
+  /** PUT /api/apis ignores a change of api_id (Tyk Cloud). */
+  immutableApiId?: boolean;
+}
+
+/** A fault to inject; a `status` without `body` answers with an ApiResponse error. */
+export type FaultSpec = BaseFaultSpec<CallRecord>;
+
+export interface CallRecord {
+  method: string;
+  /** The URL pathname. */
+  path: string;
+  query: Record<string, string>;
+  /** The request body, parsed as JSON when it is JSON, else the text; absent when empty. */
+  body?: unknown;
+  /** 0 while unanswered, and for dropped or hung calls. */
+  status: number;
+}
+
+export type Mutator = (obj: JsonObject) => void | JsonObject;
+
+export interface FakeTykDashboard {
+  readonly url: string;
+  readonly secret: string;
+  readonly orgId: string;
+  close(): Promise<void>;
+  /** api_id → the api_definition as GET shows it (copies). */
+  apis(): Map<string, JsonObject>;
+  /** _id → the policy as GET shows it (copies). */
+  policies(): Map<string, JsonObject>;
+  /** Edits the stored api_definition in place (or replaces it with what `mutate` returns). */
+  editApi(apiId: string, mutate: Mutator): void;
+  removeApi(apiId: string): boolean;
+  editPolicy(mid: string, mutate: Mutator): void;
+  removePolicy(mid: string): boolean;
+  /** Loses every API and policy (a fresh database). */
+  wipe(): void;
+  inject(spec: FaultSpec): FaultHandle;
+  clearFaults(): void;
+  readonly calls: CallRecord[];
+  /** Calls with this method (case-insensitive; "*" or undefined for any) and path. */
+  count(method?: string, path?: RegExp | string): number;
+  /** POST, PUT and DELETE calls on /api/apis and /api/portal/policies. */
+  writes(): number;
+  resetCalls(): void;
+}
+
+// ---------------------------------------------------------------------------
+// The models' zero values (Go's json.Marshal of empty structs), from the swagger's schemas.
+
+const API_DEFAULTS: JsonObject = {
+  CORS: {
+    allow_credentials: false,
+    allowed_headers: null,
+    allowed_methods: null,
+    allowed_origins: null,
+    debug: false,
+    enable: false,
+    exposed_headers: null,
+    max_age: 0,
+    options_passthrough: false,
+  },
+  active: false,
+  allowed_ips: null,
+  analytics_plugin: { enable: false, func_name: '', plugin_path: '' },
+  api_id: '',
+  auth: {
+    auth_header_name: '',
+    cookie_name: '',
+    disable_header: false,
+    name: '',
+    param_name: '',
+    signature: {
+      algorithm: '',
+      allowed_clock_skew: 0,
+      error_code: 0,
+      error_message: '',
+      header: '',
+      param_name: '',
+      secret: '',
+      use_param: false,
+    },
+    use_certificate: false,
+    use_cookie: false,
+    use_param: false,
+    validate_signature: false,
+  },
+  auth_configs: null,
+  auth_provider: { meta: null, name: '', storage_engine: '' },
+  base_identity_provided_by: '',
+  basic_auth: {
+    body_password_regexp: '',
+    body_user_regexp: '',
+    cache_ttl: 0,
+    disable_caching: false,
+    extract_from_body: false,
+  },
+  blacklisted_ips: null,
+  cache_options: {
+    cache_all_safe_requests: false,
+    cache_by_headers: null,
+    cache_control_ttl_header: '',
+    cache_response_codes: null,
+    cache_timeout: 0,
+    enable_cache: false,
+    enable_upstream_cache_control: false,
+  },
+  certificate_pinning_disabled: false,
+  certificates: null,
+  client_certificates: null,
+  config_data: null,
+  config_data_disabled: false,
+  custom_middleware: {
+    auth_check: { disabled: false, name: '', path: '', raw_body_only: false, require_session: false },
+    driver: '',
+    id_extractor: { disabled: false, extract_from: '', extract_with: '', extractor_config: null },
+    post: null,
+    post_key_auth: null,
+    pre: null,
+    response: null,
+  },
+  custom_middleware_bundle: '',
+  custom_middleware_bundle_disabled: false,
+  custom_plugin_auth_enabled: false,
+  definition: {
+    default: '',
+    enabled: false,
+    fallback_to_default: false,
+    key: '',
+    location: '',
+    name: '',
+    strip_path: false,
+    strip_versioning_data: false,
+    url_versioning_pattern: '',
+    versions: null,
+  },
+  detailed_tracing: false,
+  disable_quota: false,
+  disable_rate_limit: false,
+  do_not_track: false,
+  domain: '',
+  domain_disabled: false,
+  dont_set_quota_on_create: false,
+  enable_batch_request_support: false,
+  enable_context_vars: false,
+  enable_coprocess_auth: false,
+  enable_detailed_recording: false,
+  enable_ip_blacklisting: false,
+  enable_ip_whitelisting: false,
+  enable_jwt: false,
+  enable_proxy_protocol: false,
+  enable_signature_checking: false,
+  event_handlers: { events: null },
+  expiration: '',
+  expire_analytics_after: 0,
+  external_oauth: { enabled: false, providers: null },
+  global_rate_limit: { disabled: false, per: 0, rate: 0 },
+  graphql: {
+    enabled: false,
+    engine: { data_sources: null, field_configs: null, global_headers: null },
+    execution_mode: '',
+    introspection: { disabled: false },
+    last_schema_update: '',
+    playground: { enabled: false, path: '' },
+    proxy: {
+      auth_headers: null,
+      features: { use_immutable_headers: false },
+      request_headers: null,
+      request_headers_rewrite: null,
+      subscription_type: '',
+      use_response_extensions: { on_error_forwarding: false },
+    },
+    schema: '',
+    subgraph: { sdl: '' },
+    supergraph: {
+      disable_query_batching: false,
+      global_headers: null,
+      merged_sdl: '',
+      subgraphs: null,
+      updated_at: '',
+    },
+    type_field_configurations: null,
+    version: '',
+  },
+  hmac_allowed_algorithms: null,
+  hmac_allowed_clock_skew: 0,
+  id: '',
+  idp_client_id_mapping_disabled: false,
+  internal: false,
+  is_oas: false,
+  jwt_client_base_field: '',
+  jwt_default_policies: null,
+  jwt_expires_at_validation_skew: 0,
+  jwt_identity_base_field: '',
+  jwt_issued_at_validation_skew: 0,
+  jwt_not_before_validation_skew: 0,
+  jwt_policy_field_name: '',
+  jwt_scope_claim_name: '',
+  jwt_scope_to_policy_mapping: null,
+  jwt_signing_method: '',
+  jwt_skip_kid: false,
+  jwt_source: '',
+  listen_port: 0,
+  name: '',
+  notifications: { oauth_on_keychange_url: '', shared_secret: '' },
+  oauth_meta: { allowed_access_types: null, allowed_authorize_types: null, auth_login_redirect: '' },
+  openid_options: { providers: null, segregate_by_client: false },
+  org_id: '',
+  pinned_public_keys: null,
+  protocol: '',
+  proxy: {
+    check_host_against_uptime_tests: false,
+    disable_strip_slash: false,
+    enable_load_balancing: false,
+    listen_path: '',
+    preserve_host_header: false,
+    service_discovery: {
+      cache_disabled: false,
+      cache_timeout: 0,
+      data_path: '',
+      endpoint_returns_list: false,
+      parent_data_path: '',
+      port_data_path: '',
+      query_endpoint: '',
+      target_path: '',
+      use_discovery_service: false,
+      use_nested_query: false,
+      use_target_list: false,
+    },
+    strip_listen_path: false,
+    target_list: null,
+    target_url: '',
+    transport: {
+      proxy_url: '',
+      ssl_ciphers: null,
+      ssl_force_common_name_check: false,
+      ssl_insecure_skip_verify: false,
+      ssl_max_version: 0,
+      ssl_min_version: 0,
+    },
+  },
+  request_signing: {
+    algorithm: '',
+    certificate_id: '',
+    header_list: null,
+    is_enabled: false,
+    key_id: '',
+    secret: '',
+    signature_header: '',
+  },
+  response_processors: null,
+  scopes: {
+    jwt: { scope_claim_name: '', scope_to_policy: null },
+    oidc: { scope_claim_name: '', scope_to_policy: null },
+  },
+  session_lifetime: 0,
+  session_lifetime_respects_key_expiration: false,
+  session_provider: { meta: null, name: '', storage_engine: '' },
+  slug: '',
+  strip_auth_data: false,
+  tag_headers: null,
+  tags: null,
+  tags_disabled: false,
+  upstream_certificates: null,
+  upstream_certificates_disabled: false,
+  uptime_tests: {
+    check_list: null,
+    config: {
+      expire_utime_after: 0,
+      recheck_wait: 0,
+      service_discovery: {
+        cache_disabled: false,
+        cache_timeout: 0,
+        data_path: '',
+        endpoint_returns_list: false,
+        parent_data_path: '',
+        port_data_path: '',
+        query_endpoint: '',
+        target_path: '',
+        use_discovery_service: false,
+        use_nested_query: false,
+        use_target_list: false,
+      },
+    },
+  },
+  use_basic_auth: false,
+  use_go_plugin_auth: false,
+  use_keyless: false,
+  use_mutual_tls_auth: false,
+  use_oauth2: false,
+  use_openid: false,
+  use_standard_auth: false,
+  version_data: { default_version: '', not_versioned: false, versions: null },
+};
+
+const VERSION_INFO: JsonObject = {
+  expires: '',
+  extended_paths: {
+    advance_cache_config: null,
+    black_list: null,
+    cache: null,
+    circuit_breakers: null,
+    do_not_track_endpoints: null,
+    go_plugin: null,
+    hard_timeouts: null,
+    ignored: null,
+    internal: null,
+    method_transforms: null,
+    mock_response: null,
+    persist_graphql: null,
+    rate_limit: null,
+    size_limits: null,
+    track_endpoints: null,
+    transform: null,
+    transform_headers: null,
+    transform_jq: null,
+    transform_jq_response: null,
+    transform_response: null,
+    transform_response_headers: null,
+    url_rewrites: null,
+    validate_json: null,
+    validate_request: null,
+    virtual: null,
+    white_list: null,
+  },
+  global_headers: null,
+  global_headers_disabled: false,
+  global_headers_remove: null,
+  global_response_headers: null,
+  global_response_headers_disabled: false,
+  global_response_headers_remove: null,
+  global_size_limit: 0,
+  ignore_endpoint_case: false,
+  name: '',
+  override_target: '',
+  paths: { black_list: null, ignored: null, white_list: null },
+  use_extended_paths: false,
+};
+
+const AUTH_CONFIG: JsonObject = {
+  auth_header_name: '',
+  cookie_name: '',
+  disable_header: false,
+  name: '',
+  param_name: '',
+  signature: {
+    algorithm: '',
+    allowed_clock_skew: 0,
+    error_code: 0,
+    error_message: '',
+    header: '',
+    param_name: '',
+    secret: '',
+    use_param: false,
+  },
+  use_certificate: false,
+  use_cookie: false,
+  use_param: false,
+  validate_signature: false,
+};
+
+const ACCESS_DEFINITION: JsonObject = {
+  allowance_scope: '',
+  allowed_types: null,
+  allowed_urls: null,
+  api_id: '',
+  api_name: '',
+  disable_introspection: false,
+  endpoints: null,
+  field_access_rights: null,
+  limit: null,
+  restricted_types: null,
+  versions: null,
+};
+
+const POLICY_DEFAULTS: JsonObject = {
+  _id: '',
+  access_rights: null,
+  active: false,
+  date_created: '',
+  hmac_enabled: false,
+  id: '',
+  is_inactive: false,
+  key_expires_in: 0,
+  last_updated: '',
+  max_query_depth: 0,
+  meta_data: null,
+  name: '',
+  org_id: '',
+  partitions: { acl: false, complexity: false, per_api: false, quota: false, rate_limit: false },
+  per: 0,
+  quota_max: 0,
+  quota_renewal_rate: 0,
+  rate: 0,
+  smoothing: null,
+  tags: null,
+  throttle_interval: 0,
+  throttle_retry_limit: 0,
+};
+
+/** A model: its zero values, and the zero value of each entry of its struct-valued maps. */
+interface Shape {
+  defaults: JsonObject;
+  mapEntries: Record<string, JsonObject>;
+}
+
+const API_SHAPE: Shape = {
+  defaults: API_DEFAULTS,
+  mapEntries: { 'version_data.versions': VERSION_INFO, auth_configs: AUTH_CONFIG },
+};
+
+const POLICY_SHAPE: Shape = { defaults: POLICY_DEFAULTS, mapEntries: { access_rights: ACCESS_DEFINITION } };
+
+// ---------------------------------------------------------------------------
+// JSON helpers.
+
+function isObject(v: unknown): v is JsonObject {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+function clone<T extends Json>(v: T): T {
+  return structuredClone(v);
+}
+
+function str(v: Json | undefined): string {
+  return typeof v === 'string' ? v : '';
+}
+
+function joinPath(path: string, key: string): string {
+  return path === '' ? key : `${path}.${key}`;
+}
+
+/** The object merged over the model's zero values; the top level drops unknown fields. */
+function fillObject(def: JsonObject, val: JsonObject, path: string, shape: Shape): JsonObject {
+  const out: JsonObject = {};
+  for (const [k, d] of Object.entries(def)) out[k] = fillValue(d, val[k], joinPath(path, k), shape);
+  if (path === '') return out;
+  for (const [k, v] of Object.entries(val)) if (!(k in def)) out[k] = clone(v);
+  return out;
+}
+
+function fillValue(def: Json, v: Json | undefined, path: string, shape: Shape): Json {
+  if (v === undefined || v === null) return clone(def);
+  const entry = shape.mapEntries[path];
+  if (entry && isObject(v)) {
+    const out: JsonObject = {};
+    for (const [k, e] of Object.entries(v)) out[k] = isObject(e) ? fillObject(entry, e, `${path}.*`, shape) : clone(e);
+    return out;
+  }
+  if (isObject(def) && isObject(v)) return fillObject(def, v, path, shape);
+  return clone(v);
+}
+
+function fill(shape: Shape, val: JsonObject): JsonObject {
+  return fillObject(shape.defaults, val, '', shape);
+}
+
+/** Whether Go's decoder would refuse v for a field whose zero value is def. */
+function typeMismatch(def: Json, v: Json | undefined, path: string, shape: Shape): boolean {
+  if (v === undefined || v === null) return false;
+  const entry = shape.mapEntries[path];
+  if (entry) return !isObject(v) || Object.values(v).some((e) => typeMismatch(entry, e, `${path}.*`, shape));
+  if (def === null) return false; // lists and free-form maps: not checked
+  if (isObject(def)) return !isObject(v) || objectMismatch(def, v, path, shape);
+  return typeof v !== typeof def;
+}
+
+function objectMismatch(def: JsonObject, v: JsonObject, path: string, shape: Shape): boolean {
+  return Object.entries(v).some(([k, e]) => k in def && typeMismatch(def[k] ?? null, e, joinPath(path, k), shape));
+}
+
+/** The JSON object in raw, if it is one that the model can decode. */
+function decodeModel(raw: string, shape: Shape, field?: string): JsonObject | undefined {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(raw);
+  } catch {
+    return undefined;
+  }
+  if (!isObject(parsed)) return undefined;
+  const body = field === undefined ? parsed : parsed[field];
+  if (!isObject(body)) return undefined;
+  return objectMismatch(shape.defaults, body, '', shape) ? undefined : body;
+}
+
+function validIpOrCidr(ip: string): boolean {
+  const parts = ip.split('/');
+  if (parts.length === 1) return isIP(ip) !== 0;
+  const [addr = '', bits = ''] = parts;
+  const family = isIP(addr);
+  return parts.length === 2 && family !== 0 && /^\d+$/.test(bits) && Number(bits) <= (family === 4 ? 32 : 128);
+}
+
+function invalidApi(def: JsonObject): string | undefined {
+  const lists = [
+    def.enable_ip_whitelisting === true && Array.isArray(def.allowed_ips) ? def.allowed_ips : [],
+    def.enable_ip_blacklisting === true && Array.isArray(def.blacklisted_ips) ? def.blacklisted_ips : [],
+  ];
+  const bad = lists.flat().find((ip) => !validIpOrCidr(str(ip)));
+  if (bad === undefined) return undefined;
+  return `Validation of API Definition failed. Reason: invalid IP/CIDR ${JSON.stringify(str(bad))}.`;
+}
+
+function newHex(bytes: number): string {
+  return randomBytes(bytes).toString('hex');
+}
+
+/** A MongoDB ObjectId: 4 bytes of seconds, 8 random bytes; 24 hex. */
+function newObjectId(): string {
+  return Math.floor(Date.now() / 1000).toString(16).padStart(8, '0') + newHex(8);
+}
+
+const OBJECT_ID = /^[0-9a-f]{24}$/i;
+
+// ---------------------------------------------------------------------------
+// The fake.
+
+interface Reply {
+  status: number;
+  body: unknown;
+  raw?: boolean;
+  headers?: Record<string, string>;
+}
+
+function reply(status: number, body: unknown): Reply {
+  return { status, body };
+}
+
+function ok(message: string, meta: Json = null, extra: JsonObject = {}): Reply {
+  return reply(200, { Status: 'OK', Message: message, Meta: meta, ...extra });
+}
+
+function apiError(status: number, message: string): Reply {
+  return reply(status, { Status: 'Error', Message: message, Meta: null });
+}
+
+const MSG = {
+  unauthorised: 'Not authorised',
+  malformedApi: 'Malformed API data',
+  apiExists: 'Found API with the same ID',
+  apiNotFound: 'Could not retrieve API detail',
+  apiPutNotFound: 'API definition does not exist',
+  badInternalId: 'Invalid `ID` value',
+  malformedPolicy: 'Request body malformed.',
+  badPolicyId: 'Invalid policy ID.',
+  policyNotFound: 'Could not retrieve portal object.',
+  policyDeleteNotFound: 'Could not retrieve object for deletion',
+  policyName: 'This policy name has already been used. Enter a unique policy name.',
+};
+
+const WRITE_PATH = /^\/api\/(apis|portal\/policies)(\/|$)/;
+
+interface StoredApi {
+  /** creation order, to break ties in sorting */
+  seq: number;
+  createdAt: string;
+  updatedAt: string;
+  /** the filled api_definition; its `id` is the internal id */
+  def: JsonObject;
+}
+
+interface StoredPolicy {
+  seq: number;
+  doc: JsonObject;
+}
+
+function parseLoose(raw: string): unknown {
+  if (raw === '') return undefined;
+  try {
+    return JSON.parse(raw) as unknown;
+  } catch {
+    return raw;
+  }
+}
+
+function readBody(req: IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    req.on('error', reject);
+  });
+}
+
+/** Which page `p` asks for: 0 = all, else 1-based. */
+function pageOf(p: string | null): number {
+  const n = p === null || p.trim() === '' ? NaN : Number(p);
+  if (!Number.isInteger(n) || n === 0) return 1;
+  return n < 0 ? 0 : n;
+}
+
+class FakeDashboard {
+  readonly secret: string;
+  readonly orgId: string;
+  readonly server: Server;
+  private readonly pageSize: number;
+  private readonly ignoreApiIdOnCreate: boolean;
+  private readonly immutableApiId: boolean;
+  /** internal id → API */
+  private apiStore = new Map<string, StoredApi>();
+  /** api_id → internal id */
+  private apiIndex = new Map<string, string>();
+  /** _id → policy */
+  private policyStore = new Map<string, StoredPolicy>();
+  private seq = 0;
+  private readonly sleepTimers = new Set<NodeJS.Timeout>();
+  private readonly hung = new Set<ServerResponse>();
+  private readonly faults = new FaultBook<CallRecord>();
+  callLog: CallRecord[] = [];
+  private closed = false;
+
+  constructor(options: FakeTykDashboardOptions) {
+    this.secret = options.secret ?? 'fake-dashboard-key';
+    this.orgId = options.orgId ?? '5e9d9544a1dcd60001d0ed20';
+    this.pageSize = Math.max(1, options.pageSize ?? 10);
+    this.ignoreApiIdOnCreate = options.ignoreApiIdOnCreate ?? false;
+    this.immutableApiId = options.immutableApiId ?? false;
+    this.server = createServer((req, res) => this.onRequest(req, res));
+  }
+
+  // --- the test side -------------------------------------------------------
+
+  apis(): Map<string, JsonObject> {
+    return new Map([...this.apiStore.values()].map((a) => [str(a.def.api_id), clone(a.def)]));
+  }
+
+  policies(): Map<string, JsonObject> {
+    return new Map([...this.policyStore].map(([mid, p]) => [mid, clone(p.doc)]));
+  }
+
+  editApi(apiId: string, mutate: Mutator): void {
+    const internal = this.apiIndex.get(apiId);
+    const stored = internal === undefined ? undefined : this.apiStore.get(internal);
+    if (stored === undefined) throw new Error(`fake dashboard: no API ${apiId} to edit`);
+    const next = mutate(stored.def);
+    if (next !== undefined) stored.def = next;
+    if (str(stored.def.api_id) !== apiId) {
+      this.apiIndex.delete(apiId);
+      this.apiIndex.set(str(stored.def.api_id), str(stored.def.id));
+    }
+  }
+
+  removeApi(apiId: string): boolean {
+    const internal = this.apiIndex.get(apiId);
+    if (internal === undefined) return false;
+    this.apiIndex.delete(apiId);
+    return this.apiStore.delete(internal);
+  }
+
+  editPolicy(mid: string, mutate: Mutator): void {
+    const stored = this.policyStore.get(mid);
+    if (stored === undefined) throw new Error(`fake dashboard: no policy ${mid} to edit`);
+    const next = mutate(stored.doc);
+    if (next !== undefined) stored.doc = next;
+  }
+
+  removePolicy(mid: string): boolean {
+    return this.policyStore.delete(mid);
+  }
+
+  wipe(): void {
+    this.apiStore = new Map();
+    this.apiIndex = new Map();
+    this.policyStore = new Map();
+  }
+
+  // --- faults and calls ----------------------------------------------------
+
+  inject(spec: FaultSpec): FaultHandle {
+    return this.faults.inject(spec);
+  }
+
+  clearFaults(): void {
+    this.faults.clear();
+  }
+
+  count(method?: string, path?: RegExp | string): number {
+    return countCalls(this.callLog, method, path);
+  }
+
+  writes(): number {
+    return this.callLog.filter((c) => ['POST', 'PUT', 'DELETE'].includes(c.method) && WRITE_PATH.test(c.path)).length;
+  }
+
+  // --- HTTP ----------------------------------------------------------------
+
+  private onRequest(req: IncomingMessage, res: ServerResponse): void {
+    this.receive(req, res).catch((err: unknown) => {
+      if (!res.headersSent && !res.destroyed) res.writeHead(500).end(String(err));
+    });
+  }
+
+  private async receive(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? '/', 'http://fake-dashboard');
+    const raw = await readBody(req);
+    const call: CallRecord = {
+      method: (req.method ?? 'GET').toUpperCase(),
+      path: url.pathname,
+      query: Object.fromEntries(url.searchParams),
+      status: 0,
+    };
+    if (raw !== '') call.body = parseLoose(raw);
+    this.callLog.push(call);
+    const fault = this.faults.take(call);
+    if (fault && (await this.applyFault(req, res, call, fault))) return;
+    this.send(res, call, this.handle(req, url, call.method, raw));
+  }
+
+  /** Returns true when the fault answered (or withheld) the response. */
+  private async applyFault(req: IncomingMessage, res: ServerResponse, call: CallRecord, f: FaultSpec): Promise<boolean> {
+    const transport = { req, res, delay: (ms: number) => this.sleep(ms), closed: () => this.closed, hung: this.hung };
+    if (await withholdResponse(f, transport)) return true;
+    if (f.status === undefined) return false;
+    const headers = f.headers ?? {};
+    const r: Reply =
+      f.body === undefined
+        ? { ...apiError(f.status, 'injected fault'), headers }
+        : { status: f.status, body: f.body, raw: typeof f.body === 'string', headers };
+    this.send(res, call, r);
+    return true;
+  }
+
+  private sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        this.sleepTimers.delete(timer);
+        resolve();
+      }, ms);
+      this.sleepTimers.add(timer);
+    });
+  }
+
+  private send(res: ServerResponse, call: CallRecord, r: Reply): void {
+    if (res.headersSent || res.destroyed) return;
+    call.status = r.status;
+    const text = r.raw ? String(r.body) : JSON.stringify(r.body);
+    res.writeHead(r.status, { 'Content-Type': 'application/json', ...r.headers, 'Content-Length': String(Buffer.byteLength(text)) });
+    res.end(text);
+  }
+
+  private handle(req: IncomingMessage, url: URL, method: string, raw: string): Reply {
+    const path = url.pathname;
+    if (!path.startsWith('/api/')) return apiError(404, 'Not found');
+    if (req.headers.authorization !== this.secret) return apiError(401, MSG.unauthorised);
+    if (/^\/api\/apis\/?$/.test(path)) {
+      if (method === 'GET') return this.listApis(url.searchParams);
+      if (method === 'POST') return this.createApi(raw);
+      return apiError(405, 'Method not allowed');
+    }
+    const api = /^\/api\/apis\/([^/]+)\/?$/.exec(path);
+    if (api) {
+      const id = decodeURIComponent(api[1] ?? '');
+      if (method === 'GET') return this.getApi(id);
+      if (method === 'PUT') return this.updateApi(id, raw);
+      if (method === 'DELETE') return this.deleteApi(id);
+      return apiError(405, 'Method not allowed');
+    }
+    if (/^\/api\/portal\/policies\/?$/.test(path)) {
+      if (method === 'GET') return this.listPolicies(url.searchParams);
+      if (method === 'POST') return this.createPolicy(raw);
+      return apiError(405, 'Method not allowed');
+    }
+    const policy = /^\/api\/portal\/policies\/([^/]+)\/?$/.exec(path);
+    if (policy) {
+      const mid = decodeURIComponent(policy[1] ?? '');
+      if (!['GET', 'PUT', 'DELETE'].includes(method)) return apiError(405, 'Method not allowed');
+      if (!OBJECT_ID.test(mid)) return apiError(400, MSG.badPolicyId);
+      if (method === 'GET') return this.getPolicy(mid);
+      if (method === 'PUT') return this.updatePolicy(mid, raw);
+      return this.deletePolicy(mid);
+    }
+    return apiError(404, 'Not found');
+  }
+
+  /** One page of items, and the page count, by the rules in the header. */
+  private page<T>(items: T[], p: string | null): { items: T[]; pages: number } {
+    const page = pageOf(p);
+    const pages = Math.ceil(items.length / this.pageSize);
+    if (page === 0) return { items, pages: items.length === 0 ? 0 : 1 };
+    return { items: items.slice((page - 1) * this.pageSize, page * this.pageSize), pages };
+  }
+
+  // --- APIs ----------------------------------------------------------------
+
+  private findApi(id: string): StoredApi | undefined {
+    const internal = this.apiIndex.get(id);
+    return this.apiStore.get(internal ?? id);
+  }
+
+  private wrapper(a: StoredApi): JsonObject {
+    return {
+      api_definition: clone(a.def),
+      hook_references: null,
+      is_site: false,
+      sort_by: 0,
+      user_group_owners: null,
+      user_owners: null,
+      created_at: a.createdAt,
+      updated_at: a.updatedAt,
+      categories: [],
+      api_model: {},
+    };
+  }
+
+  private listApis(query: URLSearchParams): Reply {
+    let all = [...this.apiStore.values()];
+    const q = query.get('q');
+    if (q) all = all.filter((a) => str(a.def.name).toLowerCase().includes(q.toLowerCase()));
+    const sort = query.get('sort') ?? '-created_at';
+    const field = sort.replace(/^-/, '');
+    const sign = sort.startsWith('-') ? -1 : 1;
+    const key = (a: StoredApi): string =>
+      field === 'name' ? str(a.def.name) : field === 'updated_at' ? a.updatedAt : a.createdAt;
+    all.sort((x, y) => sign * (key(x) < key(y) ? -1 : key(x) > key(y) ? 1 : x.seq - y.seq));
+    const { items, pages } = this.page(all, query.get('p'));
+    return reply(200, { apis: items.length === 0 ? null : items.map((a) => this.wrapper(a)), pages });
+  }
+
+  private getApi(id: string): Reply {
+    const a = this.findApi(id);
+    return a ? reply(200, this.wrapper(a)) : apiError(404, MSG.apiNotFound);
+  }
+
+  private createApi(raw: string): Reply {
+    const body = decodeModel(raw, API_SHAPE, 'api_definition');
+    if (body === undefined) return apiError(400, MSG.malformedApi);
+    const invalid = invalidApi(body);
+    if (invalid !== undefined) return apiError(400, invalid);
+    const wanted = this.ignoreApiIdOnCreate ? '' : str(body.api_id);
+    if (wanted !== '' && this.apiIndex.has(wanted)) return apiError(409, MSG.apiExists);
+    const apiId = wanted || newHex(16);
+    const internal = newObjectId();
+    const now = new Date().toISOString();
+    const def = fill(API_SHAPE, { ...body, api_id: apiId, id: internal, org_id: this.orgId });
+    this.apiStore.set(internal, { seq: ++this.seq, createdAt: now, updatedAt: now, def });
+    this.apiIndex.set(apiId, internal);
+    return ok('API created', internal, { ID: apiId });
+  }
+
+  private updateApi(id: string, raw: string): Reply {
+    const stored = this.findApi(id);
+    if (stored === undefined) return apiError(404, MSG.apiPutNotFound);
+    const body = decodeModel(raw, API_SHAPE, 'api_definition');
+    if (body === undefined) return apiError(400, MSG.malformedApi);
+    const internal = str(stored.def.id);
+    if (str(body.id) !== '' && str(body.id) !== internal) return apiError(400, MSG.badInternalId);
+    const current = str(stored.def.api_id);
+    let apiId = str(body.api_id) || current;
+    if (this.immutableApiId) apiId = current;
+    if (apiId !== current && this.apiIndex.has(apiId)) return apiError(400, MSG.apiExists);
+    const invalid = invalidApi(body);
+    if (invalid !== undefined) return apiError(400, invalid);
+    stored.def = fill(API_SHAPE, { ...body, api_id: apiId, id: internal, org_id: this.orgId });
+    stored.updatedAt = new Date().toISOString();
+    this.apiIndex.delete(current);
+    this.apiIndex.set(apiId, internal);
+    return ok('API updated');
+  }
+
+  private deleteApi(id: string): Reply {
+    const stored = this.findApi(id);
+    if (stored === undefined) return apiError(404, MSG.apiNotFound);
+    this.apiStore.delete(str(stored.def.id));
+    this.apiIndex.delete(str(stored.def.api_id));
+    return ok('API deleted');
+  }
+
+  // --- policies ------------------------------------------------------------
+
+  private nameTaken(name: string, except?: string): boolean {
+    if (name === '') return false;
+    return [...this.policyStore].some(([mid, p]) => mid !== except && str(p.doc.name) === name);
+  }
+
+  private listPolicies(query: URLSearchParams): Reply {
+    let all = [...this.policyStore.values()].sort((x, y) => x.seq - y.seq);
+    if (query.has('active')) all = all.filter((p) => p.doc.active === true);
+    const { items, pages } = this.page(all, query.get('p'));
+    return reply(200, { Data: items.length === 0 ? null : items.map((p) => clone(p.doc)), Pages: pages });
+  }
+
+  private getPolicy(mid: string): Reply {
+    const p = this.policyStore.get(mid);
+    return p ? reply(200, clone(p.doc)) : apiError(404, MSG.policyNotFound);
+  }
+
+  private createPolicy(raw: string): Reply {
+    const body = decodeModel(raw, POLICY_SHAPE);
+    if (body === undefined) return apiError(403, MSG.malformedPolicy);
+    if (this.nameTaken(str(body.name))) return apiError(400, MSG.policyName);
+    const mid = newObjectId();
+    const doc = fill(POLICY_SHAPE, {
+      ...body,
+      _id: mid,
+      org_id: this.orgId,
+      date_created: new Date().toISOString(),
+      last_updated: String(Math.floor(Date.now() / 1000)),
+    });
+    this.policyStore.set(mid, { seq: ++this.seq, doc });
+    return ok(mid);
+  }
+
+  private updatePolicy(mid: string, raw: string): Reply {
+    const stored = this.policyStore.get(mid);
+    if (stored === undefined) return apiError(404, MSG.policyNotFound);
+    const body = decodeModel(raw, POLICY_SHAPE);
+    if (body === undefined) return apiError(403, MSG.malformedPolicy);
+    if (str(body._id) !== '' && str(body._id) !== mid) return apiError(400, MSG.badPolicyId);
+    if (this.nameTaken(str(body.name), mid)) return apiError(400, MSG.policyName);
+    stored.doc = fill(POLICY_SHAPE, {
+      ...body,
+      _id: mid,
+      org_id: this.orgId,
+      date_created: stored.doc.date_created ?? '',
+      last_updated: String(Math.floor(Date.now() / 1000)),
+    });
+    return ok('Data updated');
+  }
+
+  private deletePolicy(mid: string): Reply {
+    if (!this.policyStore.delete(mid)) return apiError(404, MSG.policyDeleteNotFound);
+    return ok('Data deleted');
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    for (const t of this.sleepTimers) clearTimeout(t);
+    this.sleepTimers.clear();
+    for (const res of this.hung) res.socket?.destroy();
+    this.hung.clear();
+    this.server.closeAllConnections();
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  }
+}
+
+function facade(fake: FakeDashboard, url: string): FakeTykDashboard {
+  return {
+    url,
+    secret: fake.secret,
+    orgId: fake.orgId,
+    close: () => fake.close(),
+    apis: () => fake.apis(),
+    policies: () => fake.policies(),
+    editApi: (apiId, mutate) => fake.editApi(apiId, mutate),
+    removeApi: (apiId) => fake.removeApi(apiId),
+    editPolicy: (mid, mutate) => fake.editPolicy(mid, mutate),
+    removePolicy: (mid) => fake.removePolicy(mid),
+    wipe: () => fake.wipe(),
+    inject: (spec) => fake.inject(spec),
+    clearFaults: () => fake.clearFaults(),
+    get calls() {
+      return fake.callLog.map((c) => ({ ...c }));
+    },
+    count: (method, path) => fake.count(method, path),
+    writes: () => fake.writes(),
+    resetCalls: () => {
+      fake.callLog = [];
+    },
+  };
+}
+
+/** Start a fake Tyk Dashboard on 127.0.0.1 (a free port). */
+export async function startFakeTykDashboard(options: FakeTykDashboardOptions = {}): Promise<FakeTykDashboard> {
+  const fake = new FakeDashboard(options);
+  await new Promise<void>((resolve, reject) => {
+    fake.server.once('error', reject);
+    fake.server.listen(0, '127.0.0.1', () => resolve());
+  });
+  const { port } = fake.server.address() as AddressInfo;
+  return facade(fake, `http://127.0.0.1:${port}`);
+}
