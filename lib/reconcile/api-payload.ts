@@ -6,18 +6,22 @@
  * - sets `org_id` to the configured org (TYK_ORG) when one is configured, else keeps the spec's;
  * - defaults `version_data` to a single unversioned "Default" version when the spec gives no
  *   versions (a definition without versions is loaded by Tyk and then answers 403 to every call);
- * - drops the operator-only fields that are not part of Tyk's API definition.
+ * - drops the operator-only fields that are not part of Tyk's API definition;
+ * - turns `jwt_default_policies` entries that name a SecurityPolicy ("namespace/name", as Tyk
+ *   Operator takes them) into that policy's gateway id.
  *
  * Fields that need something this service does not do yet (certificates and keys from
- * Secrets, OperatorContexts) make the object unsupported: building returns a reason instead
- * of a body, so nothing half-configured reaches the gateway.
+ * Secrets) make the object unsupported: building returns a reason instead of a body, so
+ * nothing half-configured reaches the gateway. `contextRef` picks the gateway and is not sent.
  */
 import type { KubeObject } from '../kube/types.js';
 import type { JsonObject } from '../gateway/types.js';
 
-/** Operator-only fields that need Secrets or contexts, with what each needs. */
+/** Operator-only fields that pick the gateway (handled by lib/gateway/targets.ts): not sent. */
+const ROUTING_FIELDS = ['contextRef'];
+
+/** Operator-only fields that need Secrets, with what each needs. */
 const UNSUPPORTED_FIELDS: Record<string, string> = {
-  contextRef: 'OperatorContext references are not supported yet',
   certificate_secret_names: 'certificates from Secrets are not supported yet',
   client_certificate_refs: 'client certificates from Secrets are not supported yet',
   upstream_certificate_refs: 'upstream certificates from Secrets are not supported yet',
@@ -25,6 +29,19 @@ const UNSUPPORTED_FIELDS: Record<string, string> = {
 };
 
 export type PayloadResult = { ok: true; body: JsonObject } | { ok: false; reason: string };
+
+/** How a `jwt_default_policies` entry naming a SecurityPolicy ("namespace/name") becomes its gateway id. */
+export type PolicyIdOf = (namespace: string, name: string) => string;
+
+/** "namespace/name" entries name SecurityPolicies (Tyk Operator's form); others are policy ids already. */
+function jwtDefaultPolicies(value: unknown, policyIdOf: PolicyIdOf): unknown {
+  if (!Array.isArray(value)) return value;
+  return value.map((entry) => {
+    if (typeof entry !== 'string') return entry;
+    const m = /^([a-z0-9][-a-z0-9]*)\/([a-z0-9][-a-z0-9.]*)$/.exec(entry);
+    return m ? policyIdOf(m[1]!, m[2]!) : entry;
+  });
+}
 
 function isEmpty(v: unknown): boolean {
   if (v === undefined || v === null || v === '') return true;
@@ -50,17 +67,21 @@ function omit(obj: JsonObject, keys: string[]): JsonObject {
   return out;
 }
 
-export function apiDefinitionPayload(obj: KubeObject, id: string, orgId: string | undefined): PayloadResult {
+export function apiDefinitionPayload(obj: KubeObject, id: string, orgId: string | undefined, policyIdOf?: PolicyIdOf): PayloadResult {
   const spec = obj.spec;
   if (!isPlainObject(spec)) return { ok: false, reason: 'spec is missing' };
   const problems = Object.keys(UNSUPPORTED_FIELDS)
     .filter((field) => !isEmpty(spec[field]))
     .map((field) => `${field}: ${UNSUPPORTED_FIELDS[field]}`);
+  if (isPlainObject(spec.graphql) && !isEmpty(spec.graphql.graph_ref)) {
+    problems.push('graphql.graph_ref: GraphQL federation (SuperGraph and SubGraph resources) is not supported yet');
+  }
   if (problems.length > 0) return { ok: false, reason: `unsupported: ${problems.join('; ')}` };
 
-  const body = omit(spec, Object.keys(UNSUPPORTED_FIELDS));
+  const body = omit(spec, [...ROUTING_FIELDS, ...Object.keys(UNSUPPORTED_FIELDS)]);
   body.api_id = id;
   if (orgId !== undefined && orgId !== '') body.org_id = orgId;
   body.version_data = withDefaultVersions(spec.version_data);
+  if (policyIdOf && body.jwt_default_policies !== undefined) body.jwt_default_policies = jwtDefaultPolicies(body.jwt_default_policies, policyIdOf);
   return { ok: true, body };
 }

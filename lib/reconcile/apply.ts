@@ -305,7 +305,7 @@ export async function finishQuiet(ctx: RunContext, item: Item): Promise<void> {
   }
   if (item.record && item.obj && (!item.desired?.deleting || p.action === 'WAIT')) await patchStatus(ctx, item, item.record);
   const result: ObjectResult =
-    p.action === 'WAIT' ? 'waiting' : p.reason.startsWith('invalid') ? 'invalid' : p.reason === 'not managed' ? 'skipped' : 'unchanged';
+    p.action === 'WAIT' ? 'waiting' : p.reason.startsWith('invalid') ? 'invalid' : p.reason === 'not managed' || p.reason === 'template' ? 'skipped' : 'unchanged';
   const error = p.action === 'WAIT' ? item.waitReason : item.record?.error;
   item.report = { ...reportFor(item, result), ...(error ? { error } : {}) };
 }

@@ -27,6 +27,7 @@ export function accessRefs(policy: KubeObject): NamespacedName[] {
   const seen = new Map<string, NamespacedName>();
   for (const entry of list) {
     if (!isObject(entry) || typeof entry.name !== 'string' || entry.name === '') continue;
+    if (entry.kind !== undefined && entry.kind !== 'ApiDefinition') continue;
     const namespace = typeof entry.namespace === 'string' && entry.namespace !== '' ? entry.namespace : (policy.metadata.namespace ?? '');
     const ref = { namespace, name: entry.name };
     seen.set(nsName(ref), ref);

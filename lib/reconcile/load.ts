@@ -7,10 +7,10 @@
  * confirmed gone by a GET 404 before it becomes a deletion candidate; gateway state is read
  * per gateway, with one GET per object for a few and one LIST for many.
  */
-import { isObject } from '../events/refs.js';
 import type { GatewayTarget } from '../gateway/targets.js';
 import type { JsonObject } from '../gateway/types.js';
 import type { KubeObject } from '../kube/types.js';
+import type { SyncRecord } from '../store/types.js';
 import { apiDefinitionPayload } from './api-payload.js';
 import { mapLimit } from './concurrency.js';
 import { hashOf } from './hash.js';
@@ -119,8 +119,13 @@ export async function loadTargets(ctx: RunContext, items: Item[]): Promise<void>
     }
     item.target = resolution;
     const recorded = item.record?.gateway ?? 'default';
-    if (item.obj && item.record && recorded !== resolution.name) item.previousTarget = recorded;
+    if (item.obj && item.record && recorded !== resolution.name && wasWritten(item.record)) item.previousTarget = recorded;
   });
+}
+
+/** The record says the object reached its gateway at some point (so a move must clean up there). */
+function wasWritten(record: SyncRecord): boolean {
+  return record.id !== '' && (record.observedHash !== '' || record.result === 'pending');
 }
 
 /** The id the object should have on its gateway (kind and mode aware). */
@@ -137,7 +142,12 @@ function desiredId(item: Item, obj: KubeObject): string {
  * What we would send, and the DesiredState plan reads. Policies resolve their ApiDefinition
  * references through `resolveApi`; an unresolved one makes the policy wait.
  */
-export function computeDesired(ctx: RunContext, item: Item, resolveApi: (ref: NamespacedName, target: GatewayTarget) => ApiResolution): void {
+export function computeDesired(
+  ctx: RunContext,
+  item: Item,
+  resolveApi: (ref: NamespacedName, target: GatewayTarget) => ApiResolution,
+  policies: readonly KubeObject[] = [],
+): void {
   item.desired = undefined;
   item.body = undefined;
   item.links = undefined;
@@ -150,7 +160,8 @@ export function computeDesired(ctx: RunContext, item: Item, resolveApi: (ref: Na
   let invalid: string | undefined;
   let waiting: string | undefined;
   if (item.kind === API_DEFINITION) {
-    const payload = apiDefinitionPayload(obj, id, orgId);
+    const policyIdOf = (namespace: string, name: string) => policyId(policies, namespace, name, target.mode);
+    const payload = apiDefinitionPayload(obj, id, orgId, policyIdOf);
     if (payload.ok) body = payload.body;
     else invalid = payload.reason;
   } else {
@@ -173,6 +184,16 @@ export function computeDesired(ctx: RunContext, item: Item, resolveApi: (ref: Na
     ...(invalid !== undefined ? { invalid } : {}),
     ...(waiting !== undefined ? { waiting } : {}),
   };
+}
+
+/** A SecurityPolicy's gateway id, as an ApiDefinition's jwt_default_policies needs it. */
+function policyId(policies: readonly KubeObject[], namespace: string, name: string, mode: GatewayTarget['mode']): string {
+  const p = policies.find((x) => x.metadata.namespace === namespace && x.metadata.name === name);
+  const str = (v: unknown) => (typeof v === 'string' && v.trim() !== '' ? v : undefined);
+  const pinned = str(p?.spec?.id);
+  const recorded = str(p?.status?.pol_id);
+  // the Dashboard knows policies by its own _id (status.pol_id); the Gateway by our id
+  return (mode === 'pro' ? (recorded ?? pinned) : (pinned ?? recorded)) ?? defaultId(namespace, name);
 }
 
 /** The id whose gateway object matters for this item. */
@@ -232,6 +253,11 @@ export function planItem(ctx: RunContext, item: Item): void {
     item.plan = { action: 'NOOP', reason: 'not managed', id };
     return;
   }
+  if (item.obj?.metadata.labels?.template === 'true' && !item.record) {
+    // Tyk Operator's ingress templates are blueprints, never APIs of their own
+    item.plan = { action: 'NOOP', reason: 'template', id };
+    return;
+  }
   // A record from another gateway says nothing about this one: plan as new here, retire there.
   const record = item.previousTarget !== undefined ? undefined : (item.record ?? undefined);
   item.plan = plan(item.desired, item.observed, record);
@@ -239,8 +265,4 @@ export function planItem(ctx: RunContext, item: Item): void {
     item.plan = { ...item.plan, reason: 'moved to another gateway' };
   }
   if (item.desired?.waiting !== undefined && item.plan.action === 'WAIT') item.waitReason = item.desired.waiting;
-}
-
-export function isPlainObject(v: unknown): v is Record<string, unknown> {
-  return isObject(v);
 }

@@ -35,7 +35,8 @@ export type Reason =
   | 'waiting for dependency'
   | 'referenced by policies'
   | 'moved to another gateway'
-  | 'dependency ready';
+  | 'dependency ready'
+  | 'template';
 
 export interface DesiredState {
   /** gateway id the object should have */
@@ -85,13 +86,13 @@ export function plan(desired?: DesiredState, observed?: ObservedState, record?: 
   if (desired.waiting !== undefined) return { action: 'WAIT', reason: 'waiting for dependency', id };
   const write: Action = observed ? 'UPDATE' : 'CREATE';
   if (record === undefined) return { action: write, reason: observed ? 'adopted from gateway' : 'created in cluster', id };
-  if (record.id !== id) return { action: write, reason: 'id changed', id, retireId: record.id };
+  if (record.id !== '' && record.id !== id) return { action: write, reason: 'id changed', id, retireId: record.id };
+  if (record.result === 'waiting') return { action: write, reason: 'dependency ready', id };
   if (record.desiredHash !== desired.hash) return { action: write, reason: 'spec changed', id };
   if (record.result === 'invalid') return { action: 'NOOP', reason: 'invalid spec unchanged', id };
   if (!observed) return { action: 'CREATE', reason: 'missing on gateway', id };
   if (record.result === 'failed') return { action: 'UPDATE', reason: 'retrying after failure', id };
   if (record.result === 'pending') return { action: 'UPDATE', reason: 'not yet visible on gateway', id };
-  if (record.result === 'waiting') return { action: 'UPDATE', reason: 'dependency ready', id };
   if (record.observedHash !== observed.hash) return { action: 'UPDATE', reason: 'drifted on gateway', id };
   return { action: 'NOOP', reason: 'unchanged', id };
 }

@@ -23,7 +23,7 @@ export type PolicyPayloadResult =
   | { waiting: string; links: NamespacedName[] };
 
 const OPERATOR_ONLY = ['contextRef', 'access_rights_array', '_id'];
-const ENTRY_OPERATOR_ONLY = ['name', 'namespace'];
+const ENTRY_OPERATOR_ONLY = ['name', 'namespace', 'kind'];
 
 function isObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -43,6 +43,9 @@ export function securityPolicyPayload(
   const entries = Array.isArray(spec.access_rights_array) ? spec.access_rights_array : [];
   for (const entry of entries) {
     if (!isObject(entry) || typeof entry.name !== 'string' || entry.name === '') continue;
+    if (entry.kind !== undefined && entry.kind !== 'ApiDefinition') {
+      return { ok: false, reason: `unsupported: access_rights_array entry ${entry.name} is a ${String(entry.kind)}; only ApiDefinition is supported yet` };
+    }
     const ref = { namespace: typeof entry.namespace === 'string' && entry.namespace !== '' ? entry.namespace : (obj.metadata.namespace ?? ''), name: entry.name };
     const api = resolve(ref);
     if (!api.ok) {

@@ -94,7 +94,7 @@ async function runPhase(
   const prepare = async (batch: Item[], preferList: boolean) => {
     await loadRecords(ctx, batch.filter((i) => i.readError === undefined));
     await loadTargets(ctx, batch);
-    for (const item of batch) computeDesired(ctx, item, resolveApi);
+    for (const item of batch) computeDesired(ctx, item, resolveApi, policies);
     await loadObserved(ctx, batch, preferList);
     for (const item of batch) {
       planItem(ctx, item);

@@ -261,7 +261,7 @@ t.test('an invalid spec is Failed with the gateway message and retried only when
   t.match(obj(third, 'broken'), { reason: 'spec changed', result: 'synced' });
 });
 
-t.test('unsupported fields (Secrets, contexts) are a Failed status naming them, and nothing is written', async (t) => {
+t.test('unsupported fields (certificates from Secrets) are a Failed status naming them, and nothing is written', async (t) => {
   const w = await world(t);
   await w.create(apiDefinition('mtls').patchSpec({ upstream_certificate_refs: { '*': 'my-tls' } }).build());
   const report = await w.tick();

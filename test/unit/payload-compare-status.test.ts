@@ -28,11 +28,13 @@ t.test('payload: given versions are kept; a named default version without versio
   t.equal(org.ok && org.body.org_id, 'mine', 'spec org kept when TYK_ORG is not set');
 });
 
-t.test('payload: fields needing Secrets or contexts make the object unsupported, naming them', async (t) => {
-  const r = apiDefinitionPayload(apiDefinition('x').patchSpec({ upstream_certificate_refs: { '*': 'tls' }, contextRef: { name: 'c' } }).build(), 'I', undefined);
+t.test('payload: fields needing Secrets make the object unsupported, naming them', async (t) => {
+  const r = apiDefinitionPayload(apiDefinition('x').patchSpec({ upstream_certificate_refs: { '*': 'tls' }, pinned_public_keys_refs: { a: 'b' } }).build(), 'I', undefined);
   t.notOk(r.ok);
   t.match(!r.ok && r.reason, /upstream_certificate_refs/);
-  t.match(!r.ok && r.reason, /contextRef/);
+  t.match(!r.ok && r.reason, /pinned_public_keys_refs/);
+  const routed = apiDefinitionPayload(apiDefinition('x').patchSpec({ contextRef: { name: 'c' } }).build(), 'I', undefined);
+  t.ok(routed.ok && !('contextRef' in routed.body), 'contextRef picks the gateway and is not sent');
   const empty = apiDefinitionPayload(apiDefinition('x').patchSpec({ upstream_certificate_refs: {}, certificate_secret_names: [] }).build(), 'I', undefined);
   t.ok(empty.ok, 'empty operator-only fields are dropped, not refused');
   t.notOk(empty.ok && 'certificate_secret_names' in empty.body);
