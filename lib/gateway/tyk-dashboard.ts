@@ -20,7 +20,7 @@
  *   on a miss. A complete list younger than `listFreshMs` is trusted to say an id is absent
  *   (so a run that listed, then creates many policies, does not list again per create); a
  *   known _id that turns out gone or re-keyed always forces a new list. Bodies returned by
- *   get/list include `_id`; policies without an `id` field are keyed by `_id`. When two
+ *   get/list include `_id`; policies are also found by their `_id` (Tyk Operator adopts a policy by setting spec.id to its _id). When two
  *   policies carry the same `id`, the first listed (oldest) is ours.
  * - `list` follows every page (sorted oldest first, so new objects land on the last page) and
  *   starts again when the page count changes under it; a failed page fails the list. (A
@@ -93,6 +93,8 @@ export class TykDashboardClient implements Gateway {
   private policiesListedAt = -Infinity;
   /** api_id → the Dashboard's internal id */
   private apiIds = new Map<string, string>();
+  /** the last policy list, by the Dashboard's _id */
+  private policiesByMid = new Map<string, JsonObject>();
   /** our policy id → the Dashboard's _id */
   private policyIds = new Map<string, string>();
 
@@ -270,6 +272,9 @@ export class TykDashboardClient implements Gateway {
       out.set(key, item);
       ids.set(key, mid);
     }
+    // Tyk Operator's convention for adopting a policy: spec.id set to its Dashboard _id.
+    this.policiesByMid = new Map((items as JsonObject[]).map((item) => [item._id as string, item]));
+    for (const mid of this.policiesByMid.keys()) if (!ids.has(mid)) ids.set(mid, mid);
     this.policyIds = ids;
     this.policiesListedAt = startedAt;
     return out;
@@ -285,10 +290,10 @@ export class TykDashboardClient implements Gateway {
         if (policyKey(res.json) === id) return res.json;
       }
       this.policyIds.delete(id); // gone, or no longer carries our id: look for it
-      return (await this.listPolicies()).get(id) ?? null;
+      return (await this.listPolicies()).get(id) ?? this.policiesByMid.get(id) ?? null;
     }
     if (this.listIsFresh()) return null;
-    return (await this.listPolicies()).get(id) ?? null;
+    return (await this.listPolicies()).get(id) ?? this.policiesByMid.get(id) ?? null;
   }
 
   private listIsFresh(): boolean {

@@ -447,3 +447,17 @@ t.test('ping', async (tt) => {
   const nowhere = fresh({ url: gone.url });
   await fails(tt, nowhere.ping(), GatewayUnavailableError, {}, 'nobody listening');
 });
+
+t.test('a policy is found by its Dashboard _id too (adopting with spec.id = _id)', async (t) => {
+  const dash = await startFakeTykDashboard();
+  t.teardown(() => dash.close());
+  const seed = await fetch(`${dash.url}/api/portal/policies`, { method: 'POST', headers: { authorization: dash.secret, 'content-type': 'application/json' }, body: JSON.stringify({ id: 'someone-elses-id', name: 'legacy', active: true }) });
+  t.equal(seed.status, 200);
+  const [mid] = [...dash.policies().keys()];
+  const client = new TykDashboardClient({ name: 'pro', url: dash.url, secret: dash.secret });
+  t.teardown(() => client.close());
+  t.match(await client.get('policy', mid as string), { _id: mid, name: 'legacy' });
+  await client.upsert('policy', mid as string, { name: 'legacy', active: true, rate: 5 });
+  t.equal(dash.policies().size, 1, 'updated in place, not duplicated');
+  t.match(dash.policies().get(mid as string), { rate: 5, id: mid });
+});
