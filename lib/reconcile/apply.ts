@@ -157,7 +157,7 @@ export async function settle(ctx: RunContext, attempted: Item[]): Promise<void> 
   }
   const { budgetMs, initialDelayMs, maxDelayMs, reloadEveryMs } = ctx.settings.settle;
   const clock = ctx.deps.clock;
-  const deadline = clock.now() + budgetMs;
+  const deadline = clock.now() + Math.max(0, Math.min(budgetMs, ctx.remainingMs()));
   const preHash = new Map(attempted.map((i) => [i, i.observed?.hash]));
   let pending = attempted.filter((i) => i.writeError === undefined && i.target);
   const reloadedAt = new Map<Gateway, number>();

@@ -36,6 +36,8 @@ export interface RunSettings {
   settle: SettleSettings;
   maxDirtyPasses: number;
   backoff: BackoffSettings;
+  /** with a deadline, writes are applied (locked, written, settled, released) in chunks of this size */
+  deadlineChunk: number;
 }
 
 export interface RunDeps {
@@ -63,6 +65,11 @@ export interface RunRequest {
   trigger: Trigger;
   scope: RunScope;
   dryRun?: boolean;
+  /**
+   * Epoch ms by which the run must be done (a Lambda's time limit). Writes are then applied in
+   * chunks; a chunk not started by the deadline is left, unlocked and untouched, to the next run.
+   */
+  deadline?: number;
 }
 
 export type ObjectResult =
@@ -79,7 +86,7 @@ export type ObjectResult =
   | 'planned'
   | 'skipped';
 
-export type ReportReason = Reason | 'read failed' | 'not watched' | 'gateway unavailable';
+export type ReportReason = Reason | 'read failed' | 'not watched' | 'gateway unavailable' | 'out of time';
 
 export interface ObjectReport {
   kind: string;
@@ -161,6 +168,11 @@ export class RunContext {
 
   get settings(): RunSettings {
     return this.deps.settings;
+  }
+
+  /** Milliseconds left before the request's deadline (Infinity without one). */
+  remainingMs(): number {
+    return this.request.deadline === undefined ? Infinity : this.request.deadline - this.deps.clock.now();
   }
 
   watched(namespace: string): boolean {

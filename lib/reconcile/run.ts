@@ -48,6 +48,7 @@ export const DEFAULT_RUN_SETTINGS: RunSettings = {
   settle: { budgetMs: 20_000, initialDelayMs: 250, maxDelayMs: 4_000, reloadEveryMs: 3_000 },
   maxDirtyPasses: 5,
   backoff: DEFAULT_BACKOFF,
+  deadlineChunk: 500,
 };
 
 export async function runReconcile(deps: RunDeps, request: RunRequest): Promise<RunReport> {
@@ -121,7 +122,16 @@ async function runPhase(
       false,
     );
   };
-  for (const r of await applyLocked(ctx, active, refresh)) reports.push(r);
+  // Without a deadline, every write goes in one batch (one reload). With one, in chunks, each
+  // complete (records saved, locks released) before the next is started or left for later.
+  const size = ctx.request.deadline === undefined ? Math.max(1, active.length) : ctx.settings.deadlineChunk;
+  for (let i = 0; i < active.length; i += size) {
+    if (ctx.remainingMs() <= 0) {
+      for (const item of active.slice(i)) reports.push({ ...reportFor(item, 'deferred'), reason: 'out of time' });
+      break;
+    }
+    for (const r of await applyLocked(ctx, active.slice(i, i + size), refresh)) reports.push(r);
+  }
   return items;
 }
 

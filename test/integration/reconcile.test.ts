@@ -327,3 +327,20 @@ t.test('WATCH_NAMESPACE limits what is managed', async (t) => {
   t.match(obj(ev, 'outside'), { result: 'skipped', reason: 'not watched' });
   t.equal(w.tyk.loaded('api').size, 1);
 });
+
+t.test('a run that runs out of time stops between chunks: what it started is recorded, the rest left unlocked to the next run', async (t) => {
+  const w = await world(t, { settings: { deadlineChunk: 2 } });
+  for (const n of ['a', 'b', 'c', 'd', 'e']) await w.create(apiDefinition(n).build());
+  // the first write "takes" an hour of the run's clock
+  w.tyk.inject({ method: 'POST', path: '/tyk/apis', match: () => (w.clock.advance(3_600_000), true), delayMs: 1 });
+  const report = await w.svc.run({ trigger: 'schedule', scope: { all: true }, deadline: w.clock.now() + 60_000 });
+  const deferred = report.objects.filter((o) => o.result === 'deferred');
+  t.equal(deferred.length, 3, 'three objects were not started');
+  t.ok(deferred.every((o) => o.reason === 'out of time'));
+  t.equal(report.objects.filter((o) => o.result === 'synced' || o.result === 'pending').length, 2, 'the started chunk finished');
+  t.equal(w.tyk.files('api').size, 2, 'nothing beyond the started chunk was written');
+  const next = await w.tick();
+  t.equal(next.objects.filter((o) => o.result === 'synced').length, 5 - (report.counts.synced ?? 0), 'the next run does the rest, no lock left behind');
+  t.equal(next.counts.deferred ?? 0, 0);
+  t.equal(w.tyk.loaded('api').size, 5);
+});
