@@ -39,9 +39,9 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { countCalls, FaultBook, type FaultHandle, type FaultSpec as BaseFaultSpec, withholdResponse } from './faults.js';
+import { FaultBook, type FaultHandle, type FaultSpec as BaseFaultSpec, withholdResponse } from './faults.js';
+import { CallLog, listenOnLoopback, parseLoose, readBody } from './http-plumbing.js';
 
 export type { FaultHandle } from './faults.js';
 
@@ -849,8 +849,9 @@ function isTrue(v: string | undefined): boolean {
 }
 
 export class FakeKubeApiServer {
+  private readonly callLog = new CallLog<FakeCall>();
   /** Every request received, in order. */
-  readonly calls: FakeCall[] = [];
+  readonly calls: FakeCall[] = this.callLog.entries;
   readonly token: string;
 
   private readonly server: Server;
@@ -891,14 +892,7 @@ export class FakeKubeApiServer {
 
   /** Starts listening on 127.0.0.1. */
   async listen(port = 0): Promise<void> {
-    await new Promise<void>((resolve, reject) => {
-      this.server.once('error', reject);
-      this.server.listen(port, '127.0.0.1', () => {
-        this.server.off('error', reject);
-        resolve();
-      });
-    });
-    this.port = (this.server.address() as AddressInfo).port;
+    this.port = await listenOnLoopback(this.server, port);
   }
 
   get url(): string {
@@ -1087,11 +1081,11 @@ export class FakeKubeApiServer {
 
   /** How many calls were made with this method (case-insensitive; "*" for any) and path. */
   count(method: string, path?: RegExp | string): number {
-    return countCalls(this.calls, method, path);
+    return this.callLog.count(method, path);
   }
 
   resetCalls(): void {
-    this.calls.length = 0;
+    this.callLog.clear();
   }
 
   // ---- HTTP -----------------------------------------------------------------------------------
@@ -1105,9 +1099,9 @@ export class FakeKubeApiServer {
       status: 0,
     };
     if (req.headers['content-type']) call.contentType = req.headers['content-type'];
-    this.calls.push(call);
+    this.callLog.push(call);
     const raw = await readBody(req);
-    if (raw !== '') call.body = parseMaybeJson(raw);
+    if (raw !== '') call.body = parseLoose(raw);
     const ctx: Ctx = { req, res, call, raw };
 
     const fault = this.faults.take(call);
@@ -1814,23 +1808,6 @@ const VERSION_INFO: Obj = {
 
 function warningHeaders(warnings: readonly string[]): Record<string, string> {
   return warnings.length === 0 ? {} : { Warning: warnings.map((w) => `299 - ${JSON.stringify(w)}`).join(', ') };
-}
-
-function readBody(req: IncomingMessage): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
-    req.on('error', reject);
-  });
-}
-
-function parseMaybeJson(raw: string): unknown {
-  try {
-    return JSON.parse(raw) as unknown;
-  } catch {
-    return raw;
-  }
 }
 
 function parseJson(raw: string): unknown {

@@ -52,9 +52,9 @@
  */
 import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { isIP } from 'node:net';
-import { countCalls, FaultBook, type FaultHandle, type FaultSpec as BaseFaultSpec, withholdResponse } from './faults.js';
+import { FaultBook, type FaultHandle, type FaultSpec as BaseFaultSpec, withholdResponse } from './faults.js';
+import { CallLog, isWriteTo, listenOnLoopback, parseLoose, readBody } from './http-plumbing.js';
 
 export type { FaultHandle } from './faults.js';
 
@@ -637,24 +637,6 @@ interface StoredPolicy {
   doc: JsonObject;
 }
 
-function parseLoose(raw: string): unknown {
-  if (raw === '') return undefined;
-  try {
-    return JSON.parse(raw) as unknown;
-  } catch {
-    return raw;
-  }
-}
-
-function readBody(req: IncomingMessage): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
-    req.on('error', reject);
-  });
-}
-
 /** Which page `p` asks for: 0 = all, else 1-based. */
 function pageOf(p: string | null): number {
   const n = p === null || p.trim() === '' ? NaN : Number(p);
@@ -679,7 +661,7 @@ class FakeDashboard {
   private readonly sleepTimers = new Set<NodeJS.Timeout>();
   private readonly hung = new Set<ServerResponse>();
   private readonly faults = new FaultBook<CallRecord>();
-  callLog: CallRecord[] = [];
+  readonly callLog = new CallLog<CallRecord>();
   private closed = false;
 
   constructor(options: FakeTykDashboardOptions) {
@@ -748,11 +730,11 @@ class FakeDashboard {
   }
 
   count(method?: string, path?: RegExp | string): number {
-    return countCalls(this.callLog, method, path);
+    return this.callLog.count(method, path);
   }
 
   writes(): number {
-    return this.callLog.filter((c) => ['POST', 'PUT', 'DELETE'].includes(c.method) && WRITE_PATH.test(c.path)).length;
+    return this.callLog.writes(isWriteTo(WRITE_PATH));
   }
 
   // --- HTTP ----------------------------------------------------------------
@@ -1023,23 +1005,17 @@ function facade(fake: FakeDashboard, url: string): FakeTykDashboard {
     inject: (spec) => fake.inject(spec),
     clearFaults: () => fake.clearFaults(),
     get calls() {
-      return fake.callLog.map((c) => ({ ...c }));
+      return fake.callLog.snapshot();
     },
     count: (method, path) => fake.count(method, path),
     writes: () => fake.writes(),
-    resetCalls: () => {
-      fake.callLog = [];
-    },
+    resetCalls: () => fake.callLog.clear(),
   };
 }
 
 /** Start a fake Tyk Dashboard on 127.0.0.1 (a free port). */
 export async function startFakeTykDashboard(options: FakeTykDashboardOptions = {}): Promise<FakeTykDashboard> {
   const fake = new FakeDashboard(options);
-  await new Promise<void>((resolve, reject) => {
-    fake.server.once('error', reject);
-    fake.server.listen(0, '127.0.0.1', () => resolve());
-  });
-  const { port } = fake.server.address() as AddressInfo;
+  const port = await listenOnLoopback(fake.server);
   return facade(fake, `http://127.0.0.1:${port}`);
 }

@@ -50,9 +50,9 @@
  */
 import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { isIP } from 'node:net';
-import { countCalls, FaultBook, type FaultHandle, type FaultSpec as BaseFaultSpec, withholdResponse } from './faults.js';
+import { FaultBook, type FaultHandle, type FaultSpec as BaseFaultSpec, withholdResponse } from './faults.js';
+import { CallLog, isWriteTo, listenOnLoopback, parseLoose, readBody } from './http-plumbing.js';
 
 export type { FaultHandle } from './faults.js';
 
@@ -709,24 +709,6 @@ function modified(key: string, action: 'added' | 'modified' | 'deleted'): Reply 
 const FORBIDDEN = 'Attempted administrative access with invalid or missing key!';
 const WRITE_PATH = /^\/tyk\/(apis|policies)(\/|$)/;
 
-function parseLoose(raw: string): unknown {
-  if (raw === '') return undefined;
-  try {
-    return JSON.parse(raw) as unknown;
-  } catch {
-    return raw;
-  }
-}
-
-function readBody(req: IncomingMessage): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
-    req.on('error', reject);
-  });
-}
-
 class FakeTyk {
   readonly secret: string;
   readonly server: Server;
@@ -743,7 +725,7 @@ class FakeTyk {
   private readonly sleepTimers = new Set<NodeJS.Timeout>();
   private readonly hung = new Set<ServerResponse>();
   private readonly faults = new FaultBook<CallRecord>();
-  callLog: CallRecord[] = [];
+  readonly callLog = new CallLog<CallRecord>();
   private closed = false;
 
   constructor(options: FakeTykOptions) {
@@ -858,12 +840,11 @@ class FakeTyk {
   }
 
   count(method?: string, path?: RegExp | string): number {
-    return countCalls(this.callLog, method, path);
+    return this.callLog.count(method, path);
   }
 
   writes(): number {
-    return this.callLog.filter((c) => ['POST', 'PUT', 'DELETE'].includes(c.method) && WRITE_PATH.test(c.path))
-      .length;
+    return this.callLog.writes(isWriteTo(WRITE_PATH));
   }
 
   // --- HTTP ----------------------------------------------------------------
@@ -1038,23 +1019,17 @@ function facade(fake: FakeTyk, url: string): FakeTykGateway {
     inject: (spec) => fake.inject(spec),
     clearFaults: () => fake.clearFaults(),
     get calls() {
-      return fake.callLog.map((c) => ({ ...c }));
+      return fake.callLog.snapshot();
     },
     count: (method, path) => fake.count(method, path),
     writes: () => fake.writes(),
-    resetCalls: () => {
-      fake.callLog = [];
-    },
+    resetCalls: () => fake.callLog.clear(),
   };
 }
 
 /** Start a fake Tyk Gateway on 127.0.0.1 (a free port). */
 export async function startFakeTykGateway(options: FakeTykOptions = {}): Promise<FakeTykGateway> {
   const fake = new FakeTyk(options);
-  await new Promise<void>((resolve, reject) => {
-    fake.server.once('error', reject);
-    fake.server.listen(0, '127.0.0.1', () => resolve());
-  });
-  const { port } = fake.server.address() as AddressInfo;
+  const port = await listenOnLoopback(fake.server);
   return facade(fake, `http://127.0.0.1:${port}`);
 }

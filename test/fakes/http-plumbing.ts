@@ -1,0 +1,77 @@
+/**
+ * HTTP plumbing shared by the loopback fakes (the Kubernetes API server, the
+ * Tyk gateway and the Tyk Dashboard): reading a request body, starting a
+ * server on 127.0.0.1, parsing a body that may or may not be JSON, and the
+ * log of calls each fake keeps for its tests.
+ */
+import type { IncomingMessage, Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { countCalls, type MatchableCall } from './faults.js';
+
+/** The whole request body, as UTF-8 text ('' when there is none). */
+export function readBody(req: IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    req.on('error', reject);
+  });
+}
+
+/** Starts `server` listening on 127.0.0.1 (a free port unless `port`); resolves with the port. */
+export async function listenOnLoopback(server: Server, port = 0): Promise<number> {
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, '127.0.0.1', () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  return (server.address() as AddressInfo).port;
+}
+
+/** A body as JSON when it parses, else the text itself; undefined for ''. */
+export function parseLoose(raw: string): unknown {
+  if (raw === '') return undefined;
+  try {
+    return JSON.parse(raw) as unknown;
+  } catch {
+    return raw;
+  }
+}
+
+/** Whether a call is a POST, PUT or DELETE on a pathname matching `path`. */
+export function isWriteTo(path: RegExp): (call: MatchableCall) => boolean {
+  return (call) => WRITE_METHODS.has(call.method) && path.test(call.path);
+}
+
+const WRITE_METHODS: ReadonlySet<string> = new Set(['POST', 'PUT', 'DELETE']);
+
+/** The calls a fake received, in order. */
+export class CallLog<C extends MatchableCall> {
+  /** The live list: `clear` empties it in place. */
+  readonly entries: C[] = [];
+
+  push(call: C): void {
+    this.entries.push(call);
+  }
+
+  /** Shallow copies of the calls so far. */
+  snapshot(): C[] {
+    return this.entries.map((c) => ({ ...c }));
+  }
+
+  /** Calls with this method (case-insensitive; "*" or undefined for any) and path (see `countCalls`). */
+  count(method?: string, path?: RegExp | string): number {
+    return countCalls(this.entries, method, path);
+  }
+
+  /** How many calls `isWrite` accepts (e.g. `isWriteTo(pattern)`). */
+  writes(isWrite: (call: C) => boolean): number {
+    return this.entries.filter(isWrite).length;
+  }
+
+  clear(): void {
+    this.entries.length = 0;
+  }
+}
