@@ -21,7 +21,8 @@ export interface Config {
   webhookTokens: string[];
   resyncTokens: string[];
   allowUnauthenticated: boolean;
-  resyncSchedule: string;
+  /** cron expression; undefined when RESYNC_SCHEDULE=off (the schedule comes from outside) */
+  resyncSchedule?: string;
   port: number;
   host: string;
   logLevel: string;
@@ -166,8 +167,9 @@ export function loadConfig(env: Env): Config {
     if (webhookTokens.length === 0) problems.add('WEBHOOK_TOKEN', 'is required (or set ALLOW_UNAUTHENTICATED=true to run without authentication)');
     if (resyncTokens.length === 0) problems.add('RESYNC_TOKEN', 'is required (or set ALLOW_UNAUTHENTICATED=true to run without authentication)');
   }
-  const resyncSchedule = value(env, 'RESYNC_SCHEDULE') ?? DEFAULT_SCHEDULE;
-  if (!cron.validate(resyncSchedule)) problems.add('RESYNC_SCHEDULE', `"${resyncSchedule}" is not a valid cron expression`);
+  const scheduleSetting = value(env, 'RESYNC_SCHEDULE') ?? DEFAULT_SCHEDULE;
+  const resyncSchedule = scheduleSetting.toLowerCase() === 'off' ? undefined : scheduleSetting;
+  if (resyncSchedule !== undefined && !cron.validate(resyncSchedule)) problems.add('RESYNC_SCHEDULE', `"${resyncSchedule}" is not a valid cron expression (or "off")`);
   const logLevel = (value(env, 'LOG_LEVEL') ?? 'info').toLowerCase();
   if (!LOG_LEVELS.includes(logLevel)) problems.add('LOG_LEVEL', `must be one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`);
   const config: Config = {
@@ -178,7 +180,7 @@ export function loadConfig(env: Env): Config {
     webhookTokens,
     resyncTokens,
     allowUnauthenticated,
-    resyncSchedule,
+    ...(resyncSchedule !== undefined ? { resyncSchedule } : {}),
     port: port(env, problems),
     host: value(env, 'HOST') ?? '0.0.0.0',
     logLevel,

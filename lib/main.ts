@@ -1,7 +1,8 @@
 /**
  * Self-hosted entry point (`npm start`): loads the config from the environment, builds the
  * service and the fastify app, listens on HOST:PORT, and runs the full reconcile on
- * RESYNC_SCHEDULE with node-cron (never two scheduled runs at once).
+ * RESYNC_SCHEDULE with node-cron (never two scheduled runs at once; RESYNC_SCHEDULE=off when
+ * the schedule comes from outside, e.g. a Knative PingSource).
  *
  * With TLS_CERT and TLS_KEY it serves HTTPS (the API server's audit webhook sends its token
  * only over HTTPS); with TLS_CLIENT_CA the webhooks and /resync also need a client
@@ -49,23 +50,26 @@ async function main(): Promise<void> {
   if (config.allowUnauthenticated) log.warn({}, 'ALLOW_UNAUTHENTICATED=true: endpoints without a token configured accept requests from anyone');
   const app = buildApp(svc, https ? { https } : {});
   await app.listen({ port: config.port, host: config.host });
-  log.info({ address: app.server.address(), store: svc.parts.store.kind, schedule: config.resyncSchedule }, 'listening');
+  log.info({ address: app.server.address(), store: svc.parts.store.kind, schedule: config.resyncSchedule ?? 'off' }, 'listening');
 
-  const task = cron.schedule(
-    config.resyncSchedule,
-    async () => {
-      try {
-        await scheduledRun(svc);
-      } catch (err) {
-        log.error({ err: describeError(err) }, 'scheduled run failed');
-      }
-    },
-    { name: 'resync', noOverlap: true },
-  );
+  const task =
+    config.resyncSchedule === undefined
+      ? undefined
+      : cron.schedule(
+          config.resyncSchedule,
+          async () => {
+            try {
+              await scheduledRun(svc);
+            } catch (err) {
+              log.error({ err: describeError(err) }, 'scheduled run failed');
+            }
+          },
+          { name: 'resync', noOverlap: true },
+        );
 
   const stop = async (signal: string): Promise<void> => {
     log.info({ signal }, 'stopping');
-    await task.stop();
+    await task?.stop();
     await app.close();
     await svc.close();
     process.exit(0);

@@ -20,6 +20,7 @@ t.test('defaults', async (t) => {
   t.equal(c.tyk.mode, 'ce');
   t.equal(c.tyk.url, 'http://tyk:8080', 'trailing slash trimmed');
   t.equal(c.resyncSchedule, DEFAULT_SCHEDULE);
+  t.equal(loadConfig({ ...base, RESYNC_SCHEDULE: 'off' }).resyncSchedule, undefined, 'off: no in-process schedule');
   t.equal(c.port, 8080);
   t.equal(c.host, '0.0.0.0');
   t.equal(c.logLevel, 'info');
