@@ -14,6 +14,8 @@
  *      Per phase: wall time, objects/s, gateway calls (list, get, write, reload), API-server
  *      calls (list pages, gets, status and finalizer patches), peak RSS and heap.
  *   4. targets, printed as PASS/FAIL; the process exits 1 if any fails.
+ *   5. cold start of the watch Lambda bundle (bench/coldstart.ts): bundle size, and time from
+ *      process start to the first answer in fresh processes (BENCH_COLDSTART=0 skips it).
  *
  * The fakes run in this process and on the same two cores, so wall time and memory include
  * serving the requests (the gateway fake's echo of 10,000 APIs and its reloads are much of it).
@@ -40,6 +42,7 @@ import type { Store } from '../lib/store/types.js';
 import { startFakeKubeApiServer } from '../test/fakes/kube-apiserver.js';
 import { startFakeTykGateway } from '../test/fakes/tyk-gateway.js';
 import { startOwnRedis, type TestRedis } from '../test/harness/redis.js';
+import { type ColdStartResult, coldStartTargets, measureColdStart, printColdStart } from './coldstart.js';
 import { apiDefinition, planInputs } from './fixtures.js';
 
 const N = Number(process.env.BENCH_N ?? 10_000);
@@ -171,6 +174,7 @@ async function main(): Promise<number> {
     settings: { ...DEFAULT_RUN_SETTINGS, settle: SETTLE },
   };
 
+  let runs: { targets: Target[]; json: Record<string, unknown> };
   try {
     const seedStart = performance.now();
     for (let i = 0; i < N; i++) {
@@ -233,18 +237,26 @@ async function main(): Promise<number> {
     console.log(`hashOf(echo):    ${echoHashPerSec.toLocaleString('en')} hashes/s (${echoBytes} B gateway echo; every observed object is hashed at least once per run)\n`);
 
     printTable(phases);
-    const targets = checkTargets(first, steady, restarted);
-    console.log('');
-    for (const t of targets) console.log(`${t.pass ? 'PASS' : 'FAIL'}  ${t.name}: ${t.value} (limit ${t.limit})`);
-    const failed = targets.filter((t) => !t.pass).length;
-    console.log(`\n${failed === 0 ? 'all targets met' : `${failed} target(s) failed`}`);
-    const json = { n: N, store: store.kind, machine, micro: { planPerSec, hashPerSec, bodyBytes, echoHashPerSec, echoBytes }, phases, targets };
-    console.log(`BENCH_JSON ${JSON.stringify(json)}`);
-    return failed === 0 ? 0 : 1;
+    runs = { targets: checkTargets(first, steady, restarted), json: { n: N, store: store.kind, machine, micro: { planPerSec, hashPerSec, bodyBytes, echoHashPerSec, echoBytes }, phases } };
   } finally {
     await Promise.allSettled([kubeClient.close(), gateway.close(), store.close()]);
     await Promise.allSettled([kube.close(), tyk.close(), redis?.stop()]);
   }
+
+  // 5. cold start of the watch Lambda bundle, once the fakes above are gone (BENCH_COLDSTART=0 skips it)
+  let coldStart: ColdStartResult | undefined;
+  if (process.env.BENCH_COLDSTART !== '0') {
+    console.log('');
+    coldStart = await measureColdStart();
+    printColdStart(coldStart);
+  }
+  const checks: Target[] = [...runs.targets, ...(coldStart ? coldStartTargets(coldStart) : [])];
+  console.log('');
+  for (const t of checks) console.log(`${t.pass ? 'PASS' : 'FAIL'}  ${t.name}: ${t.value} (limit ${t.limit})`);
+  const failed = checks.filter((t) => !t.pass).length;
+  console.log(`\n${failed === 0 ? 'all targets met' : `${failed} target(s) failed`}`);
+  console.log(`BENCH_JSON ${JSON.stringify({ ...runs.json, ...(coldStart ? { coldStart } : {}), targets: checks })}`);
+  return failed === 0 ? 0 : 1;
 }
 
 function printTable(phases: Phase[]): void {

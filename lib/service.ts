@@ -13,7 +13,6 @@ import type { Config } from './config.js';
 import { ConfigError, describeError } from './errors.js';
 import { type ConnectionSettings, DEFAULT_TARGET, type GatewayFactory, type GatewayTarget, GatewayTargets } from './gateway/targets.js';
 import { TykGatewayClient } from './gateway/tyk-ce.js';
-import { TykDashboardClient } from './gateway/tyk-dashboard.js';
 import type { Gateway } from './gateway/types.js';
 import { KubeClient } from './kube/client.js';
 import type { KubeApi } from './kube/types.js';
@@ -148,10 +147,35 @@ export function createService(config: Config, env: Record<string, string | undef
   return new Service(config, { kube, gateway, factory, store, clock: parts.clock ?? systemClock, log, settings: parts.settings ?? {}, closers });
 }
 
-/** Tyk Gateway clients for ce, Tyk Dashboard clients for pro. */
+/**
+ * Tyk Gateway clients for ce, Tyk Dashboard clients for pro. The Dashboard client is imported
+ * on the first call a pro connection makes, not when this module loads: a CE deployment (and
+ * a Lambda's cold start) never loads it, and its bundle keeps it in a chunk of its own.
+ */
 export function gatewayFactory(timeoutMs: number): GatewayFactory {
   return (name: string, s: ConnectionSettings) => {
     const options = { name, url: s.url, secret: s.auth, insecureSkipVerify: s.insecureSkipVerify, timeoutMs };
-    return s.mode === 'pro' ? new TykDashboardClient(options) : new TykGatewayClient(options);
+    if (s.mode !== 'pro') return new TykGatewayClient(options);
+    // reloadRequired: the Dashboard applies writes itself (TykDashboardClient.reloadRequired)
+    return lazyGateway(name, false, () => import('./gateway/tyk-dashboard.js').then((m) => new m.TykDashboardClient(options)));
+  };
+}
+
+type ClosableGateway = Gateway & { close(): Promise<void> };
+
+/** A Gateway whose client is built by `load` on its first call; `close` closes it if it was built. */
+function lazyGateway(name: string, reloadRequired: boolean, load: () => Promise<ClosableGateway>): ClosableGateway {
+  let client: Promise<ClosableGateway> | undefined;
+  const loaded = (): Promise<ClosableGateway> => (client ??= load());
+  return {
+    name,
+    reloadRequired,
+    list: async (kind) => (await loaded()).list(kind),
+    get: async (kind, id) => (await loaded()).get(kind, id),
+    upsert: async (kind, id, body) => (await loaded()).upsert(kind, id, body),
+    remove: async (kind, id) => (await loaded()).remove(kind, id),
+    reload: async () => (await loaded()).reload(),
+    ping: async () => (await loaded()).ping(),
+    close: async () => (client ? (await client).close() : undefined),
   };
 }
