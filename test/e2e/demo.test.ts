@@ -3,8 +3,8 @@
  * in-process store), narrates every step's outcome and exits 0; a failure exits 1 with a
  * message on stderr.
  */
-import { spawn } from 'node:child_process';
 import t from 'tap';
+import { runTs } from '../harness/child.js';
 
 const DEMO = new URL('../../scripts/demo.ts', import.meta.url).pathname;
 
@@ -14,24 +14,12 @@ interface Outcome {
   err: string;
 }
 
-function runDemo(env: Record<string, string> = {}, timeoutMs = 60_000): Promise<Outcome> {
-  const child = spawn(process.execPath, ['--import', 'tsx', DEMO], {
-    // The child runs through tsx, whose source maps differ from the test runner's loader:
-    // its coverage would corrupt the merged report, so it records none.
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', _TAPJS_PROCESSINFO_COV_EXCLUDE_: '/./', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  let err = '';
-  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-  child.stderr.on('data', (d: Buffer) => (err += d.toString()));
-  return new Promise((resolve) => {
-    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
-    child.on('exit', (code) => {
-      clearTimeout(timer);
-      resolve({ code, out, err });
-    });
-  });
+async function runDemo(env: Record<string, string> = {}, timeoutMs = 60_000): Promise<Outcome> {
+  const child = runTs(DEMO, env);
+  const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+  const code = await child.code;
+  clearTimeout(timer);
+  return { code, out: child.out(), err: child.err() };
 }
 
 t.test('the demo runs every step, says what happened, and exits 0', async (t) => {

@@ -3,7 +3,6 @@
  * bad settings → one line each naming the setting, exit 2, no stack trace;
  * good settings → it serves, and the node-cron schedule reconciles on its own.
  */
-import { spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -11,31 +10,14 @@ import t from 'tap';
 import { apiDefinition } from '../fixtures/builders.js';
 import { startFakeKubeApiServer } from '../fakes/kube-apiserver.js';
 import { startFakeTykGateway } from '../fakes/tyk-gateway.js';
+import { type Child, runTs } from '../harness/child.js';
 import { freePort } from '../harness/redis.js';
 
 const MAIN = new URL('../../lib/main.ts', import.meta.url).pathname;
 const TOKEN = 'main-test-token-0123456789';
 
-interface Proc {
-  code: Promise<number | null>;
-  out: () => string;
-  err: () => string;
-  kill: () => void;
-}
-
-function start(env: Record<string, string>): Proc {
-  const child = spawn(process.execPath, ['--import', 'tsx', MAIN], {
-    // The child runs through tsx, whose source maps differ from the test runner's loader:
-    // its coverage would corrupt the merged report, so it records none.
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', _TAPJS_PROCESSINFO_COV_EXCLUDE_: '/./', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  let err = '';
-  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-  child.stderr.on('data', (d: Buffer) => (err += d.toString()));
-  const code = new Promise<number | null>((resolve) => child.on('exit', (c) => resolve(c)));
-  return { code, out: () => out, err: () => err, kill: () => child.kill('SIGTERM') };
+function start(env: Record<string, string>): Child {
+  return runTs(MAIN, env);
 }
 
 t.test('a missing setting: one line naming it, exit 2', async (t) => {
