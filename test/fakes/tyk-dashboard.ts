@@ -51,12 +51,14 @@
  * permissions (403s only by fault injection), keys, policy search, the other list filters.
  */
 import { randomBytes } from 'node:crypto';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { IncomingMessage } from 'node:http';
 import { isIP } from 'node:net';
-import { FaultBook, type FaultHandle, type FaultSpec as BaseFaultSpec, withholdResponse } from './faults.js';
-import { CallLog, isWriteTo, listenOnLoopback, parseLoose, readBody } from './http-plumbing.js';
+import type { FaultHandle, FaultSpec as BaseFaultSpec } from './faults.js';
+import { listenOnLoopback } from './http-plumbing.js';
+import { type CallRecord, type Reply, TykFakeBase } from './tyk-fake-base.js';
 
 export type { FaultHandle } from './faults.js';
+export type { CallRecord } from './tyk-fake-base.js';
 
 export type Json = null | boolean | number | string | Json[] | JsonObject;
 export interface JsonObject {
@@ -78,17 +80,6 @@ export interface FakeTykDashboardOptions {
 
 /** A fault to inject; a `status` without `body` answers with an ApiResponse error. */
 export type FaultSpec = BaseFaultSpec<CallRecord>;
-
-export interface CallRecord {
-  method: string;
-  /** The URL pathname. */
-  path: string;
-  query: Record<string, string>;
-  /** The request body, parsed as JSON when it is JSON, else the text; absent when empty. */
-  body?: unknown;
-  /** 0 while unanswered, and for dropped or hung calls. */
-  status: number;
-}
 
 export type Mutator = (obj: JsonObject) => void | JsonObject;
 
@@ -588,13 +579,6 @@ const OBJECT_ID = /^[0-9a-f]{24}$/i;
 // ---------------------------------------------------------------------------
 // The fake.
 
-interface Reply {
-  status: number;
-  body: unknown;
-  raw?: boolean;
-  headers?: Record<string, string>;
-}
-
 function reply(status: number, body: unknown): Reply {
   return { status, body };
 }
@@ -644,10 +628,9 @@ function pageOf(p: string | null): number {
   return n < 0 ? 0 : n;
 }
 
-class FakeDashboard {
+class FakeDashboard extends TykFakeBase {
   readonly secret: string;
   readonly orgId: string;
-  readonly server: Server;
   private readonly pageSize: number;
   private readonly ignoreApiIdOnCreate: boolean;
   private readonly immutableApiId: boolean;
@@ -658,19 +641,14 @@ class FakeDashboard {
   /** _id → policy */
   private policyStore = new Map<string, StoredPolicy>();
   private seq = 0;
-  private readonly sleepTimers = new Set<NodeJS.Timeout>();
-  private readonly hung = new Set<ServerResponse>();
-  private readonly faults = new FaultBook<CallRecord>();
-  readonly callLog = new CallLog<CallRecord>();
-  private closed = false;
 
   constructor(options: FakeTykDashboardOptions) {
+    super('http://fake-dashboard', WRITE_PATH);
     this.secret = options.secret ?? 'fake-dashboard-key';
     this.orgId = options.orgId ?? '5e9d9544a1dcd60001d0ed20';
     this.pageSize = Math.max(1, options.pageSize ?? 10);
     this.ignoreApiIdOnCreate = options.ignoreApiIdOnCreate ?? false;
     this.immutableApiId = options.immutableApiId ?? false;
-    this.server = createServer((req, res) => this.onRequest(req, res));
   }
 
   // --- the test side -------------------------------------------------------
@@ -719,81 +697,13 @@ class FakeDashboard {
     this.policyStore = new Map();
   }
 
-  // --- faults and calls ----------------------------------------------------
-
-  inject(spec: FaultSpec): FaultHandle {
-    return this.faults.inject(spec);
-  }
-
-  clearFaults(): void {
-    this.faults.clear();
-  }
-
-  count(method?: string, path?: RegExp | string): number {
-    return this.callLog.count(method, path);
-  }
-
-  writes(): number {
-    return this.callLog.writes(isWriteTo(WRITE_PATH));
-  }
-
   // --- HTTP ----------------------------------------------------------------
 
-  private onRequest(req: IncomingMessage, res: ServerResponse): void {
-    this.receive(req, res).catch((err: unknown) => {
-      if (!res.headersSent && !res.destroyed) res.writeHead(500).end(String(err));
-    });
+  protected override errorReply(status: number, message: string): Reply {
+    return apiError(status, message);
   }
 
-  private async receive(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const url = new URL(req.url ?? '/', 'http://fake-dashboard');
-    const raw = await readBody(req);
-    const call: CallRecord = {
-      method: (req.method ?? 'GET').toUpperCase(),
-      path: url.pathname,
-      query: Object.fromEntries(url.searchParams),
-      status: 0,
-    };
-    if (raw !== '') call.body = parseLoose(raw);
-    this.callLog.push(call);
-    const fault = this.faults.take(call);
-    if (fault && (await this.applyFault(req, res, call, fault))) return;
-    this.send(res, call, this.handle(req, url, call.method, raw));
-  }
-
-  /** Returns true when the fault answered (or withheld) the response. */
-  private async applyFault(req: IncomingMessage, res: ServerResponse, call: CallRecord, f: FaultSpec): Promise<boolean> {
-    const transport = { req, res, delay: (ms: number) => this.sleep(ms), closed: () => this.closed, hung: this.hung };
-    if (await withholdResponse(f, transport)) return true;
-    if (f.status === undefined) return false;
-    const headers = f.headers ?? {};
-    const r: Reply =
-      f.body === undefined
-        ? { ...apiError(f.status, 'injected fault'), headers }
-        : { status: f.status, body: f.body, raw: typeof f.body === 'string', headers };
-    this.send(res, call, r);
-    return true;
-  }
-
-  private sleep(ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      const timer = setTimeout(() => {
-        this.sleepTimers.delete(timer);
-        resolve();
-      }, ms);
-      this.sleepTimers.add(timer);
-    });
-  }
-
-  private send(res: ServerResponse, call: CallRecord, r: Reply): void {
-    if (res.headersSent || res.destroyed) return;
-    call.status = r.status;
-    const text = r.raw ? String(r.body) : JSON.stringify(r.body);
-    res.writeHead(r.status, { 'Content-Type': 'application/json', ...r.headers, 'Content-Length': String(Buffer.byteLength(text)) });
-    res.end(text);
-  }
-
-  private handle(req: IncomingMessage, url: URL, method: string, raw: string): Reply {
+  protected override handle(req: IncomingMessage, url: URL, method: string, raw: string): Reply {
     const path = url.pathname;
     if (!path.startsWith('/api/')) return apiError(404, 'Not found');
     if (req.headers.authorization !== this.secret) return apiError(401, MSG.unauthorised);
@@ -975,17 +885,6 @@ class FakeDashboard {
   private deletePolicy(mid: string): Reply {
     if (!this.policyStore.delete(mid)) return apiError(404, MSG.policyDeleteNotFound);
     return ok('Data deleted');
-  }
-
-  async close(): Promise<void> {
-    if (this.closed) return;
-    this.closed = true;
-    for (const t of this.sleepTimers) clearTimeout(t);
-    this.sleepTimers.clear();
-    for (const res of this.hung) res.socket?.destroy();
-    this.hung.clear();
-    this.server.closeAllConnections();
-    await new Promise<void>((resolve) => this.server.close(() => resolve()));
   }
 }
 

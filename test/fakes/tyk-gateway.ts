@@ -49,12 +49,14 @@
  * is generated, as older gateways do).
  */
 import { randomBytes } from 'node:crypto';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { IncomingMessage } from 'node:http';
 import { isIP } from 'node:net';
-import { FaultBook, type FaultHandle, type FaultSpec as BaseFaultSpec, withholdResponse } from './faults.js';
-import { CallLog, isWriteTo, listenOnLoopback, parseLoose, readBody } from './http-plumbing.js';
+import type { FaultHandle, FaultSpec as BaseFaultSpec } from './faults.js';
+import { listenOnLoopback } from './http-plumbing.js';
+import { type CallRecord, type Reply, TykFakeBase } from './tyk-fake-base.js';
 
 export type { FaultHandle } from './faults.js';
+export type { CallRecord } from './tyk-fake-base.js';
 
 export type Json = null | boolean | number | string | Json[] | JsonObject;
 export interface JsonObject {
@@ -76,17 +78,6 @@ export interface FakeTykOptions {
 
 /** A fault to inject; a `status` without `body` answers with a Tyk error body. */
 export type FaultSpec = BaseFaultSpec<CallRecord>;
-
-export interface CallRecord {
-  method: string;
-  /** The URL pathname. */
-  path: string;
-  query: Record<string, string>;
-  /** The request body, parsed as JSON when it is JSON, else the text; absent when empty. */
-  body?: unknown;
-  /** 0 while unanswered, and for dropped or hung calls. */
-  status: number;
-}
 
 export interface ReloadCounts {
   requested: number;
@@ -687,13 +678,6 @@ function loadKind(kind: Kind, files: Map<string, JsonObject>): JsonObject[] {
 // ---------------------------------------------------------------------------
 // The fake.
 
-interface Reply {
-  status: number;
-  body: unknown;
-  raw?: boolean;
-  headers?: Record<string, string>;
-}
-
 function reply(status: number, body: unknown): Reply {
   return { status, body };
 }
@@ -709,9 +693,8 @@ function modified(key: string, action: 'added' | 'modified' | 'deleted'): Reply 
 const FORBIDDEN = 'Attempted administrative access with invalid or missing key!';
 const WRITE_PATH = /^\/tyk\/(apis|policies)(\/|$)/;
 
-class FakeTyk {
+class FakeTyk extends TykFakeBase {
   readonly secret: string;
-  readonly server: Server;
   private readonly reloadDelayMs: number;
   private readonly joinDelayMs: number;
   private readonly legacyDelete: boolean;
@@ -722,20 +705,15 @@ class FakeTyk {
   readonly counts: ReloadCounts = { requested: 0, applied: 0, dropped: 0 };
   private readonly reloadTimers = new Map<NodeJS.Timeout, () => void>();
   private readonly pending = new Set<Promise<void>>();
-  private readonly sleepTimers = new Set<NodeJS.Timeout>();
-  private readonly hung = new Set<ServerResponse>();
-  private readonly faults = new FaultBook<CallRecord>();
-  readonly callLog = new CallLog<CallRecord>();
-  private closed = false;
 
   constructor(options: FakeTykOptions) {
+    super('http://fake-tyk', WRITE_PATH);
     this.secret = options.secret ?? 'fake-tyk-secret';
     this.reloadDelayMs = options.reloadDelayMs ?? 5;
     this.joinDelayMs = options.joinDelayMs ?? 0;
     this.legacyDelete = options.legacyDelete ?? false;
     this.joinUntil = Date.now() + this.joinDelayMs;
     this.store = { files: this.emptyLayer(), loaded: this.emptyLayer() };
-    this.server = createServer((req, res) => this.onRequest(req, res));
   }
 
   private emptyLayer(): Record<Kind, Map<string, JsonObject>> {
@@ -829,77 +807,13 @@ class FakeTyk {
     this.joinUntil = Date.now() + this.joinDelayMs;
   }
 
-  // --- faults and calls ----------------------------------------------------
-
-  clearFaults(): void {
-    this.faults.clear();
-  }
-
-  inject(spec: FaultSpec): FaultHandle {
-    return this.faults.inject(spec);
-  }
-
-  count(method?: string, path?: RegExp | string): number {
-    return this.callLog.count(method, path);
-  }
-
-  writes(): number {
-    return this.callLog.writes(isWriteTo(WRITE_PATH));
-  }
-
   // --- HTTP ----------------------------------------------------------------
 
-  private onRequest(req: IncomingMessage, res: ServerResponse): void {
-    this.receive(req, res).catch((err: unknown) => {
-      if (!res.headersSent && !res.destroyed) res.writeHead(500).end(String(err));
-    });
+  protected override errorReply(status: number, message: string): Reply {
+    return apiError(status, message);
   }
 
-  private async receive(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const url = new URL(req.url ?? '/', 'http://fake-tyk');
-    const raw = await readBody(req);
-    const call: CallRecord = {
-      method: (req.method ?? 'GET').toUpperCase(),
-      path: url.pathname,
-      query: Object.fromEntries(url.searchParams),
-      status: 0,
-    };
-    if (raw !== '') call.body = parseLoose(raw);
-    this.callLog.push(call);
-    const fault = this.faults.take(call);
-    if (fault && (await this.applyFault(req, res, call, fault))) return;
-    this.send(res, call, await this.handle(req, url, call.method, raw));
-  }
-
-  /** Returns true when the fault answered (or withheld) the response. */
-  private async applyFault(req: IncomingMessage, res: ServerResponse, call: CallRecord, f: FaultSpec): Promise<boolean> {
-    const transport = { req, res, delay: (ms: number) => this.sleep(ms), closed: () => this.closed, hung: this.hung };
-    if (await withholdResponse(f, transport)) return true;
-    if (f.status === undefined) return false;
-    this.send(res, call, faultReply(f, f.status));
-    return true;
-  }
-
-  private sleep(ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      const timer = setTimeout(() => {
-        this.sleepTimers.delete(timer);
-        resolve();
-      }, ms);
-      this.sleepTimers.add(timer);
-    });
-  }
-
-  private send(res: ServerResponse, call: CallRecord, r: Reply): void {
-    if (res.headersSent || res.destroyed) return;
-    call.status = r.status;
-    const text = r.raw ? String(r.body) : JSON.stringify(r.body);
-    const length = String(Buffer.byteLength(text));
-    res.writeHead(r.status, { 'Content-Type': 'application/json', ...r.headers, 'Content-Length': length });
-    res.end(text);
-  }
-
-  private async handle(req: IncomingMessage, url: URL, method: string, raw: string): Promise<Reply> {
+  protected override async handle(req: IncomingMessage, url: URL, method: string, raw: string): Promise<Reply> {
     const path = url.pathname;
     if (!path.startsWith('/tyk/')) return apiError(404, 'Not Found');
     if (req.headers['x-tyk-authorization'] !== this.secret) return apiError(403, FORBIDDEN);
@@ -964,23 +878,9 @@ class FakeTyk {
     return reply(200, { status: 'ok', message: '' });
   }
 
-  async close(): Promise<void> {
-    if (this.closed) return;
-    this.closed = true;
+  protected override onClose(): void {
     this.cancelReloads();
-    for (const t of this.sleepTimers) clearTimeout(t);
-    this.sleepTimers.clear();
-    for (const res of this.hung) res.socket?.destroy();
-    this.hung.clear();
-    this.server.closeAllConnections();
-    await new Promise<void>((resolve) => this.server.close(() => resolve()));
   }
-}
-
-function faultReply(f: FaultSpec, status: number): Reply {
-  const headers = f.headers ?? {};
-  if (f.body === undefined) return { ...apiError(status, 'injected fault'), headers };
-  return { status, body: f.body, raw: typeof f.body === 'string', headers };
 }
 
 function kindOf(segment: string | undefined): Kind {
