@@ -12,8 +12,9 @@
  * Throws GatewayApiError, GatewayRejectedError (400), GatewayUnavailableError; never with the secret.
  */
 import type { Agent } from 'undici';
-import { GatewayApiError, GatewayRejectedError, GatewayUnavailableError } from '../errors.js';
-import { type HttpResponse, httpRequest, makeAgent, redactUrl, TransportError } from '../http.js';
+import { GatewayApiError, GatewayRejectedError } from '../errors.js';
+import { type HttpResponse, makeAgent, redactUrl } from '../http.js';
+import { gatewayCall } from './transport.js';
 import type { Gateway, GatewayObjectKind, JsonObject } from './types.js';
 
 export interface TykGatewayOptions {
@@ -115,19 +116,14 @@ export class TykGatewayClient implements Gateway {
   }
 
   private async call(method: 'GET' | 'POST' | 'DELETE', path: string, body?: unknown): Promise<HttpResponse> {
-    try {
-      return await httpRequest({
-        method,
-        url: this.base + path,
-        headers: { 'x-tyk-authorization': this.secret },
-        body,
-        timeoutMs: this.timeoutMs,
-        dispatcher: this.agent,
-      });
-    } catch (err) {
-      if (err instanceof TransportError) throw new GatewayUnavailableError(`gateway ${this.name}: ${err.message}`, { cause: err });
-      throw err;
-    }
+    return gatewayCall(`gateway ${this.name}`, {
+      method,
+      url: this.base + path,
+      headers: { 'x-tyk-authorization': this.secret },
+      body,
+      timeoutMs: this.timeoutMs,
+      dispatcher: this.agent,
+    });
   }
 
   /** The gateway URL without credentials, for logs and /readyz. */

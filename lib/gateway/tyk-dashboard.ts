@@ -39,8 +39,9 @@
  * The key never appears in an error.
  */
 import type { Agent } from 'undici';
-import { GatewayApiError, GatewayRejectedError, GatewayUnavailableError } from '../errors.js';
-import { type HttpResponse, httpRequest, makeAgent, redactUrl, TransportError } from '../http.js';
+import { GatewayApiError, GatewayRejectedError } from '../errors.js';
+import { type HttpResponse, makeAgent, redactUrl } from '../http.js';
+import { gatewayCall } from './transport.js';
 import type { Gateway, GatewayObjectKind, JsonObject } from './types.js';
 
 export interface TykDashboardOptions {
@@ -415,19 +416,14 @@ export class TykDashboardClient implements Gateway {
   }
 
   private async call(method: Method, path: string, body?: unknown): Promise<HttpResponse> {
-    try {
-      return await httpRequest({
-        method,
-        url: this.base + path,
-        headers: { authorization: this.secret },
-        body,
-        timeoutMs: this.timeoutMs,
-        dispatcher: this.agent,
-      });
-    } catch (err) {
-      if (err instanceof TransportError) throw new GatewayUnavailableError(`dashboard ${this.name}: ${err.message}`, { cause: err });
-      throw err;
-    }
+    return gatewayCall(`dashboard ${this.name}`, {
+      method,
+      url: this.base + path,
+      headers: { authorization: this.secret },
+      body,
+      timeoutMs: this.timeoutMs,
+      dispatcher: this.agent,
+    });
   }
 }
 
