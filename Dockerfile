@@ -15,7 +15,7 @@
 # impossible on the read-only root filesystem the Kubernetes manifests use. npm itself is
 # removed from the final image.
 
-ARG NODE_IMAGE=node:20-bookworm-slim
+ARG NODE_IMAGE=node:24-bookworm-slim
 
 # ---- build: compile TypeScript, then drop the devDependencies ---------------------------------
 FROM ${NODE_IMAGE} AS build

@@ -98,15 +98,21 @@ function trimKubeClient(): esbuild.Plugin {
 }
 
 /**
- * undici: lib/http.ts uses only `Agent` and `request`. undici's entry point also loads fetch,
- * WebSocket, EventSource, cookies, caches, proxies and mocks (~230 KB, ~50 ms at import). For
- * lib/http.ts, `undici` resolves to the module below instead: Agent from its own module, and
- * `request` built as undici's index.js builds it (its `makeDispatcher(api.request)`, repeated
- * here; MIT licence, undici 7.x). Should undici move these modules, this build fails to
- * resolve them: compare with node_modules/undici/index.js then.
+ * undici: lib/http.ts uses only `Agent` and `request`; @kubernetes/client-node 2.x imports
+ * `Agent` and `ProxyAgent` (to build fetch dispatchers in applyToFetchOptions) and `fetch` (for
+ * its generated API clients, watch, log and metrics), none of which we call: KubeClient takes
+ * only the kubeconfig's server and credentials (applyToHTTPSOptions). undici's entry point also
+ * loads fetch, WebSocket, EventSource, cookies, caches, proxies and mocks (~700 KB in undici 8,
+ * ~50 ms at import). For both importers, `undici` resolves to the module below instead: Agent
+ * and ProxyAgent from their own modules, `fetch` as Node's own (it is never called from the
+ * bundle; should it be, Node's fetch works, with Node's dispatcher), and `request` built as
+ * undici's index.js builds it (its `makeDispatcher(api.request)`, repeated here; MIT licence,
+ * undici 8.x). Should undici move these modules, this build fails to resolve them: compare with
+ * node_modules/undici/index.js then.
  */
-const UNDICI_REQUEST_ONLY = `'use strict'
+const UNDICI_TRIMMED = `'use strict'
 const Agent = require('./lib/dispatcher/agent')
+const ProxyAgent = require('./lib/dispatcher/proxy-agent')
 const Dispatcher = require('./lib/dispatcher/dispatcher')
 const api = require('./lib/api/index')
 const util = require('./lib/core/util')
@@ -132,6 +138,8 @@ function makeDispatcher (fn) {
   }
 }
 module.exports.Agent = Agent
+module.exports.ProxyAgent = ProxyAgent
+module.exports.fetch = (...args) => globalThis.fetch(...args)
 module.exports.request = makeDispatcher(api.request)
 `;
 
@@ -140,11 +148,12 @@ function trimUndici(): esbuild.Plugin {
     name: 'trim-undici',
     setup(build) {
       build.onResolve({ filter: /^undici$/ }, async (args) => {
-        if (!args.importer.endsWith(join('lib', 'http.ts'))) return undefined;
+        const ours = args.importer.endsWith(join('lib', 'http.ts'));
+        if (!ours && !args.importer.includes(`/${KUBE_PACKAGE}/`)) return undefined;
         const pkg = await build.resolve('undici/package.json', { kind: args.kind, resolveDir: args.resolveDir, importer: args.importer });
-        return pkg.errors.length > 0 ? { errors: pkg.errors } : { path: dirname(pkg.path), namespace: 'undici-request-only' };
+        return pkg.errors.length > 0 ? { errors: pkg.errors } : { path: dirname(pkg.path), namespace: 'undici-trimmed' };
       });
-      build.onLoad({ filter: /.*/, namespace: 'undici-request-only' }, (args) => ({ contents: UNDICI_REQUEST_ONLY, resolveDir: args.path, loader: 'js' }));
+      build.onLoad({ filter: /.*/, namespace: 'undici-trimmed' }, (args) => ({ contents: UNDICI_TRIMMED, resolveDir: args.path, loader: 'js' }));
     },
   };
 }
@@ -210,8 +219,12 @@ export async function bundleAll(options: BundleOptions = {}): Promise<BundleResu
         format: 'esm',
         outExtension: { '.js': '.mjs' },
         platform: 'node',
-        target: 'node20',
+        target: 'node24',
         minify: true,
+        // undici 8 carries two HTTP/1 parsers: llhttp and the experimental Milo (~165 KB of
+        // WebAssembly in JS). Its own build for Node core defines \`esbuildDetection\`, which
+        // selects llhttp and leaves Milo's modules unreachable; so does ours.
+        define: { esbuildDetection: 'true' },
         sourcemap: 'external',
         // everything is bundled: nothing is taken from the Lambda runtime (we use no AWS SDK)
         external: [],

@@ -25,7 +25,7 @@ import { SECURITY_POLICY } from './kinds.js';
 import { nsName } from './links.js';
 import { loadObserved, targetId } from './load.js';
 import type { Plan } from './plan.js';
-import { type Item, type ObjectReport, type ObjectResult, type RunContext, errorFields, reportFor, targetName } from './run-context.js';
+import { type Item, type ObjectReport, type ObjectResult, type RunContext, errorFields, knownId, reportFor, targetName } from './run-context.js';
 import { statusPatch } from './status.js';
 
 /** Re-reads items under their locks and plans them again; supplied by run.ts per kind. */
@@ -220,7 +220,7 @@ export function newRecord(ctx: RunContext, item: Item, result: SyncResult, extra
   const keepPrevious = item.previousTarget === undefined;
   return {
     key: item.key,
-    id: item.plan?.id || desired?.id || item.record?.id || '',
+    id: knownId(item),
     ...(gateway ? { gateway } : {}),
     ...(item.links ? { links: item.links.map(nsName) } : keepPrevious && item.record?.links ? { links: item.record.links } : {}),
     generation: desired?.generation ?? item.record?.generation ?? 0,

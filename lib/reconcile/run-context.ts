@@ -12,6 +12,7 @@ import type { KubeApi, KubeObject } from '../kube/types.js';
 import type { Logger } from '../log.js';
 import type { Store, SyncRecord } from '../store/types.js';
 import type { BackoffSettings } from './error-policy.js';
+import { gatewayIdFor } from './ids.js';
 import type { ManagedKind, ObjectRef } from './kinds.js';
 import type { NamespacedName } from './links.js';
 import type { Action, DesiredState, ObservedState, Plan, Reason } from './plan.js';
@@ -210,8 +211,17 @@ export function targetName(item: Item): string | undefined {
   return item.target?.name ?? item.record?.gateway;
 }
 
+/**
+ * The object's gateway id as far as it is known: planned, desired, recorded, else the one its
+ * resource names (spec, status or the default), which needs no gateway (an object whose context
+ * cannot be resolved still has one). '' only when the resource itself is gone and unrecorded.
+ */
+export function knownId(item: Item): string {
+  return item.plan?.id || item.desired?.id || item.record?.id || (item.obj ? gatewayIdFor(item.kind, item.obj) : '');
+}
+
 export function reportFor(item: Item, result: ObjectResult): ObjectReport {
-  const p = item.plan ?? { action: 'NOOP' as const, reason: 'unchanged' as const, id: item.desired?.id ?? item.record?.id ?? '' };
+  const p = item.plan ?? { action: 'NOOP' as const, reason: 'unchanged' as const, id: knownId(item) };
   const gateway = targetName(item);
   return {
     kind: item.kind.kind,

@@ -238,7 +238,7 @@ t.test('a hung API server: the run reports a timeout and deletes nothing', async
   const w = await world(t, { env: { HTTP_TIMEOUT_MS: '300' } });
   await w.create(apiDefinition('a').build());
   await w.tick();
-  w.kube.inject({ method: 'GET', path: /apidefinitions/, hang: true, times: Infinity });
+  w.kube.fake.inject({ method: 'GET', path: /apidefinitions/, hang: true, times: Infinity });
   w.resetCounts();
   const report = await w.tick();
   t.match(report.errors, [{ code: 'KUBE_UNAVAILABLE', message: /timed out after 300 ms/ }]);

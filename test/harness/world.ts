@@ -1,11 +1,13 @@
 /**
- * A whole world for integration and end-to-end tests: the loopback Kubernetes API server and
- * Tyk gateway fakes, a real Redis, and the service built from real parts (KubeConfig from the
- * fake's kubeconfig → our KubeClient; our TykGatewayClient; RedisStore) behind the real
- * fastify app, driven through `app.inject`.
+ * A whole world for integration and end-to-end tests: a Kubernetes API server (the loopback
+ * fake, or in the real tier a real kube-apiserver: see ./cluster.ts), the Tyk gateway fakes, a
+ * real Redis, and the service built from real parts (KubeConfig from a kubeconfig → our
+ * KubeClient; our TykGatewayClient; RedisStore) behind the real fastify app, driven through
+ * `app.inject`.
  *
  * The test side changes the cluster with the real @kubernetes/client-node CustomObjectsApi,
- * over HTTP, so the same steps work against a real API server.
+ * over HTTP, as an admin, so the same steps work against a real API server; the service uses
+ * its own token (in the real tier, with the RBAC from deploy/kubernetes).
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -21,9 +23,9 @@ import { buildApp } from '../../lib/server.js';
 import { createService, type Service } from '../../lib/service.js';
 import { RedisStore } from '../../lib/store/redis.js';
 import { Redis } from 'ioredis';
-import { type FakeKubeApiServer, startFakeKubeApiServer } from '../fakes/kube-apiserver.js';
 import { type FakeTykDashboard, startFakeTykDashboard } from '../fakes/tyk-dashboard.js';
 import { type FakeTykGateway, type FakeTykOptions, startFakeTykGateway } from '../fakes/tyk-gateway.js';
+import { type Cluster, ensureNamespace, startCluster } from './cluster.js';
 import { startRedis, type TestRedis } from './redis.js';
 
 export const WEBHOOK_TOKEN = 'test-webhook-token-0123456789';
@@ -68,32 +70,34 @@ export class World {
 
   constructor(
     readonly clock: OffsetClock,
-    readonly kube: FakeKubeApiServer,
+    readonly kube: Cluster,
     readonly tyk: FakeTykGateway,
     readonly dashboard: FakeTykDashboard | undefined,
     readonly redis: TestRedis,
     readonly svc: Service,
     readonly app: FastifyInstance,
     readonly kubeconfigPath: string,
+    adminKubeconfigPath: string,
     private readonly cleanup: () => Promise<void>,
   ) {
     const kc = new KubeConfig();
-    kc.loadFromFile(kubeconfigPath);
+    kc.loadFromFile(adminKubeconfigPath);
     this.api = kc.makeApiClient(CustomObjectsApi);
   }
 
   // ── the cluster, as a user changes it ──
 
-  /** Creates a tyk.tyk.io object (any kind) as kubectl would; a Secret is stored directly. */
+  /** Creates a tyk.tyk.io object (any kind) as kubectl would; a Secret or ConfigMap is put as an admin. */
   async create(obj: KubeObject): Promise<KubeObject> {
     const namespace = obj.metadata.namespace ?? 'default';
-    if (obj.kind === 'Secret') return this.kube.put({ ...obj, metadata: { ...obj.metadata, namespace } }) as KubeObject;
+    await ensureNamespace(this.kube, namespace);
+    if (obj.kind === 'Secret' || obj.kind === 'ConfigMap') return this.kube.put({ ...obj, metadata: { ...obj.metadata, namespace } });
     const plural = pluralOf(obj.kind);
     return (await this.api.createNamespacedCustomObject({ ...GROUP, plural, namespace, body: { ...obj, metadata: { ...obj.metadata, namespace } } })) as KubeObject;
   }
 
   async get(name: string, namespace = 'default', kind = 'apidefinitions'): Promise<KubeObject | undefined> {
-    return this.kube.getObject(pluralOf(kind), namespace, name) as KubeObject | undefined;
+    return this.kube.getObject(pluralOf(kind), namespace, name);
   }
 
   /** Replaces the spec (read-modify-write with resourceVersion, as kubectl does). */
@@ -163,10 +167,11 @@ export class World {
 }
 
 export async function startWorld(options: WorldOptions = {}): Promise<World> {
-  const [kube, tyk, redis] = await Promise.all([startFakeKubeApiServer(), startFakeTykGateway(options.tyk), startRedis()]);
+  const [kube, tyk, redis] = await Promise.all([startCluster(), startFakeTykGateway(options.tyk), startRedis()]);
   const dashboard = options.mode === 'pro' ? await startFakeTykDashboard() : undefined;
   const dir = await mkdtemp(join(tmpdir(), 'gr-world-'));
   const kubeconfigPath = await kube.writeKubeconfig(dir);
+  const adminKubeconfigPath = await kube.adminKubeconfig(dir);
   const gateway = dashboard ? { TYK_MODE: 'pro', TYK_URL: dashboard.url, TYK_AUTH: dashboard.secret, TYK_ORG: dashboard.orgId } : { TYK_URL: tyk.url, TYK_AUTH: tyk.secret };
   const env = {
     KUBECONFIG: kubeconfigPath,
@@ -186,7 +191,7 @@ export async function startWorld(options: WorldOptions = {}): Promise<World> {
     settings: { settle: { budgetMs: 3_000, initialDelayMs: 15, maxDelayMs: 200, reloadEveryMs: 150 }, ...options.settings },
   });
   const app = buildApp(svc);
-  return new World(clock, kube, tyk, dashboard, redis, svc, app, kubeconfigPath, async () => {
+  return new World(clock, kube, tyk, dashboard, redis, svc, app, kubeconfigPath, adminKubeconfigPath, async () => {
     await app.close();
     await svc.close();
     await Promise.allSettled([kube.close(), tyk.close(), dashboard?.close(), redis.owned ? redis.stop() : Promise.resolve()]);

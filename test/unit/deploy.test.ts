@@ -217,7 +217,7 @@ t.test('Dockerfile: multi-stage; the final stage is production-only, non-root an
   t.ok(allRuns.some((r) => /\bnpm ci\b/.test(r)), 'a build stage installs with npm ci (the lockfile)');
   t.ok(allRuns.some((r) => /\bnpm run build\b/.test(r)), 'a build stage runs npm run build');
   t.ok(allRuns.some((r) => /\bnpm prune --omit=dev\b/.test(r) || /\bnpm ci\b.*--omit=dev\b/.test(r)), 'the production node_modules are pruned (or installed without devDependencies)');
-  for (const s of stages) t.match(s.from, /^(node:20[.-].*slim$|gcr\.io\/distroless\/nodejs20)/, `stage ${s.name ?? '(final)'} is based on Node 20: ${s.from}`);
+  for (const s of stages) t.match(s.from, /^(node:24[.-].*slim$|gcr\.io\/distroless\/nodejs24)/, `stage ${s.name ?? '(final)'} is based on Node 24: ${s.from}`);
 
   // final stage: only the built artefacts, from an earlier stage
   const copies = final.instructions.filter((i) => i.keyword === 'COPY' || i.keyword === 'ADD');

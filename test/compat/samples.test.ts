@@ -1,17 +1,17 @@
 /**
  * Every Tyk Operator sample of kind ApiDefinition, SecurityPolicy or OperatorContext (in
- * shared/reference/samples) is accepted: it syncs, or its status says what is unsupported or
+ * $TYK_REFERENCE_DIR/samples) is accepted: it syncs, or its status says what is unsupported or
  * what it waits for; nothing crashes, nothing is half-sent.
  */
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import yaml from 'js-yaml';
 import t from 'tap';
 import type { KubeObject } from '../../lib/kube/types.js';
 import { startWorld } from '../harness/world.js';
+import { referencePath } from './reference.js';
 
-const ROOT = fileURLToPath(new URL('../../../shared/reference/samples/', import.meta.url));
+const ROOT = referencePath('samples');
 const KINDS = new Set(['ApiDefinition', 'SecurityPolicy', 'OperatorContext']);
 
 function files(dir: string): string[] {

@@ -1,5 +1,5 @@
 /**
- * deploy/crds against Tyk Operator's CRDs and samples (shared/reference).
+ * deploy/crds against Tyk Operator's CRDs and samples ($TYK_REFERENCE_DIR).
  *
  * 1. Compatibility: group, names, scope, versions (served/storage), subresources and printer
  *    columns are Tyk Operator's, so ours can replace theirs in a cluster.
@@ -25,9 +25,10 @@ import { Ajv, type ValidateFunction } from 'ajv';
 import fc from 'fast-check';
 import yaml from 'js-yaml';
 import t from 'tap';
+import { referenceDir } from './reference.js';
 
 const OURS_DIR = fileURLToPath(new URL('../../deploy/crds/', import.meta.url));
-const REFERENCE = fileURLToPath(new URL('../../../shared/reference/', import.meta.url));
+const REFERENCE = referenceDir();
 const THEIRS_DIR = join(REFERENCE, 'crds');
 const SAMPLES_DIR = join(REFERENCE, 'samples');
 

@@ -1,0 +1,53 @@
+/**
+ * Faults of the API server, injected into the fake (so these tests run only against it, not in
+ * the real-API-server tier): a list that fails midway, a policy listing that fails. Neither may
+ * cause a gateway delete (never delete on doubt).
+ */
+import t from 'tap';
+import type { RunReport } from '../../lib/reconcile/run.js';
+import { apiDefinition } from '../fixtures/builders.js';
+import { startWorld, type World } from '../harness/world.js';
+
+const idOf = (name: string, ns = 'default') => Buffer.from(`${ns}/${name}`).toString('base64url');
+
+async function world(t: { teardown(fn: () => unknown): void }, options?: Parameters<typeof startWorld>[0]): Promise<World> {
+  const w = await startWorld(options);
+  t.teardown(() => w.close());
+  return w;
+}
+
+function obj(report: RunReport, kind: string, name: string) {
+  const o = report.objects.find((x) => x.kind === kind && x.name === name);
+  if (!o) throw new Error(`no report for ${kind} ${name}: ${JSON.stringify(report.objects)}`);
+  return o;
+}
+
+t.test('when the API server list fails midway, nothing is deleted', async (t) => {
+  const w = await world(t, { settings: { getThreshold: 20 } });
+  for (const n of ['a', 'b', 'c']) await w.create(apiDefinition(n).build());
+  await w.tick();
+  t.equal(w.tyk.loaded('api').size, 3);
+  // paginate: the fake serves pages of the client's size; make the second page fail
+  (w.svc.parts.kube as unknown as { pageSize: number }).pageSize = 1;
+  w.kube.fake.inject({ method: 'GET', path: /\/apidefinitions$/, afterCalls: 1, status: 500, body: { kind: 'Status', code: 500, message: 'etcdserver: request timed out' } });
+  w.resetCounts();
+  const report = await w.tick();
+  t.equal(report.errors.length, 1);
+  t.match(report.errors[0], { stage: 'list apidefinitions', code: 'KUBE_API_ERROR' });
+  t.equal(w.tyk.count('DELETE'), 0, 'no delete');
+  t.equal(w.tyk.loaded('api').size, 3);
+});
+
+t.test('a policy listing that fails holds every API deletion (never delete on doubt)', async (t) => {
+  const w = await world(t);
+  await w.create(apiDefinition('a').build());
+  await w.tick();
+  await w.delete('a');
+  w.kube.fake.inject({ method: 'GET', path: /securitypolicies$/, status: 500, times: Infinity });
+  const report = await w.announce('MODIFIED', 'a');
+  t.match(obj(report, 'ApiDefinition', 'a'), { result: 'waiting', error: /could not be listed/ });
+  t.ok(w.gatewayApi(idOf('a')));
+  w.kube.fake.clearFaults();
+  t.match(obj(await w.tick(), 'ApiDefinition', 'a'), { result: 'deleted' });
+});
+
