@@ -132,9 +132,9 @@ function makeDispatcher (fn) {
       if (!opts) opts = typeof url === 'object' ? url : {}
       url = util.parseURL(url)
     }
-    const { agent, dispatcher = getGlobalDispatcher() } = opts
+    const { agent, dispatcher = getGlobalDispatcher(), ...restOpts } = opts
     if (agent) throw new InvalidArgumentError('unsupported opts.agent. Did you mean opts.client?')
-    return fn.call(dispatcher, { ...opts, origin: url.origin, path: url.search ? url.pathname + url.search : url.pathname, method: opts.method || (opts.body ? 'PUT' : 'GET') }, handler)
+    return fn.call(dispatcher, { ...restOpts, origin: url.origin, path: url.search ? url.pathname + url.search : url.pathname, method: opts.method || (opts.body ? 'PUT' : 'GET') }, handler)
   }
 }
 module.exports.Agent = Agent
