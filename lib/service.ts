@@ -124,7 +124,8 @@ export function createService(config: Config, env: Record<string, string | undef
   const closers: (() => Promise<void>)[] = [...(parts.closers ?? [])];
   let kube = parts.kube;
   if (!kube) {
-    const client = new KubeClient(loadKubeConfig(config, env), { timeoutMs: config.httpTimeoutMs });
+    const clock = parts.clock ?? systemClock;
+    const client = new KubeClient(loadKubeConfig(config, env), { timeoutMs: config.httpTimeoutMs, now: () => clock.now(), secrets: secretsOf(config) });
     closers.push(() => client.close());
     kube = client;
   }
@@ -145,6 +146,20 @@ export function createService(config: Config, env: Record<string, string | undef
     }
   }
   return new Service(config, { kube, gateway, factory, store, clock: parts.clock ?? systemClock, log, settings: parts.settings ?? {}, closers });
+}
+
+/** The secret values of the settings, which no Kubernetes Event may carry. */
+export function secretsOf(config: Config): string[] {
+  const secrets = [config.tyk.auth, ...config.webhookTokens, ...config.resyncTokens];
+  if (config.redisUrl) {
+    try {
+      const password = decodeURIComponent(new URL(config.redisUrl).password);
+      if (password !== '') secrets.push(password);
+    } catch {
+      // not a URL: loadConfig refuses it already
+    }
+  }
+  return secrets.filter((s) => s !== '');
 }
 
 /**

@@ -5,14 +5,18 @@
  *
  * Guarantees (see ./types.ts): get → null only on 404; list follows `continue` to the end or
  * throws (an expired continue token restarts the list, at most twice); finalizer changes
- * carry the resourceVersion they were computed from and re-read and retry on 409.
+ * carry the resourceVersion they were computed from and re-read and retry on 409; Events are
+ * aggregated by ./events.ts (one Event per distinct thing said, a count for repeats), over the
+ * EventSink methods here (GET, POST and merge PATCH of core/v1 Events).
  * Throws KubeApiError, KubeConflictError, KubeUnavailableError; their messages never carry
  * credentials.
  */
+import { hostname } from 'node:os';
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { Agent } from 'undici';
 import { KubeApiError, KubeConflictError, KubeUnavailableError } from '../errors.js';
 import { type HttpResponse, httpRequest, makeAgent, TransportError } from '../http.js';
+import { EventRecorder, type EventSink, type EventType, type KubeEvent, type RecordedEvent } from './events.js';
 import type { KubeApi, KubeObject, ResourceKind } from './types.js';
 
 export interface KubeClientOptions {
@@ -22,7 +26,15 @@ export interface KubeClientOptions {
   pageSize?: number;
   /** attempts for a finalizer change that keeps meeting 409; default 5 */
   conflictRetries?: number;
+  /** the clock of Event timestamps (epoch ms); default Date.now */
+  now?: () => number;
+  /** values never to appear in an Event's message (TYK_AUTH, tokens) */
+  secrets?: readonly string[];
+  /** reportingInstance of our Events; default the host name (the pod's name in Kubernetes) */
+  instance?: string;
 }
+
+const EVENT: ResourceKind = { kind: 'Event', group: '', version: 'v1', plural: 'events' };
 
 type Query = Record<string, string | number | undefined>;
 
@@ -36,11 +48,12 @@ interface HttpsOpts {
   auth?: string;
 }
 
-export class KubeClient implements KubeApi {
+export class KubeClient implements KubeApi, EventSink {
   private readonly timeoutMs: number;
   private readonly pageSize: number;
   private readonly conflictRetries: number;
   private agent?: { agent: Agent; fingerprint: string };
+  private readonly events: EventRecorder;
 
   constructor(
     private readonly kc: KubeConfig,
@@ -49,6 +62,12 @@ export class KubeClient implements KubeApi {
     this.timeoutMs = options.timeoutMs ?? 10_000;
     this.pageSize = options.pageSize ?? 500;
     this.conflictRetries = options.conflictRetries ?? 5;
+    this.events = new EventRecorder(this, {
+      component: 'gateway-reconciler',
+      instance: (options.instance ?? hostname()).slice(0, 128),
+      now: options.now ?? Date.now,
+      secrets: options.secrets ?? [],
+    });
   }
 
   /** The API server URL (no credentials), for logs and /readyz. */
@@ -82,26 +101,30 @@ export class KubeClient implements KubeApi {
     }
   }
 
-  async createEvent(obj: KubeObject, type: 'Normal' | 'Warning', reason: string, message: string): Promise<void> {
-    const namespace = obj.metadata.namespace ?? 'default';
-    const now = new Date().toISOString();
-    const res = await this.call('POST', `/api/v1/namespaces/${seg(namespace)}/events`, {
-      body: {
-        apiVersion: 'v1',
-        kind: 'Event',
-        metadata: { generateName: `${obj.metadata.name}.`, namespace },
-        involvedObject: { apiVersion: obj.apiVersion, kind: obj.kind, name: obj.metadata.name, namespace, uid: obj.metadata.uid, resourceVersion: obj.metadata.resourceVersion },
-        type,
-        reason,
-        message: message.slice(0, 1024),
-        source: { component: 'gateway-reconciler' },
-        reportingComponent: 'gateway-reconciler',
-        firstTimestamp: now,
-        lastTimestamp: now,
-        count: 1,
-      },
-    });
-    if (res.status >= 300) throw new KubeApiError(res.status, `create event for ${obj.metadata.name}: ${res.status} ${(res.json as { message?: string } | undefined)?.message ?? ''}`.trim());
+  /** Says (type, reason, message) about `obj` in a Kubernetes Event, aggregated (see ./events.ts). */
+  recordEvent(obj: KubeObject, type: EventType, reason: string, message: string): Promise<RecordedEvent> {
+    return this.events.record(obj, type, reason, message);
+  }
+
+  // ── EventSink (./events.ts): the core/v1 Event API ──
+
+  async getEvent(namespace: string, name: string): Promise<KubeEvent | null> {
+    const res = await this.call('GET', objectPath(EVENT, namespace, name));
+    if (res.status === 404) return null;
+    return this.expectObject(res, 'get', EVENT, name) as unknown as KubeEvent;
+  }
+
+  async createEvent(namespace: string, event: KubeEvent): Promise<KubeEvent | 'exists'> {
+    const res = await this.call('POST', collectionPath(EVENT, namespace), { body: event });
+    if (res.status === 409 && (res.json as { reason?: string } | undefined)?.reason === 'AlreadyExists') return 'exists';
+    return this.expectObject(res, 'create', EVENT, event.metadata.name) as unknown as KubeEvent;
+  }
+
+  async patchEvent(namespace: string, name: string, patch: Record<string, unknown>): Promise<KubeEvent | 'gone' | 'conflict'> {
+    const res = await this.call('PATCH', objectPath(EVENT, namespace, name), { body: patch, contentType: 'application/merge-patch+json' });
+    if (res.status === 404) return 'gone';
+    if (res.status === 409) return 'conflict';
+    return this.expectObject(res, 'patch', EVENT, name) as unknown as KubeEvent;
   }
 
   async whoAmI(): Promise<string> {

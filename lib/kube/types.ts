@@ -54,8 +54,13 @@ export interface KubeApi {
   addFinalizer(kind: ResourceKind, obj: KubeObject, finalizer: string): Promise<KubeObject>;
   /** Ensures `finalizer` is absent; returns the current object, or null if it is gone. */
   removeFinalizer(kind: ResourceKind, obj: KubeObject, finalizer: string): Promise<KubeObject | null>;
-  /** Records a Kubernetes Event about `obj` (type Normal or Warning). */
-  createEvent(obj: KubeObject, type: 'Normal' | 'Warning', reason: string, message: string): Promise<void>;
+  /**
+   * Says (type, reason, message) about `obj` in a Kubernetes Event: one Event object per
+   * distinct (object, type, reason, message), created the first time and counted up (count,
+   * lastTimestamp) on repeats (lib/kube/events.ts). The message is made one line, masked of
+   * secrets and cut to the API's limit.
+   */
+  recordEvent(obj: KubeObject, type: 'Normal' | 'Warning', reason: string, message: string): Promise<{ name: string; count: number }>;
   /** The user name the API server knows us by (SelfSubjectReview). */
   whoAmI(): Promise<string>;
   /** Resolves when the API server answers a one-item list of the kind; for /readyz. */

@@ -5,8 +5,10 @@
  *   re-planned (`refresh`), then written: finalizer first, then the gateway.
  * - settle: per gateway, one reload (where the gateway needs one), then a read-back until the
  *   writes are visible, re-issuing a lost reload with backoff within the budget.
- * - finalize: records, statuses (only when they change), finalizer removal, Kubernetes Events
- *   for policies (Tyk Operator's policy CRD drops our transaction status), lock release.
+ * - finalize: records, statuses (only when they change), finalizer removal, lock release; then
+ *   the outcome is told in a Kubernetes Event (outcome-events.ts: a Warning for every problem,
+ *   a Normal Event for a few successful changes), and a status patch the API server refused is
+ *   put in the report (`statusError`) and told in a Warning, without failing anything else.
  *   An object marked dirty while we held its lock is refreshed and applied again before its
  *   lock is released (bounded), so an event that arrived meanwhile is never lost.
  *
@@ -24,6 +26,7 @@ import { hashOf } from './hash.js';
 import { SECURITY_POLICY } from './kinds.js';
 import { nsName } from './links.js';
 import { loadObserved, targetId } from './load.js';
+import { type OutcomeEvent, outcomeEvent, statusPatchFailedEvent } from './outcome-events.js';
 import type { Plan } from './plan.js';
 import { type Item, type ObjectReport, type ObjectResult, type RunContext, errorFields, knownId, reportFor, targetName } from './run-context.js';
 import { statusPatch } from './status.js';
@@ -234,25 +237,9 @@ export function newRecord(ctx: RunContext, item: Item, result: SyncResult, extra
 }
 
 export async function saveRecord(ctx: RunContext, item: Item, record: SyncRecord): Promise<void> {
-  const previous = item.record;
   const stored = await ctx.deps.store.putRecord(record);
   if (!stored) ctx.log.info({ key: item.key, generation: record.generation }, 'a newer record exists; kept it');
   item.record = record;
-  if (item.kind === SECURITY_POLICY && item.obj && (previous?.result !== record.result || (previous?.error ?? '') !== (record.error ?? ''))) {
-    await emitEvent(ctx, item, record);
-  }
-}
-
-/** Says what happened to a policy in a Kubernetes Event (its CRD may drop our status). */
-async function emitEvent(ctx: RunContext, item: Item, record: SyncRecord): Promise<void> {
-  const ok = record.result === 'synced';
-  const reason = { synced: 'Synced', waiting: 'Waiting', pending: 'Pending', failed: 'SyncFailed', invalid: 'Invalid', diverged: 'Diverged' }[record.result];
-  const message = ok ? `synced to gateway ${record.gateway ?? 'default'} as ${record.id}` : (record.error ?? record.result);
-  try {
-    await ctx.deps.kube.createEvent(item.obj!, ok ? 'Normal' : 'Warning', reason, message);
-  } catch (err) {
-    ctx.log.warn({ key: item.key, err: describeError(err) }, 'event not recorded');
-  }
 }
 
 /** The status id: the Dashboard's own _id for pro policies, else our id. */
@@ -269,12 +256,21 @@ export async function patchStatus(ctx: RunContext, item: Item, record: SyncRecor
   try {
     item.obj = await ctx.deps.kube.patchStatus(item.kind, obj, patch);
   } catch (err) {
-    ctx.log.warn({ key: item.key, err: describeError(err), code: errorCode(err) }, 'status patch failed');
+    // the record is already saved; the object keeps its old status, so the report and an Event say so
+    item.statusError = describeError(err);
+    ctx.log.warn({ key: item.key, err: item.statusError, code: errorCode(err), status: httpStatusOf(err) }, 'status patch failed');
   }
 }
 
-/** Objects that write nothing this run: record an invalid spec or a wait, fix a stale status. */
+/** Objects that write nothing this run: record an invalid spec or a wait, fix a stale status; tell the outcome. */
 export async function finishQuiet(ctx: RunContext, item: Item): Promise<void> {
+  const before = item.record;
+  item.statusError = undefined;
+  await quietOutcome(ctx, item);
+  await tellOutcome(ctx, item, before);
+}
+
+async function quietOutcome(ctx: RunContext, item: Item): Promise<void> {
   if (item.readError !== undefined) {
     item.report = { ...reportFor(item, 'failed'), reason: 'read failed', ...errorFields(item.readError) };
     return;
@@ -311,8 +307,15 @@ export async function finishQuiet(ctx: RunContext, item: Item): Promise<void> {
 }
 
 async function finalizeItem(ctx: RunContext, item: Item): Promise<void> {
+  const before = item.record;
+  item.statusError = undefined;
+  await outcome(ctx, item);
+  await tellOutcome(ctx, item, before);
+}
+
+async function outcome(ctx: RunContext, item: Item): Promise<void> {
   const p = item.plan as Plan;
-  if (item.readError !== undefined || item.targetError !== undefined || !writes(item)) return finishQuiet(ctx, item);
+  if (item.readError !== undefined || item.targetError !== undefined || !writes(item)) return quietOutcome(ctx, item);
   if (inBackoff(ctx, item)) {
     item.report = { ...reportFor(item, 'backoff'), ...(item.record?.error ? { error: item.record.error } : {}) };
     return;
@@ -373,6 +376,50 @@ async function finishDelete(ctx: RunContext, item: Item): Promise<void> {
     if (err instanceof StoreUnavailableError) throw err;
     item.report = { ...reportFor(item, 'failed'), ...errorFields(err) };
   }
+}
+
+// ───────────────────────────── tell ─────────────────────────────
+
+/**
+ * Puts a refused status patch in the report, and tells the outcome (outcome-events.ts) and a
+ * refused status patch in Kubernetes Events about the object. An Event that cannot be
+ * recorded is logged, never a failure of the object or the run.
+ */
+async function tellOutcome(ctx: RunContext, item: Item, before: SyncRecord | null | undefined): Promise<void> {
+  const report = item.report;
+  if (!report) return;
+  if (item.statusError !== undefined) report.statusError = item.statusError;
+  const obj = item.obj;
+  if (!obj) return;
+  const err = item.readError ?? item.writeError;
+  const events: OutcomeEvent[] = [];
+  const told = outcomeEvent({
+    result: report.result,
+    reason: report.reason,
+    action: report.action,
+    id: report.id,
+    ...(report.gateway !== undefined ? { gateway: report.gateway } : {}),
+    ...(report.error !== undefined ? { error: report.error } : {}),
+    ...(report.code !== undefined ? { code: report.code } : {}),
+    ...(httpStatusOf(err) !== undefined ? { httpStatus: httpStatusOf(err) } : {}),
+    ...(before ? { before: { result: before.result, ...(before.error !== undefined ? { error: before.error } : {}) } } : {}),
+    ...(item.record ? { after: { result: item.record.result, ...(item.record.error !== undefined ? { error: item.record.error } : {}) } } : {}),
+  });
+  if (told) events.push(told);
+  if (item.statusError !== undefined) events.push(statusPatchFailedEvent(item.statusError));
+  for (const e of events) {
+    try {
+      await ctx.deps.kube.recordEvent(obj, e.type, e.reason, e.message);
+    } catch (err) {
+      ctx.log.warn({ key: item.key, reason: e.reason, err: describeError(err), code: errorCode(err) }, 'event not recorded');
+    }
+  }
+}
+
+/** The HTTP status an error carries, when it was an answer (API server or gateway). */
+export function httpStatusOf(err: unknown): number | undefined {
+  const status = (err as { status?: unknown } | undefined)?.status;
+  return typeof status === 'number' ? status : undefined;
 }
 
 export { targetId };

@@ -101,6 +101,8 @@ export interface ObjectReport {
   result: ObjectResult;
   error?: string;
   code?: string;
+  /** the API server refused the status patch (the object keeps its old status): its message */
+  statusError?: string;
 }
 
 export interface RunReport {
@@ -145,6 +147,8 @@ export interface Item {
   wrote?: 'upsert' | 'remove';
   writeError?: unknown;
   visible?: boolean;
+  /** the API server refused this pass's status patch: its message */
+  statusError?: string;
   report?: ObjectReport;
 }
 

@@ -17,12 +17,14 @@
  * Stages live in load.ts and apply.ts; the shared state in run-context.ts.
  */
 import type { KubeObject } from '../kube/types.js';
-import { applyLocked, finishQuiet, writes } from './apply.js';
+import { describeError, errorCode } from '../errors.js';
+import { applyLocked, finishQuiet, httpStatusOf, writes } from './apply.js';
 import { mapLimit } from './concurrency.js';
 import { DEFAULT_BACKOFF } from './error-policy.js';
 import { API_DEFINITION, type ManagedKind, SECURITY_POLICY } from './kinds.js';
 import { accessRefs, type NamespacedName, nsName, referencingPolicies } from './links.js';
 import { computeDesired, loadDesired, loadObserved, loadOrphans, loadRecords, loadTargets, newItem, planItem } from './load.js';
+import { statusPatchFailedEvent } from './outcome-events.js';
 import type { ApiResolution } from './policy-payload.js';
 import {
   finishReport,
@@ -244,15 +246,24 @@ async function refreshLinks(ctx: RunContext, policyItems: Item[], done: Set<stri
   const todo = [...touched.entries()].filter(([key]) => !done.has(key)).map(([, r]) => r);
   await mapLimit(todo, ctx.settings.concurrency, async (ref) => {
     if (!ctx.watched(ref.namespace)) return;
+    let api: KubeObject | null;
     try {
-      const api = await ctx.deps.kube.get(API_DEFINITION, ref.namespace, ref.name);
-      if (!api || !api.status?.api_id) return;
-      const linked = referencingPolicies(ref, policies);
-      const current = Array.isArray(api.status.linked_by_policies) ? api.status.linked_by_policies : [];
-      if (JSON.stringify(current) === JSON.stringify(linked)) return;
+      api = await ctx.deps.kube.get(API_DEFINITION, ref.namespace, ref.name);
+    } catch (err) {
+      ctx.log.warn({ api: nsName(ref), err: describeError(err) }, 'could not update linked_by_policies');
+      return;
+    }
+    if (!api || !api.status?.api_id) return;
+    const linked = referencingPolicies(ref, policies);
+    const current = Array.isArray(api.status.linked_by_policies) ? api.status.linked_by_policies : [];
+    if (JSON.stringify(current) === JSON.stringify(linked)) return;
+    try {
       await ctx.deps.kube.patchStatus(API_DEFINITION, api, { linked_by_policies: linked.length > 0 ? linked : null });
     } catch (err) {
-      ctx.log.warn({ api: nsName(ref), err: String(err) }, 'could not update linked_by_policies');
+      const error = describeError(err);
+      ctx.log.warn({ key: `ApiDefinition/${nsName(ref)}`, err: error, code: errorCode(err), status: httpStatusOf(err) }, 'status patch failed');
+      const ev = statusPatchFailedEvent(error);
+      await ctx.deps.kube.recordEvent(api, ev.type, ev.reason, ev.message).catch((e: unknown) => ctx.log.warn({ api: nsName(ref), err: describeError(e) }, 'event not recorded'));
     }
   });
 }

@@ -307,6 +307,48 @@ t.test('core v1 secrets and events', async (t) => {
   t.equal(byObject.body.items[0].reason, 'Synced');
 });
 
+t.test('events as client-go aggregates them: a named create, AlreadyExists, GET, a merge patch of count under resourceVersion; the namespace must match', async (t) => {
+  const fake = await start(t);
+  const path = '/api/v1/namespaces/default/events';
+  const body = {
+    apiVersion: 'v1',
+    kind: 'Event',
+    metadata: { name: 'httpbin.0123456789abcdef' },
+    involvedObject: { apiVersion: 'tyk.tyk.io/v1alpha1', kind: 'ApiDefinition', namespace: 'default', name: 'httpbin', uid: 'u-1' },
+    reason: 'SyncFailed',
+    message: 'write API x: 500 boom',
+    type: 'Warning',
+    count: 1,
+    firstTimestamp: '2026-01-01T00:00:00Z',
+    lastTimestamp: '2026-01-01T00:00:00Z',
+  };
+  const created = await api(fake, 'POST', path, { body });
+  t.equal(created.status, 201);
+  t.equal(created.body.metadata.name, 'httpbin.0123456789abcdef', 'the name given is kept');
+  const again = await api(fake, 'POST', path, { body });
+  t.equal(again.status, 409);
+  t.match(again.body, { kind: 'Status', reason: 'AlreadyExists' });
+
+  const got = await api(fake, 'GET', `${path}/httpbin.0123456789abcdef`);
+  t.equal(got.status, 200);
+  t.equal(got.body.count, 1);
+  const rv = got.body.metadata.resourceVersion;
+  const bumped = await api(fake, 'PATCH', `${path}/httpbin.0123456789abcdef`, {
+    body: { count: 2, lastTimestamp: '2026-01-01T00:05:00Z', metadata: { resourceVersion: rv } },
+    contentType: MERGE,
+  });
+  t.equal(bumped.status, 200);
+  t.match(bumped.body, { count: 2, firstTimestamp: '2026-01-01T00:00:00Z', lastTimestamp: '2026-01-01T00:05:00Z', reason: 'SyncFailed' });
+  const stale = await api(fake, 'PATCH', `${path}/httpbin.0123456789abcdef`, { body: { count: 3, metadata: { resourceVersion: rv } }, contentType: MERGE });
+  t.equal(stale.status, 409, 'a stale resourceVersion in the patch is a Conflict');
+  const gone = await api(fake, 'PATCH', `${path}/nope.0123456789abcdef`, { body: { count: 2 }, contentType: MERGE });
+  t.equal(gone.status, 404);
+
+  const elsewhere = await api(fake, 'POST', path, { body: { ...body, metadata: { name: 'other.1' }, involvedObject: { ...body.involvedObject, namespace: 'shop' } } });
+  t.equal(elsewhere.status, 422);
+  t.match(elsewhere.body, { reason: 'Invalid', message: /involvedObject\.namespace: Invalid value: "shop": does not match event\.namespace/ });
+});
+
 t.test('generation is bumped only when spec changes; a write that changes nothing is no write', async (t) => {
   const fake = await start(t);
   const v1 = await create(fake, 'httpbin');

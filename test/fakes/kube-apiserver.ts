@@ -21,6 +21,8 @@
  * - create (201, AlreadyExists, generateName, name validation, namespace mismatch, a
  *   resourceVersion in the body → 500), DELETE with finalizers (deletionTimestamp, grace 0),
  *   delete-during-update when the last finalizer goes, no new finalizers while deleting,
+ *   Events whose involvedObject.namespace is not their own refused (422), as the real server's
+ *   legacy Event validation does,
  *   deletionTimestamp immutable, delete preconditions, deletecollection;
  * - list: sorted by etcd key (namespace/name, byte order), limit/continue with expirable tokens
  *   (410 Expired), remainingItemCount, label selectors (=, ==, !=, in, notin, exists, !exists),
@@ -770,8 +772,26 @@ function normalizeSecret(obj: Obj): void {
   if (typeof obj.type !== 'string' || obj.type === '') obj.type = 'Opaque';
 }
 
+/**
+ * Event (core/v1, without eventTime: the form client-go's core recorder and we write): what
+ * the API server's legacy validation checks, involvedObject.namespace equal to the Event's own
+ * namespace (an empty one only in "default"). Events with eventTime have other rules
+ * (reportingController, action, the 1 KiB note), not modelled: they pass unchecked.
+ */
+function validateEvent(t: ResolvedType, obj: Obj): void {
+  if (obj.eventTime !== undefined && obj.eventTime !== null) return;
+  const meta = metaOf(obj);
+  const involved = isObject(obj.involvedObject) ? obj.involvedObject : {};
+  const want = str(involved.namespace) ?? '';
+  const namespace = str(meta.namespace) ?? '';
+  if (want === '' ? namespace !== '' && namespace !== 'default' : want !== namespace) {
+    throw invalidOnKind(t, String(meta.name ?? ''), [fieldErrors.invalid('involvedObject.namespace', goQuote(want), 'does not match event.namespace')]);
+  }
+}
+
 function normalize(t: ResolvedType, obj: Obj): void {
   if (t.group === '' && t.kind === 'Secret') normalizeSecret(obj);
+  if (t.group === '' && t.kind === 'Event') validateEvent(t, obj);
 }
 
 /** What changes generation: everything but metadata (and status, when it is a subresource). */

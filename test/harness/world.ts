@@ -17,7 +17,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Clock } from '../../lib/clock.js';
 import { loadConfig } from '../../lib/config.js';
 import type { KubeObject } from '../../lib/kube/types.js';
-import { silentLogger } from '../../lib/log.js';
+import { type Logger, silentLogger } from '../../lib/log.js';
 import type { RunReport, RunSettings } from '../../lib/reconcile/run.js';
 import { buildApp } from '../../lib/server.js';
 import { createService, type Service } from '../../lib/service.js';
@@ -32,6 +32,7 @@ export const WEBHOOK_TOKEN = 'test-webhook-token-0123456789';
 export const RESYNC_TOKEN = 'test-resync-token-0123456789';
 export const GROUP = { group: 'tyk.tyk.io', version: 'v1alpha1', plural: 'apidefinitions' };
 const PLURALS: Record<string, string> = { ApiDefinition: 'apidefinitions', SecurityPolicy: 'securitypolicies', OperatorContext: 'operatorcontexts' };
+const KINDS: Record<string, string> = Object.fromEntries(Object.entries(PLURALS).map(([kind, plural]) => [plural, kind]));
 
 /** The plural of a tyk.tyk.io kind or plural name. */
 export function pluralOf(kindOrPlural: string): string {
@@ -58,6 +59,22 @@ export interface WorldOptions {
   mode?: 'ce' | 'pro';
   tyk?: FakeTykOptions;
   settings?: Partial<RunSettings>;
+  /** where the service logs; default nowhere (see `capturingLogger`) */
+  log?: Logger;
+}
+
+export interface LogEntry {
+  level: 'debug' | 'info' | 'warn' | 'error';
+  msg?: string;
+  [key: string]: unknown;
+}
+
+/** A Logger that keeps every entry (with its child bindings) in `entries`. */
+export function capturingLogger(entries: LogEntry[] = [], bindings: Record<string, unknown> = {}): Logger & { entries: LogEntry[] } {
+  const at = (level: LogEntry['level']) => (obj: object, msg?: string) => {
+    entries.push({ ...bindings, ...obj, level, ...(msg !== undefined ? { msg } : {}) });
+  };
+  return { entries, debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error'), child: (more) => capturingLogger(entries, { ...bindings, ...more }) };
 }
 
 export interface Response<T = unknown> {
@@ -65,8 +82,26 @@ export interface Response<T = unknown> {
   body: T;
 }
 
+/** A core/v1 Event as the fake API server stores it. */
+export interface StoredEvent extends KubeObject {
+  involvedObject: { apiVersion: string; kind: string; name: string; namespace: string; uid?: string; resourceVersion?: string };
+  type: 'Normal' | 'Warning';
+  reason: string;
+  message: string;
+  count: number;
+  firstTimestamp: string;
+  lastTimestamp: string;
+  source: { component: string; host?: string };
+  reportingComponent: string;
+  reportingInstance: string;
+}
+
 export class World {
   readonly api: CustomObjectsApi;
+  /** the service as a process holds it; `restartService` replaces it (and the app) with a new one */
+  svc: Service;
+  app: FastifyInstance;
+  private readonly retired: Service[] = [];
 
   constructor(
     readonly clock: OffsetClock,
@@ -74,15 +109,29 @@ export class World {
     readonly tyk: FakeTykGateway,
     readonly dashboard: FakeTykDashboard | undefined,
     readonly redis: TestRedis,
-    readonly svc: Service,
-    readonly app: FastifyInstance,
+    svc: Service,
+    app: FastifyInstance,
     readonly kubeconfigPath: string,
     adminKubeconfigPath: string,
+    private readonly newService: () => Service,
     private readonly cleanup: () => Promise<void>,
   ) {
+    this.svc = svc;
+    this.app = app;
     const kc = new KubeConfig();
     kc.loadFromFile(adminKubeconfigPath);
     this.api = kc.makeApiClient(CustomObjectsApi);
+  }
+
+  /**
+   * A new process in place of the current one (a pod restart, another replica, a Lambda cold
+   * start): new clients with nothing remembered in memory, the same Redis and settings.
+   */
+  async restartService(): Promise<void> {
+    await this.app.close();
+    this.retired.push(this.svc);
+    this.svc = this.newService();
+    this.app = buildApp(this.svc);
   }
 
   // ── the cluster, as a user changes it ──
@@ -156,13 +205,33 @@ export class World {
     return this.kube.count('PATCH', /\/status$/);
   }
 
+  /** The Events about an object, as `kubectl describe` shows them (kind: ApiDefinition, SecurityPolicy or a plural). */
+  async events(name: string, namespace = 'default', kind = 'ApiDefinition'): Promise<StoredEvent[]> {
+    const want = KINDS[kind] ?? kind;
+    return ((await this.kube.listObjects('events', namespace)) as unknown as StoredEvent[]).filter(
+      (e) => e.involvedObject.kind === want && e.involvedObject.name === name && e.involvedObject.namespace === namespace,
+    );
+  }
+
+  /** Every Event in every namespace. */
+  async allEvents(): Promise<StoredEvent[]> {
+    return (await this.kube.listObjects('events')) as unknown as StoredEvent[];
+  }
+
+  /** Event writes since the last resetCounts: creates (POST) and count bumps (PATCH). */
+  eventWrites(): { creates: number; patches: number } {
+    return { creates: this.kube.count('POST', /\/events$/), patches: this.kube.count('PATCH', /\/events\/[^/]+$/) };
+  }
+
   resetCounts(): void {
     this.kube.resetCalls();
     this.tyk.resetCalls();
   }
 
-  close(): Promise<void> {
-    return this.cleanup();
+  async close(): Promise<void> {
+    await this.app.close();
+    for (const svc of [...this.retired, this.svc]) await svc.close();
+    await this.cleanup();
   }
 }
 
@@ -184,16 +253,16 @@ export async function startWorld(options: WorldOptions = {}): Promise<World> {
   const client = new Redis(redis.url, { maxRetriesPerRequest: 1 });
   const store = new RedisStore({ redis: client, prefix: `test:${Math.random().toString(36).slice(2)}:` });
   const clock = new OffsetClock();
-  const svc = createService(config, env, {
-    store,
-    clock,
-    log: silentLogger,
-    settings: { settle: { budgetMs: 3_000, initialDelayMs: 15, maxDelayMs: 200, reloadEveryMs: 150 }, ...options.settings },
-  });
+  const newService = () =>
+    createService(config, env, {
+      store,
+      clock,
+      log: options.log ?? silentLogger,
+      settings: { settle: { budgetMs: 3_000, initialDelayMs: 15, maxDelayMs: 200, reloadEveryMs: 150 }, ...options.settings },
+    });
+  const svc = newService();
   const app = buildApp(svc);
-  return new World(clock, kube, tyk, dashboard, redis, svc, app, kubeconfigPath, adminKubeconfigPath, async () => {
-    await app.close();
-    await svc.close();
+  return new World(clock, kube, tyk, dashboard, redis, svc, app, kubeconfigPath, adminKubeconfigPath, newService, async () => {
     await Promise.allSettled([kube.close(), tyk.close(), dashboard?.close(), redis.owned ? redis.stop() : Promise.resolve()]);
     await rm(dir, { recursive: true, force: true });
   });

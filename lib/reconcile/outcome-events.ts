@@ -1,0 +1,106 @@
+/**
+ * Which Kubernetes Event an object's outcome is told in. Pure: no clock, no I/O.
+ *
+ * Contract: every run that ends for an object in anything but synced or unchanged, where the
+ * user has something to act on or wait for, gives a Warning; a few successful changes give a
+ * Normal Event; everything else gives none. The message of a Warning is the error the report
+ * and the status carry, so a steady problem says the same thing on every run and is counted
+ * on one Event (lib/kube/events.ts) instead of making a new one.
+ *
+ * | outcome                                              | type    | reason             |
+ * | ---------------------------------------------------- | ------- | ------------------ |
+ * | written and confirmed, first time or after a problem,| Normal  | Synced             |
+ * |   or after a change the user made (spec, id, context)|         |                    |
+ * | deleted from the gateway, finalizer removed          | Normal  | Deleted            |
+ * | a gateway write failed (and each run in its backoff) | Warning | SyncFailed         |
+ * | a gateway delete failed (and each run in its backoff)| Warning | DeleteFailed       |
+ * | the spec is invalid (ours or the gateway's verdict)  | Warning | Invalid            |
+ * | a policy waits for its ApiDefinition                 | Warning | Waiting            |
+ * | a deletion is held by policies referencing the API   | Warning | DeletionHeld       |
+ * | Tyk changed what it loaded (a renamed listen path)   | Warning | Diverged           |
+ * | written, not visible after reloads within the budget | Warning | NotVisible         |
+ * | its gateway cannot be reached, or its OperatorContext| Warning | GatewayUnavailable |
+ * |   (or the context's Secret) is missing or incomplete |         |                    |
+ * | the gateway does not serve the API (404 page)        | Warning | GatewayUnsupported |
+ * | any other failed read of its state                   | Warning | ReadFailed         |
+ * | the API server refused its status patch              | Warning | StatusPatchFailed  |
+ *
+ * None: unchanged (but a recorded divergence is still told), deferred (another run holds the
+ * object's lock and tells its outcome; or the run ran out of time and the next one takes it
+ * up), planned (a dry run writes nothing, Events included), skipped (not ours to manage).
+ */
+import type { SyncResult } from '../store/types.js';
+import type { Action } from './plan.js';
+import type { ObjectResult, ReportReason } from './run-context.js';
+
+export interface OutcomeEvent {
+  type: 'Normal' | 'Warning';
+  reason: string;
+  message: string;
+}
+
+/** What a run did to one object, as far as its Event is concerned. */
+export interface Outcome {
+  result: ObjectResult;
+  reason: ReportReason;
+  action: Action;
+  id: string;
+  /** the gateway's name; undefined means the default one */
+  gateway?: string;
+  error?: string;
+  code?: string;
+  /** the HTTP status of the error, when it was an answer */
+  httpStatus?: number;
+  /** the record before this run's decision, and after it */
+  before?: { result: SyncResult; error?: string };
+  after?: { result: SyncResult; error?: string };
+}
+
+/** Reasons of a synced write that are a change the user made, told even when it was synced before. */
+const USER_CHANGES: ReadonlySet<ReportReason> = new Set(['spec changed', 'id changed', 'moved to another gateway']);
+
+export function outcomeEvent(o: Outcome): OutcomeEvent | undefined {
+  const gateway = o.gateway ?? 'default';
+  const warning = (reason: string, message: string | undefined, fallback: string): OutcomeEvent => ({ type: 'Warning', reason, message: message || fallback });
+  switch (o.result) {
+    case 'synced':
+      if (o.before?.result === 'synced' && !USER_CHANGES.has(o.reason)) return undefined;
+      return { type: 'Normal', reason: 'Synced', message: `${o.reason}: written to gateway ${gateway} as ${o.id}` };
+    case 'deleted':
+      return { type: 'Normal', reason: 'Deleted', message: o.reason === 'already gone' ? `already gone from gateway ${gateway} (${o.id})` : `deleted from gateway ${gateway} (${o.id})` };
+    case 'unchanged':
+      return o.after?.result === 'diverged' ? warning('Diverged', o.after.error, 'the gateway changed what was sent') : undefined;
+    case 'failed':
+    case 'backoff':
+      return failure(o);
+    case 'invalid':
+      return warning('Invalid', o.error, 'invalid spec');
+    case 'waiting':
+      return o.reason === 'referenced by policies' ? warning('DeletionHeld', o.error, 'deletion held') : warning('Waiting', o.error, 'waiting for a dependency');
+    case 'diverged':
+      return warning('Diverged', o.error, 'the gateway changed what was sent');
+    case 'pending':
+      return warning('NotVisible', o.error, `not visible on gateway ${gateway} after reload; will retry`);
+    case 'deferred':
+    case 'planned':
+    case 'skipped':
+      return undefined;
+  }
+}
+
+function failure(o: Outcome): OutcomeEvent {
+  const message = o.error || `${o.result}`;
+  if (o.reason === 'gateway unavailable') return { type: 'Warning', reason: 'GatewayUnavailable', message };
+  if (o.reason === 'read failed') {
+    if (o.code === 'GATEWAY_UNAVAILABLE') return { type: 'Warning', reason: 'GatewayUnavailable', message };
+    if (o.code === 'GATEWAY_API_ERROR' && o.httpStatus === 404) return { type: 'Warning', reason: 'GatewayUnsupported', message: `the gateway does not serve this API (too old a version?): ${message}` };
+    return { type: 'Warning', reason: 'ReadFailed', message };
+  }
+  // a run in backoff tells the failure it waits out, in the same words: the same Event, counted
+  return { type: 'Warning', reason: o.action === 'DELETE' ? 'DeleteFailed' : 'SyncFailed', message };
+}
+
+/** The Event of a status patch the API server refused (the object keeps its old status). */
+export function statusPatchFailedEvent(error: string): OutcomeEvent {
+  return { type: 'Warning', reason: 'StatusPatchFailed', message: `status not saved: ${error}` };
+}
