@@ -21,8 +21,8 @@ import { buildApp } from '../../lib/server.js';
 import { createService, type Service } from '../../lib/service.js';
 import { RedisStore } from '../../lib/store/redis.js';
 import { Redis } from 'ioredis';
-import { type FakeKubeApiServer, startFakeKubeApiServer } from '../fakes/kube-apiserver.js';
-import { type FakeTykDashboard, startFakeTykDashboard } from '../fakes/tyk-dashboard.js';
+import { type FakeKubeApiServer, type FakeKubeApiServerOptions, startFakeKubeApiServer } from '../fakes/kube-apiserver.js';
+import { type FakeTykDashboard, type FakeTykDashboardOptions, startFakeTykDashboard } from '../fakes/tyk-dashboard.js';
 import { type FakeTykGateway, type FakeTykOptions, startFakeTykGateway } from '../fakes/tyk-gateway.js';
 import { startRedis, type TestRedis } from './redis.js';
 
@@ -55,6 +55,10 @@ export interface WorldOptions {
   /** the default gateway: a Tyk Gateway fake (ce, default) or a Tyk Dashboard fake (pro) */
   mode?: 'ce' | 'pro';
   tyk?: FakeTykOptions;
+  /** the Kubernetes API server fake's options (e.g. CRDs other than Tyk Operator's) */
+  kube?: FakeKubeApiServerOptions;
+  /** the Dashboard fake's options (pro mode) */
+  dashboard?: FakeTykDashboardOptions;
   settings?: Partial<RunSettings>;
 }
 
@@ -163,8 +167,8 @@ export class World {
 }
 
 export async function startWorld(options: WorldOptions = {}): Promise<World> {
-  const [kube, tyk, redis] = await Promise.all([startFakeKubeApiServer(), startFakeTykGateway(options.tyk), startRedis()]);
-  const dashboard = options.mode === 'pro' ? await startFakeTykDashboard() : undefined;
+  const [kube, tyk, redis] = await Promise.all([startFakeKubeApiServer(options.kube), startFakeTykGateway(options.tyk), startRedis()]);
+  const dashboard = options.mode === 'pro' ? await startFakeTykDashboard(options.dashboard) : undefined;
   const dir = await mkdtemp(join(tmpdir(), 'gr-world-'));
   const kubeconfigPath = await kube.writeKubeconfig(dir);
   const gateway = dashboard ? { TYK_MODE: 'pro', TYK_URL: dashboard.url, TYK_AUTH: dashboard.secret, TYK_ORG: dashboard.orgId } : { TYK_URL: tyk.url, TYK_AUTH: tyk.secret };
