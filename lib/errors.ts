@@ -80,6 +80,23 @@ export class GatewayRejectedError extends ReconcilerError {
   }
 }
 
+/**
+ * The gateway does not offer what the object needs: a route it lacks (Tyk Gateway 3.1 answers
+ * `/tyk/policies` with Go's plain-text `404 page not found`), or one its configuration turns
+ * off (a gateway whose policies come from a Dashboard refuses policy writes). Retrying the same
+ * gateway cannot help until it is upgraded or reconfigured; other kinds on it keep working.
+ */
+export class GatewayUnsupportedError extends ReconcilerError {
+  readonly code = 'GATEWAY_UNSUPPORTED';
+  constructor(
+    readonly status: number,
+    message: string,
+    options: { cause?: unknown; context?: ErrorContext } = {},
+  ) {
+    super(message, { ...options, context: { status, ...options.context } });
+  }
+}
+
 /** The gateway could not be reached, dropped the connection, or did not answer in time. */
 export class GatewayUnavailableError extends ReconcilerError {
   readonly code = 'GATEWAY_UNAVAILABLE';

@@ -9,10 +9,17 @@
  * (so `reloadRequired` is true); a DELETE of an id the gateway does not have answers 404 on
  * newer gateways and `500 Delete failed` on older ones, so a failed delete is settled by a GET.
  * A 404 counts as "absent" only when it is Tyk's own JSON error, never a proxy's page.
- * Throws GatewayApiError, GatewayRejectedError (400), GatewayUnavailableError; never with the secret.
+ *
+ * Gateways without what a kind needs fail that kind only, with a GatewayUnsupportedError saying
+ * why, and never count as "absent" or "deleted": a gateway that predates an API (Tyk Gateway
+ * 3.1 has no /tyk/policies) answers Go's plain-text `404 page not found`; a gateway whose
+ * policies come from a Dashboard refuses policy writes with 500 "Due to enabled service policy
+ * source, please use the Dashboard API.".
+ * Throws GatewayApiError, GatewayRejectedError (400), GatewayUnsupportedError,
+ * GatewayUnavailableError; never with the secret.
  */
 import type { Agent } from 'undici';
-import { GatewayApiError, GatewayRejectedError } from '../errors.js';
+import { GatewayApiError, GatewayRejectedError, GatewayUnsupportedError } from '../errors.js';
 import { type HttpResponse, makeAgent, redactUrl } from '../http.js';
 import { gatewayCall } from './transport.js';
 import type { Gateway, GatewayObjectKind, JsonObject } from './types.js';
@@ -26,10 +33,20 @@ export interface TykGatewayOptions {
   timeoutMs?: number;
 }
 
-const PATHS: Record<GatewayObjectKind, { collection: string; idField: string; label: string }> = {
-  api: { collection: '/tyk/apis', idField: 'api_id', label: 'API' },
-  policy: { collection: '/tyk/policies', idField: 'id', label: 'policy' },
+const PATHS: Record<GatewayObjectKind, { collection: string; idField: string; label: string; missing: string }> = {
+  api: { collection: '/tyk/apis', idField: 'api_id', label: 'API', missing: 'is TYK_URL the Tyk Gateway API?' },
+  policy: {
+    collection: '/tyk/policies',
+    idField: 'id',
+    label: 'policy',
+    missing: 'a Tyk Gateway older than its policy API, such as 3.1: SecurityPolicies need a newer gateway, or the Tyk Dashboard (TYK_MODE=pro)',
+  },
 };
+
+/** Go's http.NotFound body: the router has no such route (not Tyk's JSON "not found"). */
+const NO_ROUTE = '404 page not found';
+/** The start of the refusal of a gateway whose policies come from a Dashboard. */
+const SERVICE_POLICY_SOURCE = /^due to enabled service policy source/i;
 
 export class TykGatewayClient implements Gateway {
   readonly name: string;
@@ -50,7 +67,7 @@ export class TykGatewayClient implements Gateway {
   async list(kind: GatewayObjectKind): Promise<Map<string, JsonObject>> {
     const { collection, idField, label } = PATHS[kind];
     const res = await this.call('GET', collection);
-    this.expect2xx(res, `list ${label}s`);
+    this.expect2xx(res, `list ${label}s`, kind);
     const body = res.json === null ? [] : res.json;
     if (!Array.isArray(body)) throw new GatewayApiError(res.status, `list ${label}s: the gateway answered something other than a list`);
     const out = new Map<string, JsonObject>();
@@ -66,7 +83,7 @@ export class TykGatewayClient implements Gateway {
     const { collection, label } = PATHS[kind];
     const res = await this.call('GET', `${collection}/${encodeURIComponent(id)}`);
     if (this.isTykNotFound(res)) return null;
-    this.expect2xx(res, `get ${label} ${id}`);
+    this.expect2xx(res, `get ${label} ${id}`, kind);
     if (typeof res.json !== 'object' || res.json === null || Array.isArray(res.json)) {
       throw new GatewayApiError(res.status, `get ${label} ${id}: the gateway answered something other than an object`);
     }
@@ -76,15 +93,16 @@ export class TykGatewayClient implements Gateway {
   async upsert(kind: GatewayObjectKind, id: string, body: JsonObject): Promise<void> {
     const { collection, idField, label } = PATHS[kind];
     const res = await this.call('POST', collection, { ...body, [idField]: id });
-    this.expect2xx(res, `write ${label} ${id}`);
+    this.expect2xx(res, `write ${label} ${id}`, kind);
   }
 
   async remove(kind: GatewayObjectKind, id: string): Promise<void> {
     const { collection, label } = PATHS[kind];
     const res = await this.call('DELETE', `${collection}/${encodeURIComponent(id)}`);
     if (res.status < 300 || this.isTykNotFound(res)) return;
+    this.throwIfUnsupported(res, `delete ${label} ${id}`, kind);
     if (res.status === 500 && (await this.get(kind, id)) === null) return;
-    this.expect2xx(res, `delete ${label} ${id}`);
+    this.expect2xx(res, `delete ${label} ${id}`, kind);
   }
 
   async reload(): Promise<void> {
@@ -107,8 +125,25 @@ export class TykGatewayClient implements Gateway {
     return res.status === 404 && (res.json as { status?: unknown } | undefined)?.status === 'error';
   }
 
-  private expect2xx(res: HttpResponse, what: string): void {
+  /** A gateway without the route, or refusing the kind by configuration: GatewayUnsupportedError. */
+  private throwIfUnsupported(res: HttpResponse, what: string, kind?: GatewayObjectKind): void {
+    if (res.status === 404 && res.json === undefined && res.text.trim() === NO_ROUTE) {
+      const route = kind === undefined ? 'such route' : `${PATHS[kind].collection} API`;
+      const why = kind === undefined ? '' : ` (${PATHS[kind].missing})`;
+      throw new GatewayUnsupportedError(404, `${what}: gateway ${this.name} has no ${route}: it answered "${NO_ROUTE}"${why}`);
+    }
+    if (kind === 'policy' && res.status === 500 && SERVICE_POLICY_SOURCE.test(tykMessage(res))) {
+      throw new GatewayUnsupportedError(
+        500,
+        `${what}: gateway ${this.name} takes its policies from a Dashboard (policy_source "service") and refuses policy writes: ` +
+          `${tykMessage(res)} Manage SecurityPolicies through the Dashboard (TYK_MODE=pro).`,
+      );
+    }
+  }
+
+  private expect2xx(res: HttpResponse, what: string, kind?: GatewayObjectKind): void {
     if (res.status >= 200 && res.status < 300) return;
+    this.throwIfUnsupported(res, what, kind);
     const message = tykMessage(res);
     if (res.status === 400) throw new GatewayRejectedError(400, `${what}: rejected by the gateway: ${message}`);
     if (res.status === 403) throw new GatewayApiError(403, `${what}: 403 ${message} (check TYK_AUTH)`);

@@ -18,8 +18,9 @@
  * - 'policy': the id is the policy's `id` field; the Dashboard's `_id` (which names it in URLs)
  *   is kept in a small id→_id map learned from lists, reads and creates, and found by listing
  *   on a miss. A complete list younger than `listFreshMs` is trusted to say an id is absent
- *   (so a run that listed, then creates many policies, does not list again per create); a
- *   known _id that turns out gone or re-keyed always forces a new list. Bodies returned by
+ *   (so a run that listed, then creates many policies, does not list again per create), except
+ *   for an id that is itself a Dashboard _id, which is then read directly; a known _id that
+ *   turns out gone or re-keyed always forces a new list. Bodies returned by
  *   get/list include `_id`; policies are also found by their `_id` (Tyk Operator adopts a policy by setting spec.id to its _id). When two
  *   policies carry the same `id`, the first listed (oldest) is ours.
  * - `list` follows every page (sorted oldest first, so new objects land on the last page) and
@@ -30,13 +31,24 @@
  *   swagger's example puts it). A policy POST refused with 400/409 first looks for a policy
  *   with our id (a create whose answer was lost) and updates it instead.
  * - `ping` is one filtered list call (GET /api/apis?p=1&q=<probe name>).
+ * - Absent is only what the swagger documents for an id the Dashboard does not have, as its own
+ *   ApiResponse (`Status: "Error"`) with the documented Message (compared without case or a
+ *   final period): GET /api/apis/{id} → 400 or 404 "Could not retrieve API detail" (the swagger
+ *   gives 400; Dashboards answer either); PUT → 404 "API definition does not exist"; DELETE →
+ *   404 "Could not retrieve API detail"; GET and PUT /api/portal/policies/{id} → 404 "Could not
+ *   retrieve portal object."; DELETE → 404 "Could not retrieve object for deletion". Any other
+ *   answer (a 400 with another message, a proxy's 404 page) is an error, never "absent".
+ * - A policy read by _id whose body lacks `_id` (the swagger's GET example omits it) is given
+ *   the _id it was read by. Whether the Dashboard also takes a policy's own `id` in that path
+ *   (the swagger does not say) does not matter: only _ids go in paths.
  * - Deletes verify first: a read by our id finds the object (by its real identity), then it is
- *   deleted by its internal id / _id; absent (the Dashboard's own 404) is done, and a failed
- *   delete is done when a read confirms the object is gone.
- * Errors: 400 → GatewayRejectedError with the Dashboard's Message (also 403 "Request body
- * malformed.", the Dashboard's answer to a policy it cannot decode); 401/403 → GatewayApiError
- * naming TYK_AUTH; other ≥ 400 → GatewayApiError; network/timeout → GatewayUnavailableError.
- * The key never appears in an error.
+ *   deleted by its internal id / _id; absent (as above) is done, and a failed delete is done
+ *   when a read confirms the object is gone.
+ * Errors: a body refused with 400 → GatewayRejectedError with the Dashboard's Message (also 403
+ * "Request body malformed.", the Dashboard's answer to a policy it cannot decode); a 400 to a
+ * GET or DELETE (other than the documented "absent") → GatewayApiError; 401/403 →
+ * GatewayApiError naming TYK_AUTH; other ≥ 400 → GatewayApiError; network/timeout →
+ * GatewayUnavailableError. The key never appears in an error.
  */
 import type { Agent } from 'undici';
 import { GatewayApiError, GatewayRejectedError } from '../errors.js';
@@ -62,8 +74,31 @@ const POLICIES = '/api/portal/policies';
 const LIST_ATTEMPTS = 3;
 const MAX_PAGES = 100_000;
 const PROBE_NAME = 'gateway-reconciler-readiness-probe';
+/** A Dashboard (MongoDB) object id, as policy _ids are */
+const OBJECT_ID = /^[0-9a-f]{24}$/i;
 
 type Method = 'GET' | 'POST' | 'PUT' | 'DELETE';
+
+/** A documented answer for an id the Dashboard does not have: its statuses and Message. */
+export interface AbsentAnswer {
+  statuses: readonly number[];
+  message: string;
+}
+
+/** The swagger's answers for an unknown id, per call (see the header). */
+export const ABSENT_ANSWERS = {
+  getApi: { statuses: [400, 404], message: 'Could not retrieve API detail' },
+  putApi: { statuses: [404], message: 'API definition does not exist' },
+  deleteApi: { statuses: [404], message: 'Could not retrieve API detail' },
+  getPolicy: { statuses: [404], message: 'Could not retrieve portal object.' },
+  putPolicy: { statuses: [404], message: 'Could not retrieve portal object.' },
+  deletePolicy: { statuses: [404], message: 'Could not retrieve object for deletion' },
+} as const satisfies Record<string, AbsentAnswer>;
+
+/** A Message as compared with a documented one: no case, no surrounding space, no final period. */
+function normalMessage(m: string): string {
+  return m.trim().replace(/\.$/, '').toLowerCase();
+}
 
 function isObject(v: unknown): v is JsonObject {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -130,7 +165,7 @@ export class TykDashboardClient implements Gateway {
   /** One small list call (a name filter nobody matches): proves the Dashboard answers and takes the key. */
   async ping(): Promise<void> {
     const res = await this.call('GET', `${APIS}?p=1&q=${PROBE_NAME}`);
-    this.expect2xx(res, 'readiness probe');
+    this.expect2xx(res, 'readiness probe', false);
     if (!isObject(res.json) || !('apis' in res.json)) {
       throw new GatewayApiError(res.status, 'readiness probe: the answer is not a Tyk Dashboard API list (check TYK_URL)');
     }
@@ -165,11 +200,11 @@ export class TykDashboardClient implements Gateway {
 
   private async getApi(id: string): Promise<JsonObject | null> {
     const res = await this.call('GET', `${APIS}/${enc(id)}`);
-    if (this.isNotFound(res)) {
+    if (this.isAbsent(res, ABSENT_ANSWERS.getApi)) {
       this.apiIds.delete(id);
       return null;
     }
-    this.expect2xx(res, `get API ${id}`);
+    this.expect2xx(res, `get API ${id}`, false);
     const def = isObject(res.json) ? res.json.api_definition : undefined;
     if (!isObject(def)) throw new GatewayApiError(res.status, `get API ${id}: the answer has no api_definition`);
     // {apiId} may also match an internal id: only an API carrying our api_id is ours.
@@ -202,7 +237,7 @@ export class TykDashboardClient implements Gateway {
     }
     const path = `${APIS}/${enc(internal ?? id)}`;
     const res = await this.call('PUT', path, { api_definition: internal === undefined ? def : { ...def, id: internal } });
-    if (this.isNotFound(res)) {
+    if (this.isAbsent(res, ABSENT_ANSWERS.putApi)) {
       this.apiIds.delete(id);
       return false;
     }
@@ -221,7 +256,7 @@ export class TykDashboardClient implements Gateway {
     }
     if (assigned === undefined) {
       const res = await this.call('GET', `${APIS}/${enc(internal)}`);
-      this.expect2xx(res, `read back API ${id}`);
+      this.expect2xx(res, `read back API ${id}`, false);
       const back = isObject(res.json) && isObject(res.json.api_definition) ? res.json.api_definition : {};
       assigned = nonEmpty(back.api_id);
     }
@@ -250,12 +285,12 @@ export class TykDashboardClient implements Gateway {
   private async removeApi(id: string): Promise<void> {
     if ((await this.getApi(id)) === null) return;
     const res = await this.call('DELETE', `${APIS}/${enc(this.apiIds.get(id) ?? id)}`);
-    if (res.status < 300 || this.isNotFound(res)) {
+    if (res.status < 300 || this.isAbsent(res, ABSENT_ANSWERS.deleteApi)) {
       this.apiIds.delete(id);
       return;
     }
     if (res.status >= 500 && (await this.getApi(id)) === null) return;
-    this.expect2xx(res, `delete API ${id}`);
+    this.expect2xx(res, `delete API ${id}`, false);
   }
 
   // --- policies ------------------------------------------------------------
@@ -284,17 +319,30 @@ export class TykDashboardClient implements Gateway {
   private async getPolicy(id: string): Promise<JsonObject | null> {
     const mid = this.policyIds.get(id);
     if (mid !== undefined) {
-      const res = await this.call('GET', `${POLICIES}/${enc(mid)}`);
-      if (!this.isNotFound(res)) {
-        this.expect2xx(res, `get policy ${id}`);
-        if (!isObject(res.json)) throw new GatewayApiError(res.status, `get policy ${id}: the answer is not a policy`);
-        if (policyKey(res.json) === id) return res.json;
-      }
+      const body = await this.readPolicy(id, mid);
+      if (body !== null && body._id === mid && policyKey(body) === id) return body;
       this.policyIds.delete(id); // gone, or no longer carries our id: look for it
       return (await this.listPolicies()).get(id) ?? this.policiesByMid.get(id) ?? null;
     }
-    if (this.listIsFresh()) return null;
+    if (this.listIsFresh()) {
+      // No listed policy carries this id. A Dashboard _id (adoption by spec.id = _id) is read
+      // directly: the policy may be younger than the list.
+      if (!OBJECT_ID.test(id)) return null;
+      const body = await this.readPolicy(id, id);
+      if (body === null || body._id !== id) return null;
+      this.policyIds.set(id, id);
+      return body;
+    }
     return (await this.listPolicies()).get(id) ?? this.policiesByMid.get(id) ?? null;
+  }
+
+  /** GET by _id: the policy (carrying `_id`, the path's when the body has none), or null when absent. */
+  private async readPolicy(id: string, mid: string): Promise<JsonObject | null> {
+    const res = await this.call('GET', `${POLICIES}/${enc(mid)}`);
+    if (this.isAbsent(res, ABSENT_ANSWERS.getPolicy)) return null;
+    this.expect2xx(res, `get policy ${id}`, false);
+    if (!isObject(res.json)) throw new GatewayApiError(res.status, `get policy ${id}: the answer is not a policy`);
+    return nonEmpty(res.json._id) === undefined ? { ...res.json, _id: mid } : res.json;
   }
 
   private listIsFresh(): boolean {
@@ -331,7 +379,7 @@ export class TykDashboardClient implements Gateway {
   /** false when the Dashboard has no policy under that _id */
   private async putPolicy(id: string, mid: string, doc: JsonObject): Promise<boolean> {
     const res = await this.call('PUT', `${POLICIES}/${enc(mid)}`, { ...doc, _id: mid });
-    if (this.isNotFound(res)) {
+    if (this.isAbsent(res, ABSENT_ANSWERS.putPolicy)) {
       this.policyIds.delete(id);
       return false;
     }
@@ -345,12 +393,12 @@ export class TykDashboardClient implements Gateway {
     const mid = found === null ? undefined : nonEmpty(found._id);
     if (mid === undefined) return;
     const res = await this.call('DELETE', `${POLICIES}/${enc(mid)}`);
-    if (res.status < 300 || this.isNotFound(res)) {
+    if (res.status < 300 || this.isAbsent(res, ABSENT_ANSWERS.deletePolicy)) {
       this.policyIds.delete(id);
       return;
     }
     if (res.status >= 500 && (await this.getPolicy(id)) === null) return;
-    this.expect2xx(res, `delete policy ${id}`);
+    this.expect2xx(res, `delete policy ${id}`, false);
   }
 
   // --- paging, errors, transport ----------------------------------------------
@@ -378,7 +426,7 @@ export class TykDashboardClient implements Gateway {
 
   private async page(prefix: string, p: number, itemsKey: string, pagesKey: string, label: string): Promise<{ items: unknown[]; pages: number }> {
     const res = await this.call('GET', `${prefix}p=${p}`);
-    this.expect2xx(res, `list ${label} (page ${p})`);
+    this.expect2xx(res, `list ${label} (page ${p})`, false);
     const body = res.json;
     const items = isObject(body) ? (body[itemsKey] ?? []) : undefined;
     const pages = isObject(body) ? body[pagesKey] : undefined;
@@ -393,14 +441,18 @@ export class TykDashboardClient implements Gateway {
     return isObject(res.json) && res.json.Status === 'Error';
   }
 
-  private isNotFound(res: HttpResponse): boolean {
-    return res.status === 404 && this.isDashboardError(res);
+  /** The Dashboard's own documented answer for an id it does not have (see the header). */
+  private isAbsent(res: HttpResponse, answer: AbsentAnswer): boolean {
+    if (!answer.statuses.includes(res.status) || !this.isDashboardError(res)) return false;
+    const message = isObject(res.json) ? res.json.Message : undefined;
+    return typeof message === 'string' && normalMessage(message) === normalMessage(answer.message);
   }
 
-  private expect2xx(res: HttpResponse, what: string): void {
+  /** Throws unless 2xx. With `sentBody`, a 400 (or 403 "malformed") refuses what we sent. */
+  private expect2xx(res: HttpResponse, what: string, sentBody = true): void {
     if (res.status >= 200 && res.status < 300) return;
     const message = this.message(res);
-    if (res.status === 400 || (res.status === 403 && /malformed/i.test(message))) {
+    if (sentBody && (res.status === 400 || (res.status === 403 && /malformed/i.test(message)))) {
       throw new GatewayRejectedError(res.status, `${what}: rejected by the Dashboard: ${message}`);
     }
     if (res.status === 401 || res.status === 403) {

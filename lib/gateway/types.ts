@@ -5,12 +5,14 @@
  *
  * Guarantees of every implementation:
  * - `list` returns every object the gateway reports, or throws: never a partial map.
- * - `get` resolves null only when the gateway says the object does not exist.
+ * - `get` resolves null only when the gateway says the object does not exist, in the answer
+ *   its API documents for that (never a proxy's page, never another error).
  * - `upsert` creates or replaces the object with the given id.
  * - `remove` is idempotent: an object that is already gone counts as removed; a failed
  *   delete counts as done only when a read confirms the object is gone.
  * - errors never carry the gateway secret.
  * Throws GatewayApiError, GatewayRejectedError (400: invalid definition),
+ * GatewayUnsupportedError (the gateway lacks, or has turned off, what the kind needs),
  * GatewayUnavailableError (network, timeout).
  */
 

@@ -16,7 +16,7 @@
  * (locks released first), since without records and locks no safe decision can be made.
  */
 import { randomUUID } from 'node:crypto';
-import { describeError, errorCode, InvalidSpecError, StoreUnavailableError } from '../errors.js';
+import { describeError, errorCode, GatewayUnsupportedError, InvalidSpecError, StoreUnavailableError } from '../errors.js';
 import type { Gateway } from '../gateway/types.js';
 import type { SyncRecord, SyncResult } from '../store/types.js';
 import { describeDifferences, sentFieldDifferences } from './compare.js';
@@ -272,7 +272,10 @@ export async function finishQuiet(ctx: RunContext, item: Item): Promise<void> {
 
 async function quietOutcome(ctx: RunContext, item: Item): Promise<void> {
   if (item.readError !== undefined) {
-    item.report = { ...reportFor(item, 'failed'), reason: 'read failed', ...errorFields(item.readError) };
+    const err = item.readError;
+    const unsupported = err instanceof GatewayUnsupportedError;
+    if (unsupported) await sayUnsupported(ctx, item, err);
+    item.report = { ...reportFor(item, 'failed'), reason: unsupported ? 'not supported by gateway' : 'read failed', ...errorFields(err) };
     return;
   }
   if (item.obj === undefined && !ctx.watched(item.ref.namespace)) {
@@ -304,6 +307,21 @@ async function quietOutcome(ctx: RunContext, item: Item): Promise<void> {
     p.action === 'WAIT' ? 'waiting' : p.reason.startsWith('invalid') ? 'invalid' : p.reason === 'not managed' || p.reason === 'template' ? 'skipped' : 'unchanged';
   const error = p.action === 'WAIT' ? item.waitReason : item.record?.error;
   item.report = { ...reportFor(item, result), ...(error ? { error } : {}) };
+}
+
+/**
+ * The object's gateway lacks what it needs (e.g. a Tyk Gateway without /tyk/policies): like a
+ * context whose gateway cannot be reached, the record and status say Failed with the reason
+ * (a policy gets an Event when that is new: its CRD may drop our status); nothing is written
+ * to the gateway, nothing deleted, and the next run looks again.
+ */
+async function sayUnsupported(ctx: RunContext, item: Item, err: GatewayUnsupportedError): Promise<void> {
+  if (!item.obj || item.desired?.deleting) return;
+  const error = describeError(err);
+  const same = item.record?.result === 'failed' && item.record.error === error;
+  const record = same ? (item.record as SyncRecord) : newRecord(ctx, item, 'failed', { error });
+  if (!same) await saveRecord(ctx, item, record);
+  await patchStatus(ctx, item, record);
 }
 
 async function finalizeItem(ctx: RunContext, item: Item): Promise<void> {
@@ -391,7 +409,6 @@ async function tellOutcome(ctx: RunContext, item: Item, before: SyncRecord | nul
   if (item.statusError !== undefined) report.statusError = item.statusError;
   const obj = item.obj;
   if (!obj) return;
-  const err = item.readError ?? item.writeError;
   const events: OutcomeEvent[] = [];
   const told = outcomeEvent({
     result: report.result,
@@ -401,7 +418,6 @@ async function tellOutcome(ctx: RunContext, item: Item, before: SyncRecord | nul
     ...(report.gateway !== undefined ? { gateway: report.gateway } : {}),
     ...(report.error !== undefined ? { error: report.error } : {}),
     ...(report.code !== undefined ? { code: report.code } : {}),
-    ...(httpStatusOf(err) !== undefined ? { httpStatus: httpStatusOf(err) } : {}),
     ...(before ? { before: { result: before.result, ...(before.error !== undefined ? { error: before.error } : {}) } } : {}),
     ...(item.record ? { after: { result: item.record.result, ...(item.record.error !== undefined ? { error: item.record.error } : {}) } } : {}),
   });

@@ -221,7 +221,7 @@ export async function loadObserved(ctx: RunContext, items: Item[], preferList = 
           const all = await gw.list(kind.gatewayKind);
           for (const item of list) setObserved(item, all.get(targetId(item) as string) ?? null);
         } catch (err) {
-          ctx.runError(`list ${kind.gatewayKind}s on gateway ${list[0]!.target!.name}`, err);
+          ctx.runError(`list ${kind.gatewayKind === 'policy' ? 'policies' : 'APIs'} on gateway ${list[0]!.target!.name}`, err);
           for (const item of list) item.readError = err;
         }
         continue;

@@ -21,7 +21,7 @@
  * | written, not visible after reloads within the budget | Warning | NotVisible         |
  * | its gateway cannot be reached, or its OperatorContext| Warning | GatewayUnavailable |
  * |   (or the context's Secret) is missing or incomplete |         |                    |
- * | the gateway does not serve the API (404 page)        | Warning | GatewayUnsupported |
+ * | the gateway lacks the kind's API (Tyk 3.1: policies) | Warning | GatewayUnsupported |
  * | any other failed read of its state                   | Warning | ReadFailed         |
  * | the API server refused its status patch              | Warning | StatusPatchFailed  |
  *
@@ -49,8 +49,6 @@ export interface Outcome {
   gateway?: string;
   error?: string;
   code?: string;
-  /** the HTTP status of the error, when it was an answer */
-  httpStatus?: number;
   /** the record before this run's decision, and after it */
   before?: { result: SyncResult; error?: string };
   after?: { result: SyncResult; error?: string };
@@ -91,9 +89,10 @@ export function outcomeEvent(o: Outcome): OutcomeEvent | undefined {
 function failure(o: Outcome): OutcomeEvent {
   const message = o.error || `${o.result}`;
   if (o.reason === 'gateway unavailable') return { type: 'Warning', reason: 'GatewayUnavailable', message };
+  // the gateway lacks the API this kind needs (e.g. Tyk 3.1 and /tyk/policies): the error says which and what to do
+  if (o.reason === 'not supported by gateway' || o.code === 'GATEWAY_UNSUPPORTED') return { type: 'Warning', reason: 'GatewayUnsupported', message };
   if (o.reason === 'read failed') {
     if (o.code === 'GATEWAY_UNAVAILABLE') return { type: 'Warning', reason: 'GatewayUnavailable', message };
-    if (o.code === 'GATEWAY_API_ERROR' && o.httpStatus === 404) return { type: 'Warning', reason: 'GatewayUnsupported', message: `the gateway does not serve this API (too old a version?): ${message}` };
     return { type: 'Warning', reason: 'ReadFailed', message };
   }
   // a run in backoff tells the failure it waits out, in the same words: the same Event, counted

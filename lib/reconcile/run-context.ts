@@ -87,7 +87,7 @@ export type ObjectResult =
   | 'planned'
   | 'skipped';
 
-export type ReportReason = Reason | 'read failed' | 'not watched' | 'gateway unavailable' | 'out of time';
+export type ReportReason = Reason | 'read failed' | 'not supported by gateway' | 'not watched' | 'gateway unavailable' | 'out of time';
 
 export interface ObjectReport {
   kind: string;

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { startFakeTykDashboard, type FakeTykDashboard, type FakeTykDashboardOptions, type JsonObject } from './tyk-dashboard.js';
+import { DASHBOARD_VARIANTS, startFakeTykDashboard, type FakeTykDashboard, type FakeTykDashboardOptions, type JsonObject } from './tyk-dashboard.js';
 
 interface Res {
   status: number;
@@ -74,6 +74,7 @@ async function createPolicy(d: FakeTykDashboard, body: JsonObject): Promise<stri
 
 const OBJECT_ID = /^[0-9a-f]{24}$/;
 const NOT_AUTHORISED = { Status: 'Error', Message: 'Not authorised', Meta: null };
+const NO_API = { Status: 'Error', Message: 'Could not retrieve API detail', Meta: null };
 
 t.test('auth: a missing, wrong or Bearer-prefixed key is 401 with an ApiResponse', async (tt) => {
   const d = await start(tt);
@@ -198,7 +199,7 @@ t.test('PUT /api/apis/{apiId}: update in place, 404 when missing, id rules', asy
 
   tt.equal((await call(d, 'PUT', '/api/apis/httpbin', wrap(httpbin('moved')))).status, 200, 'api_id can change (on-premise)');
   tt.same([...d.apis().keys()].sort(), ['moved', 'other']);
-  tt.equal((await call(d, 'GET', '/api/apis/httpbin')).status, 404);
+  tt.same((await call(d, 'GET', '/api/apis/httpbin')).body, NO_API, 'the old api_id is unknown now');
   tt.equal((await call(d, 'GET', '/api/apis/moved')).body.api_definition.id, internal);
   tt.equal((await call(d, 'PUT', '/api/apis/moved', '{')).status, 400, 'malformed');
 });
@@ -220,9 +221,9 @@ t.test('DELETE /api/apis/{apiId}', async (tt) => {
   await createApi(d, httpbin('two', 'two'));
   tt.same(await call(d, 'DELETE', '/api/apis/httpbin'), { status: 200, body: { Status: 'OK', Message: 'API deleted', Meta: null }, contentType: 'application/json' });
   const gone = await call(d, 'GET', '/api/apis/httpbin');
-  tt.same(gone, { status: 404, body: { Status: 'Error', Message: 'Could not retrieve API detail', Meta: null }, contentType: 'application/json' });
-  tt.equal((await call(d, 'GET', `/api/apis/${internal}`)).status, 404, 'gone by internal id too');
-  tt.equal((await call(d, 'DELETE', '/api/apis/httpbin')).status, 404);
+  tt.same(gone, { status: 400, body: NO_API, contentType: 'application/json' }, 'GET of an unknown id: the swagger’s 400');
+  tt.equal((await call(d, 'GET', `/api/apis/${internal}`)).status, 400, 'gone by internal id too');
+  tt.same(await call(d, 'DELETE', '/api/apis/httpbin'), { status: 404, body: NO_API, contentType: 'application/json' }, 'DELETE of an unknown id: 404');
   tt.same([...d.apis().keys()], ['two'], 'the other one stays');
   const twoInternal = (await call(d, 'GET', '/api/apis/two')).body.api_definition.id;
   tt.equal((await call(d, 'DELETE', `/api/apis/${twoInternal}`)).status, 200, 'delete by internal id');
@@ -366,7 +367,7 @@ t.test('the test side: copies, edits, removals, wipe', async (tt) => {
   tt.equal((await call(d, 'GET', '/api/apis/httpbin')).body.api_definition.name, 'edited behind the back');
   d.editApi('httpbin', (a) => ({ ...a, api_id: 'renamed-behind' }));
   tt.equal((await call(d, 'GET', '/api/apis/renamed-behind')).status, 200, 'a replacement with a new api_id is indexed');
-  tt.equal((await call(d, 'GET', '/api/apis/httpbin')).status, 404);
+  tt.equal((await call(d, 'GET', '/api/apis/httpbin')).status, 400);
   d.editPolicy(mid, (p) => {
     p.rate = 1;
   });
@@ -376,7 +377,7 @@ t.test('the test side: copies, edits, removals, wipe', async (tt) => {
 
   tt.equal(d.removeApi('renamed-behind'), true);
   tt.equal(d.removeApi('renamed-behind'), false);
-  tt.equal((await call(d, 'GET', '/api/apis/renamed-behind')).status, 404);
+  tt.equal((await call(d, 'GET', '/api/apis/renamed-behind')).status, 400);
   tt.equal(d.removePolicy(mid), true);
   tt.equal((await call(d, 'GET', `/api/portal/policies/${mid}`)).status, 404);
 
@@ -480,4 +481,154 @@ t.test('call counting and writes()', async (tt) => {
   d.resetCalls();
   tt.equal(d.calls.length, 0);
   tt.equal(d.writes(), 0);
+});
+
+t.test('unknownApi: GET of an id the Dashboard does not have is 400 (documented) or 404, same message; PUT and DELETE 404', async (tt) => {
+  for (const [option, status] of [[undefined, 400], ['400', 400], ['404', 404]] as const) {
+    const d = await start(tt, option === undefined ? {} : { unknownApi: option });
+    const what = `unknownApi ${option ?? '(default)'}`;
+    const internal = await createApi(d, httpbin());
+    tt.same(await call(d, 'GET', '/api/apis/nope'), { status, body: NO_API, contentType: 'application/json' }, `${what}: GET by api_id`);
+    tt.same((await call(d, 'GET', '/api/apis/000000000000000000000000')).status, status, `${what}: GET by an internal id`);
+    tt.same(await call(d, 'DELETE', '/api/apis/nope'), { status: 404, body: NO_API, contentType: 'application/json' }, `${what}: DELETE`);
+    const put = await call(d, 'PUT', '/api/apis/nope', wrap(httpbin('nope')));
+    tt.same(put, { status: 404, body: { Status: 'Error', Message: 'API definition does not exist', Meta: null }, contentType: 'application/json' }, `${what}: PUT`);
+    tt.equal((await call(d, 'GET', `/api/apis/${internal}`)).status, 200, `${what}: a known API is found`);
+    tt.equal((await call(d, 'GET', '/api/apis/nope', undefined, {})).status, 401, `${what}: auth comes first`);
+  }
+});
+
+t.test('policyPathId: _id only (400 for anything else), or _id else the policy’s own id', async (tt) => {
+  const strict = await start(tt);
+  const mid = await createPolicy(strict, policy('our-id'));
+  tt.same((await call(strict, 'GET', '/api/portal/policies/our-id')).body, { Status: 'Error', Message: 'Invalid policy ID.', Meta: null });
+  tt.equal((await call(strict, 'PUT', '/api/portal/policies/our-id', policy('our-id'))).status, 400);
+  tt.equal((await call(strict, 'DELETE', '/api/portal/policies/our-id')).status, 400);
+  tt.equal(strict.policies().size, 1, 'nothing deleted by our id');
+  tt.equal((await call(strict, 'GET', `/api/portal/policies/${mid}`)).status, 200);
+
+  const d = await start(tt, { policyPathId: '_id-or-id' });
+  const first = await createPolicy(d, policy('our-id', 'first'));
+  const second = await createPolicy(d, policy('our-id', 'second'));
+  const byId = await call(d, 'GET', '/api/portal/policies/our-id');
+  tt.equal(byId.status, 200, 'found by its id field');
+  tt.match(byId.body, { _id: first, id: 'our-id', name: 'first' }, 'the oldest with that id');
+  tt.match((await call(d, 'GET', `/api/portal/policies/${second}`)).body, { _id: second, name: 'second' }, 'and by _id');
+  const missing = await call(d, 'GET', '/api/portal/policies/not-hex-and-nobody');
+  tt.same(missing, { status: 404, body: { Status: 'Error', Message: 'Could not retrieve portal object.', Meta: null }, contentType: 'application/json' }, 'no id is invalid: unknown is 404');
+  tt.equal((await call(d, 'GET', '/api/portal/policies/66570989d98dd00001da17f1')).status, 404);
+
+  const put = await call(d, 'PUT', '/api/portal/policies/our-id', { ...policy('our-id', 'first'), rate: 7 });
+  tt.same(put.body, { Status: 'OK', Message: 'Data updated', Meta: null });
+  tt.equal(d.policies().get(first)?.rate, 7, 'PUT by id updates the policy it names');
+  tt.equal(d.policies().get(first)?._id, first, 'which keeps its _id');
+  const wrongMid = await call(d, 'PUT', '/api/portal/policies/our-id', { ...policy('our-id', 'first'), _id: second });
+  tt.same(wrongMid, { status: 400, body: { Status: 'Error', Message: 'Invalid policy ID.', Meta: null }, contentType: 'application/json' }, 'a body _id of another policy');
+  tt.equal((await call(d, 'PUT', '/api/portal/policies/nobody', policy('nobody'))).status, 404, 'PUT does not create');
+
+  tt.same((await call(d, 'DELETE', '/api/portal/policies/our-id')).body, { Status: 'OK', Message: 'Data deleted', Meta: null });
+  tt.same([...d.policies().keys()], [second], 'the oldest went');
+  tt.same(await call(d, 'DELETE', '/api/portal/policies/nobody'), {
+    status: 404,
+    body: { Status: 'Error', Message: 'Could not retrieve object for deletion', Meta: null },
+    contentType: 'application/json',
+  });
+  const noId = await createPolicy(d, { name: 'no id field' });
+  tt.equal((await call(d, 'GET', `/api/portal/policies/${noId}`)).status, 200);
+});
+
+t.test('emptyList: a page without items is null (default) or []', async (tt) => {
+  const nulls = await start(tt);
+  tt.same((await call(nulls, 'GET', '/api/apis?p=1')).body, { apis: null, pages: 0 });
+  tt.same((await call(nulls, 'GET', '/api/portal/policies?p=1')).body, { Data: null, Pages: 0 });
+  const arrays = await start(tt, { emptyList: '[]' });
+  tt.same((await call(arrays, 'GET', '/api/apis?p=1')).body, { apis: [], pages: 0 });
+  tt.same((await call(arrays, 'GET', '/api/portal/policies')).body, { Data: [], Pages: 0 });
+  await createApi(arrays, httpbin());
+  await createPolicy(arrays, policy('p'));
+  tt.same((await call(arrays, 'GET', '/api/apis?p=2')).body, { apis: [], pages: 1 }, 'past the end too');
+  tt.same((await call(arrays, 'GET', '/api/portal/policies?p=2')).body, { Data: [], Pages: 1 });
+  tt.equal((await call(arrays, 'GET', '/api/apis?p=1')).body.apis.length, 1);
+});
+
+t.test('DASHBOARD_VARIANTS: the first is the defaults; every value of every option appears', async (tt) => {
+  tt.same(DASHBOARD_VARIANTS[0]?.options, {});
+  const seen = new Map<string, Set<string>>();
+  for (const v of DASHBOARD_VARIANTS) {
+    for (const [k, val] of Object.entries(v.options)) seen.set(k, new Set([...(seen.get(k) ?? []), String(val)]));
+  }
+  tt.same([...(seen.get('unknownApi') ?? [])], ['404'], 'the default 400 in the first');
+  tt.same([...(seen.get('policyPathId') ?? [])], ['_id-or-id']);
+  tt.same([...(seen.get('emptyList') ?? [])], ['[]']);
+  tt.equal(new Set(DASHBOARD_VARIANTS.map((v) => v.name)).size, DASHBOARD_VARIANTS.length, 'names are unique');
+  for (const v of DASHBOARD_VARIANTS) {
+    const d = await start(tt, v.options);
+    tt.equal((await call(d, 'GET', '/api/apis')).status, 200, `${v.name}: starts and answers`);
+  }
+});
+
+t.test('every route the client uses: documented statuses and body shapes', async (tt) => {
+  const d = await start(tt);
+  const ok = (message: string, meta: unknown = null) => ({ Status: 'OK', Message: message, Meta: meta });
+  const err = (message: string) => ({ Status: 'Error', Message: message, Meta: null });
+  const apiWrapperKeys = ['api_definition', 'api_model', 'categories', 'created_at', 'hook_references', 'is_site', 'sort_by', 'updated_at', 'user_group_owners', 'user_owners'];
+
+  // /api/apis
+  const list = await call(d, 'GET', '/api/apis?p=1&sort=created_at');
+  tt.same(Object.keys(list.body).sort(), ['apis', 'pages'], 'GET /api/apis: ApiDefinitionsResponse');
+  const created = await call(d, 'POST', '/api/apis', wrap(httpbin()));
+  tt.same(Object.keys(created.body).sort(), ['ID', 'Message', 'Meta', 'Status'], 'POST /api/apis 200: ApiResponse with ID');
+  tt.match(created.body, { Status: 'OK', Message: 'API created', ID: 'httpbin', Meta: OBJECT_ID });
+  tt.same((await call(d, 'POST', '/api/apis', wrap(httpbin()))).body, err('Found API with the same ID'), 'POST 409');
+  tt.equal((await call(d, 'POST', '/api/apis', '{')).status, 400, 'POST 400');
+  tt.same((await call(d, 'GET', '/api/apis', undefined, {})).body, NOT_AUTHORISED, '401');
+  const listed = await call(d, 'GET', '/api/apis?p=1');
+  tt.same(Object.keys(listed.body.apis[0]).sort(), apiWrapperKeys, 'list items are ApiDefinitionWrappers');
+
+  // /api/apis/{apiId}
+  const one = await call(d, 'GET', '/api/apis/httpbin');
+  tt.same(Object.keys(one.body).sort(), apiWrapperKeys, 'GET one: ApiDefinitionWrapper');
+  tt.same((await call(d, 'GET', '/api/apis/none')), { status: 400, body: NO_API, contentType: 'application/json' }, 'GET unknown: 400');
+  tt.same((await call(d, 'PUT', '/api/apis/httpbin', wrap(httpbin()))).body, ok('API updated'), 'PUT 200');
+  tt.same((await call(d, 'PUT', '/api/apis/httpbin', wrap({ ...httpbin(), id: '000000000000000000000000' }))).body, err('Invalid `ID` value'), 'PUT 400');
+  tt.same((await call(d, 'PUT', '/api/apis/none', wrap(httpbin('none')))).body, err('API definition does not exist'), 'PUT 404');
+  tt.same((await call(d, 'DELETE', '/api/apis/httpbin')).body, ok('API deleted'), 'DELETE 200');
+  tt.same((await call(d, 'DELETE', '/api/apis/httpbin')).body, NO_API, 'DELETE 404');
+
+  // /api/portal/policies
+  tt.same(Object.keys((await call(d, 'GET', '/api/portal/policies?p=1')).body).sort(), ['Data', 'Pages'], 'GET policies: ReturnDataStruct');
+  const pol = await call(d, 'POST', '/api/portal/policies', policy('p'));
+  tt.same(Object.keys(pol.body).sort(), ['Message', 'Meta', 'Status'], 'POST policy 200: ApiResponse');
+  tt.match(pol.body, { Status: 'OK', Message: OBJECT_ID, Meta: null }, 'the new _id in Message');
+  const mid = pol.body.Message as string;
+  tt.same((await call(d, 'POST', '/api/portal/policies', policy('q', 'policy p'))).body, err('This policy name has already been used. Enter a unique policy name.'), 'POST 400');
+  tt.same((await call(d, 'POST', '/api/portal/policies', '[')).body, err('Request body malformed.'), 'POST 403');
+
+  // /api/portal/policies/{id}
+  const got = await call(d, 'GET', `/api/portal/policies/${mid}`);
+  tt.match(got.body, { _id: mid, id: 'p', name: 'policy p' }, 'GET one: Policy, with _id and id');
+  tt.same((await call(d, 'GET', '/api/portal/policies/x')).body, err('Invalid policy ID.'), 'GET 400');
+  tt.same((await call(d, 'GET', '/api/portal/policies/66570989d98dd00001da17f1')).body, err('Could not retrieve portal object.'), 'GET 404');
+  tt.same((await call(d, 'PUT', `/api/portal/policies/${mid}`, policy('p'))).body, ok('Data updated'), 'PUT 200');
+  tt.same((await call(d, 'PUT', `/api/portal/policies/${mid}`, { ...policy('p'), _id: '66570989d98dd00001da17f1' })).body, err('Invalid policy ID.'), 'PUT 400');
+  tt.same((await call(d, 'PUT', `/api/portal/policies/${mid}`, '{')).body, err('Request body malformed.'), 'PUT 403');
+  tt.same((await call(d, 'PUT', '/api/portal/policies/66570989d98dd00001da17f1', policy('z'))).body, err('Could not retrieve portal object.'), 'PUT 404');
+  tt.same((await call(d, 'DELETE', '/api/portal/policies/x')).body, err('Invalid policy ID.'), 'DELETE 400');
+  tt.same((await call(d, 'DELETE', `/api/portal/policies/${mid}`)).body, ok('Data deleted'), 'DELETE 200');
+  tt.same((await call(d, 'DELETE', `/api/portal/policies/${mid}`)).body, err('Could not retrieve object for deletion'), 'DELETE 404');
+});
+
+t.test('documented query parameters the fake does not model are refused (501), never ignored; versions: the documented 400', async (tt) => {
+  const d = await start(tt);
+  const noVersionName = await call(d, 'POST', '/api/apis?base_api_id=663a4ed9b6be920001b191ae', wrap(httpbin()));
+  tt.same(noVersionName, { status: 400, body: { Status: 'Error', Message: 'version name header should be set with base API ID', Meta: null }, contentType: 'application/json' });
+  const version = await call(d, 'POST', '/api/apis?base_api_id=663a4ed9b6be920001b191ae&new_version_name=v2', wrap(httpbin()));
+  tt.equal(version.status, 501);
+  tt.match(version.body, { Status: 'Error', Message: /not modelled by the fake: API versions/ });
+  tt.equal((await call(d, 'POST', '/api/apis?set_default=true', wrap(httpbin()))).status, 501);
+  tt.equal(d.apis().size, 0, 'nothing created');
+  const filtered = await call(d, 'GET', '/api/apis?p=1&api_type=rest&category=x');
+  tt.same(filtered.body, { Status: 'Error', Message: 'not modelled by the fake: api_type, category', Meta: null });
+  tt.equal(filtered.status, 501);
+  tt.equal((await call(d, 'GET', '/api/apis?p=1&sort=name&q=x')).status, 200, 'the modelled ones are applied');
 });

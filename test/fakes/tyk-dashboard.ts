@@ -13,29 +13,37 @@
  *   POST: 200 `{Status:"OK", Message:"API created", Meta:<internal id>, ID:<api_id>}`; an empty
  *   api_id is generated (32 hex); the internal `id` is always the Dashboard's (24 hex, "cannot be
  *   chosen"); an api_id already in use → 409 "Found API with the same ID" (the swagger's example).
- *   GET one → the wrapper, api_definition filled with every field of the model; missing → 404
- *   "Could not retrieve API detail" (the swagger lists that message under DELETE's 404 and GET's
- *   400; we take it as one lookup that answers 404). PUT → 200 "API updated"; missing → 404
- *   "API definition does not exist"; a body `id` other than the stored internal id → 400
- *   "Invalid `ID` value"; an empty body api_id keeps the stored one, another one renames the API
- *   (on-premise behaviour; `immutableApiId` models Tyk Cloud, which ignores it); renaming onto
- *   an api_id in use → 400 "Found API with the same ID". DELETE → 200 "API deleted"; missing → 404.
+ *   GET one → the wrapper, api_definition filled with every field of the model. An id it does
+ *   not have: the swagger documents `400 "Could not retrieve API detail"` for GET and `404` with
+ *   the same message for DELETE; `unknownApi` picks GET's answer ('400', the default, or '404').
+ *   PUT → 200 "API updated"; missing → 404 "API definition does not exist"; a body `id` other
+ *   than the stored internal id → 400 "Invalid `ID` value"; an empty body api_id keeps the
+ *   stored one, another one renames the API (on-premise behaviour; `immutableApiId` models Tyk
+ *   Cloud, which ignores it); renaming onto an api_id in use → 400 "Found API with the same
+ *   ID". DELETE → 200 "API deleted"; missing → 404 "Could not retrieve API detail".
  *   GET list `?p=N` → ApiDefinitionsResponse `{apis, pages}`: pages are 1-based; p absent, 0 or
  *   not a number → page 1; p past the end → no items; p < 0 → every item (pages 1). `pages`
- *   is ceil(total / pageSize), 0 when empty; an empty `apis` is null (the schema is nullable).
+ *   is ceil(total / pageSize), 0 when empty. The schema makes `apis` (and the policies' `Data`)
+ *   a nullable array: `emptyList` picks how a page without items says so, null (Go's nil
+ *   slice; the default) or [].
  *   Sorted by `-created_at` unless `sort` (name, created_at, updated_at, each with "-") says
  *   otherwise; `q` filters by a case-insensitive substring of the name.
- * - Policies: the bare Policy object. The Dashboard's `_id` (24 hex) names it in
- *   /api/portal/policies/{id}; `id` is an ordinary field it stores as given (duplicates are not
- *   refused: nothing in the swagger says they are). POST → 200 `{Status:"OK", Message:<_id>,
- *   Meta:null}` (the swagger's example puts the new _id in Message, not Meta). A path id that is
- *   not 24 hex → 400 "Invalid policy ID."; missing → 404 "Could not retrieve portal object."
- *   (DELETE: "Could not retrieve object for deletion"). PUT → 200 "Data updated"; a body `_id`
- *   other than the path's → 400 "Invalid policy ID.". DELETE → 200 "Data deleted". A name
- *   another policy has → 400 "This policy name has already been used. Enter a unique policy
- *   name.". A malformed body (bad JSON, a field of the wrong type) → 403 "Request body
- *   malformed." (yes, 403: the swagger's answer for policies). GET list → ReturnDataStruct
- *   `{Data, Pages}`, same paging rules, creation order; `active` (any value) keeps active ones.
+ * - Policies: the bare Policy object. The Dashboard's `_id` (24 hex) names it; `id` is an
+ *   ordinary field it stores as given (duplicates are not refused: nothing in the swagger says
+ *   they are). POST → 200 `{Status:"OK", Message:<_id>, Meta:null}` (the swagger's example puts
+ *   the new _id in Message, not Meta). What {id} in /api/portal/policies/{id} names, the swagger
+ *   says only as "ID of policy" (its examples are 24-hex _ids; "Invalid policy ID." answers an
+ *   id that is invalid); `policyPathId` picks: '_id' (the default) takes the _id only, and a
+ *   path id that is not 24 hex → 400 "Invalid policy ID."; '_id-or-id' takes the _id, else the
+ *   oldest policy whose `id` field is the path id (Tyk Operator's early Dashboard client looked
+ *   policies up by their own id this way), so no path id is invalid. Missing → 404 "Could not
+ *   retrieve portal object." (DELETE: "Could not retrieve object for deletion"). PUT → 200
+ *   "Data updated"; a body `_id` other than the policy's → 400 "Invalid policy ID.". DELETE →
+ *   200 "Data deleted". A name another policy has → 400 "This policy name has already been
+ *   used. Enter a unique policy name.". A malformed body (bad JSON, a field of the wrong type)
+ *   → 403 "Request body malformed." (yes, 403: the swagger's answer for policies). GET list →
+ *   ReturnDataStruct `{Data, Pages}`, same paging rules, creation order; `active` (any value)
+ *   keeps active ones.
  * - The Dashboard owns `org_id` (the key's organisation, `orgId`), the internal `id`, `_id`,
  *   `date_created` and `last_updated` (unix seconds); GET echoes the full model, the stored
  *   object merged over Go zero values (map entries of version_data.versions, auth_configs and
@@ -44,11 +52,17 @@
  *   JSON type → 400 "Malformed API data" (message ours); an invalid IP/CIDR in an enabled
  *   allow/block list → 400 "Validation of API Definition failed. Reason: invalid IP/CIDR ...".
  * - `ignoreApiIdOnCreate` models Dashboards that generate their own api_id on POST.
+ * - DASHBOARD_VARIANTS: named option sets, one per documented alternative answer (each option's
+ *   every value appears in one), for tests that must hold against each.
+ * - API versions: POST /api/apis with `base_api_id` but no `new_version_name` → 400 "version
+ *   name header should be set with base API ID" (the swagger's example); with one → 501.
+ *   Documented query parameters the fake does not apply (the other list filters, versioning)
+ *   answer 501 "not modelled by the fake: ..." rather than being ignored.
  * - Test controls: the stored objects (copies), back-door edits and removals, `wipe()`, fault
  *   injection and a call log shared with the other fakes (./faults.ts).
  *
- * Leaves out: OAS/streams/MCP APIs, versioning query parameters, categories, ownership and
- * permissions (403s only by fault injection), keys, policy search, the other list filters.
+ * Leaves out: OAS/streams/MCP APIs, API versions, categories, ownership and permissions (403s
+ * only by fault injection), keys, policy search, the other list filters.
  */
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
@@ -76,7 +90,30 @@ export interface FakeTykDashboardOptions {
   ignoreApiIdOnCreate?: boolean;
   /** PUT /api/apis ignores a change of api_id (Tyk Cloud). */
   immutableApiId?: boolean;
+  /** How GET /api/apis/{apiId} answers an id it does not have: 400 (the default) or 404, "Could not retrieve API detail". */
+  unknownApi?: '400' | '404';
+  /** What /api/portal/policies/{id} takes: the _id only (the default), or the _id else the policy's `id` field. */
+  policyPathId?: '_id' | '_id-or-id';
+  /** How a list page without items renders them: null (the default) or []. */
+  emptyList?: 'null' | '[]';
 }
+
+/** One documented way a Dashboard answers, as fake options. */
+export interface DashboardVariant {
+  name: string;
+  options: FakeTykDashboardOptions;
+}
+
+/**
+ * Every documented alternative answer, each in one variant (the first is all defaults): tests
+ * of behaviour that must hold on any Dashboard run over these.
+ */
+export const DASHBOARD_VARIANTS: readonly DashboardVariant[] = [
+  { name: 'unknown API 400, policies by _id, empty lists null', options: {} },
+  { name: 'unknown API 404', options: { unknownApi: '404' } },
+  { name: 'policy path takes _id or id', options: { policyPathId: '_id-or-id' } },
+  { name: 'empty lists []', options: { emptyList: '[]' } },
+];
 
 /** A fault to inject; a `status` without `body` answers with an ApiResponse error. */
 export type FaultSpec = BaseFaultSpec<CallRecord>;
@@ -591,10 +628,20 @@ function apiError(status: number, message: string): Reply {
   return reply(status, { Status: 'Error', Message: message, Meta: null });
 }
 
+/** The list filters the swagger documents for GET /api/apis that the fake does not apply. */
+const API_LIST_FILTERS = ['api_type', 'category', 'auth_type', 'base_apis', 'compressed'];
+
+/** A 501 for a documented query parameter the fake does not model (rather than ignore it). */
+function notModelled(query: URLSearchParams, names: readonly string[]): Reply | undefined {
+  const used = names.filter((n) => query.has(n));
+  return used.length === 0 ? undefined : apiError(501, `not modelled by the fake: ${used.join(', ')}`);
+}
+
 const MSG = {
   unauthorised: 'Not authorised',
   malformedApi: 'Malformed API data',
   apiExists: 'Found API with the same ID',
+  versionName: 'version name header should be set with base API ID',
   apiNotFound: 'Could not retrieve API detail',
   apiPutNotFound: 'API definition does not exist',
   badInternalId: 'Invalid `ID` value',
@@ -634,6 +681,9 @@ class FakeDashboard extends TykFakeBase {
   private readonly pageSize: number;
   private readonly ignoreApiIdOnCreate: boolean;
   private readonly immutableApiId: boolean;
+  private readonly unknownApi: number;
+  private readonly policyPathId: '_id' | '_id-or-id';
+  private readonly emptyList: null | [];
   /** internal id → API */
   private apiStore = new Map<string, StoredApi>();
   /** api_id → internal id */
@@ -649,6 +699,9 @@ class FakeDashboard extends TykFakeBase {
     this.pageSize = Math.max(1, options.pageSize ?? 10);
     this.ignoreApiIdOnCreate = options.ignoreApiIdOnCreate ?? false;
     this.immutableApiId = options.immutableApiId ?? false;
+    this.unknownApi = options.unknownApi === '404' ? 404 : 400;
+    this.policyPathId = options.policyPathId ?? '_id';
+    this.emptyList = options.emptyList === '[]' ? [] : null;
   }
 
   // --- the test side -------------------------------------------------------
@@ -708,8 +761,8 @@ class FakeDashboard extends TykFakeBase {
     if (!path.startsWith('/api/')) return apiError(404, 'Not found');
     if (req.headers.authorization !== this.secret) return apiError(401, MSG.unauthorised);
     if (/^\/api\/apis\/?$/.test(path)) {
-      if (method === 'GET') return this.listApis(url.searchParams);
-      if (method === 'POST') return this.createApi(raw);
+      if (method === 'GET') return notModelled(url.searchParams, API_LIST_FILTERS) ?? this.listApis(url.searchParams);
+      if (method === 'POST') return this.versioning(url.searchParams) ?? this.createApi(raw);
       return apiError(405, 'Method not allowed');
     }
     const api = /^\/api\/apis\/([^/]+)\/?$/.exec(path);
@@ -727,9 +780,10 @@ class FakeDashboard extends TykFakeBase {
     }
     const policy = /^\/api\/portal\/policies\/([^/]+)\/?$/.exec(path);
     if (policy) {
-      const mid = decodeURIComponent(policy[1] ?? '');
+      const pathId = decodeURIComponent(policy[1] ?? '');
       if (!['GET', 'PUT', 'DELETE'].includes(method)) return apiError(405, 'Method not allowed');
-      if (!OBJECT_ID.test(mid)) return apiError(400, MSG.badPolicyId);
+      if (this.policyPathId === '_id' && !OBJECT_ID.test(pathId)) return apiError(400, MSG.badPolicyId);
+      const mid = this.findPolicy(pathId);
       if (method === 'GET') return this.getPolicy(mid);
       if (method === 'PUT') return this.updatePolicy(mid, raw);
       return this.deletePolicy(mid);
@@ -778,12 +832,19 @@ class FakeDashboard extends TykFakeBase {
       field === 'name' ? str(a.def.name) : field === 'updated_at' ? a.updatedAt : a.createdAt;
     all.sort((x, y) => sign * (key(x) < key(y) ? -1 : key(x) > key(y) ? 1 : x.seq - y.seq));
     const { items, pages } = this.page(all, query.get('p'));
-    return reply(200, { apis: items.length === 0 ? null : items.map((a) => this.wrapper(a)), pages });
+    return reply(200, { apis: items.length === 0 ? this.emptyList : items.map((a) => this.wrapper(a)), pages });
   }
 
   private getApi(id: string): Reply {
     const a = this.findApi(id);
-    return a ? reply(200, this.wrapper(a)) : apiError(404, MSG.apiNotFound);
+    return a ? reply(200, this.wrapper(a)) : apiError(this.unknownApi, MSG.apiNotFound);
+  }
+
+  /** POST /api/apis with the versioning parameters: the documented 400, else not modelled. */
+  private versioning(query: URLSearchParams): Reply | undefined {
+    if (!query.has('base_api_id')) return notModelled(query, ['base_api_version_name', 'new_version_name', 'set_default']);
+    if (!query.get('new_version_name')) return apiError(400, MSG.versionName);
+    return apiError(501, 'not modelled by the fake: API versions (base_api_id)');
   }
 
   private createApi(raw: string): Reply {
@@ -841,11 +902,19 @@ class FakeDashboard extends TykFakeBase {
     let all = [...this.policyStore.values()].sort((x, y) => x.seq - y.seq);
     if (query.has('active')) all = all.filter((p) => p.doc.active === true);
     const { items, pages } = this.page(all, query.get('p'));
-    return reply(200, { Data: items.length === 0 ? null : items.map((p) => clone(p.doc)), Pages: pages });
+    return reply(200, { Data: items.length === 0 ? this.emptyList : items.map((p) => clone(p.doc)), Pages: pages });
   }
 
-  private getPolicy(mid: string): Reply {
-    const p = this.policyStore.get(mid);
+  /** The _id of the policy a path id names (see `policyPathId`); undefined when none. */
+  private findPolicy(pathId: string): string | undefined {
+    if (this.policyStore.has(pathId)) return pathId;
+    if (this.policyPathId === '_id' || pathId === '') return undefined;
+    const byId = [...this.policyStore].filter(([, p]) => p.doc.id === pathId).sort(([, x], [, y]) => x.seq - y.seq);
+    return byId[0]?.[0];
+  }
+
+  private getPolicy(mid: string | undefined): Reply {
+    const p = mid === undefined ? undefined : this.policyStore.get(mid);
     return p ? reply(200, clone(p.doc)) : apiError(404, MSG.policyNotFound);
   }
 
@@ -865,9 +934,9 @@ class FakeDashboard extends TykFakeBase {
     return ok(mid);
   }
 
-  private updatePolicy(mid: string, raw: string): Reply {
-    const stored = this.policyStore.get(mid);
-    if (stored === undefined) return apiError(404, MSG.policyNotFound);
+  private updatePolicy(mid: string | undefined, raw: string): Reply {
+    const stored = mid === undefined ? undefined : this.policyStore.get(mid);
+    if (mid === undefined || stored === undefined) return apiError(404, MSG.policyNotFound);
     const body = decodeModel(raw, POLICY_SHAPE);
     if (body === undefined) return apiError(403, MSG.malformedPolicy);
     if (str(body._id) !== '' && str(body._id) !== mid) return apiError(400, MSG.badPolicyId);
@@ -882,8 +951,8 @@ class FakeDashboard extends TykFakeBase {
     return ok('Data updated');
   }
 
-  private deletePolicy(mid: string): Reply {
-    if (!this.policyStore.delete(mid)) return apiError(404, MSG.policyDeleteNotFound);
+  private deletePolicy(mid: string | undefined): Reply {
+    if (mid === undefined || !this.policyStore.delete(mid)) return apiError(404, MSG.policyDeleteNotFound);
     return ok('Data deleted');
   }
 }

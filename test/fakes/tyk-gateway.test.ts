@@ -80,7 +80,7 @@ t.test('POST is invisible until a reload, then GET echoes the full model', async
   const created = await call(gw, 'POST', '/tyk/apis', { ...httpbin(), enable_jwt: null, auth: null, slug: null });
   tt.equal(created.status, 200);
   tt.same(created.body, { key: 'httpbin', status: 'ok', action: 'added' });
-  tt.same((await call(gw, 'GET', '/tyk/apis/httpbin')).body, { status: 'error', message: 'API not found' });
+  tt.same((await call(gw, 'GET', '/tyk/apis/httpbin')).body, { status: 'error', message: 'API not found.' }, 'GET’s message, as the swagger gives it');
   tt.equal((await call(gw, 'GET', '/tyk/apis/httpbin')).status, 404);
   tt.same((await call(gw, 'GET', '/tyk/apis')).body, []);
   tt.ok(gw.files('api').has('httpbin'), 'the file is written');
@@ -381,7 +381,8 @@ t.test('policies: lifecycle and echo', async (tt) => {
   tt.same((await call(gw, 'DELETE', '/tyk/policies/pol1')).body, { status: 'error', message: 'Delete failed' });
   gw.reloadNow();
   tt.equal((await call(gw, 'GET', '/tyk/policies/pol1')).status, 404);
-  tt.same((await call(gw, 'DELETE', '/tyk/policies/pol1')).body, { status: 'error', message: 'Policy not found' });
+  const unknown = await call(gw, 'DELETE', '/tyk/policies/pol1');
+  tt.same(unknown, { status: 500, body: { status: 'error', message: 'Delete failed' }, contentType: 'application/json' }, 'a policy DELETE has no 404 (the swagger): 500');
 
   const generated = await call(gw, 'POST', '/tyk/policies', { name: 'no id' });
   tt.match(generated.body.key, /^[0-9a-f]{24}$/);
@@ -502,7 +503,7 @@ t.test('call counting and writes()', async (tt) => {
   tt.same(gw.calls[2], { method: 'GET', path: '/tyk/reload', query: { block: 'true' }, status: 200 });
   tt.same(gw.calls[0]?.body, httpbin(), 'the parsed request body is recorded');
   tt.equal(gw.count('*', '/tyk/reload'), 1);
-  tt.equal(gw.calls[5]?.status, 404);
+  tt.equal(gw.calls[5]?.status, 500, 'DELETE of an unknown policy');
   tt.equal(gw.calls[7]?.status, 403);
   tt.equal(gw.calls.length, 8);
   tt.equal(gw.count('GET'), 4);
@@ -513,4 +514,125 @@ t.test('call counting and writes()', async (tt) => {
   gw.resetCalls();
   tt.equal(gw.calls.length, 0);
   tt.equal(gw.writes(), 0);
+});
+
+const PLAIN_404 = { status: 404, text: '404 page not found\n', contentType: 'text/plain; charset=utf-8' };
+
+async function raw(gw: FakeTykGateway, method: string, path: string, headers: Record<string, string> = { 'x-tyk-authorization': gw.secret }): Promise<{ status: number; text: string; contentType: string | null }> {
+  const res = await fetch(gw.url + path, { method, headers });
+  return { status: res.status, text: await res.text(), contentType: res.headers.get('content-type') };
+}
+
+t.test('a /tyk/ path without a route: Go’s plain-text 404, before auth', async (tt) => {
+  const gw = await start(tt);
+  tt.same(await raw(gw, 'GET', '/tyk/nothing'), PLAIN_404);
+  tt.same(await raw(gw, 'GET', '/tyk/nothing', {}), PLAIN_404, 'without a key too');
+  tt.same(await raw(gw, 'GET', '/tyk/apis/a/b/c'), PLAIN_404);
+  tt.equal((await raw(gw, 'GET', '/tyk/nothing')).contentType, 'text/plain; charset=utf-8');
+});
+
+t.test('every route the client uses: documented statuses and bodies (current gateway)', async (tt) => {
+  const gw = await start(tt);
+  const err = (message: string) => ({ status: 'error', message });
+  const forbidden = err('Attempted administrative access with invalid or missing key!');
+  for (const [method, path] of [
+    ['GET', '/tyk/apis'],
+    ['POST', '/tyk/apis'],
+    ['GET', '/tyk/apis/x'],
+    ['PUT', '/tyk/apis/x'],
+    ['DELETE', '/tyk/apis/x'],
+    ['GET', '/tyk/policies'],
+    ['POST', '/tyk/policies'],
+    ['GET', '/tyk/policies/x'],
+    ['PUT', '/tyk/policies/x'],
+    ['DELETE', '/tyk/policies/x'],
+    ['GET', '/tyk/reload'],
+    ['GET', '/tyk/reload/group'],
+  ] as const) {
+    tt.same(await call(gw, method, path, undefined, {}), { status: 403, body: forbidden, contentType: 'application/json' }, `${method} ${path}: 403`);
+  }
+  tt.same(gw.writes(), 6, 'forbidden calls are counted, but change nothing');
+  tt.equal(gw.files('api').size + gw.files('policy').size, 0);
+
+  // /tyk/apis and /tyk/apis/{apiID}
+  tt.same((await call(gw, 'GET', '/tyk/apis')).body, [], 'GET: a list of definitions');
+  tt.same((await call(gw, 'POST', '/tyk/apis', httpbin())).body, { key: 'httpbin', status: 'ok', action: 'added' }, 'POST 200');
+  tt.same((await call(gw, 'POST', '/tyk/apis', '{')).body, err('Request malformed'), 'POST 400');
+  tt.same((await call(gw, 'GET', '/tyk/apis/httpbin')).body, err('API not found.'), 'GET 404 (not loaded yet)');
+  tt.same((await call(gw, 'PUT', '/tyk/apis/httpbin', httpbin())).body, err('API not found'), 'PUT 404');
+  gw.reloadNow();
+  tt.equal((await call(gw, 'GET', '/tyk/apis/httpbin')).body.api_id, 'httpbin', 'GET 200: the definition');
+  tt.same((await call(gw, 'PUT', '/tyk/apis/httpbin', httpbin())).body, { key: 'httpbin', status: 'ok', action: 'modified' }, 'PUT 200');
+  tt.same((await call(gw, 'PUT', '/tyk/apis/httpbin', '{')).body, err('Request malformed'), 'PUT 400');
+  tt.same((await call(gw, 'DELETE', '/tyk/apis/httpbin')).body, { key: 'httpbin', status: 'ok', action: 'deleted' }, 'DELETE 200');
+  tt.same((await call(gw, 'DELETE', '/tyk/apis/httpbin')).body, err('Delete failed'), 'DELETE 500 (loaded, file gone)');
+  gw.reloadNow();
+  tt.same((await call(gw, 'DELETE', '/tyk/apis/httpbin')), { status: 404, body: err('API not found'), contentType: 'application/json' }, 'DELETE 404');
+
+  // /tyk/policies and /tyk/policies/{polID}
+  tt.same((await call(gw, 'GET', '/tyk/policies')).body, [], 'GET: a list of policies');
+  tt.same((await call(gw, 'POST', '/tyk/policies', { id: 'p1', name: 'p' })).body, { key: 'p1', status: 'ok', action: 'added' }, 'POST 200');
+  tt.same((await call(gw, 'POST', '/tyk/policies', '[')).body, err('Request malformed'), 'POST 400');
+  tt.same((await call(gw, 'GET', '/tyk/policies/p1')), { status: 404, body: err('Policy not found'), contentType: 'application/json' }, 'GET 404');
+  tt.same((await call(gw, 'PUT', '/tyk/policies/p1', { id: 'p1', name: 'p2' })).body, { key: 'p1', status: 'ok', action: 'modified' }, 'PUT 200');
+  tt.same((await call(gw, 'PUT', '/tyk/policies/p1', '{')).body, err('Request malformed'), 'PUT 400');
+  gw.reloadNow();
+  tt.equal((await call(gw, 'GET', '/tyk/policies/p1')).body.name, 'p2', 'GET 200: the policy');
+  tt.same((await call(gw, 'DELETE', '/tyk/policies/p1')).body, { key: 'p1', status: 'ok', action: 'deleted' }, 'DELETE 200');
+  tt.same((await call(gw, 'DELETE', '/tyk/policies/p1')), { status: 500, body: err('Delete failed'), contentType: 'application/json' }, 'DELETE 500');
+
+  // reloads
+  tt.same(await call(gw, 'GET', '/tyk/reload'), { status: 200, body: { status: 'ok', message: '' }, contentType: 'application/json' });
+  tt.same(await call(gw, 'GET', '/tyk/reload/group'), { status: 200, body: { status: 'ok', message: '' }, contentType: 'application/json' });
+});
+
+t.test('the OAS routes on a current gateway (Classic APIs only)', async (tt) => {
+  const gw = await start(tt);
+  await createLoaded(gw, httpbin());
+  tt.same(await call(gw, 'GET', '/tyk/apis/oas'), { status: 200, body: [], contentType: 'application/json' }, 'no OAS APIs');
+  const classic = await call(gw, 'GET', '/tyk/apis/oas/httpbin');
+  tt.same(classic, { status: 400, body: { status: 'error', message: 'the requested API definition is in Tyk classic format, please use old API endpoint' }, contentType: 'application/json' });
+  tt.equal((await call(gw, 'GET', '/tyk/apis/oas/nope')).status, 404);
+  tt.equal((await call(gw, 'POST', '/tyk/apis/oas', {})).status, 501, 'OAS writes are not modelled');
+  tt.equal((await call(gw, 'GET', '/tyk/apis/oas', undefined, {})).status, 403, 'behind auth');
+});
+
+t.test('version 3.1: no policy or OAS routes (plain-text 404, before auth); APIs and reloads as before; legacy DELETE', async (tt) => {
+  const gw = await start(tt, { version: '3.1' });
+  for (const [method, path] of [
+    ['GET', '/tyk/policies'],
+    ['POST', '/tyk/policies'],
+    ['GET', '/tyk/policies/p1'],
+    ['PUT', '/tyk/policies/p1'],
+    ['DELETE', '/tyk/policies/p1'],
+    ['GET', '/tyk/apis/oas'],
+    ['GET', '/tyk/apis/oas/httpbin'],
+  ] as const) {
+    tt.same(await raw(gw, method, path), PLAIN_404, `${method} ${path}`);
+    tt.same(await raw(gw, method, path, {}), PLAIN_404, `${method} ${path}, without a key`);
+  }
+  tt.equal(gw.files('policy').size, 0, 'nothing written');
+  tt.same((await call(gw, 'POST', '/tyk/apis', httpbin())).body, { key: 'httpbin', status: 'ok', action: 'added' });
+  tt.same((await call(gw, 'GET', '/tyk/reload/group')).body, { status: 'ok', message: '' });
+  await gw.waitForReloads();
+  tt.equal((await call(gw, 'GET', '/tyk/apis/httpbin')).status, 200);
+  tt.equal((await call(gw, 'GET', '/tyk/apis', undefined, {})).status, 403, 'API routes keep their auth');
+  const missing = await call(gw, 'DELETE', '/tyk/apis/never');
+  tt.same(missing, { status: 500, body: { status: 'error', message: 'Delete failed' }, contentType: 'application/json' }, 'an old gateway’s DELETE of what it lacks');
+
+  const newer = await start(tt, { version: '3.1', legacyDelete: false });
+  tt.equal((await call(newer, 'DELETE', '/tyk/apis/never')).status, 404, 'legacyDelete can still be set apart');
+});
+
+t.test('policySource service: policy writes refused with the documented 500; reads as usual', async (tt) => {
+  const gw = await start(tt, { policySource: 'service' });
+  const refused = { status: 500, body: { status: 'error', message: 'Due to enabled service policy source, please use the Dashboard API.' }, contentType: 'application/json' };
+  tt.same(await call(gw, 'POST', '/tyk/policies', { id: 'p1', name: 'p' }), refused, 'POST');
+  tt.same(await call(gw, 'PUT', '/tyk/policies/p1', { id: 'p1', name: 'p' }), refused, 'PUT');
+  tt.same(await call(gw, 'DELETE', '/tyk/policies/p1'), refused, 'DELETE');
+  tt.equal(gw.files('policy').size, 0);
+  tt.same((await call(gw, 'GET', '/tyk/policies')).body, []);
+  tt.equal((await call(gw, 'GET', '/tyk/policies/p1')).status, 404);
+  tt.equal((await call(gw, 'POST', '/tyk/apis', httpbin())).status, 200, 'APIs are written as usual');
+  tt.equal((await call(gw, 'POST', '/tyk/policies', { id: 'p1' }, {})).status, 403, 'auth first');
 });

@@ -1,9 +1,16 @@
 /**
  * Loopback fake of the Tyk Gateway (open-source) control API, for tests.
  *
- * Models (from Tyk's gateway/api.go, api_loader.go and apidef/validator.go):
- * - `x-tyk-authorization` auth on every /tyk/ route (403), JSON error bodies
- *   `{"status":"error","message":...}`, 405 for unsupported methods.
+ * Models (the gateway swagger, 5.14, and Tyk's gateway/api.go, api_loader.go and
+ * apidef/validator.go):
+ * - `x-tyk-authorization` auth on every /tyk/ route (403 "Attempted administrative access with
+ *   invalid or missing key!"), JSON error bodies `{"status":"error","message":...}`, 405 for
+ *   unsupported methods. A /tyk/ path the gateway has no route for answers as Go's router
+ *   does, before any auth: 404 `404 page not found` as text/plain.
+ * - Successful writes answer ApiModifyKeySuccess `{"key":<id>,"status":"ok","action":
+ *   "added"|"modified"|"deleted"}`; reloads `{"status":"ok","message":""}`.
+ * - Not-found messages as the swagger gives them: GET /tyk/apis/{id} "API not found.", PUT and
+ *   DELETE "API not found", GET /tyk/policies/{id} "Policy not found".
  * - Two layers: the app-path FILES (written by POST/PUT/DELETE) and the LOADED
  *   set (read by GET). Only a reload copies files → loaded, so writes are
  *   invisible to GET until a reload has been applied.
@@ -11,9 +18,21 @@
  *   PUT /tyk/apis/{id} needs the id to be loaded (404); PUT /tyk/policies/{id}
  *   does not (the real gateway writes the file regardless). Both need the body
  *   id to equal the path id (400).
- * - DELETE: newer gateways answer 404 for an id that is not loaded and 500
- *   "Delete failed" when it is loaded but its file is gone; `legacyDelete`
- *   models older gateways, which only look at the file (500 when absent).
+ * - DELETE of an API: newer gateways answer 404 for an id that is not loaded and 500
+ *   "Delete failed" when it is loaded but its file is gone; `legacyDelete` models older
+ *   gateways, which only look at the file (500 when absent). DELETE of a policy only looks at
+ *   the file on every gateway: the swagger documents 500 "Delete failed", no 404.
+ * - `version: '3.1'`: a gateway from before the policy and OAS APIs: /tyk/policies,
+ *   /tyk/policies/{id}, /tyk/apis/oas and /tyk/apis/oas/{id} have no route (the plain-text 404
+ *   above, as Tyk Gateway 3.1 answers /tyk/policies; the OAS API arrived in the 5.x line), and
+ *   DELETE is `legacyDelete` unless that says otherwise. The default, 'current', has the OAS
+ *   routes: GET /tyk/apis/oas lists the OAS APIs (none: the fake holds Classic APIs only),
+ *   GET /tyk/apis/oas/{id} of a Classic API is 400 "the requested API definition is in Tyk
+ *   classic format, please use old API endpoint", of an unknown one 404 "API not found"; OAS
+ *   writes answer 501 (not modelled).
+ * - `policySource: 'service'`: a gateway whose policies come from a Dashboard refuses policy
+ *   writes (POST, PUT, DELETE) with 500 "Due to enabled service policy source, please use the
+ *   Dashboard API." (the swagger's 500 for POST /tyk/policies); GET lists what is loaded.
  * - Go decoding: invalid JSON or a field of the wrong JSON type → 400
  *   "Request malformed"; fields unknown to the model are dropped at top level.
  * - The real POST/PUT-time validation rules for APIs (duplicate GraphQL data
@@ -40,7 +59,7 @@
  *   delay, dropped socket, hang) and a log of calls, shaped like the
  *   Kubernetes fake's.
  *
- * Leaves out: OAS APIs (/tyk/apis/oas), keys, orgs, certificates, versions
+ * Leaves out: OAS API bodies and writes, keys, orgs, certificates, versions
  * endpoints, the proxying itself (so no "Version information not found"),
  * reload coalescing (each kept reload is applied once), API load-time
  * skipping (which does not change what GET shows), Go's case-insensitive key
@@ -72,8 +91,12 @@ export interface FakeTykOptions {
   reloadDelayMs?: number;
   /** Group reloads within this long after start/restart are lost; default 0. */
   joinDelayMs?: number;
-  /** Older gateways: DELETE of a missing file is 500 "Delete failed" (no 404). */
+  /** Older gateways: DELETE of a missing file is 500 "Delete failed" (no 404); default true for version 3.1. */
   legacyDelete?: boolean;
+  /** The release modelled: 'current' (the swagger's; default) or '3.1' (no policy or OAS routes). */
+  version?: 'current' | '3.1';
+  /** Where policies come from: 'file' (written through /tyk/policies; default) or 'service' (a Dashboard). */
+  policySource?: 'file' | 'service';
 }
 
 /** A fault to inject; a `status` without `body` answers with a Tyk error body. */
@@ -454,6 +477,8 @@ const SHAPES: Record<Kind, Shape> = {
 
 interface KindInfo {
   idField: string;
+  /** GET's message for an id that is not loaded */
+  getNotFound: string;
   notFound: string;
   mismatch: string;
 }
@@ -461,11 +486,13 @@ interface KindInfo {
 const KINDS: Record<Kind, KindInfo> = {
   api: {
     idField: 'api_id',
+    getNotFound: 'API not found.',
     notFound: 'API not found',
     mismatch: 'Request APIID does not match that in Definition! For Update operations these must match.',
   },
   policy: {
     idField: 'id',
+    getNotFound: 'Policy not found',
     notFound: 'Policy not found',
     mismatch: 'Request ID does not match that in policy! For Update operations these must match.',
   },
@@ -691,6 +718,44 @@ function modified(key: string, action: 'added' | 'modified' | 'deleted'): Reply 
 }
 
 const FORBIDDEN = 'Attempted administrative access with invalid or missing key!';
+const SERVICE_POLICIES = 'Due to enabled service policy source, please use the Dashboard API.';
+const CLASSIC_ON_OAS_ROUTE = 'the requested API definition is in Tyk classic format, please use old API endpoint';
+
+/** Go's http.NotFound: what the gateway's router answers for a path it has no route for. */
+const PAGE_NOT_FOUND: Reply = {
+  status: 404,
+  body: '404 page not found\n',
+  raw: true,
+  headers: { 'Content-Type': 'text/plain; charset=utf-8', 'X-Content-Type-Options': 'nosniff' },
+};
+
+/** The /tyk/ routes the fake serves. */
+type Route =
+  | { name: 'collection'; kind: Kind }
+  | { name: 'item'; kind: Kind; id: string }
+  | { name: 'oas-collection' }
+  | { name: 'oas-item'; id: string }
+  | { name: 'reload'; group: boolean };
+
+function routeOf(path: string): Route | undefined {
+  if (/^\/tyk\/apis\/oas\/?$/.test(path)) return { name: 'oas-collection' };
+  const oas = /^\/tyk\/apis\/oas\/([^/]+)$/.exec(path);
+  if (oas) return { name: 'oas-item', id: decodeURIComponent(oas[1] ?? '') };
+  const collection = /^\/tyk\/(apis|policies)\/?$/.exec(path);
+  if (collection) return { name: 'collection', kind: kindOf(collection[1]) };
+  const item = /^\/tyk\/(apis|policies)\/([^/]+)$/.exec(path);
+  if (item) return { name: 'item', kind: kindOf(item[1]), id: decodeURIComponent(item[2] ?? '') };
+  if (/^\/tyk\/reload\/group\/?$/.test(path)) return { name: 'reload', group: true };
+  if (/^\/tyk\/reload\/?$/.test(path)) return { name: 'reload', group: false };
+  return undefined;
+}
+
+/** Whether Tyk Gateway 3.1 has the route (it predates the policy and OAS APIs). */
+function in31(route: Route): boolean {
+  if (route.name === 'oas-collection' || route.name === 'oas-item') return false;
+  return !('kind' in route) || route.kind === 'api';
+}
+
 const WRITE_PATH = /^\/tyk\/(apis|policies)(\/|$)/;
 
 class FakeTyk extends TykFakeBase {
@@ -698,6 +763,8 @@ class FakeTyk extends TykFakeBase {
   private readonly reloadDelayMs: number;
   private readonly joinDelayMs: number;
   private readonly legacyDelete: boolean;
+  private readonly version: 'current' | '3.1';
+  private readonly policySource: 'file' | 'service';
   private readonly store: Record<'files' | 'loaded', Record<Kind, Map<string, JsonObject>>>;
   private readonly objectIds = new Map<string, string>();
   private joinUntil: number;
@@ -711,7 +778,9 @@ class FakeTyk extends TykFakeBase {
     this.secret = options.secret ?? 'fake-tyk-secret';
     this.reloadDelayMs = options.reloadDelayMs ?? 5;
     this.joinDelayMs = options.joinDelayMs ?? 0;
-    this.legacyDelete = options.legacyDelete ?? false;
+    this.version = options.version ?? 'current';
+    this.legacyDelete = options.legacyDelete ?? this.version === '3.1';
+    this.policySource = options.policySource ?? 'file';
     this.joinUntil = Date.now() + this.joinDelayMs;
     this.store = { files: this.emptyLayer(), loaded: this.emptyLayer() };
   }
@@ -816,32 +885,50 @@ class FakeTyk extends TykFakeBase {
   protected override async handle(req: IncomingMessage, url: URL, method: string, raw: string): Promise<Reply> {
     const path = url.pathname;
     if (!path.startsWith('/tyk/')) return apiError(404, 'Not Found');
+    const route = routeOf(path);
+    if (route === undefined || (this.version === '3.1' && !in31(route))) return PAGE_NOT_FOUND;
     if (req.headers['x-tyk-authorization'] !== this.secret) return apiError(403, FORBIDDEN);
-    const collection = /^\/tyk\/(apis|policies)\/?$/.exec(path);
-    if (collection) return this.onCollection(kindOf(collection[1]), method, raw);
-    const item = /^\/tyk\/(apis|policies)\/([^/]+)$/.exec(path);
-    if (item) return this.onItem(kindOf(item[1]), decodeURIComponent(item[2] ?? ''), method, raw);
-    if (/^\/tyk\/reload\/group\/?$/.test(path)) return this.onReload(method, true, false);
-    if (/^\/tyk\/reload\/?$/.test(path)) return this.onReload(method, false, url.searchParams.get('block') === 'true');
-    return apiError(404, 'Not Found');
+    switch (route.name) {
+      case 'collection':
+        return this.onCollection(route.kind, method, raw);
+      case 'item':
+        return this.onItem(route.kind, route.id, method, raw);
+      case 'oas-collection':
+      case 'oas-item':
+        return this.onOas(route.name === 'oas-item' ? route.id : undefined, method);
+      case 'reload':
+        return this.onReload(method, route.group, !route.group && url.searchParams.get('block') === 'true');
+    }
   }
 
   private onCollection(kind: Kind, method: string, raw: string): Reply {
     if (method === 'GET') return reply(200, [...this.layer('loaded', kind).values()]);
-    if (method === 'POST') return this.write(kind, undefined, raw);
+    if (method === 'POST') return this.refusedPolicyWrite(kind) ?? this.write(kind, undefined, raw);
     return apiError(405, 'Method not supported');
   }
 
   private onItem(kind: Kind, id: string, method: string, raw: string): Reply {
     if (method === 'GET') return this.getOne(kind, id);
-    if (method === 'PUT') return this.put(kind, id, raw);
-    if (method === 'DELETE') return this.remove(kind, id);
+    if (method === 'PUT') return this.refusedPolicyWrite(kind) ?? this.put(kind, id, raw);
+    if (method === 'DELETE') return this.refusedPolicyWrite(kind) ?? this.remove(kind, id);
     return apiError(405, 'Method not supported');
+  }
+
+  /** A gateway whose policies come from a Dashboard takes no policy writes. */
+  private refusedPolicyWrite(kind: Kind): Reply | undefined {
+    return kind === 'policy' && this.policySource === 'service' ? apiError(500, SERVICE_POLICIES) : undefined;
+  }
+
+  /** The OAS routes, as far as a fake holding only Classic APIs can answer them. */
+  private onOas(id: string | undefined, method: string): Reply {
+    if (method !== 'GET') return apiError(501, 'not modelled by the fake: OAS API writes');
+    if (id === undefined) return reply(200, []);
+    return this.layer('loaded', 'api').has(id) ? apiError(400, CLASSIC_ON_OAS_ROUTE) : apiError(404, KINDS.api.notFound);
   }
 
   private getOne(kind: Kind, id: string): Reply {
     const found = this.layer('loaded', kind).get(id);
-    return found ? reply(200, found) : apiError(404, KINDS[kind].notFound);
+    return found ? reply(200, found) : apiError(404, KINDS[kind].getNotFound);
   }
 
   private put(kind: Kind, id: string, raw: string): Reply {
@@ -866,7 +953,7 @@ class FakeTyk extends TykFakeBase {
 
   private remove(kind: Kind, id: string): Reply {
     const files = this.layer('files', kind);
-    if (!this.legacyDelete && !this.layer('loaded', kind).has(id)) return apiError(404, KINDS[kind].notFound);
+    if (kind === 'api' && !this.legacyDelete && !this.layer('loaded', kind).has(id)) return apiError(404, KINDS[kind].notFound);
     if (!files.delete(id)) return apiError(500, 'Delete failed');
     return modified(id, 'deleted');
   }

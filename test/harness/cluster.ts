@@ -17,7 +17,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { join } from 'node:path';
 import { Agent, request } from 'undici';
 import type { KubeObject } from '../../lib/kube/types.js';
-import { type FakeCall, type FakeKubeApiServer, startFakeKubeApiServer } from '../fakes/kube-apiserver.js';
+import { type FakeCall, type FakeKubeApiServer, type FakeKubeApiServerOptions, startFakeKubeApiServer } from '../fakes/kube-apiserver.js';
 import { countCalls } from '../fakes/faults.js';
 import { CallLog, listenOnLoopback } from '../fakes/http-plumbing.js';
 import { AdminClient, type RealApiServerInfo, realApiServerFromEnv } from './real-apiserver.js';
@@ -293,10 +293,13 @@ class RealCluster implements Cluster {
   }
 }
 
-/** The cluster for a World: the real server when the runner set REAL_KUBE_*, else a new fake. */
-export async function startCluster(): Promise<Cluster> {
+/**
+ * The cluster for a World: the real server when the runner set REAL_KUBE_* (with the CRDs the
+ * runner installed; `fakeOptions` do not apply), else a new fake with `fakeOptions`.
+ */
+export async function startCluster(fakeOptions?: FakeKubeApiServerOptions): Promise<Cluster> {
   const info = realApiServerFromEnv();
-  if (!info) return new FakeCluster(await startFakeKubeApiServer());
+  if (!info) return new FakeCluster(await startFakeKubeApiServer(fakeOptions));
   const proxy = new CountingProxy(info);
   await proxy.start();
   return new RealCluster(info, proxy);

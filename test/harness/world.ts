@@ -23,7 +23,8 @@ import { buildApp } from '../../lib/server.js';
 import { createService, type Service } from '../../lib/service.js';
 import { RedisStore } from '../../lib/store/redis.js';
 import { Redis } from 'ioredis';
-import { type FakeTykDashboard, startFakeTykDashboard } from '../fakes/tyk-dashboard.js';
+import type { FakeKubeApiServerOptions } from '../fakes/kube-apiserver.js';
+import { type FakeTykDashboard, type FakeTykDashboardOptions, startFakeTykDashboard } from '../fakes/tyk-dashboard.js';
 import { type FakeTykGateway, type FakeTykOptions, startFakeTykGateway } from '../fakes/tyk-gateway.js';
 import { type Cluster, ensureNamespace, startCluster } from './cluster.js';
 import { startRedis, type TestRedis } from './redis.js';
@@ -58,6 +59,10 @@ export interface WorldOptions {
   /** the default gateway: a Tyk Gateway fake (ce, default) or a Tyk Dashboard fake (pro) */
   mode?: 'ce' | 'pro';
   tyk?: FakeTykOptions;
+  /** the Kubernetes API server fake's options (e.g. other CRDs); the real tier ignores them */
+  kube?: FakeKubeApiServerOptions;
+  /** the Dashboard fake's options (pro mode) */
+  dashboard?: FakeTykDashboardOptions;
   settings?: Partial<RunSettings>;
   /** where the service logs; default nowhere (see `capturingLogger`) */
   log?: Logger;
@@ -236,8 +241,8 @@ export class World {
 }
 
 export async function startWorld(options: WorldOptions = {}): Promise<World> {
-  const [kube, tyk, redis] = await Promise.all([startCluster(), startFakeTykGateway(options.tyk), startRedis()]);
-  const dashboard = options.mode === 'pro' ? await startFakeTykDashboard() : undefined;
+  const [kube, tyk, redis] = await Promise.all([startCluster(options.kube), startFakeTykGateway(options.tyk), startRedis()]);
+  const dashboard = options.mode === 'pro' ? await startFakeTykDashboard(options.dashboard) : undefined;
   const dir = await mkdtemp(join(tmpdir(), 'gr-world-'));
   const kubeconfigPath = await kube.writeKubeconfig(dir);
   const adminKubeconfigPath = await kube.adminKubeconfig(dir);

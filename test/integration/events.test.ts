@@ -136,8 +136,8 @@ t.test('reads that fail: ReadFailed, GatewayUnavailable (the connection drops), 
   w.tyk.inject({ method: '*', path: /^\/tyk\/policies/, status: 404, body: '404 page not found', times: Infinity });
   await w.create(securityPolicy('p').granting('a').build());
   const old = await w.tick();
-  t.match(obj(old, 'p', 'SecurityPolicy'), { result: 'failed', reason: 'read failed' });
-  t.match((await warnings(w, 'p', 'SecurityPolicy')), [{ reason: 'GatewayUnsupported', message: /does not serve this API.*404 page not found/ }]);
+  t.match(obj(old, 'p', 'SecurityPolicy'), { result: 'failed', reason: 'not supported by gateway' });
+  t.match((await warnings(w, 'p', 'SecurityPolicy')), [{ reason: 'GatewayUnsupported', message: /has no \/tyk\/policies API: it answered "404 page not found"/ }]);
   const one = await w.resync({ kind: 'SecurityPolicy', namespace: 'default', name: 'p' });
   t.match(obj(one.body, 'p', 'SecurityPolicy'), { result: 'failed' });
   t.same((await warnings(w, 'p', 'SecurityPolicy')).map((e) => e.reason), ['GatewayUnsupported', 'GatewayUnsupported'], 'a GET meeting the same page: the same reason, its own message');

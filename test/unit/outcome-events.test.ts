@@ -37,12 +37,14 @@ t.test('problems: a Warning naming why, in the words of the report', async (t) =
   t.match(w({ result: 'backoff', reason: 'deleted in cluster', action: 'DELETE', error: 'e' }), { reason: 'DeleteFailed' });
   t.match(w({ result: 'failed', reason: 'gateway unavailable', action: 'NOOP', error: 'OperatorContext default/nope not found', code: 'GATEWAY_CONTEXT' }), { reason: 'GatewayUnavailable', message: 'OperatorContext default/nope not found' });
   t.match(w({ result: 'failed', reason: 'read failed', action: 'NOOP', error: 'gateway default: connection refused', code: 'GATEWAY_UNAVAILABLE' }), { reason: 'GatewayUnavailable' });
-  t.match(w({ result: 'failed', reason: 'read failed', action: 'NOOP', error: 'get policy x: 404 404 page not found', code: 'GATEWAY_API_ERROR', httpStatus: 404 }), {
+  t.same(w({ result: 'failed', reason: 'not supported by gateway', action: 'NOOP', error: 'list policies: gateway default has no /tyk/policies API', code: 'GATEWAY_UNSUPPORTED' }), {
+    type: 'Warning',
     reason: 'GatewayUnsupported',
-    message: /does not serve this API.*: get policy x: 404 404 page not found$/,
+    message: 'list policies: gateway default has no /tyk/policies API',
   });
-  t.match(w({ result: 'failed', reason: 'read failed', action: 'NOOP', error: 'list APIs: 500 x', code: 'GATEWAY_API_ERROR', httpStatus: 500 }), { reason: 'ReadFailed' });
-  t.match(w({ result: 'failed', reason: 'read failed', action: 'NOOP', error: 'get apidefinitions "x": 500', code: 'KUBE_API_ERROR', httpStatus: 404 }), { reason: 'ReadFailed' }, 'only the gateway lacks APIs');
+  t.match(w({ result: 'failed', reason: 'created in cluster', action: 'CREATE', error: 'write policy p: refused', code: 'GATEWAY_UNSUPPORTED' }), { reason: 'GatewayUnsupported' }, 'a write the gateway cannot take');
+  t.match(w({ result: 'failed', reason: 'read failed', action: 'NOOP', error: 'list APIs: 500 x', code: 'GATEWAY_API_ERROR' }), { reason: 'ReadFailed' });
+  t.match(w({ result: 'failed', reason: 'read failed', action: 'NOOP', error: 'get apidefinitions "x": 500', code: 'KUBE_API_ERROR' }), { reason: 'ReadFailed' });
   t.match(w({ result: 'failed', reason: 'read failed', action: 'NOOP' }), { reason: 'ReadFailed', message: 'failed' }, 'never an empty message');
   t.same(w({ result: 'invalid', reason: 'invalid spec', action: 'NOOP', error: 'unsupported: x' }), { type: 'Warning', reason: 'Invalid', message: 'unsupported: x' });
   t.match(w({ result: 'invalid', reason: 'invalid spec', action: 'NOOP' }), { message: 'invalid spec' });

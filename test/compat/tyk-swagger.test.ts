@@ -1,0 +1,415 @@
+/**
+ * The Tyk fakes against the published contracts: the Tyk Dashboard and Tyk Gateway swagger
+ * files in $TYK_REFERENCE_DIR (outside the repository: `npm run test:compat -- <folder>`).
+ *
+ * For every operation our clients use (and the fakes model), every status the swagger
+ * documents is either produced by the fake, with the documented body (error bodies exactly;
+ * success bodies with the same fields, ids matched by form), or listed here as reachable only
+ * by fault injection, with the reason. Nothing documented is left unaccounted for, and the
+ * fakes answer nothing undocumented on these operations except where the header of each fake
+ * says why (the "absent" variants, a missing route). Success bodies carry no field the
+ * schema lacks, and echo every field of the model. The Dashboard client's "absent" answers are
+ * the swagger's.
+ */
+import { readFileSync } from 'node:fs';
+import yaml from 'js-yaml';
+import t, { type Test } from 'tap';
+import { ABSENT_ANSWERS } from '../../lib/gateway/tyk-dashboard.js';
+import { type FakeTykDashboard, type FakeTykDashboardOptions, startFakeTykDashboard } from '../fakes/tyk-dashboard.js';
+import { type FakeTykGateway, type FakeTykOptions, startFakeTykGateway } from '../fakes/tyk-gateway.js';
+import { referencePath } from './reference.js';
+
+const DASHBOARD_FILE = referencePath('tyk-dashboard-swagger.yml');
+const GATEWAY_FILE = referencePath('tyk-gateway-swagger.yml');
+
+type Obj = Record<string, any>;
+
+interface Res {
+  status: number;
+  body: any;
+}
+
+/** One documented answer the fake produces: how to provoke it. */
+interface Scenario<F> {
+  op: string;
+  status: number;
+  /** what the test checks beyond "same as the example" (e.g. the fake's own message) */
+  note?: string;
+  /** the body differs from the example only in its message: the status's other documented reason */
+  otherMessage?: string;
+  run(fake: F): Promise<Res>;
+}
+
+function load(file: string): Obj {
+  return yaml.load(readFileSync(file, 'utf8')) as Obj;
+}
+
+function deref(doc: Obj, v: any): any {
+  if (v && typeof v === 'object' && typeof v.$ref === 'string' && v.$ref.startsWith('#/')) {
+    return deref(
+      doc,
+      v.$ref
+        .slice(2)
+        .split('/')
+        .reduce((o: any, k: string) => o?.[k], doc),
+    );
+  }
+  return v;
+}
+
+function operation(doc: Obj, op: string): Obj {
+  const [method = '', path = ''] = op.split(' ');
+  const o = doc.paths?.[path]?.[method.toLowerCase()];
+  if (!o) throw new Error(`the swagger has no ${op}`);
+  return o;
+}
+
+function documentedStatuses(doc: Obj, op: string): number[] {
+  return Object.keys(operation(doc, op).responses ?? {})
+    .map(Number)
+    .sort((a, b) => a - b);
+}
+
+/** The example body of a documented answer (inline, or the first named example). */
+function example(doc: Obj, op: string, status: number): any {
+  const content = deref(doc, operation(doc, op).responses?.[String(status)])?.content?.['application/json'];
+  if (!content) return undefined;
+  if (content.example !== undefined) return content.example;
+  const first = Object.values(content.examples ?? {})[0];
+  return deref(doc, first)?.value;
+}
+
+function schemaProps(doc: Obj, name: string): string[] {
+  return Object.keys(doc.components.schemas[name].properties ?? {}).sort();
+}
+
+const ID_LIKE = /^[0-9a-f]{24,32}$/i;
+
+/**
+ * A produced body against the documented example: a list or a model (a definition, a policy,
+ * a list wrapper) has every field of the example; an ApiResponse / ApiStatusMessage /
+ * ApiModifyKeySuccess is `sameAs` it.
+ */
+function conforms(tt: Test, actual: any, expected: any, what: string, otherMessage?: string): void {
+  if (Array.isArray(expected)) {
+    tt.ok(Array.isArray(actual) && actual.length > 0, `${what}: a list`);
+    sameFields(tt, actual?.[0], expected[0], `${what}: an item`);
+  } else if (expected && typeof expected === 'object' && !('Status' in expected) && !('status' in expected)) {
+    sameFields(tt, actual, expected, what);
+    for (const [k, v] of Object.entries(expected)) {
+      if (Array.isArray(v) && typeof v[0] === 'object' && v[0] !== null) sameFields(tt, actual?.[k]?.[0], v[0], `${what}: an item of ${k}`);
+    }
+  } else sameAs(tt, actual, expected, what, otherMessage);
+}
+
+/** Same fields; error bodies exactly; in success bodies, ids matched by form, all else equal. */
+function sameAs(tt: Test, actual: any, expected: any, what: string, otherMessage?: string): void {
+  if (expected === undefined) {
+    tt.pass(`${what}: no example body`);
+    return;
+  }
+  const isError = expected.Status === 'Error' || expected.status === 'error';
+  if (isError) {
+    const want = otherMessage === undefined ? expected : { ...expected, [expected.Status ? 'Message' : 'message']: otherMessage };
+    tt.same(actual, want, `${what}: the documented error body${otherMessage === undefined ? '' : ' (another documented reason for it)'}`);
+    return;
+  }
+  tt.same(Object.keys(actual ?? {}).sort(), Object.keys(expected).sort(), `${what}: the documented fields`);
+  for (const [k, v] of Object.entries(expected)) {
+    if (typeof v === 'string' && ID_LIKE.test(v)) tt.match(actual?.[k], /^\S+$/, `${what}: ${k} is an id`);
+    else if (typeof v === 'object' && v !== null) tt.equal(typeof actual?.[k], 'object', `${what}: ${k}`);
+    else tt.same(actual?.[k], v, `${what}: ${k}`);
+  }
+}
+
+// ─────────────────────────────── the Dashboard ───────────────────────────────
+
+const KEY = 'compat-dashboard-key';
+
+async function dcall(d: FakeTykDashboard, method: string, path: string, body?: unknown, auth = true): Promise<Res> {
+  const init: RequestInit = { method, headers: auth ? { authorization: d.secret } : {} };
+  if (body !== undefined) init.body = typeof body === 'string' ? body : JSON.stringify(body);
+  const res = await fetch(d.url + path, init);
+  const text = await res.text();
+  return { status: res.status, body: text === '' ? undefined : JSON.parse(text) };
+}
+
+const wrap = (def: Obj) => ({ api_definition: def });
+const apiDef = (apiId: string) => ({ api_id: apiId, name: apiId, proxy: { listen_path: `/${apiId}/`, target_url: 'http://x' } });
+const pol = (name: string) => ({ id: name, name, active: true });
+
+async function withApi(d: FakeTykDashboard, apiId = 'known'): Promise<string> {
+  return (await dcall(d, 'POST', '/api/apis', wrap(apiDef(apiId)))).body.Meta as string;
+}
+
+async function withPolicy(d: FakeTykDashboard, name = 'known'): Promise<string> {
+  return (await dcall(d, 'POST', '/api/portal/policies', pol(name))).body.Message as string;
+}
+
+const UNKNOWN_MID = '66570989d98dd00001da17f1';
+
+const DASHBOARD: Scenario<FakeTykDashboard>[] = [
+  { op: 'GET /api/apis', status: 200, run: async (d) => (await withApi(d), dcall(d, 'GET', '/api/apis?p=1')) },
+  { op: 'POST /api/apis', status: 200, run: (d) => dcall(d, 'POST', '/api/apis', wrap(apiDef('b84fe1a04e5648927971c0557971565c'))) },
+  { op: 'POST /api/apis', status: 400, run: (d) => dcall(d, 'POST', '/api/apis?base_api_id=663a4ed9b6be920001b191ae', wrap(apiDef('v2'))) },
+  { op: 'POST /api/apis', status: 400, otherMessage: 'Malformed API data', note: 'a body the model cannot decode', run: (d) => dcall(d, 'POST', '/api/apis', '{') },
+  { op: 'POST /api/apis', status: 409, run: async (d) => (await withApi(d), dcall(d, 'POST', '/api/apis', wrap(apiDef('known')))) },
+  { op: 'GET /api/apis/{apiId}', status: 200, run: async (d) => (await withApi(d), dcall(d, 'GET', '/api/apis/known')) },
+  { op: 'GET /api/apis/{apiId}', status: 400, run: (d) => dcall(d, 'GET', '/api/apis/unknown') },
+  { op: 'PUT /api/apis/{apiId}', status: 200, run: async (d) => (await withApi(d), dcall(d, 'PUT', '/api/apis/known', wrap(apiDef('known')))) },
+  { op: 'PUT /api/apis/{apiId}', status: 400, run: async (d) => (await withApi(d), dcall(d, 'PUT', '/api/apis/known', wrap({ ...apiDef('known'), id: UNKNOWN_MID }))) },
+  { op: 'PUT /api/apis/{apiId}', status: 404, run: (d) => dcall(d, 'PUT', '/api/apis/unknown', wrap(apiDef('unknown'))) },
+  { op: 'DELETE /api/apis/{apiId}', status: 200, run: async (d) => (await withApi(d), dcall(d, 'DELETE', '/api/apis/known')) },
+  { op: 'DELETE /api/apis/{apiId}', status: 404, run: (d) => dcall(d, 'DELETE', '/api/apis/unknown') },
+  { op: 'GET /api/portal/policies', status: 200, run: async (d) => (await withPolicy(d), dcall(d, 'GET', '/api/portal/policies?p=1')) },
+  { op: 'POST /api/portal/policies', status: 200, run: (d) => dcall(d, 'POST', '/api/portal/policies', pol('new')) },
+  { op: 'POST /api/portal/policies', status: 400, run: async (d) => (await withPolicy(d), dcall(d, 'POST', '/api/portal/policies', { ...pol('other'), name: 'known' })) },
+  { op: 'POST /api/portal/policies', status: 403, run: (d) => dcall(d, 'POST', '/api/portal/policies', '{') },
+  { op: 'GET /api/portal/policies/{id}', status: 200, run: async (d) => dcall(d, 'GET', `/api/portal/policies/${await withPolicy(d)}`) },
+  { op: 'GET /api/portal/policies/{id}', status: 400, run: (d) => dcall(d, 'GET', '/api/portal/policies/not-an-object-id') },
+  { op: 'GET /api/portal/policies/{id}', status: 404, run: (d) => dcall(d, 'GET', `/api/portal/policies/${UNKNOWN_MID}`) },
+  { op: 'PUT /api/portal/policies/{id}', status: 200, run: async (d) => dcall(d, 'PUT', `/api/portal/policies/${await withPolicy(d)}`, pol('known')) },
+  { op: 'PUT /api/portal/policies/{id}', status: 400, run: async (d) => dcall(d, 'PUT', `/api/portal/policies/${await withPolicy(d)}`, { ...pol('known'), _id: UNKNOWN_MID }) },
+  { op: 'PUT /api/portal/policies/{id}', status: 403, run: async (d) => dcall(d, 'PUT', `/api/portal/policies/${await withPolicy(d)}`, '{') },
+  { op: 'PUT /api/portal/policies/{id}', status: 404, run: (d) => dcall(d, 'PUT', `/api/portal/policies/${UNKNOWN_MID}`, pol('x')) },
+  { op: 'DELETE /api/portal/policies/{id}', status: 200, run: async (d) => dcall(d, 'DELETE', `/api/portal/policies/${await withPolicy(d)}`) },
+  { op: 'DELETE /api/portal/policies/{id}', status: 400, run: (d) => dcall(d, 'DELETE', '/api/portal/policies/not-an-object-id') },
+  { op: 'DELETE /api/portal/policies/{id}', status: 404, run: (d) => dcall(d, 'DELETE', `/api/portal/policies/${UNKNOWN_MID}`) },
+];
+
+/** Documented answers the Dashboard fake gives only through fault injection, and why. */
+const DASHBOARD_INJECTED: Record<string, Record<number, string>> = {
+  'GET /api/apis': { 400: 'a failed database read', 403: 'user permissions are not modelled', 500: 'a server failure' },
+  'POST /api/apis': { 403: 'user permissions are not modelled' },
+  'GET /api/apis/{apiId}': { 403: 'user permissions are not modelled', 500: 'a server failure' },
+  'PUT /api/apis/{apiId}': { 403: 'user permissions are not modelled', 500: 'a server failure' },
+  'DELETE /api/apis/{apiId}': { 400: 'a failed database delete', 403: 'user permissions are not modelled' },
+  'GET /api/portal/policies': { 403: 'user permissions are not modelled', 404: 'a failed database read', 500: 'a server failure' },
+  'POST /api/portal/policies': { 500: 'a server failure' },
+  'GET /api/portal/policies/{id}': { 403: 'user permissions are not modelled', 500: 'a server failure' },
+  'PUT /api/portal/policies/{id}': { 500: 'a server failure' },
+  'DELETE /api/portal/policies/{id}': { 403: 'user permissions are not modelled', 500: 'a server failure' },
+};
+
+const UNAUTHORISED_PROBES: Record<string, [string, string, unknown?]> = {
+  'GET /api/apis': ['GET', '/api/apis'],
+  'POST /api/apis': ['POST', '/api/apis', wrap(apiDef('x'))],
+  'GET /api/apis/{apiId}': ['GET', '/api/apis/x'],
+  'PUT /api/apis/{apiId}': ['PUT', '/api/apis/x', wrap(apiDef('x'))],
+  'DELETE /api/apis/{apiId}': ['DELETE', '/api/apis/x'],
+  'GET /api/portal/policies': ['GET', '/api/portal/policies'],
+  'POST /api/portal/policies': ['POST', '/api/portal/policies', pol('x')],
+  'GET /api/portal/policies/{id}': ['GET', `/api/portal/policies/${UNKNOWN_MID}`],
+  'PUT /api/portal/policies/{id}': ['PUT', `/api/portal/policies/${UNKNOWN_MID}`, pol('x')],
+  'DELETE /api/portal/policies/{id}': ['DELETE', `/api/portal/policies/${UNKNOWN_MID}`],
+};
+
+async function dashboard(tt: Test, options: FakeTykDashboardOptions = {}): Promise<FakeTykDashboard> {
+  const d = await startFakeTykDashboard({ secret: KEY, ...options });
+  tt.teardown(() => d.close());
+  return d;
+}
+
+t.test('the Tyk Dashboard fake against tyk-dashboard-swagger.yml', async (t) => {
+  const doc = load(DASHBOARD_FILE);
+  const ops = Object.keys(UNAUTHORISED_PROBES);
+
+  t.test('every documented status of every operation is produced, or listed as injected-only', async (tt) => {
+    for (const op of ops) {
+      const produced = new Set([...DASHBOARD.filter((s) => s.op === op).map((s) => s.status), 401]);
+      const injected = Object.keys(DASHBOARD_INJECTED[op] ?? {}).map(Number);
+      tt.same([...new Set([...produced, ...injected])].sort((a, b) => a - b), documentedStatuses(doc, op), `${op}: accounted for`);
+      tt.same(injected.filter((s) => produced.has(s)), [], `${op}: nothing listed twice`);
+    }
+  });
+
+  t.test('each produced answer has the documented status and body', async (tt) => {
+    for (const s of DASHBOARD) {
+      const res = await s.run(await dashboard(tt));
+      const what = `${s.op} ${s.status}${s.note ? ` (${s.note})` : ''}`;
+      tt.equal(res.status, s.status, `${what}: status`);
+      conforms(tt, res.body, example(doc, s.op, s.status), what, s.otherMessage);
+    }
+  });
+
+  t.test('401 on every operation, with the documented body', async (tt) => {
+    const d = await dashboard(tt);
+    for (const [op, [method, path, body]] of Object.entries(UNAUTHORISED_PROBES)) {
+      const res = await dcall(d, method, path, body, false);
+      tt.equal(res.status, 401, `${op}: 401`);
+      sameAs(tt, res.body, example(doc, op, 401), `${op} 401`);
+    }
+  });
+
+  t.test('an unknown API id: GET’s documented 400, or (unknownApi 404) DELETE’s 404 with the same body', async (tt) => {
+    const d = await dashboard(tt, { unknownApi: '404' });
+    const res = await dcall(d, 'GET', '/api/apis/unknown');
+    tt.equal(res.status, 404);
+    tt.same(res.body, example(doc, 'DELETE /api/apis/{apiId}', 404), 'DELETE’s documented 404 body');
+    tt.same(res.body, example(doc, 'GET /api/apis/{apiId}', 400), 'the same body as GET’s documented 400');
+  });
+
+  t.test('success bodies: no field the schema lacks, every field of the model', async (tt) => {
+    const d = await dashboard(tt);
+    await withApi(d);
+    const mid = await withPolicy(d);
+    const wrapper = (await dcall(d, 'GET', '/api/apis/known')).body;
+    const wrapperProps = schemaProps(doc, 'ApiDefinitionWrapper');
+    tt.same(Object.keys(wrapper).filter((k) => !wrapperProps.includes(k)), [], 'ApiDefinitionWrapper: no unknown field');
+    tt.same(wrapperProps.filter((k) => !(k in wrapper)), ['oas'], 'every wrapper field but oas (Classic APIs only)');
+    tt.same(Object.keys(wrapper.api_definition).sort(), schemaProps(doc, 'APIDefinition'), 'api_definition: the APIDefinition fields');
+    const listed = (await dcall(d, 'GET', '/api/apis?p=1')).body;
+    tt.same(Object.keys(listed).sort(), schemaProps(doc, 'ApiDefinitionsResponse'));
+    const policy = (await dcall(d, 'GET', `/api/portal/policies/${mid}`)).body;
+    tt.same(Object.keys(policy).sort(), schemaProps(doc, 'Policy'), 'Policy: its fields');
+    tt.same(Object.keys(policy.access_rights ?? {}).length, 0);
+    await dcall(d, 'PUT', `/api/portal/policies/${mid}`, { ...pol('known'), access_rights: { a: { api_id: 'a' } } });
+    const right = (await dcall(d, 'GET', `/api/portal/policies/${mid}`)).body.access_rights.a;
+    tt.same(Object.keys(right).sort(), schemaProps(doc, 'AccessDefinition'), 'AccessDefinition: its fields');
+    tt.same(Object.keys((await dcall(d, 'GET', '/api/portal/policies')).body).sort(), schemaProps(doc, 'ReturnDataStruct'));
+  });
+
+  t.test('the client takes as "absent" exactly the documented answers for an unknown id', async (tt) => {
+    const pairs: [keyof typeof ABSENT_ANSWERS, string, number[]][] = [
+      ['getApi', 'GET /api/apis/{apiId}', [400]],
+      ['putApi', 'PUT /api/apis/{apiId}', [404]],
+      ['deleteApi', 'DELETE /api/apis/{apiId}', [404]],
+      ['getPolicy', 'GET /api/portal/policies/{id}', [404]],
+      ['putPolicy', 'PUT /api/portal/policies/{id}', [404]],
+      ['deletePolicy', 'DELETE /api/portal/policies/{id}', [404]],
+    ];
+    for (const [key, op, statuses] of pairs) {
+      const answer = ABSENT_ANSWERS[key];
+      for (const status of statuses) {
+        tt.ok((answer.statuses as readonly number[]).includes(status), `${key}: ${status} is absent`);
+        tt.equal(example(doc, op, status)?.Message, answer.message, `${key}: the documented message`);
+      }
+    }
+    tt.same(ABSENT_ANSWERS.getApi.statuses, [400, 404], 'GET of an API: the documented 400, and the 404 its DELETE documents with the same message');
+    tt.equal(example(doc, 'DELETE /api/apis/{apiId}', 404)?.Message, ABSENT_ANSWERS.getApi.message);
+  });
+});
+
+// ─────────────────────────────── the Gateway ───────────────────────────────
+
+const SECRET = 'compat-gateway-secret';
+
+async function gcall(gw: FakeTykGateway, method: string, path: string, body?: unknown, auth = true): Promise<Res> {
+  const init: RequestInit = { method, headers: auth ? { 'x-tyk-authorization': gw.secret } : {} };
+  if (body !== undefined) init.body = typeof body === 'string' ? body : JSON.stringify(body);
+  const res = await fetch(gw.url + path, init);
+  const text = await res.text();
+  return { status: res.status, body: text === '' ? undefined : JSON.parse(text) };
+}
+
+const gapi = (apiId: string) => ({ api_id: apiId, name: apiId, use_keyless: true, proxy: { listen_path: `/${apiId}/`, target_url: 'http://x' } });
+const gpol = (id: string) => ({ id, name: id, active: true });
+
+async function loaded(gw: FakeTykGateway, kind: 'api' | 'policy', id: string): Promise<void> {
+  await gcall(gw, 'POST', kind === 'api' ? '/tyk/apis' : '/tyk/policies', kind === 'api' ? gapi(id) : gpol(id));
+  gw.reloadNow();
+}
+
+const GATEWAY: (Scenario<FakeTykGateway> & { options?: FakeTykOptions })[] = [
+  { op: 'GET /tyk/apis', status: 200, run: async (gw) => (await loaded(gw, 'api', 'b84fe1a04e5648927971c0557971565c'), gcall(gw, 'GET', '/tyk/apis')) },
+  { op: 'POST /tyk/apis', status: 200, run: (gw) => gcall(gw, 'POST', '/tyk/apis', gapi('b84fe1a04e5648927971c0557971565c')) },
+  { op: 'POST /tyk/apis', status: 400, run: (gw) => gcall(gw, 'POST', '/tyk/apis', '{') },
+  { op: 'GET /tyk/apis/{apiID}', status: 200, run: async (gw) => (await loaded(gw, 'api', 'a1'), gcall(gw, 'GET', '/tyk/apis/a1')) },
+  { op: 'GET /tyk/apis/{apiID}', status: 404, run: (gw) => gcall(gw, 'GET', '/tyk/apis/unknown') },
+  { op: 'PUT /tyk/apis/{apiID}', status: 200, run: async (gw) => (await loaded(gw, 'api', 'a1'), gcall(gw, 'PUT', '/tyk/apis/a1', gapi('a1'))) },
+  { op: 'PUT /tyk/apis/{apiID}', status: 400, run: async (gw) => (await loaded(gw, 'api', 'a1'), gcall(gw, 'PUT', '/tyk/apis/a1', '{')) },
+  { op: 'PUT /tyk/apis/{apiID}', status: 404, run: (gw) => gcall(gw, 'PUT', '/tyk/apis/unknown', gapi('unknown')) },
+  { op: 'DELETE /tyk/apis/{apiID}', status: 200, run: async (gw) => (await loaded(gw, 'api', 'a1'), gcall(gw, 'DELETE', '/tyk/apis/a1')) },
+  { op: 'DELETE /tyk/apis/{apiID}', status: 404, run: (gw) => gcall(gw, 'DELETE', '/tyk/apis/unknown') },
+  { op: 'DELETE /tyk/apis/{apiID}', status: 500, note: 'an older gateway (legacyDelete)', options: { legacyDelete: true }, run: (gw) => gcall(gw, 'DELETE', '/tyk/apis/unknown') },
+  { op: 'GET /tyk/policies', status: 200, run: async (gw) => (await loaded(gw, 'policy', 'p1'), gcall(gw, 'GET', '/tyk/policies')) },
+  { op: 'POST /tyk/policies', status: 200, run: (gw) => gcall(gw, 'POST', '/tyk/policies', gpol('5ead7120575961000181867e')) },
+  { op: 'POST /tyk/policies', status: 400, run: (gw) => gcall(gw, 'POST', '/tyk/policies', '{') },
+  { op: 'POST /tyk/policies', status: 500, note: 'policySource service', options: { policySource: 'service' }, run: (gw) => gcall(gw, 'POST', '/tyk/policies', gpol('p1')) },
+  { op: 'GET /tyk/policies/{polID}', status: 200, run: async (gw) => (await loaded(gw, 'policy', 'p1'), gcall(gw, 'GET', '/tyk/policies/p1')) },
+  { op: 'GET /tyk/policies/{polID}', status: 404, run: (gw) => gcall(gw, 'GET', '/tyk/policies/unknown') },
+  { op: 'PUT /tyk/policies/{polID}', status: 200, run: async (gw) => (await loaded(gw, 'policy', 'p1'), gcall(gw, 'PUT', '/tyk/policies/p1', gpol('p1'))) },
+  { op: 'PUT /tyk/policies/{polID}', status: 400, run: (gw) => gcall(gw, 'PUT', '/tyk/policies/p1', '{') },
+  { op: 'DELETE /tyk/policies/{polID}', status: 200, run: async (gw) => (await loaded(gw, 'policy', 'p1'), gcall(gw, 'DELETE', '/tyk/policies/p1')) },
+  { op: 'DELETE /tyk/policies/{polID}', status: 500, run: (gw) => gcall(gw, 'DELETE', '/tyk/policies/unknown') },
+  { op: 'GET /tyk/reload', status: 200, run: (gw) => gcall(gw, 'GET', '/tyk/reload') },
+  { op: 'GET /tyk/reload/group', status: 200, run: (gw) => gcall(gw, 'GET', '/tyk/reload/group') },
+];
+
+/** Documented answers the Gateway fake gives only through fault injection (or not at all), and why. */
+const GATEWAY_INJECTED: Record<string, Record<number, string>> = {
+  'POST /tyk/apis': { 500: 'a failed file write' },
+  'PUT /tyk/apis/{apiID}': { 500: 'a failed file write' },
+  'PUT /tyk/policies/{polID}': { 500: 'a failed file write' },
+  'DELETE /tyk/policies/{polID}': { 400: 'an empty polID: /tyk/policies/ is the collection route, never this one' },
+};
+
+const FORBIDDEN_PROBES: Record<string, [string, string, unknown?]> = {
+  'GET /tyk/apis': ['GET', '/tyk/apis'],
+  'POST /tyk/apis': ['POST', '/tyk/apis', gapi('x')],
+  'GET /tyk/apis/{apiID}': ['GET', '/tyk/apis/x'],
+  'PUT /tyk/apis/{apiID}': ['PUT', '/tyk/apis/x', gapi('x')],
+  'DELETE /tyk/apis/{apiID}': ['DELETE', '/tyk/apis/x'],
+  'GET /tyk/policies': ['GET', '/tyk/policies'],
+  'POST /tyk/policies': ['POST', '/tyk/policies', gpol('x')],
+  'GET /tyk/policies/{polID}': ['GET', '/tyk/policies/x'],
+  'PUT /tyk/policies/{polID}': ['PUT', '/tyk/policies/x', gpol('x')],
+  'DELETE /tyk/policies/{polID}': ['DELETE', '/tyk/policies/x'],
+  'GET /tyk/reload': ['GET', '/tyk/reload'],
+  'GET /tyk/reload/group': ['GET', '/tyk/reload/group'],
+};
+
+async function gateway(tt: Test, options: FakeTykOptions = {}): Promise<FakeTykGateway> {
+  const gw = await startFakeTykGateway({ secret: SECRET, reloadDelayMs: 1, ...options });
+  tt.teardown(() => gw.close());
+  return gw;
+}
+
+t.test('the Tyk Gateway fake against tyk-gateway-swagger.yml', async (t) => {
+  const doc = load(GATEWAY_FILE);
+  const ops = Object.keys(FORBIDDEN_PROBES);
+
+  t.test('every documented status of every operation is produced, or listed as injected-only', async (tt) => {
+    for (const op of ops) {
+      const produced = new Set([...GATEWAY.filter((s) => s.op === op).map((s) => s.status), 403]);
+      const injected = Object.keys(GATEWAY_INJECTED[op] ?? {}).map(Number);
+      tt.same([...new Set([...produced, ...injected])].sort((a, b) => a - b), documentedStatuses(doc, op), `${op}: accounted for`);
+      tt.same(injected.filter((s) => produced.has(s)), [], `${op}: nothing listed twice`);
+    }
+  });
+
+  t.test('each produced answer has the documented status and body', async (tt) => {
+    for (const s of GATEWAY) {
+      const res = await s.run(await gateway(tt, s.options));
+      const what = `${s.op} ${s.status}${s.note ? ` (${s.note})` : ''}`;
+      tt.equal(res.status, s.status, `${what}: status`);
+      conforms(tt, res.body, example(doc, s.op, s.status), what);
+    }
+  });
+
+  t.test('403 on every operation, with the documented body', async (tt) => {
+    const gw = await gateway(tt);
+    for (const [op, [method, path, body]] of Object.entries(FORBIDDEN_PROBES)) {
+      const res = await gcall(gw, method, path, body, false);
+      tt.equal(res.status, 403, `${op}: 403`);
+      sameAs(tt, res.body, example(doc, op, 403), `${op} 403`);
+    }
+  });
+
+  t.test('success bodies echo every field of the model', async (tt) => {
+    const gw = await gateway(tt);
+    await loaded(gw, 'api', 'a1');
+    await gcall(gw, 'POST', '/tyk/policies', { ...gpol('p1'), access_rights: { a1: { api_id: 'a1' } } });
+    gw.reloadNow();
+    tt.same(Object.keys((await gcall(gw, 'GET', '/tyk/apis/a1')).body).sort(), schemaProps(doc, 'APIDefinition'), 'APIDefinition');
+    const policy = (await gcall(gw, 'GET', '/tyk/policies/p1')).body;
+    tt.same(Object.keys(policy).sort(), schemaProps(doc, 'Policy'), 'Policy');
+    tt.same(Object.keys(policy.access_rights.a1).sort(), schemaProps(doc, 'AccessDefinition'), 'AccessDefinition');
+  });
+});
+
+/** A model body against an example of it: every field of the example is there (what else it has, the schema tests check). */
+function sameFields(tt: Test, actual: any, expected: any, what: string): void {
+  const missing = Object.keys(expected ?? {}).filter((k) => !(k in (actual ?? {})));
+  tt.same(missing, [], `${what}: every field of the example`);
+}
