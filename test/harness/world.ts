@@ -1,5 +1,6 @@
 /**
- * A whole world for integration and end-to-end tests: the loopback Kubernetes API server and
+ * A whole world for integration and end-to-end tests: the loopback Kubernetes API server fake
+ * (serving our CRDs from deploy/crds, pruning and validating as kube-apiserver does) and the
  * Tyk gateway fakes, a real Redis, and the service built from real parts (KubeConfig from the
  * fake's kubeconfig → our KubeClient; our TykGatewayClient; RedisStore) behind the real
  * fastify app, driven through `app.inject`.
@@ -21,7 +22,7 @@ import { buildApp } from '../../lib/server.js';
 import { createService, type Service } from '../../lib/service.js';
 import { RedisStore } from '../../lib/store/redis.js';
 import { Redis } from 'ioredis';
-import { type FakeKubeApiServer, startFakeKubeApiServer } from '../fakes/kube-apiserver.js';
+import { type FakeKubeApiServer, type FakeKubeApiServerOptions, startFakeKubeApiServer } from '../fakes/kube-apiserver.js';
 import { type FakeTykDashboard, startFakeTykDashboard } from '../fakes/tyk-dashboard.js';
 import { type FakeTykGateway, type FakeTykOptions, startFakeTykGateway } from '../fakes/tyk-gateway.js';
 import { startRedis, type TestRedis } from './redis.js';
@@ -55,6 +56,8 @@ export interface WorldOptions {
   /** the default gateway: a Tyk Gateway fake (ce, default) or a Tyk Dashboard fake (pro) */
   mode?: 'ce' | 'pro';
   tyk?: FakeTykOptions;
+  /** the API server fake's options; by default it serves our CRDs (deploy/crds) and validates as kube-apiserver does */
+  kube?: FakeKubeApiServerOptions;
   settings?: Partial<RunSettings>;
 }
 
@@ -163,7 +166,7 @@ export class World {
 }
 
 export async function startWorld(options: WorldOptions = {}): Promise<World> {
-  const [kube, tyk, redis] = await Promise.all([startFakeKubeApiServer(), startFakeTykGateway(options.tyk), startRedis()]);
+  const [kube, tyk, redis] = await Promise.all([startFakeKubeApiServer(options.kube), startFakeTykGateway(options.tyk), startRedis()]);
   const dashboard = options.mode === 'pro' ? await startFakeTykDashboard() : undefined;
   const dir = await mkdtemp(join(tmpdir(), 'gr-world-'));
   const kubeconfigPath = await kube.writeKubeconfig(dir);

@@ -44,7 +44,10 @@ t.test('there are samples to check', async (t) => {
 
 for (const { file, docs } of samples) {
   t.test(file, async (t) => {
-    const w = await startWorld();
+    // Some samples hold "" in typed string fields (federation/supergraph.yaml: proxy.target_url),
+    // which kube-apiserver 1.20 built with Go >= 1.16 refuses as null; official builds and 1.21+
+    // take it, and this test is about what we do with every sample, so it runs as those do.
+    const w = await startWorld({ kube: { emptyStringIsNull: false } });
     t.teardown(() => w.close());
     for (const doc of docs) await w.create({ ...doc, metadata: { ...doc.metadata, namespace: doc.metadata.namespace ?? 'default' } });
     const report = await w.tick();
