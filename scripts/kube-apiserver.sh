@@ -6,10 +6,17 @@
 # - etcd: Debian's `etcd-server` package.
 # - kube-apiserver: built from Debian's `kubernetes` source package (1.20) with Debian's Go,
 #   once; the binary is cached under ~/.cache/gateway-reconciler (or $KUBE_APISERVER_CACHE),
-#   so later runs skip the build (~10 minutes on two cores).
+#   so later runs skip the build (10–20 minutes on two cores).
 # - The vendored github.com/modern-go/reflect2 1.0.1 makes that server crash on the first
 #   custom-resource write under Go >= 1.18 ("unexpected fault address"): it is replaced by
 #   the source of Debian's golang-github-modern-go-reflect2-dev (1.0.2) before the build.
+# - The vendored go-openapi/validate tells null from a value with
+#   `reflect.DeepEqual(reflect.Zero(T), reflect.ValueOf(v))`, which compared two different
+#   pointers under the Go that Kubernetes 1.20 was released with, and compares equal for
+#   "", 0 and false under Go >= 1.18 (both point at the runtime's shared zero value): the
+#   server would then refuse every empty string, zero or false in a custom resource with
+#   `must be of type string: "null"`, which the released 1.20 never did. The check is made
+#   the `data == nil` it meant (as later Kubernetes has it).
 #
 # Needs root for apt-get (as on CI and the developers' machines). Exits non-zero, with one line
 # saying what failed, when a step fails.
@@ -17,7 +24,7 @@ set -euo pipefail
 
 cache=${KUBE_APISERVER_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/gateway-reconciler}
 # the folder names the recipe: a change of recipe builds anew
-bin="$cache/kube-apiserver-1.20-r2/kube-apiserver"
+bin="$cache/kube-apiserver-1.20-r3/kube-apiserver"
 say() { echo "kube-apiserver.sh: $*" >&2; }
 fail() { say "$*"; exit 1; }
 
@@ -36,7 +43,7 @@ need_pkg() { # install the Debian packages not installed yet
 need_pkg etcd-server
 
 if [ ! -x "$bin" ]; then
-  need_pkg golang-go rsync dpkg-dev golang-github-modern-go-reflect2-dev golang-github-json-iterator-go-dev make gcc libc6-dev
+  need_pkg golang-go rsync dpkg-dev golang-github-modern-go-reflect2-dev make gcc libc6-dev
   # deb-src for Debian's main archive, when no source list is enabled yet
   if ! grep -rqsE '^(Types:.*deb-src|deb-src )' /etc/apt/sources.list /etc/apt/sources.list.d/; then
     say "enabling deb-src for Debian's main archive"
@@ -62,13 +69,12 @@ SRC
   rm -rf "$src/vendor/github.com/modern-go/reflect2"
   cp -r "$reflect2" "$src/vendor/github.com/modern-go/reflect2"
   rm -f "$src/vendor/github.com/modern-go/reflect2/go.mod"
-  jsoniter=/usr/share/gocode/src/github.com/json-iterator/go
-  [ -d "$jsoniter" ] || fail "$jsoniter missing (golang-github-json-iterator-go-dev)"
-  rm -rf "$src/vendor/github.com/json-iterator/go"
-  cp -r "$jsoniter" "$src/vendor/github.com/json-iterator/go"
-  rm -f "$src/vendor/github.com/json-iterator/go/go.mod" "$src/vendor/github.com/json-iterator/go/go.sum"
-  rm -rf "$src/vendor/github.com/json-iterator/go/"*_test.go
-  say "building kube-apiserver ($(go version)); about 10 minutes on two cores"
+  validate="$src/vendor/github.com/go-openapi/validate/type.go"
+  zero_check='if data == nil || reflect.DeepEqual(reflect.Zero(reflect.TypeOf(data)), reflect.ValueOf(data)) {'
+  grep -qF "$zero_check" "$validate" || fail "$validate: the zero-value check to mend is not there"
+  sed -i 's/if data == nil || reflect\.DeepEqual(reflect\.Zero(reflect\.TypeOf(data)), reflect\.ValueOf(data)) {/if data == nil {/' "$validate"
+  grep -qF "$zero_check" "$validate" && fail "$validate: could not mend the zero-value check"
+  say "building kube-apiserver ($(go version)); 10–20 minutes on two cores"
   (cd "$src" && make WHAT=cmd/kube-apiserver >&2) || fail "make WHAT=cmd/kube-apiserver failed"
   built=$(find "$src/_output" -type f -name kube-apiserver -perm -u+x | head -n 1)
   [ -n "$built" ] || fail "the build made no kube-apiserver binary"

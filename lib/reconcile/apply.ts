@@ -23,7 +23,8 @@ import { describeDifferences, sentFieldDifferences } from './compare.js';
 import { mapLimit } from './concurrency.js';
 import { dispose } from './error-policy.js';
 import { hashOf } from './hash.js';
-import { SECURITY_POLICY } from './kinds.js';
+import { gatewayIdFor } from './ids.js';
+import { API_DEFINITION, SECURITY_POLICY } from './kinds.js';
 import { nsName } from './links.js';
 import { loadObserved, targetId } from './load.js';
 import { type OutcomeEvent, outcomeEvent, statusPatchFailedEvent } from './outcome-events.js';
@@ -242,10 +243,16 @@ export async function saveRecord(ctx: RunContext, item: Item, record: SyncRecord
   item.record = record;
 }
 
-/** The status id: the Dashboard's own _id for pro policies, else our id. */
+/**
+ * The status id: the Dashboard's own _id for pro policies, else our id. An ApiDefinition's id
+ * does not depend on its gateway, so it is known even when the gateway is not (Tyk Operator's
+ * CRD requires status.api_id); a policy's may be the Dashboard's, so it is never guessed ('').
+ */
 function statusId(item: Item, record: SyncRecord): string {
   const native = item.observedBody?._id;
-  return item.kind === SECURITY_POLICY && typeof native === 'string' && native !== '' ? native : record.id;
+  if (item.kind === SECURITY_POLICY && typeof native === 'string' && native !== '') return native;
+  if (record.id === '' && item.kind === API_DEFINITION && item.obj) return gatewayIdFor(API_DEFINITION, item.obj);
+  return record.id;
 }
 
 export async function patchStatus(ctx: RunContext, item: Item, record: SyncRecord): Promise<void> {

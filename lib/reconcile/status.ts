@@ -9,6 +9,11 @@
  * time of the last transaction alone never causes a patch (design rule 8). Tyk Operator's own
  * SecurityPolicy CRD prunes `latestTransaction`; a status that holds our id but no
  * latestTransaction at all is taken as pruned, so it is not patched again and again.
+ *
+ * What the patch sends is valid under our CRDs and Tyk Operator's: an id that is not known yet
+ * ('', e.g. the gateway's context cannot be read before the first sync) is left out, never sent
+ * as "" (kube-apiserver 1.20 built with Go >= 1.16 refuses "" in a string field as null, 422);
+ * a field to remove (no error, no links) is sent as null, which a merge patch removes.
  */
 import type { SyncRecord } from '../store/types.js';
 import { canonicalJson } from './hash.js';
@@ -52,13 +57,14 @@ export function statusPatch(
   const tx = transactionFor(record);
   const cur = current ?? {};
   const hasTx = typeof cur.latestTransaction === 'object' && cur.latestTransaction !== null;
-  const pruned = !hasTx && str(cur[kind.statusIdField]) === id;
+  const idSame = id === '' || str(cur[kind.statusIdField]) === id;
+  const pruned = !hasTx && id !== '' && idSame;
   const curTx = (hasTx ? cur.latestTransaction : {}) as Record<string, unknown>;
   const txSame = pruned || (str(curTx.status) === tx.status && (str(curTx.error) ?? '') === (tx.error ?? ''));
   const extraSame = Object.entries(extra).every(([k, v]) => canonicalJson(norm(cur[k])) === canonicalJson(norm(v)));
-  if (str(cur[kind.statusIdField]) === id && txSame && extraSame) return undefined;
+  if (idSame && txSame && extraSame) return undefined;
   return {
-    [kind.statusIdField]: id,
+    ...(id !== '' ? { [kind.statusIdField]: id } : {}),
     latestTransaction: { status: tx.status, time: tx.time, error: tx.error ?? null },
     ...Object.fromEntries(Object.entries(extra).map(([k, v]) => [k, norm(v)])),
   };

@@ -1,11 +1,12 @@
 import t from 'tap';
-import { mkdtemp, rm, stat } from 'node:fs/promises';
+import { mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { ApiException, CoreV1Api, CustomObjectsApi, KubeConfig, Watch } from '@kubernetes/client-node';
 import {
   startFakeKubeApiServer,
-  type FakeKubeApiServer,
+  FakeKubeApiServer,
   type FakeKubeApiServerOptions,
   type WatchEvent,
 } from './kube-apiserver.js';
@@ -239,7 +240,7 @@ t.test('create rules: namespace, resourceVersion, names, generateName, pruning, 
   t.equal(noName.status, 422);
   t.match(noName.body.message, /metadata\.name: Required value: name or generateName is required/);
 
-  const generated = await api(fake, 'POST', coll(), { body: apiDef('', { generateName: 'gen-' }) });
+  const generated = await api(fake, 'POST', coll(), { body: apiDef('', { generateName: 'gen-' }, { name: 'gen' }) });
   t.equal(generated.status, 201);
   t.match(generated.body.metadata.name, /^gen-[bcdfghjklmnpqrstvwxz2456789]{5}$/);
 
@@ -410,27 +411,6 @@ t.test('status subresource: main writes ignore status, status writes change only
   t.same(getStatus.body.status, { api_id: 'abc' });
   const noStatus = await api(fake, 'GET', '/api/v1/namespaces/default/secrets/x/status');
   t.equal(noStatus.status, 404, 'no status subresource on secrets');
-});
-
-t.test('SecurityPolicy status drops fields its CRD does not declare', async (t) => {
-  const fake = await start(t);
-  const pol = await api(fake, 'POST', coll('default', 'securitypolicies'), {
-    body: { apiVersion: 'tyk.tyk.io/v1alpha1', kind: 'SecurityPolicy', metadata: { name: 'p' }, spec: { name: 'p' } },
-  });
-  t.equal(pol.status, 201);
-  const r = await api(fake, 'PATCH', `${item('p', 'default', 'securitypolicies')}/status`, {
-    body: { status: { pol_id: 'abc', latestTransaction: { status: 'Successful' } } },
-    contentType: MERGE,
-  });
-  t.equal(r.status, 200, 'accepted');
-  t.same(r.body.status, { pol_id: 'abc' }, 'latestTransaction silently dropped');
-  t.match(r.headers.get('warning') ?? '', /unknown field \\"status\.latestTransaction\\"/);
-  const apiDefStatus = await create(fake, 'a');
-  const kept = await api(fake, 'PATCH', `${item('a')}/status`, {
-    body: { metadata: { resourceVersion: apiDefStatus.metadata.resourceVersion }, status: { api_id: 'a', latestTransaction: { status: 'Successful' } } },
-    contentType: MERGE,
-  });
-  t.same(kept.body.status, { api_id: 'a', latestTransaction: { status: 'Successful' } }, 'ApiDefinition keeps latestTransaction');
 });
 
 t.test('PUT: a stale resourceVersion is 409 Conflict, a missing one 422', async (t) => {
@@ -1135,7 +1115,11 @@ t.test('kubeconfig file and discovery', async (t) => {
   const resources = await api(fake, 'GET', APIS);
   t.equal(resources.body.kind, 'APIResourceList');
   t.ok(resources.body.resources.some((r: Json) => r.name === 'apidefinitions/status'));
-  t.ok(resources.body.resources.some((r: Json) => r.name === 'tykoasapidefinitions' && r.namespaced === true));
+  t.same(
+    resources.body.resources.map((r: Json) => r.name).sort(),
+    ['apidefinitions', 'apidefinitions/status', 'operatorcontexts', 'operatorcontexts/status', 'securitypolicies', 'securitypolicies/status'],
+    'the kinds of deploy/crds, each with its status subresource',
+  );
   const groups = await api(fake, 'GET', '/apis');
   t.same(
     groups.body.groups.map((g: Json) => g.name),
@@ -1146,4 +1130,325 @@ t.test('kubeconfig file and discovery', async (t) => {
     core.body.resources.map((r: Json) => r.name),
     ['secrets', 'configmaps', 'events'],
   );
+});
+
+// ---------------------------------------------------------------------------------------------
+// Schema validation (a purpose-made CRD, test/fixtures/widget-crd.yaml, and our deploy/crds)
+
+const WIDGET_CRD = fileURLToPath(new URL('../fixtures/widget-crd.yaml', import.meta.url));
+const WIDGETS = '/apis/test.example.com/v1/namespaces/default/widgets';
+const widgetPath = (name: string): string => `${WIDGETS}/${name}`;
+
+function widget(name: string, spec: Record<string, unknown> = {}): Json {
+  return { apiVersion: 'test.example.com/v1', kind: 'Widget', metadata: { name }, spec: { name: 'abc', ...spec } };
+}
+
+async function startWidgets(tt: Teardown, options: FakeKubeApiServerOptions = {}): Promise<FakeKubeApiServer> {
+  return start(tt, { crds: [WIDGET_CRD], ...options });
+}
+
+/** The 422 body kube-apiserver answers for a Widget named `name` with these causes. */
+function widgetInvalid(name: string, causes: { field: string; reason: string; message: string }[]): Json {
+  const parts = causes.map((c) => `${c.field}: ${c.message}`);
+  return {
+    kind: 'Status',
+    apiVersion: 'v1',
+    metadata: {},
+    status: 'Failure',
+    message: `Widget.test.example.com "${name}" is invalid: ${parts.length === 1 ? parts[0] : `[${parts.join(', ')}]`}`,
+    reason: 'Invalid',
+    details: { name, group: 'test.example.com', kind: 'Widget', causes: causes.map((c) => ({ reason: c.reason, message: c.message, field: c.field })) },
+    code: 422,
+  };
+}
+
+const typeError = (field: string, want: string, got: string): { field: string; reason: string; message: string } => ({
+  field,
+  reason: 'FieldValueInvalid',
+  message: `Invalid value: "${got}": ${field} in body must be of type ${want}: "${got}"`,
+});
+
+t.test('schema: a spec field of the wrong type is 422 Invalid, integer is not number', async (t) => {
+  const fake = await startWidgets(t);
+  const r = await api(fake, 'POST', WIDGETS, { body: widget('w', { replicas: '3' }) });
+  t.equal(r.status, 422);
+  t.same(r.body, widgetInvalid('w', [typeError('spec.replicas', 'integer', 'string')]), 'the exact Status body');
+  t.same((await api(fake, 'POST', WIDGETS, { body: widget('w', { replicas: 1.5 }) })).body.details.causes, [
+    { reason: 'FieldValueInvalid', message: 'Invalid value: "number": spec.replicas in body must be of type integer: "number"', field: 'spec.replicas' },
+  ]);
+  t.equal((await api(fake, 'GET', widgetPath('w'))).status, 404, 'nothing was created');
+  const ok = await api(fake, 'POST', WIDGETS, { body: widget('w', { replicas: 2.0, ratio: 0.5, step: 1.5, size: 12345678901 }) });
+  t.equal(ok.status, 201, 'an integral number is an integer; an integer is a number; int64 is not checked');
+  const objects = await api(fake, 'POST', WIDGETS, { body: widget('v', { labels: [], tags: { a: 1 }, note: 5 }) });
+  t.same(
+    objects.body.details.causes.map((c: Json) => c.message).sort(),
+    [
+      'Invalid value: "array": spec.labels in body must be of type object: "array"',
+      'Invalid value: "integer": spec.note in body must be of type string: "integer"',
+      'Invalid value: "object": spec.tags in body must be of type array: "object"',
+    ],
+  );
+});
+
+t.test('schema: a missing required field is 422 Required value', async (t) => {
+  const fake = await startWidgets(t);
+  const body = widget('w');
+  delete body.spec.name;
+  const r = await api(fake, 'POST', WIDGETS, { body });
+  t.same(r.body, widgetInvalid('w', [{ field: 'spec.name', reason: 'FieldValueRequired', message: 'Required value' }]));
+  const noSpec = await api(fake, 'POST', WIDGETS, { body: { apiVersion: 'test.example.com/v1', kind: 'Widget', metadata: { name: 'x' } } });
+  t.equal(noSpec.status, 201, 'a required field of an absent object is not required');
+});
+
+t.test('schema: enum, bounds, lengths, pattern, items, properties, formats, int-or-string', async (t) => {
+  const fake = await startWidgets(t);
+  const causes = async (spec: Record<string, unknown>): Promise<string[]> => {
+    const r = await api(fake, 'POST', WIDGETS, { body: widget('w', spec) });
+    t.equal(r.status, 422, JSON.stringify(spec));
+    return (r.body.details?.causes ?? []).map((c: Json) => `${c.field}: ${c.message} (${c.reason})`);
+  };
+  t.same(await causes({ protocol: 'x' }), ['spec.protocol: Unsupported value: "x": supported values: "h2c", "http", "https" (FieldValueNotSupported)']);
+  t.same(await causes({ protocol: 5 }), [
+    'spec.protocol: Invalid value: "integer": spec.protocol in body must be of type string: "integer" (FieldValueInvalid)',
+    'spec.protocol: Unsupported value: 5: supported values: "h2c", "http", "https" (FieldValueNotSupported)',
+  ]);
+  t.same(await causes({ replicas: 6 }), ['spec.replicas: Invalid value: 6: spec.replicas in body should be less than or equal to 5 (FieldValueInvalid)']);
+  t.same(await causes({ replicas: -1 }), ['spec.replicas: Invalid value: -1: spec.replicas in body should be greater than or equal to 0 (FieldValueInvalid)']);
+  t.same(await causes({ ratio: 0 }), ['spec.ratio: Invalid value: 0: spec.ratio in body should be greater than 0 (FieldValueInvalid)']);
+  t.same(await causes({ ratio: 1 }), ['spec.ratio: Invalid value: 1: spec.ratio in body should be less than 1 (FieldValueInvalid)']);
+  t.same(await causes({ step: 0.25 }), ['spec.step: Invalid value: 0.25: spec.step in body should be a multiple of 0.5 (FieldValueInvalid)']);
+  t.same(await causes({ name: 'a' }), ['spec.name: Invalid value: "a": spec.name in body should be at least 2 chars long (FieldValueInvalid)']);
+  t.same(await causes({ name: 'abcdefghijk' }), ['spec.name: Invalid value: "abcdefghijk": spec.name in body should be at most 10 chars long (FieldValueInvalid)']);
+  t.same(await causes({ name: 'ab1' }), ["spec.name: Invalid value: \"ab1\": spec.name in body should match '^[a-z]+$' (FieldValueInvalid)"]);
+  t.same(await causes({ tags: [] }), ['spec.tags: Invalid value: 0: spec.tags in body should have at least 1 items (FieldValueInvalid)']);
+  t.same(await causes({ tags: ['a', 'b', 'c'] }), ['spec.tags: Invalid value: 3: spec.tags in body should have at most 2 items (FieldValueInvalid)']);
+  t.same(await causes({ tags: ['a', 7] }), ['spec.tags: Invalid value: "integer": spec.tags in body must be of type string: "integer" (FieldValueInvalid)'], 'kube-openapi 1.20 leaves list indices out of the path');
+  t.same(await causes({ labels: { a: 'x', b: 'y', c: 'z' } }), ['spec.labels: Invalid value: 2: spec.labels in body should have at most 2 properties (FieldValueInvalid)']);
+  t.same(await causes({ labels: { a: 1 } }), ['spec.labels.a: Invalid value: "integer": spec.labels.a in body must be of type string: "integer" (FieldValueInvalid)'], 'additionalProperties validates map values');
+  t.same(await causes({ selector: {} }), ['spec.selector: Invalid value: 1: spec.selector in body should have at least 1 properties (FieldValueInvalid)']);
+  t.same(await causes({ since: '2024-05-06 07:08:09' }), [
+    'spec.since: Invalid value: "2024-05-06 07:08:09": spec.since in body must be of type date-time: "2024-05-06 07:08:09" (FieldValueInvalid)',
+  ]);
+  t.same(await causes({ digest: 'not base64!' }), ['spec.digest: Invalid value: "not base64!": spec.digest in body must be of type byte: "not base64!" (FieldValueInvalid)']);
+  t.same(await causes({ port: true }), ['spec.port: Invalid value: "boolean": spec.port in body must be of type integer,string: "boolean" (FieldValueInvalid)']);
+  const two = await api(fake, 'POST', WIDGETS, { body: widget('w', { protocol: 'x', replicas: 9 }) });
+  t.match(two.body.message, /^Widget\.test\.example\.com "w" is invalid: \[spec\.\w+: .*, spec\.\w+: .*\]$/, 'several errors are joined as [a, b]');
+  t.equal(two.body.details.causes.length, 2);
+
+  const ok = await api(fake, 'POST', WIDGETS, {
+    body: widget('ok', { port: 'http', since: '2024-05-06T07:08:09.5+02:00', digest: 'YWJj', protocol: 'h2c', tags: ['a'], labels: { a: 'b' } }),
+  });
+  t.equal(ok.status, 201, 'valid values pass');
+  t.equal((await api(fake, 'POST', WIDGETS, { body: widget('ok2', { port: 8080, since: '2024-05-06T07:08:09Z' }) })).status, 201);
+});
+
+t.test('schema: defaults fill absent fields', async (t) => {
+  const fake = await startWidgets(t);
+  const r = await api(fake, 'POST', WIDGETS, { body: widget('w') });
+  t.equal(r.body.spec.mode, 'fast');
+  const kept = await api(fake, 'POST', WIDGETS, { body: widget('v', { mode: 'slow' }) });
+  t.equal(kept.body.spec.mode, 'slow');
+});
+
+t.test('schema: unknown fields are pruned at every depth, on create and on status patch; preserve-unknown-fields keeps them', async (t) => {
+  const fake = await startWidgets(t);
+  const created = await api(fake, 'POST', WIDGETS, {
+    body: {
+      ...widget('w', { bogus: 1, labels: { any: 'x' }, extra: { free: { deep: [1] }, known: { a: 'kept', b: 'dropped' } } }),
+      status: { id: 'dropped with status' },
+      top: true,
+    },
+  });
+  t.equal(created.status, 201);
+  t.same(created.body.spec, { name: 'abc', labels: { any: 'x' }, extra: { free: { deep: [1] }, known: { a: 'kept' } }, mode: 'fast' });
+  t.notOk('top' in created.body);
+  t.same(
+    created.headers.get('warning'),
+    ['spec.bogus', 'spec.extra.known.b', 'top'].map((f) => `299 - "unknown field \\"${f}\\""`).join(', '),
+    'each pruned path is a warning',
+  );
+  const strict = await api(fake, 'POST', `${WIDGETS}?fieldValidation=Strict`, { body: widget('s', { extra: { known: { z: 1 } } }) });
+  t.equal(strict.status, 400);
+  t.equal(strict.body.message, 'strict decoding error: unknown field "spec.extra.known.z"');
+
+  const patched = await api(fake, 'PATCH', `${widgetPath('w')}/status`, {
+    body: { status: { id: 'a', bogus: { x: 1 }, items: [{ type: 'Ready', ok: true, why: 'pruned' }] } },
+    contentType: MERGE,
+  });
+  t.equal(patched.status, 200);
+  t.same(patched.body.status, { id: 'a', items: [{ type: 'Ready', ok: true }] }, 'pruned silently, in lists too');
+  t.match(patched.headers.get('warning') ?? '', /unknown field \\"status\.items\[0\]\.why\\"/);
+});
+
+t.test('schema: nulls, as kube-apiserver treats them', async (t) => {
+  const fake = await startWidgets(t);
+  await api(fake, 'POST', WIDGETS, { body: widget('w', { replicas: 2, note: 'n' }) });
+
+  const removed = await api(fake, 'PATCH', widgetPath('w'), { body: { spec: { replicas: null, tags: [null, 'a'] } }, contentType: MERGE });
+  t.equal(removed.status, 200, 'a merge patch null removes the field; nulls in what it adds are pruned');
+  t.same(removed.body.spec, { name: 'abc', note: 'n', mode: 'fast', tags: ['a'] });
+
+  const current = removed.body;
+  const put = await api(fake, 'PUT', widgetPath('w'), { body: { ...current, spec: { ...current.spec, replicas: null, note: null } } });
+  t.equal(put.status, 200);
+  t.same(put.body.spec, { name: 'abc', note: null, mode: 'fast', tags: ['a'] }, 'a non-nullable null is dropped; a nullable one is kept');
+
+  const defaulted = await api(fake, 'PATCH', widgetPath('w'), { body: [{ op: 'replace', path: '/spec/mode', value: null }], contentType: JSON_PATCH });
+  t.equal(defaulted.body.spec.mode, 'fast', 'a non-nullable null with a default is defaulted');
+
+  const item = await api(fake, 'PATCH', widgetPath('w'), { body: [{ op: 'add', path: '/spec/tags/-', value: null }], contentType: JSON_PATCH });
+  t.same(item.body, widgetInvalid('w', [typeError('spec.tags', 'string', 'null')]), 'a null list item is validated');
+});
+
+t.test('schema: a status merge patch that removes a required field is 422 and the status is kept', async (t) => {
+  const fake = await startWidgets(t);
+  await api(fake, 'POST', WIDGETS, { body: widget('w') });
+  const set = await api(fake, 'PATCH', `${widgetPath('w')}/status`, { body: { status: { id: 'abc', phase: 'Ready' } }, contentType: MERGE });
+  t.same(set.body.status, { id: 'abc', phase: 'Ready' });
+  const rv = fake.resourceVersion;
+
+  const nulled = await api(fake, 'PATCH', `${widgetPath('w')}/status`, { body: { status: { id: null, phase: null } }, contentType: MERGE });
+  t.equal(nulled.status, 422);
+  t.same(nulled.body, widgetInvalid('w', [{ field: 'status.id', reason: 'FieldValueRequired', message: 'Required value' }]));
+  t.same(fake.getObject('widgets', 'default', 'w')?.status, { id: 'abc', phase: 'Ready' }, 'the object keeps its old status');
+  t.equal(fake.resourceVersion, rv, 'nothing written');
+
+  const optional = await api(fake, 'PATCH', `${widgetPath('w')}/status`, { body: { status: { phase: null } }, contentType: MERGE });
+  t.same(optional.body.status, { id: 'abc' }, 'null removes a field that is not required');
+});
+
+t.test('schema: "" in a typed, non-nullable field is refused as null (kube-apiserver 1.20 built with Go >= 1.16)', async (t) => {
+  const fake = await startWidgets(t);
+  await api(fake, 'POST', WIDGETS, { body: widget('w') });
+  await api(fake, 'PATCH', `${widgetPath('w')}/status`, { body: { status: { id: 'abc', count: 1 } }, contentType: MERGE });
+  const empty = await api(fake, 'PATCH', `${widgetPath('w')}/status`, { body: { status: { id: '', count: '' } }, contentType: MERGE });
+  t.same(empty.body, widgetInvalid('w', [typeError('status.id', 'string', 'null'), typeError('status.count', 'integer', 'null')]));
+  t.same(fake.getObject('widgets', 'default', 'w')?.status, { id: 'abc', count: 1 }, 'the object keeps its old status');
+  const nullable = await api(fake, 'PATCH', widgetPath('w'), { body: { spec: { note: '' } }, contentType: MERGE });
+  t.equal(nullable.status, 200, 'a nullable field takes ""');
+
+  const official = await startWidgets(t, { emptyStringIsNull: false });
+  await api(official, 'POST', WIDGETS, { body: widget('w') });
+  const accepted = await api(official, 'PATCH', `${widgetPath('w')}/status`, { body: { status: { id: '' } }, contentType: MERGE });
+  t.equal(accepted.status, 200, 'emptyStringIsNull: false models the official build and 1.21+');
+  t.equal(accepted.body.status.id, '');
+});
+
+t.test('schema: PUT and JSON patch are validated, on the main resource and on status', async (t) => {
+  const fake = await startWidgets(t);
+  const v1 = (await api(fake, 'POST', WIDGETS, { body: widget('w') })).body;
+  const rv = fake.resourceVersion;
+
+  const put = await api(fake, 'PUT', widgetPath('w'), { body: { ...v1, spec: { ...v1.spec, replicas: 'x' } } });
+  t.same(put.body, widgetInvalid('w', [typeError('spec.replicas', 'integer', 'string')]));
+  const jsonPatch = await api(fake, 'PATCH', widgetPath('w'), { body: [{ op: 'remove', path: '/spec/name' }], contentType: JSON_PATCH });
+  t.same(jsonPatch.body, widgetInvalid('w', [{ field: 'spec.name', reason: 'FieldValueRequired', message: 'Required value' }]));
+
+  const statusPut = await api(fake, 'PUT', `${widgetPath('w')}/status`, { body: { ...v1, status: { id: 'a', count: 'many' } } });
+  t.same(statusPut.body, widgetInvalid('w', [typeError('status.count', 'integer', 'string')]));
+  const statusJsonPatch = await api(fake, 'PATCH', `${widgetPath('w')}/status`, {
+    body: [{ op: 'add', path: '/status', value: { phase: 'Ready' } }],
+    contentType: JSON_PATCH,
+  });
+  t.same(statusJsonPatch.body, widgetInvalid('w', [{ field: 'status.id', reason: 'FieldValueRequired', message: 'Required value' }]));
+  t.equal(fake.resourceVersion, rv, 'no refused write was stored');
+
+  const mainWithBadStatus = await api(fake, 'PATCH', widgetPath('w'), { body: { spec: { replicas: 1 }, status: { count: 'x' } }, contentType: MERGE });
+  t.equal(mainWithBadStatus.status, 200, 'a main-resource write ignores status, so its status is not validated');
+  t.notOk('status' in mainWithBadStatus.body);
+  const statusOnly = await api(fake, 'PATCH', `${widgetPath('w')}/status`, { body: { spec: { replicas: 'x' }, status: { id: 'a' } }, contentType: MERGE });
+  t.equal(statusOnly.status, 200, 'a status write ignores spec, so a bad spec in it is not seen');
+  t.equal(statusOnly.body.spec.replicas, 1);
+});
+
+t.test('schema: x-kubernetes-list-type map and set refuse duplicates, ratcheted on update', async (t) => {
+  const fake = await startWidgets(t);
+  await api(fake, 'POST', WIDGETS, { body: widget('w') });
+  const dup = await api(fake, 'PATCH', `${widgetPath('w')}/status`, {
+    body: { status: { id: 'a', items: [{ type: 'A' }, { type: 'A', ok: true }], seen: ['x', 'y', 'x'] } },
+    contentType: MERGE,
+  });
+  t.same(dup.body, widgetInvalid('w', [
+    { field: 'status.items[1]', reason: 'FieldValueDuplicate', message: 'Duplicate value: map[string]interface {}{"type":"A"}' },
+    { field: 'status.seen[2]', reason: 'FieldValueDuplicate', message: 'Duplicate value: "x"' },
+  ]));
+  const notObject = await api(fake, 'PATCH', `${widgetPath('w')}/status`, { body: { status: { id: 'a', items: [{ type: 'A' }, 'B'] } }, contentType: MERGE });
+  t.equal(notObject.body.details.causes.find((c: Json) => c.field === 'status.items[1]')?.message, 'Invalid value: "B": must be an object for an array of list-type map');
+
+  fake.put({ ...widget('old'), status: { id: 'a', seen: ['x', 'x'] } });
+  const ratchet = await api(fake, 'PATCH', `${widgetPath('old')}/status`, { body: { status: { phase: 'still' } }, contentType: MERGE });
+  t.equal(ratchet.status, 200, 'an object that already broke the rule may still be updated');
+});
+
+t.test('default CRDs: ours from deploy/crds; "" in status.api_id is the recorded 422, null removes it', async (t) => {
+  const fake = await start(t);
+  const created = await create(fake, 'httpbin');
+  const ok = await api(fake, 'PATCH', `${item('httpbin')}/status`, {
+    body: { status: { api_id: 'abc', latestTransaction: { status: 'Successful', time: '2024-05-06T07:08:09Z' }, custom: 1 } },
+    contentType: MERGE,
+  });
+  t.same(ok.body.status, { api_id: 'abc', latestTransaction: { status: 'Successful', time: '2024-05-06T07:08:09Z' }, custom: 1 }, 'our status keeps unknown fields');
+  const empty = await api(fake, 'PATCH', `${item('httpbin')}/status`, { body: { status: { api_id: '' } }, contentType: MERGE });
+  t.equal(empty.status, 422);
+  t.same(empty.body, {
+    kind: 'Status',
+    apiVersion: 'v1',
+    metadata: {},
+    status: 'Failure',
+    message: 'ApiDefinition.tyk.tyk.io "httpbin" is invalid: status.api_id: Invalid value: "null": status.api_id in body must be of type string: "null"',
+    reason: 'Invalid',
+    details: {
+      name: 'httpbin',
+      group: 'tyk.tyk.io',
+      kind: 'ApiDefinition',
+      causes: [{ reason: 'FieldValueInvalid', message: 'Invalid value: "null": status.api_id in body must be of type string: "null"', field: 'status.api_id' }],
+    },
+    code: 422,
+  });
+  t.equal(fake.getObject('apidefinitions', 'default', 'httpbin')?.status?.api_id, 'abc', 'the object keeps its old status');
+  const nulled = await api(fake, 'PATCH', `${item('httpbin')}/status`, { body: { status: { api_id: null, latestTransaction: { error: null } } }, contentType: MERGE });
+  t.equal(nulled.status, 200, 'our CRD does not require status.api_id: null removes it');
+  t.same(nulled.body.status, { latestTransaction: { status: 'Successful', time: '2024-05-06T07:08:09Z' }, custom: 1 });
+  const badCondition = await api(fake, 'PATCH', `${item('httpbin')}/status`, { body: { status: { conditions: [{ type: 'Ready', status: 'Maybe' }] } }, contentType: MERGE });
+  t.equal(badCondition.status, 422, 'conditions follow metav1.Condition');
+  const missingRef = await api(fake, 'PATCH', item('httpbin'), { body: { metadata: { resourceVersion: created.metadata.resourceVersion }, spec: { contextRef: { namespace: 'x' } } }, contentType: MERGE });
+  t.equal(missingRef.status, 409, 'preconditions come first');
+  const refWithoutName = await api(fake, 'PATCH', item('httpbin'), { body: { spec: { contextRef: { namespace: 'x' } } }, contentType: MERGE });
+  t.same(refWithoutName.body.details.causes, [{ reason: 'FieldValueRequired', message: 'Required value', field: 'spec.contextRef.name' }]);
+});
+
+t.test('CRDs: loaded from files and directories; what cannot be modelled throws', async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'fake-crds-'));
+  t.teardown(() => rm(dir, { recursive: true, force: true }));
+  const fromDir = await start(t, { crds: [dirname(WIDGET_CRD)] });
+  t.equal((await api(fromDir, 'GET', WIDGETS)).body.kind, 'WidgetList', 'a directory: every CRD in its YAML files');
+  t.equal((await api(fromDir, 'GET', coll())).status, 404, 'only the CRDs given are served');
+  const none = await start(t, { crds: [] });
+  t.equal((await api(none, 'GET', '/apis')).body.groups.length, 0);
+
+  const write = async (name: string, text: string): Promise<string> => {
+    const path = join(dir, name);
+    await writeFile(path, text);
+    return path;
+  };
+  const crd = (versions: string, apiVersion = 'apiextensions.k8s.io/v1'): string =>
+    `apiVersion: ${apiVersion}\nkind: CustomResourceDefinition\nmetadata: {name: gadgets.x.io}\nspec:\n  group: x.io\n  scope: Cluster\n  names: {kind: Gadget, plural: gadgets}\n  versions: ${versions}\n`;
+  const v1 = (schema: string): string => `[{name: v1, served: true, storage: true, schema: {openAPIV3Schema: ${schema}}}]`;
+  const cluster = new FakeKubeApiServer({ crds: [await write('ok.yaml', crd(v1('{type: object}')))] });
+  t.ok(cluster, 'a cluster-scoped CRD without status loads');
+  const cases: [string, string, RegExp][] = [
+    ['beta.yaml', crd(v1('{type: object}'), 'apiextensions.k8s.io/v1beta1'), /only apiextensions\.k8s\.io\/v1 CRDs/],
+    ['two.yaml', crd(`[{name: v1, served: true, storage: true, schema: {openAPIV3Schema: {type: object}}}, {name: v2, served: true, storage: false, schema: {openAPIV3Schema: {type: object}}}]`), /exactly one served version/],
+    ['noschema.yaml', crd('[{name: v1, served: true, storage: true}]'), /no openAPIV3Schema/],
+    ['cel.yaml', crd(v1("{type: object, x-kubernetes-validations: [{rule: 'true'}]}")), /keyword x-kubernetes-validations is not modelled/],
+    ['oneof.yaml', crd(v1('{type: object, properties: {a: {oneOf: [{required: [b]}]}}}')), /\.a: keyword oneOf is not modelled/],
+    ['closed.yaml', crd(v1('{type: object, additionalProperties: false}')), /additionalProperties: false is not structural/],
+    ['tuple.yaml', crd(v1('{type: array, items: [{type: string}]}')), /single items schema/],
+    ['email.yaml', crd(v1('{type: string, format: email}')), /format email is not modelled/],
+    ['unique.yaml', crd(v1('{type: array, items: {type: string}, uniqueItems: true}')), /uniqueItems cannot be set to true/],
+  ];
+  for (const [name, text, error] of cases) {
+    const path = await write(name, text);
+    t.throws(() => new FakeKubeApiServer({ crds: [path] }), error, name);
+  }
 });

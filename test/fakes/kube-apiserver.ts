@@ -6,18 +6,36 @@
  * What it models (as the real server behaves, error bodies included):
  * - bearer-token auth (401 Status; /version and the health endpoints also answer anonymously);
  * - generic resources: namespaced or cluster-scoped, custom (`/apis/{group}/{version}/...`) and
- *   built-in (`/api/v1/...`); discovery documents for what is registered;
+ *   built-in (`/api/v1/...`); discovery documents for what is registered. Custom resources come
+ *   from CRD YAML (`crds`, default our deploy/crds; see ./crd-schema.ts); Secret, ConfigMap and
+ *   Event are built in;
  * - object metadata: uid, creationTimestamp, a global resourceVersion bumped on every real write
  *   (a write that changes nothing is not a write: same resourceVersion, no watch event), generation
  *   (custom resources only: 1 on create, bumped when anything but metadata and status changes, and
  *   once when deletion is first requested, as the real store does);
- * - custom resource storage rules: unknown top-level and metadata fields pruned, status pruned to
- *   the fields the CRD declares (`statusFields`), with a `Warning` header (`fieldValidation=Strict`
- *   turns it into a 400), status dropped on create, the status subresource isolated both ways;
+ * - custom resources under their CRD's structural schema, in the real server's order, on every
+ *   create, PUT and patch of the object and of its status: the patch is applied to the stored
+ *   object; then decoding prunes unknown fields at every depth (not under
+ *   x-kubernetes-preserve-unknown-fields or additionalProperties; unknown metadata fields too),
+ *   drops null map values whose schema is neither nullable nor defaulted, and applies
+ *   `default`s; then status is dropped (create) or taken from the stored object (main-resource
+ *   update) or the rest is (status update); then the whole object is validated: type (integer
+ *   is not number), required, enum, nullable, x-kubernetes-int-or-string, items,
+ *   additionalProperties, bounds, lengths, pattern, item and property counts,
+ *   multipleOf, the formats the server checks (date-time, date, byte, uuid*, password; int32,
+ *   int64 and the like are not checked), x-kubernetes-list-type map/set (ratcheted; on status
+ *   updates too, as 1.26+ does and 1.20 did not), plus name and metadata rules. A violation is a 422 Invalid Status with kube-openapi's messages and one
+ *   cause per error (field paths as 1.20 prints them: list indices left out, except for
+ *   list-type errors). Pruned paths come back in a `Warning` header (`fieldValidation=Strict`
+ *   turns them into a 400), as 1.27+ does;
+ * - "" in a typed, non-nullable field is refused as null (`... must be of type string: "null"`),
+ *   as kube-apiserver 1.20 built with Go >= 1.16 does (`emptyStringIsNull`, default on);
  * - optimistic concurrency: PUT needs metadata.resourceVersion (custom resources; 422 without it,
  *   409 when stale), a resourceVersion carried by a merge or JSON patch is a precondition too;
- * - PATCH: merge patch (RFC 7386), JSON patch (RFC 6902, `test` failing → 422), strategic merge
- *   only for built-in types (415 for custom resources);
+ * - PATCH: merge patch as evanphx/json-patch applies RFC 7386 (a null removes the field, also in
+ *   status: it is not validated as a value; nulls in what the patch adds are pruned), JSON patch
+ *   (RFC 6902, `test` failing → 422), strategic merge only for built-in types (415 for custom
+ *   resources);
  * - create (201, AlreadyExists, generateName, name validation, namespace mismatch, a
  *   resourceVersion in the body → 500), DELETE with finalizers (deletionTimestamp, grace 0),
  *   delete-during-update when the last finalizer goes, no new finalizers while deleting,
@@ -32,8 +50,10 @@
  *   selector is DELETED), bookmarks on demand, timeoutSeconds.
  *
  * What it does not model: TLS and other auth methods, RBAC, namespaces as objects (any namespace
- * exists), admission webhooks, OpenAPI validation of spec (only the pruning above), server-side
- * apply (415), dryRun, managedFields, protobuf/YAML bodies (415), resourceVersion semantics on GET
+ * exists), admission webhooks, CRD versions other than the storage version (and conversion),
+ * CEL rules (x-kubernetes-validations), allOf/anyOf/oneOf/not, the formats it does not check
+ * (a CRD using any of these fails to load, so nothing is silently skipped), validation
+ * ratcheting (1.28+), embedded resources, the scale subresource, server-side apply (415), dryRun, managedFields, protobuf/YAML bodies (415), resourceVersion semantics on GET
  * and LIST (always the current state), consistent snapshots across list pages, garbage
  * collection (propagationPolicy is ignored; Foreground/Orphan add no finalizer), strategic merge
  * directives (strategic merge is treated as a merge patch for built-in types).
@@ -42,6 +62,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { join } from 'node:path';
+import { type CrdResource, type CrdSchema, DEFAULT_CRD_DIR, type FieldError, loadCrds } from './crd-schema.js';
 import { FaultBook, type FaultHandle, type FaultSpec as BaseFaultSpec, withholdResponse } from './faults.js';
 import { CallLog, listenOnLoopback, parseLoose, readBody } from './http-plumbing.js';
 
@@ -69,8 +90,9 @@ export interface ResourceType {
   statusSubresource?: boolean;
   /** keep metadata.generation; default `!builtin` */
   generation?: boolean;
-  /** the top-level status fields the CRD schema declares; others are pruned. Undefined: keep all. */
-  statusFields?: readonly string[];
+  /** the structural schema (custom resources): pruning, defaulting and validation follow it.
+   * Undefined: no schema (only unknown top-level fields are pruned, nothing is validated). */
+  schema?: CrdSchema;
   /** field selectors supported beyond metadata.name and metadata.namespace */
   selectableFields?: readonly string[];
 }
@@ -139,10 +161,21 @@ export interface FakeKubeApiServerOptions {
   token?: string;
   /** default 0 (a free port) */
   port?: number;
-  /** register the Tyk kinds, Secret, ConfigMap and Event; default true */
+  /** register the built-in kinds Secret, ConfigMap and Event; default true */
   defaultResources?: boolean;
-  /** more resource types (a type with the same group and plural replaces a default) */
+  /** CustomResourceDefinition YAML files, or directories of them, whose kinds are served with
+   * their schemas; default our own, deploy/crds. `[]` serves no custom resource. */
+  crds?: readonly string[];
+  /** more resource types (a type with the same group and plural replaces one registered before) */
   resources?: readonly ResourceType[];
+  /**
+   * An empty string in a field whose schema has a type and is not nullable is refused as if it
+   * were null (422 `... must be of type string: "null"`); default true. kube-apiserver 1.20 does
+   * this when built with Go 1.16 or later, as the Debian package this project builds is
+   * (kubernetes/kubernetes#99804, fixed in 1.21 by kube-openapi#230); the official 1.20 build
+   * (Go 1.15) and 1.21+ accept "". On by default so that what we send passes both.
+   */
+  emptyStringIsNull?: boolean;
   /** how many write events the watch history keeps; default 1000 */
   watchHistorySize?: number;
   /** the clock for creation and deletion timestamps; default the real one */
@@ -154,52 +187,10 @@ export interface FakeKubeApiServerOptions {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Default resource types
+// Built-in resource types (custom resources come from CRDs: see ./crd-schema.ts)
 
-const TYK = { group: 'tyk.tyk.io', version: 'v1alpha1', statusSubresource: true } as const;
-
-/** Tyk Operator's kinds (status fields from its CRDs) and the core kinds we use. */
-export const DEFAULT_RESOURCE_TYPES: readonly ResourceType[] = [
-  {
-    ...TYK,
-    kind: 'ApiDefinition',
-    plural: 'apidefinitions',
-    statusFields: [
-      'api_id',
-      'orgId',
-      'linked_by_policies',
-      'linked_by_apis',
-      'linked_to_apis',
-      'linked_to_subgraph',
-      'latestTykSpecHash',
-      'latestCRDSpecHash',
-      'latestTransaction',
-    ],
-  },
-  {
-    ...TYK,
-    kind: 'SecurityPolicy',
-    plural: 'securitypolicies',
-    statusFields: ['pol_id', 'linked_apis', 'latestTykSpecHash', 'latestCRDSpecHash'],
-  },
-  {
-    ...TYK,
-    kind: 'OperatorContext',
-    plural: 'operatorcontexts',
-    statusFields: [
-      'linked_api_definitions',
-      'linked_api_descriptions',
-      'linked_portal_catalogues',
-      'linked_security_policies',
-      'linked_portal_configs',
-    ],
-  },
-  {
-    ...TYK,
-    kind: 'TykOasApiDefinition',
-    plural: 'tykoasapidefinitions',
-    statusFields: ['id', 'domain', 'listenPath', 'targetURL', 'enabled', 'latestTransaction'],
-  },
+/** The core kinds we use. */
+export const BUILTIN_RESOURCE_TYPES: readonly ResourceType[] = [
   { group: '', version: 'v1', kind: 'Secret', plural: 'secrets', selectableFields: ['type'] },
   { group: '', version: 'v1', kind: 'ConfigMap', plural: 'configmaps' },
   {
@@ -223,6 +214,20 @@ export const DEFAULT_RESOURCE_TYPES: readonly ResourceType[] = [
   },
 ];
 
+/** A CRD as a resource type. */
+export function crdResourceType(crd: CrdResource): ResourceType {
+  return {
+    group: crd.group,
+    version: crd.version,
+    kind: crd.kind,
+    plural: crd.plural,
+    listKind: crd.listKind,
+    namespaced: crd.namespaced,
+    statusSubresource: crd.statusSubresource,
+    schema: crd.schema,
+  };
+}
+
 interface ResolvedType {
   readonly spec: Readonly<ResourceType>;
   /** "plural.group", or "plural" for the core group */
@@ -237,7 +242,7 @@ interface ResolvedType {
   readonly builtin: boolean;
   readonly statusSubresource: boolean;
   readonly generation: boolean;
-  readonly statusFields: readonly string[] | undefined;
+  readonly schema: CrdSchema | undefined;
   readonly selectableFields: readonly string[];
 }
 
@@ -256,7 +261,7 @@ function resolveType(spec: ResourceType): ResolvedType {
     builtin,
     statusSubresource: spec.statusSubresource ?? false,
     generation: spec.generation ?? !builtin,
-    statusFields: spec.statusFields,
+    schema: spec.schema,
     selectableFields: ['metadata.name', 'metadata.namespace', ...(spec.selectableFields ?? [])],
   };
 }
@@ -388,20 +393,13 @@ const errors = {
   internal: (message: string) => new ApiError(500, 'InternalError', `Internal error occurred: ${message}`),
 };
 
-interface FieldError {
-  field: string;
-  /** FieldValueInvalid, FieldValueForbidden, FieldValueRequired */
-  reason: string;
-  /** e.g. `Invalid value: "x": detail`, `Forbidden: detail` */
-  message: string;
-}
-
 /** 422 Invalid, formatted as field.ErrorList.ToAggregate() is. `kindName` is a qualified kind. */
 function invalid(kindName: string, detailsKind: string, t: ResolvedType, name: string, errs: FieldError[]): ApiError {
-  const parts = errs.map((e) => `${e.field}: ${e.message}`);
+  const parts = [...new Set(errs.map((e) => `${e.field}: ${e.message}`))]; // ToAggregate drops repeats
   const joined = parts.length === 1 ? parts[0] : `[${parts.join(', ')}]`;
-  const details: Obj = { name, kind: detailsKind, causes: errs.map((e) => ({ ...e })) };
-  if (t.group) details.group = t.group;
+  // metav1.StatusDetails' and StatusCause's field order, as the server serialises them
+  const causes = errs.map((e) => ({ reason: e.reason, message: e.message, field: e.field }));
+  const details: Obj = t.group ? { name, group: t.group, kind: detailsKind, causes } : { name, kind: detailsKind, causes };
   return new ApiError(422, 'Invalid', `${kindName} "${name}" is invalid: ${joined}`, details);
 }
 
@@ -450,13 +448,26 @@ function faultStatus(code: number): Obj {
 // ---------------------------------------------------------------------------------------------
 // Patches
 
-/** RFC 7386 JSON merge patch. */
-function mergePatch(target: unknown, patch: unknown): unknown {
-  if (!isObject(patch)) return clone(patch);
-  const result: Obj = isObject(target) ? { ...target } : {};
+/** Deep copy without nulls (evanphx/json-patch's pruneNulls: object members and list items). */
+function withoutNulls(v: unknown): unknown {
+  if (Array.isArray(v)) return v.filter((x) => x !== null).map(withoutNulls);
+  if (!isObject(v)) return clone(v);
+  return Object.fromEntries(Object.entries(v).filter(([, x]) => x !== null).map(([k, x]) => [k, withoutNulls(x)]));
+}
+
+/**
+ * A JSON merge patch as kube-apiserver applies it (evanphx/json-patch MergePatch, RFC 7386):
+ * a null removes the member; what the patch adds where the target has nothing, null or a
+ * non-object loses its nulls (in lists too); a list or scalar patched over an object is taken
+ * as it is.
+ */
+function mergePatch(target: Obj, patch: Obj): Obj {
+  const result: Obj = { ...target };
   for (const [k, v] of Object.entries(patch)) {
+    const cur = result[k];
     if (v === null) delete result[k];
-    else result[k] = mergePatch(result[k], v);
+    else if (!isObject(cur)) result[k] = withoutNulls(v);
+    else result[k] = isObject(v) ? mergePatch(cur, v) : clone(v);
   }
   return result;
 }
@@ -728,7 +739,7 @@ const OBJECT_META_FIELDS = new Set([
 
 const CUSTOM_RESOURCE_FIELDS = new Set(['apiVersion', 'kind', 'metadata', 'spec', 'status']);
 
-/** Drops what the schema does not know; returns the dropped field paths. */
+/** Drops what the schema does not know, at every depth; returns the dropped field paths. */
 function prune(t: ResolvedType, obj: Obj): string[] {
   const dropped: string[] = [];
   const meta = metaOf(obj);
@@ -739,18 +750,11 @@ function prune(t: ResolvedType, obj: Obj): string[] {
     }
   }
   if (t.builtin) return dropped;
+  if (t.schema) return [...dropped, ...t.schema.prune(obj)];
   for (const k of Object.keys(obj)) {
     if (!CUSTOM_RESOURCE_FIELDS.has(k)) {
       delete obj[k];
       dropped.push(k);
-    }
-  }
-  if (t.statusFields && isObject(obj.status)) {
-    for (const k of Object.keys(obj.status)) {
-      if (!t.statusFields.includes(k)) {
-        delete obj.status[k];
-        dropped.push(`status.${k}`);
-      }
     }
   }
   return dropped;
@@ -886,6 +890,7 @@ export class FakeKubeApiServer {
   private readonly faults = new FaultBook<FakeCall>();
   private readonly now: () => Date;
   private readonly contextNamespace: string;
+  private readonly emptyStringIsNull: boolean;
   /** the token's user, for SelfSubjectReview */
   readonly username: string;
   private rv = 0;
@@ -903,7 +908,9 @@ export class FakeKubeApiServer {
     this.now = options.now ?? (() => new Date());
     this.contextNamespace = options.contextNamespace ?? 'default';
     this.username = options.username ?? 'system:serviceaccount:gateway-reconciler:gateway-reconciler';
-    if (options.defaultResources ?? true) DEFAULT_RESOURCE_TYPES.forEach((t) => this.registerResource(t));
+    this.emptyStringIsNull = options.emptyStringIsNull ?? true;
+    if (options.defaultResources ?? true) BUILTIN_RESOURCE_TYPES.forEach((t) => this.registerResource(t));
+    loadCrds(options.crds ?? [DEFAULT_CRD_DIR]).forEach((crd) => this.registerResource(crdResourceType(crd)));
     options.resources?.forEach((t) => this.registerResource(t));
     this.server = createServer((req, res) => {
       this.handle(req, res).catch((err: unknown) => this.sendError(res, undefined, err));
@@ -1003,7 +1010,8 @@ export class FakeKubeApiServer {
 
   // ---- direct test API (no HTTP) -----------------------------------------------------------------
 
-  /** Creates or replaces an object as given (status and finalizers included); assigns resourceVersion,
+  /** Creates or replaces an object as given (status and finalizers included; not pruned, not
+   * validated: a way to seed what a real cluster may already hold); assigns resourceVersion,
    * and uid, creationTimestamp and generation unless given. Emits ADDED or MODIFIED. */
   put(input: FakeObjectInput): FakeKubeObject {
     const t = this.typeForObject(input.apiVersion, input.kind);
@@ -1295,7 +1303,7 @@ export class FakeKubeApiServer {
       }
     } else {
       if (!isObject(patch)) throw errors.badRequest('the patch is not a JSON object');
-      patched = mergePatch(clone(current), patch);
+      patched = mergePatch(current, patch);
     }
     if (!isObject(patched)) throw errors.patchNotApplied();
     this.checkIdentity(t, patched, namespace, name);
@@ -1411,10 +1419,6 @@ export class FakeKubeApiServer {
       meta.name = this.generateName(t, generateName, namespace);
     }
     const name = String(meta.name);
-    const errs = nameErrors(name);
-    if (errs.length > 0) throw invalidOnKind(t, name, errs);
-    if (this.bucket(t).has(keyOf(obj))) throw errors.alreadyExists(t, name);
-
     const warnings = this.prepare(t, obj, fieldValidation);
     if (t.statusSubresource) delete obj.status;
     meta.uid = randomUUID();
@@ -1423,6 +1427,9 @@ export class FakeKubeApiServer {
     delete meta.deletionGracePeriodSeconds;
     if (t.generation) meta.generation = 1;
     else delete meta.generation;
+    const errs = [...nameErrors(name), ...this.schemaErrors(t, obj)];
+    if (errs.length > 0) throw invalidOnKind(t, name, errs);
+    if (this.bucket(t).has(keyOf(obj))) throw errors.alreadyExists(t, name);
     return { object: this.store(t, obj, undefined), warnings };
   }
 
@@ -1447,6 +1454,7 @@ export class FakeKubeApiServer {
 
     let next: Obj;
     let warnings: string[];
+    const errs: FieldError[] = [];
     if (statusOnly) {
       next = clone(current);
       if (incoming.status === undefined) delete next.status;
@@ -1455,8 +1463,10 @@ export class FakeKubeApiServer {
     } else {
       next = clone(incoming);
       warnings = this.prepare(t, next, fieldValidation);
-      this.keepSystemFields(t, current, next);
+      errs.push(...this.keepSystemFields(t, current, next));
     }
+    errs.push(...this.schemaErrors(t, next, current));
+    if (errs.length > 0) throw invalidOnKind(t, name, errs);
 
     if (deepEqual(next, current)) return { object: clone(current), warnings };
     if (curMeta.deletionTimestamp !== undefined && finalizersOf(next).length === 0) {
@@ -1467,11 +1477,11 @@ export class FakeKubeApiServer {
     return { object: this.store(t, next, current), warnings };
   }
 
-  /** What BeforeUpdate and ValidateObjectMetaUpdate do to a main-resource update. */
-  private keepSystemFields(t: ResolvedType, current: Obj, next: Obj): void {
+  /** What BeforeUpdate and ValidateObjectMetaUpdate do to a main-resource update; returns
+   * ValidateObjectMetaUpdate's errors. */
+  private keepSystemFields(t: ResolvedType, current: Obj, next: Obj): FieldError[] {
     const cur = metaOf(current);
     const meta = metaOf(next);
-    const name = String(cur.name);
     const errs: FieldError[] = [];
     if (str(meta.uid) && meta.uid !== cur.uid) {
       errs.push(fieldErrors.invalid('metadata.uid', goQuote(String(meta.uid)), 'field is immutable'));
@@ -1495,7 +1505,6 @@ export class FakeKubeApiServer {
     } else if (meta.deletionTimestamp !== undefined) {
       errs.push(fieldErrors.invalid('metadata.deletionTimestamp', goQuote(String(meta.deletionTimestamp)), 'field is immutable'));
     }
-    if (errs.length > 0) throw invalidOnKind(t, name, errs);
     if (t.statusSubresource) {
       if (current.status === undefined) delete next.status;
       else next.status = clone(current.status);
@@ -1508,6 +1517,14 @@ export class FakeKubeApiServer {
     } else {
       delete meta.generation;
     }
+    return errs;
+  }
+
+  /** The schema's errors for an object about to be stored (x-kubernetes-list-type ratcheted
+   * against `old`); none without a schema. */
+  private schemaErrors(t: ResolvedType, obj: Obj, old?: Obj): FieldError[] {
+    if (!t.schema) return [];
+    return [...t.schema.validate(obj, { emptyStringIsNull: this.emptyStringIsNull }), ...t.schema.validateLists(obj, old)];
   }
 
   /** DELETE: mark when finalizers remain, else remove. */
@@ -1523,11 +1540,14 @@ export class FakeKubeApiServer {
     return { removed: false, object: this.store(t, next, current) };
   }
 
-  /** Pruning and normalisation; returns the warnings, or throws with fieldValidation=Strict. */
+  /** What decoding does: pruning, nulls, defaults, normalisation; returns the warnings, or
+   * throws with fieldValidation=Strict. */
   private prepare(t: ResolvedType, obj: Obj, fieldValidation: string | undefined): string[] {
     obj.apiVersion = t.apiVersion;
     obj.kind = t.kind;
     const dropped = prune(t, obj);
+    t.schema?.dropNonNullableNulls(obj);
+    t.schema?.applyDefaults(obj);
     normalize(t, obj);
     if (dropped.length > 0 && fieldValidation === 'Strict') {
       throw errors.badRequest(`strict decoding error: ${dropped.map((f) => `unknown field "${f}"`).join(', ')}`);

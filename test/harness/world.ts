@@ -1,9 +1,9 @@
 /**
  * A whole world for integration and end-to-end tests: a Kubernetes API server (the loopback
- * fake, or in the real tier a real kube-apiserver: see ./cluster.ts), the Tyk gateway fakes, a
- * real Redis, and the service built from real parts (KubeConfig from a kubeconfig → our
- * KubeClient; our TykGatewayClient; RedisStore) behind the real fastify app, driven through
- * `app.inject`.
+ * fake, serving our CRDs from deploy/crds and pruning and validating as kube-apiserver does; or
+ * in the real tier a real kube-apiserver: see ./cluster.ts), the Tyk gateway fakes, a real
+ * Redis, and the service built from real parts (KubeConfig from a kubeconfig → our KubeClient;
+ * our TykGatewayClient; RedisStore) behind the real fastify app, driven through `app.inject`.
  *
  * The test side changes the cluster with the real @kubernetes/client-node CustomObjectsApi,
  * over HTTP, as an admin, so the same steps work against a real API server; the service uses
@@ -59,7 +59,7 @@ export interface WorldOptions {
   /** the default gateway: a Tyk Gateway fake (ce, default) or a Tyk Dashboard fake (pro) */
   mode?: 'ce' | 'pro';
   tyk?: FakeTykOptions;
-  /** the Kubernetes API server fake's options (e.g. other CRDs); the real tier ignores them */
+  /** the API server fake's options (by default it serves our CRDs, deploy/crds); the real tier ignores them */
   kube?: FakeKubeApiServerOptions;
   /** the Dashboard fake's options (pro mode) */
   dashboard?: FakeTykDashboardOptions;

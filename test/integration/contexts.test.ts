@@ -117,6 +117,7 @@ t.test('a missing context or an unreadable Secret fails only the resources that 
   t.match(obj(report, 'ApiDefinition', 'lost'), { result: 'failed', reason: 'gateway unavailable', error: 'OperatorContext default/nope not found' });
   t.match(obj(report, 'ApiDefinition', 'orphaned'), { result: 'failed', error: 'OperatorContext default/nosecret: Secret default/missing not found' });
   t.match((await w.get('lost'))?.status, { latestTransaction: { status: 'Failed', error: 'OperatorContext default/nope not found' } });
+  t.equal((await w.get('lost'))?.status?.api_id, Buffer.from('default/lost').toString('base64url'), 'an API id is known without its gateway (never sent as "")');
   w.resetCounts();
   await w.tick();
   t.equal(w.statusPatches(), 0, 'said once');

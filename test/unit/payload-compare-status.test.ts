@@ -83,3 +83,11 @@ t.test('status: Tyk Operator shape; no patch when only the time would change', a
   t.equal(transactionFor(record().diverged('renamed').build()).status, 'Failed');
   t.ok(statusPatch(API_DEFINITION, { ...current, api_id: 'other' }, synced), 'a different id is patched');
 });
+
+t.test('status: an id not known yet is left out, never sent as ""', async (t) => {
+  const failed = { ...record().failed('OperatorContext default/nope not found').build(), id: '' };
+  const patch = statusPatch(API_DEFINITION, undefined, failed);
+  t.same(patch, { latestTransaction: { status: 'Failed', time: failed.time, error: 'OperatorContext default/nope not found' } });
+  t.equal(statusPatch(API_DEFINITION, { latestTransaction: { status: 'Failed', error: 'OperatorContext default/nope not found' } }, failed), undefined, 'said once');
+  t.equal(statusPatch(API_DEFINITION, { api_id: 'theirs', latestTransaction: { status: 'Failed', error: 'OperatorContext default/nope not found' } }, failed), undefined, 'an id written by someone else is not a change');
+});
