@@ -10,7 +10,7 @@
 # - The vendored github.com/modern-go/reflect2 1.0.1 makes that server crash on the first
 #   custom-resource write under Go >= 1.18 ("unexpected fault address"): it is replaced by
 #   the source of Debian's golang-github-modern-go-reflect2-dev (1.0.2) before the build.
-# - The vendored go-openapi/validate tells null from a value with
+# - The vendored go-openapi/validate (and kube-openapi's fork of it) tells null from a value with
 #   `reflect.DeepEqual(reflect.Zero(T), reflect.ValueOf(v))`, which compared two different
 #   pointers under the Go that Kubernetes 1.20 was released with, and compares equal for
 #   "", 0 and false under Go >= 1.18 (both point at the runtime's shared zero value): the
@@ -24,7 +24,7 @@ set -euo pipefail
 
 cache=${KUBE_APISERVER_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/gateway-reconciler}
 # the folder names the recipe: a change of recipe builds anew
-bin="$cache/kube-apiserver-1.20-r3/kube-apiserver"
+bin="$cache/kube-apiserver-1.20-r4/kube-apiserver"
 say() { echo "kube-apiserver.sh: $*" >&2; }
 fail() { say "$*"; exit 1; }
 
@@ -69,11 +69,13 @@ SRC
   rm -rf "$src/vendor/github.com/modern-go/reflect2"
   cp -r "$reflect2" "$src/vendor/github.com/modern-go/reflect2"
   rm -f "$src/vendor/github.com/modern-go/reflect2/go.mod"
-  validate="$src/vendor/github.com/go-openapi/validate/type.go"
   zero_check='if data == nil || reflect.DeepEqual(reflect.Zero(reflect.TypeOf(data)), reflect.ValueOf(data)) {'
-  grep -qF "$zero_check" "$validate" || fail "$validate: the zero-value check to mend is not there"
-  sed -i 's/if data == nil || reflect\.DeepEqual(reflect\.Zero(reflect\.TypeOf(data)), reflect\.ValueOf(data)) {/if data == nil {/' "$validate"
-  grep -qF "$zero_check" "$validate" && fail "$validate: could not mend the zero-value check"
+  # both copies: go-openapi's and kube-openapi's fork (the one CRD validation uses)
+  for validate in "$src/vendor/github.com/go-openapi/validate/type.go" "$src/vendor/k8s.io/kube-openapi/pkg/validation/validate/type.go"; do
+    grep -qF "$zero_check" "$validate" || fail "$validate: the zero-value check to mend is not there"
+    sed -i 's/if data == nil || reflect\.DeepEqual(reflect\.Zero(reflect\.TypeOf(data)), reflect\.ValueOf(data)) {/if data == nil {/' "$validate"
+    grep -qF "$zero_check" "$validate" && fail "$validate: could not mend the zero-value check"
+  done
   say "building kube-apiserver ($(go version)); 10–20 minutes on two cores"
   (cd "$src" && make WHAT=cmd/kube-apiserver >&2) || fail "make WHAT=cmd/kube-apiserver failed"
   built=$(find "$src/_output" -type f -name kube-apiserver -perm -u+x | head -n 1)

@@ -443,8 +443,9 @@ t.test('faults: status, times, afterCalls, body, cancel, clear', async (tt) => {
   tt.equal((await call(gw, 'GET', '/tyk/reload/group')).status, 200, 'cancelled');
 
   gw.inject({ method: 'PUT', status: 409, headers: { 'x-fault': 'yes' }, match: (c) => (c.body as JsonObject).name === 'hit' });
-  tt.equal((await call(gw, 'PUT', '/tyk/apis/httpbin', { ...httpbin(), name: 'miss' })).status, 404, 'match filters');
-  const hit = await fetch(gw.url + '/tyk/apis/httpbin', { method: 'PUT', body: JSON.stringify({ name: 'hit' }) });
+  // an id the gateway never had (httpbin was created above, and the reload may have loaded it)
+  tt.equal((await call(gw, 'PUT', '/tyk/apis/never-created', { ...httpbin(), api_id: 'never-created', name: 'miss' })).status, 404, 'match filters');
+  const hit = await fetch(gw.url + '/tyk/apis/never-created', { method: 'PUT', body: JSON.stringify({ name: 'hit' }) });
   tt.equal(hit.status, 409, 'a fault answers before auth');
   tt.equal(hit.headers.get('x-fault'), 'yes');
 

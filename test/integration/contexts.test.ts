@@ -52,7 +52,7 @@ t.test('each context gets only its own resources; the default gateway the rest',
   await w.create(withContext('plain'));
   await w.create(withContext('on-ce2', 'ce2'));
   await w.create(withContext('on-dash', 'dash'));
-  await w.create({ apiVersion: 'tyk.tyk.io/v1alpha1', kind: 'SecurityPolicy', metadata: { name: 'dash-policy', namespace: 'default' }, spec: { name: 'dash policy', state: 'active', active: true, contextRef: { name: 'dash' }, access_rights_array: [{ name: 'on-dash', versions: ['Default'] }] } });
+  await w.create({ apiVersion: 'tyk.tyk.io/v1alpha1', kind: 'SecurityPolicy', metadata: { name: 'dash-policy', namespace: 'default' }, spec: { name: 'dash policy', state: 'active', active: true, contextRef: { name: 'dash' }, access_rights_array: [{ name: 'on-dash', namespace: 'default', versions: ['Default'] }] } });
   const report = await w.tick();
   t.match(obj(report, 'ApiDefinition', 'plain'), { gateway: 'default', result: 'synced' });
   t.match(obj(report, 'ApiDefinition', 'on-ce2'), { gateway: 'context:default/ce2', result: 'synced' });
@@ -78,7 +78,7 @@ t.test('each context gets only its own resources; the default gateway the rest',
 t.test('a policy cannot link an API on another gateway: it waits, saying so', async (t) => {
   const { w } = await setup(t);
   await w.create(withContext('on-ce2', 'ce2'));
-  await w.create({ apiVersion: 'tyk.tyk.io/v1alpha1', kind: 'SecurityPolicy', metadata: { name: 'p', namespace: 'default' }, spec: { name: 'p', state: 'active', active: true, access_rights_array: [{ name: 'on-ce2' }] } });
+  await w.create({ apiVersion: 'tyk.tyk.io/v1alpha1', kind: 'SecurityPolicy', metadata: { name: 'p', namespace: 'default' }, spec: { name: 'p', state: 'active', active: true, access_rights_array: [{ name: 'on-ce2', namespace: 'default' }] } });
   const report = await w.tick();
   t.match(obj(report, 'SecurityPolicy', 'p'), { result: 'waiting', error: /on another gateway \(context:default\/ce2\)/ });
 });

@@ -35,7 +35,7 @@ function policy(name: string, apis: { name: string; namespace?: string }[], extr
     apiVersion: 'tyk.tyk.io/v1alpha1',
     kind: 'SecurityPolicy',
     metadata: { name, namespace: 'default' },
-    spec: { name: `${name} policy`, state: 'active', active: true, access_rights_array: apis.map((a) => ({ ...a, versions: ['Default'] })), ...extra },
+    spec: { name: `${name} policy`, state: 'active', active: true, access_rights_array: apis.map((a) => ({ namespace: 'default', ...a, versions: ['Default'] })), ...extra },
   };
 }
 
@@ -145,7 +145,7 @@ t.test('editing the policy away from a held API lets its deletion complete', asy
   await w.tick();
   await w.delete('a');
   t.match(obj(await w.tick(), 'ApiDefinition', 'a'), { result: 'waiting' });
-  await w.updateSpec('p', (s) => ({ ...s, access_rights_array: [{ name: 'b', versions: ['Default'] }] }), 'default', 'SecurityPolicy');
+  await w.updateSpec('p', (s) => ({ ...s, access_rights_array: [{ name: 'b', namespace: 'default', versions: ['Default'] }] }), 'default', 'SecurityPolicy');
   const report = await w.tick();
   t.match(obj(report, 'ApiDefinition', 'a'), { result: 'deleted' });
   t.equal(await w.get('a'), undefined);
