@@ -56,9 +56,8 @@ export class KubeUnavailableError extends ReconcilerError {
   readonly code = 'KUBE_UNAVAILABLE';
 }
 
-/** The gateway answered with an error status other than a validation error. */
-export class GatewayApiError extends ReconcilerError {
-  readonly code = 'GATEWAY_API_ERROR';
+/** A failure that is an HTTP answer of the gateway: its status is kept, and in the context. */
+export abstract class GatewayAnswerError extends ReconcilerError {
   constructor(
     readonly status: number,
     message: string,
@@ -68,16 +67,14 @@ export class GatewayApiError extends ReconcilerError {
   }
 }
 
+/** The gateway answered with an error status other than a validation error. */
+export class GatewayApiError extends GatewayAnswerError {
+  readonly code = 'GATEWAY_API_ERROR';
+}
+
 /** The gateway rejected what we sent as invalid (400). Retrying the same spec cannot help. */
-export class GatewayRejectedError extends ReconcilerError {
+export class GatewayRejectedError extends GatewayAnswerError {
   readonly code = 'GATEWAY_REJECTED';
-  constructor(
-    readonly status: number,
-    message: string,
-    options: { cause?: unknown; context?: ErrorContext } = {},
-  ) {
-    super(message, { ...options, context: { status, ...options.context } });
-  }
 }
 
 /**
@@ -86,15 +83,8 @@ export class GatewayRejectedError extends ReconcilerError {
  * off (a gateway whose policies come from a Dashboard refuses policy writes). Retrying the same
  * gateway cannot help until it is upgraded or reconfigured; other kinds on it keep working.
  */
-export class GatewayUnsupportedError extends ReconcilerError {
+export class GatewayUnsupportedError extends GatewayAnswerError {
   readonly code = 'GATEWAY_UNSUPPORTED';
-  constructor(
-    readonly status: number,
-    message: string,
-    options: { cause?: unknown; context?: ErrorContext } = {},
-  ) {
-    super(message, { ...options, context: { status, ...options.context } });
-  }
 }
 
 /** The gateway could not be reached, dropped the connection, or did not answer in time. */

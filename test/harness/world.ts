@@ -240,6 +240,20 @@ export class World {
   }
 }
 
+/** A World for one tap test, closed when the test ends. */
+export async function worldFor(t: { teardown(fn: () => unknown): void }, options?: WorldOptions): Promise<World> {
+  const w = await startWorld(options);
+  t.teardown(() => w.close());
+  return w;
+}
+
+/** One object's entry in a run report; throws (naming what was reported) when it has none. */
+export function reported(report: RunReport, name: string, kind = 'ApiDefinition'): RunReport['objects'][number] {
+  const o = report.objects.find((x) => x.name === name && x.kind === kind);
+  if (!o) throw new Error(`no report for ${kind} ${name}: ${JSON.stringify(report.objects)}`);
+  return o;
+}
+
 export async function startWorld(options: WorldOptions = {}): Promise<World> {
   const [kube, tyk, redis] = await Promise.all([startCluster(options.kube), startFakeTykGateway(options.tyk), startRedis()]);
   const dashboard = options.mode === 'pro' ? await startFakeTykDashboard(options.dashboard) : undefined;

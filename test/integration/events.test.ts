@@ -8,21 +8,13 @@
 import t from 'tap';
 import type { RunReport } from '../../lib/reconcile/run.js';
 import { apiDefinition, securityPolicy } from '../fixtures/builders.js';
-import { capturingLogger, RESYNC_TOKEN, startWorld, type StoredEvent, WEBHOOK_TOKEN, type World } from '../harness/world.js';
+import { capturingLogger, RESYNC_TOKEN, reported, worldFor, type StoredEvent, WEBHOOK_TOKEN, type World } from '../harness/world.js';
 
 const idOf = (name: string, ns = 'default') => Buffer.from(`${ns}/${name}`).toString('base64url');
 
-async function world(t: { teardown(fn: () => unknown): void }, options?: Parameters<typeof startWorld>[0]): Promise<World> {
-  const w = await startWorld(options);
-  t.teardown(() => w.close());
-  return w;
-}
+const world = worldFor;
 
-function obj(report: RunReport, name: string, kind = 'ApiDefinition') {
-  const o = report.objects.find((x) => x.name === name && x.kind === kind);
-  if (!o) throw new Error(`no report for ${kind} ${name}: ${JSON.stringify(report.objects)}`);
-  return o;
-}
+const obj = reported;
 
 const warnings = async (w: World, name: string, kind = 'ApiDefinition'): Promise<StoredEvent[]> => (await w.events(name, 'default', kind)).filter((e) => e.type === 'Warning');
 const normals = async (w: World, name: string, kind = 'ApiDefinition'): Promise<StoredEvent[]> => (await w.events(name, 'default', kind)).filter((e) => e.type === 'Normal');

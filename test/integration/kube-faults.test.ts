@@ -6,21 +6,13 @@
 import t from 'tap';
 import type { RunReport } from '../../lib/reconcile/run.js';
 import { apiDefinition } from '../fixtures/builders.js';
-import { startWorld, type World } from '../harness/world.js';
+import { reported, worldFor, type World } from '../harness/world.js';
 
 const idOf = (name: string, ns = 'default') => Buffer.from(`${ns}/${name}`).toString('base64url');
 
-async function world(t: { teardown(fn: () => unknown): void }, options?: Parameters<typeof startWorld>[0]): Promise<World> {
-  const w = await startWorld(options);
-  t.teardown(() => w.close());
-  return w;
-}
+const world = worldFor;
 
-function obj(report: RunReport, kind: string, name: string) {
-  const o = report.objects.find((x) => x.kind === kind && x.name === name);
-  if (!o) throw new Error(`no report for ${kind} ${name}: ${JSON.stringify(report.objects)}`);
-  return o;
-}
+const obj = (report: RunReport, kind: string, name: string) => reported(report, name, kind);
 
 t.test('when the API server list fails midway, nothing is deleted', async (t) => {
   const w = await world(t, { settings: { getThreshold: 20 } });

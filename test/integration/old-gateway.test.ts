@@ -9,22 +9,14 @@ import t from 'tap';
 import type { KubeObject } from '../../lib/kube/types.js';
 import type { RunReport } from '../../lib/reconcile/run.js';
 import { apiDefinition } from '../fixtures/builders.js';
-import { startWorld, type World, type WorldOptions } from '../harness/world.js';
+import { reported, worldFor, type World, type WorldOptions } from '../harness/world.js';
 
 const idOf = (name: string, ns = 'default') => Buffer.from(`${ns}/${name}`).toString('base64url');
 const WHY = /has no \/tyk\/policies API: it answered "404 page not found" \(a Tyk Gateway older than its policy API, such as 3\.1: SecurityPolicies need a newer gateway, or the Tyk Dashboard \(TYK_MODE=pro\)\)/;
 
-async function world(t: { teardown(fn: () => unknown): void }, options: WorldOptions): Promise<World> {
-  const w = await startWorld(options);
-  t.teardown(() => w.close());
-  return w;
-}
+const world = worldFor;
 
-function obj(report: RunReport, name: string, kind = 'ApiDefinition') {
-  const o = report.objects.find((x) => x.name === name && x.kind === kind);
-  if (!o) throw new Error(`no report for ${kind} ${name}: ${JSON.stringify(report.objects)}`);
-  return o;
-}
+const obj = reported;
 
 function securityPolicy(name: string, apis: string[], metadata: Partial<KubeObject['metadata']> = {}): KubeObject {
   return {
