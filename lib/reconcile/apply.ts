@@ -23,8 +23,7 @@ import { describeDifferences, sentFieldDifferences } from './compare.js';
 import { mapLimit } from './concurrency.js';
 import { dispose } from './error-policy.js';
 import { hashOf } from './hash.js';
-import { gatewayIdFor } from './ids.js';
-import { API_DEFINITION, SECURITY_POLICY } from './kinds.js';
+import { SECURITY_POLICY } from './kinds.js';
 import { nsName } from './links.js';
 import { loadObserved, targetId } from './load.js';
 import { type OutcomeEvent, outcomeEvent, statusPatchFailedEvent } from './outcome-events.js';
@@ -251,7 +250,8 @@ export async function saveRecord(ctx: RunContext, item: Item, record: SyncRecord
 function statusId(item: Item, record: SyncRecord): string {
   const native = item.observedBody?._id;
   if (item.kind === SECURITY_POLICY && typeof native === 'string' && native !== '') return native;
-  if (record.id === '' && item.kind === API_DEFINITION && item.obj) return gatewayIdFor(API_DEFINITION, item.obj);
+  // a record kept from before the id was known (e.g. its context failed)
+  if (record.id === '') return knownId(item);
   return record.id;
 }
 

@@ -13,7 +13,7 @@ import type { Logger } from '../log.js';
 import type { Store, SyncRecord } from '../store/types.js';
 import type { BackoffSettings } from './error-policy.js';
 import { gatewayIdFor } from './ids.js';
-import type { ManagedKind, ObjectRef } from './kinds.js';
+import { API_DEFINITION, type ManagedKind, type ObjectRef } from './kinds.js';
 import type { NamespacedName } from './links.js';
 import type { Action, DesiredState, ObservedState, Plan, Reason } from './plan.js';
 
@@ -216,12 +216,13 @@ export function targetName(item: Item): string | undefined {
 }
 
 /**
- * The object's gateway id as far as it is known: planned, desired, recorded, else the one its
- * resource names (spec, status or the default), which needs no gateway (an object whose context
- * cannot be resolved still has one). '' only when the resource itself is gone and unrecorded.
+ * The object's gateway id as far as it is known: planned, desired, recorded, else, for an
+ * ApiDefinition, the one its resource names (spec, status or the default), which needs no
+ * gateway (an API whose context cannot be resolved still has one). A policy's id can depend on
+ * its gateway (a Dashboard names it by its own _id), so without a gateway it stays ''.
  */
 export function knownId(item: Item): string {
-  return item.plan?.id || item.desired?.id || item.record?.id || (item.obj ? gatewayIdFor(item.kind, item.obj) : '');
+  return item.plan?.id || item.desired?.id || item.record?.id || (item.obj && item.kind === API_DEFINITION ? gatewayIdFor(API_DEFINITION, item.obj) : '');
 }
 
 export function reportFor(item: Item, result: ObjectResult): ObjectReport {
