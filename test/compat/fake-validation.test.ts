@@ -10,6 +10,7 @@
 import t from 'tap';
 import type { KubeObject } from '../../lib/kube/types.js';
 import { type FakeKubeApiServer, startFakeKubeApiServer } from '../fakes/kube-apiserver.js';
+import { type Cause, invalidStatus } from '../fakes/status-bodies.js';
 import { startWorld } from '../harness/world.js';
 import { referencePath } from './reference.js';
 
@@ -52,18 +53,8 @@ async function withStatus(fake: FakeKubeApiServer): Promise<void> {
   t.equal((await send(fake, 'PATCH', `${APIS}/httpbin/status`, { status }, MERGE)).status, 200);
 }
 
-function invalidApi(causes: { reason: string; message: string; field: string }[]): Json {
-  const parts = causes.map((c) => `${c.field}: ${c.message}`);
-  return {
-    kind: 'Status',
-    apiVersion: 'v1',
-    metadata: {},
-    status: 'Failure',
-    message: `ApiDefinition.tyk.tyk.io "httpbin" is invalid: ${parts.length === 1 ? parts[0] : `[${parts.join(', ')}]`}`,
-    reason: 'Invalid',
-    details: { name: 'httpbin', group: 'tyk.tyk.io', kind: 'ApiDefinition', causes },
-    code: 422,
-  };
+function invalidApi(causes: Cause[]): Json {
+  return invalidStatus('ApiDefinition', 'tyk.tyk.io', 'httpbin', causes);
 }
 
 t.test('ApiDefinition: a merge patch of status.api_id null is 422 (its CRD requires api_id) and the status is kept', async (t) => {

@@ -10,6 +10,7 @@ import {
   type FakeKubeApiServerOptions,
   type WatchEvent,
 } from './kube-apiserver.js';
+import { type Cause, invalidStatus } from './status-bodies.js';
 
 // Response bodies are JSON asserted field by field.
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -1148,18 +1149,8 @@ async function startWidgets(tt: Teardown, options: FakeKubeApiServerOptions = {}
 }
 
 /** The 422 body kube-apiserver answers for a Widget named `name` with these causes. */
-function widgetInvalid(name: string, causes: { field: string; reason: string; message: string }[]): Json {
-  const parts = causes.map((c) => `${c.field}: ${c.message}`);
-  return {
-    kind: 'Status',
-    apiVersion: 'v1',
-    metadata: {},
-    status: 'Failure',
-    message: `Widget.test.example.com "${name}" is invalid: ${parts.length === 1 ? parts[0] : `[${parts.join(', ')}]`}`,
-    reason: 'Invalid',
-    details: { name, group: 'test.example.com', kind: 'Widget', causes: causes.map((c) => ({ reason: c.reason, message: c.message, field: c.field })) },
-    code: 422,
-  };
+function widgetInvalid(name: string, causes: Cause[]): Json {
+  return invalidStatus('Widget', 'test.example.com', name, causes);
 }
 
 const typeError = (field: string, want: string, got: string): { field: string; reason: string; message: string } => ({
