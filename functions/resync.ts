@@ -5,7 +5,7 @@
  * everything. Requires RESYNC_TOKEN. A resync ignores retry backoff.
  */
 import { BadRequestError } from '../lib/errors.js';
-import { findKind, MANAGED_KINDS } from '../lib/reconcile/kinds.js';
+import { findKind, MANAGED_KINDS } from '../lib/kinds.js';
 import type { RunScope } from '../lib/reconcile/run.js';
 import type { Service } from '../lib/service.js';
 import { authorize, type HttpInput, type HttpOutput, lambdaHttp } from './http.js';

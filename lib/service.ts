@@ -18,7 +18,7 @@ import { KubeClient } from './kube/client.js';
 import type { KubeApi } from './kube/types.js';
 import { createLogger, type Logger } from './log.js';
 import { RateLimiter } from './events/rate-limit.js';
-import { API_DEFINITION } from './reconcile/kinds.js';
+import { API_DEFINITION } from './kinds.js';
 import { DEFAULT_RUN_SETTINGS, type RunReport, type RunRequest, type RunSettings, runReconcile } from './reconcile/run.js';
 import { MemoryStore } from './store/memory.js';
 import { createRedisStore } from './store/redis.js';

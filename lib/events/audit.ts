@@ -11,7 +11,7 @@
  * Throws BadRequestError naming what is wrong when the body is not an EventList.
  */
 import { BadRequestError } from '../errors.js';
-import { findKind } from '../reconcile/kinds.js';
+import { findKind } from '../kinds.js';
 import { type EventItem, isObject, str } from './refs.js';
 
 const WRITE_VERBS = new Set(['create', 'update', 'patch', 'delete', 'deletecollection']);

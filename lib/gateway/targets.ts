@@ -18,7 +18,7 @@
 import { createHash } from 'node:crypto';
 import { describeError } from '../errors.js';
 import type { KubeApi, KubeObject } from '../kube/types.js';
-import { OPERATOR_CONTEXT, SECRET } from '../reconcile/kinds.js';
+import { OPERATOR_CONTEXT, SECRET } from '../kinds.js';
 import type { Gateway } from './types.js';
 
 export type TykMode = 'ce' | 'pro';

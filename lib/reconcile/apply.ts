@@ -23,12 +23,13 @@ import { describeDifferences, sentFieldDifferences } from './compare.js';
 import { mapLimit } from './concurrency.js';
 import { dispose } from './error-policy.js';
 import { hashOf } from './hash.js';
-import { SECURITY_POLICY } from './kinds.js';
+import { SECURITY_POLICY } from '../kinds.js';
 import { nsName } from './links.js';
 import { loadObserved, targetId } from './load.js';
 import { type OutcomeEvent, outcomeEvent, statusPatchFailedEvent } from './outcome-events.js';
 import type { Plan } from './plan.js';
-import { type Item, type ObjectReport, type ObjectResult, type RunContext, errorFields, knownId, reportFor, targetName } from './run-context.js';
+import { type Item, type RunContext, errorFields, knownId, reportFor, targetName } from './run-context.js';
+import type { ObjectReport, ObjectResult } from './types.js';
 import { statusPatch } from './status.js';
 
 /** Re-reads items under their locks and plans them again; supplied by run.ts per kind. */

@@ -4,7 +4,7 @@
  * Pure; never throws.
  */
 import type { KubeObject } from '../kube/types.js';
-import type { ManagedKind } from './kinds.js';
+import type { ManagedKind } from '../kinds.js';
 
 export function defaultId(namespace: string, name: string): string {
   return Buffer.from(`${namespace}/${name}`, 'utf8').toString('base64url');

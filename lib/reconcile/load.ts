@@ -15,11 +15,12 @@ import { apiDefinitionPayload } from './api-payload.js';
 import { mapLimit } from './concurrency.js';
 import { hashOf } from './hash.js';
 import { defaultId, gatewayIdFor } from './ids.js';
-import { API_DEFINITION, type ManagedKind, type ObjectRef, refString, SECURITY_POLICY } from './kinds.js';
+import { API_DEFINITION, type ManagedKind, type ObjectRef, refString, SECURITY_POLICY } from '../kinds.js';
 import type { NamespacedName } from './links.js';
 import { plan } from './plan.js';
 import { type ApiResolution, securityPolicyPayload } from './policy-payload.js';
-import type { Item, RunContext, RunScope } from './run-context.js';
+import type { Item, RunContext } from './run-context.js';
+import type { RunScope } from './types.js';
 
 export function newItem(kind: ManagedKind, ref: ObjectRef, obj?: KubeObject | null): Item {
   return { kind, ref, key: refString(ref), ...(obj !== undefined ? { obj } : {}) };

@@ -31,7 +31,7 @@
  */
 import type { SyncResult } from '../store/types.js';
 import type { Action } from './plan.js';
-import type { ObjectResult, ReportReason } from './run-context.js';
+import type { ObjectResult, ReportReason } from './types.js';
 
 export interface OutcomeEvent {
   type: 'Normal' | 'Warning';

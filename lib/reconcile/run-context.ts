@@ -4,119 +4,17 @@
  * through the dependencies it holds.
  */
 import { randomUUID } from 'node:crypto';
-import type { Clock } from '../clock.js';
 import { describeError, errorCode } from '../errors.js';
-import type { GatewayTarget, GatewayTargets, TargetResolver } from '../gateway/targets.js';
+import type { GatewayTarget, TargetResolver } from '../gateway/targets.js';
 import type { JsonObject } from '../gateway/types.js';
-import type { KubeApi, KubeObject } from '../kube/types.js';
+import type { KubeObject } from '../kube/types.js';
 import type { Logger } from '../log.js';
-import type { Store, SyncRecord } from '../store/types.js';
-import type { BackoffSettings } from './error-policy.js';
+import type { SyncRecord } from '../store/types.js';
 import { gatewayIdFor } from './ids.js';
-import { API_DEFINITION, type ManagedKind, type ObjectRef } from './kinds.js';
+import { API_DEFINITION, type ManagedKind, type ObjectRef } from '../kinds.js';
 import type { NamespacedName } from './links.js';
-import type { Action, DesiredState, ObservedState, Plan, Reason } from './plan.js';
-
-export interface SettleSettings {
-  /** how long a pass may wait for its writes to become visible */
-  budgetMs: number;
-  /** first wait after a reload before reading back; doubles up to maxDelayMs */
-  initialDelayMs: number;
-  maxDelayMs: number;
-  /** a reload not visible after this long is re-issued (a gateway can lose one silently) */
-  reloadEveryMs: number;
-}
-
-export interface RunSettings {
-  /** WATCH_NAMESPACE; undefined means all namespaces */
-  namespaces?: readonly string[];
-  concurrency: number;
-  lockTtlMs: number;
-  /** up to this many objects, state is read with one GET each; above, with LISTs */
-  getThreshold: number;
-  settle: SettleSettings;
-  maxDirtyPasses: number;
-  backoff: BackoffSettings;
-  /** with a deadline, writes are applied (locked, written, settled, released) in chunks of this size */
-  deadlineChunk: number;
-}
-
-export interface RunDeps {
-  kube: KubeApi;
-  targets: GatewayTargets;
-  store: Store;
-  clock: Clock;
-  log: Logger;
-  settings: RunSettings;
-}
-
-/**
- * Which objects a run looks at: everything (`all`), whole namespaces (listed), and single
- * objects (read one by one). An empty scope looks at nothing.
- */
-export interface RunScope {
-  all?: boolean;
-  namespaces?: readonly string[];
-  refs?: readonly ObjectRef[];
-}
-
-export type Trigger = 'schedule' | 'watch' | 'audit' | 'resync' | 'cloudevents';
-
-export interface RunRequest {
-  trigger: Trigger;
-  scope: RunScope;
-  dryRun?: boolean;
-  /**
-   * Epoch ms by which the run must be done (a Lambda's time limit). Writes are then applied in
-   * chunks; a chunk not started by the deadline is left, unlocked and untouched, to the next run.
-   */
-  deadline?: number;
-}
-
-export type ObjectResult =
-  | 'synced'
-  | 'unchanged'
-  | 'diverged'
-  | 'pending'
-  | 'waiting'
-  | 'failed'
-  | 'invalid'
-  | 'deleted'
-  | 'deferred'
-  | 'backoff'
-  | 'planned'
-  | 'skipped';
-
-export type ReportReason = Reason | 'read failed' | 'not supported by gateway' | 'not watched' | 'gateway unavailable' | 'out of time';
-
-export interface ObjectReport {
-  kind: string;
-  namespace: string;
-  name: string;
-  /** the gateway: "default" or "context:<namespace>/<name>" */
-  gateway?: string;
-  id: string;
-  action: Action;
-  reason: ReportReason;
-  result: ObjectResult;
-  error?: string;
-  code?: string;
-  /** the API server refused the status patch (the object keeps its old status): its message */
-  statusError?: string;
-}
-
-export interface RunReport {
-  runId: string;
-  trigger: Trigger;
-  dryRun: boolean;
-  startedAt: string;
-  durationMs: number;
-  /** gateway writes and reloads made by this run, over all gateways */
-  gateway: { writes: number; reloads: number };
-  objects: ObjectReport[];
-  errors: { stage: string; code: string; message: string }[];
-  counts: Partial<Record<ObjectResult, number>>;
-}
+import type { DesiredState, ObservedState, Plan } from './plan.js';
+import type { ObjectReport, ObjectResult, RunDeps, RunReport, RunRequest, RunSettings } from './types.js';
 
 /** Everything known about one object during a run. */
 export interface Item {

@@ -21,27 +21,17 @@ import { describeError, errorCode } from '../errors.js';
 import { applyLocked, finishQuiet, httpStatusOf, writes } from './apply.js';
 import { mapLimit } from './concurrency.js';
 import { DEFAULT_BACKOFF } from './error-policy.js';
-import { API_DEFINITION, type ManagedKind, SECURITY_POLICY } from './kinds.js';
+import { API_DEFINITION, type ManagedKind, SECURITY_POLICY } from '../kinds.js';
 import { accessRefs, type NamespacedName, nsName, referencingPolicies } from './links.js';
 import { computeDesired, loadDesired, loadObserved, loadOrphans, loadRecords, loadTargets, newItem, planItem } from './load.js';
 import { statusPatchFailedEvent } from './outcome-events.js';
 import type { ApiResolution } from './policy-payload.js';
-import {
-  finishReport,
-  type Item,
-  type ObjectReport,
-  RunContext,
-  type RunDeps,
-  type RunReport,
-  type RunRequest,
-  type RunScope,
-  type RunSettings,
-  reportFor,
-} from './run-context.js';
+import { finishReport, type Item, RunContext, reportFor } from './run-context.js';
+import type { ObjectReport, RunDeps, RunReport, RunRequest, RunScope, RunSettings } from './types.js';
 import type { GatewayTarget } from '../gateway/targets.js';
 import type { SyncRecord } from '../store/types.js';
 
-export type { ObjectReport, ObjectResult, RunDeps, RunReport, RunRequest, RunScope, RunSettings, SettleSettings, Trigger } from './run-context.js';
+export type { ObjectReport, ObjectResult, RunDeps, RunReport, RunRequest, RunScope, RunSettings, SettleSettings, Trigger } from './types.js';
 
 export const DEFAULT_RUN_SETTINGS: RunSettings = {
   concurrency: 8,

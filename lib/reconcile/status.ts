@@ -17,7 +17,7 @@
  */
 import type { SyncRecord } from '../store/types.js';
 import { canonicalJson } from './hash.js';
-import type { ManagedKind } from './kinds.js';
+import type { ManagedKind } from '../kinds.js';
 
 export type TransactionStatus = 'Successful' | 'Failed' | 'Pending';
 

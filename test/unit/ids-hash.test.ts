@@ -1,7 +1,7 @@
 import t from 'tap';
 import { canonicalJson, hashOf } from '../../lib/reconcile/hash.js';
 import { defaultId, gatewayIdFor } from '../../lib/reconcile/ids.js';
-import { API_DEFINITION } from '../../lib/reconcile/kinds.js';
+import { API_DEFINITION } from '../../lib/kinds.js';
 import { apiDefinition } from '../fixtures/builders.js';
 
 t.test('default id is base64url without padding of namespace/name (Tyk Operator scheme)', async (t) => {

@@ -2,7 +2,7 @@ import t from 'tap';
 import { apiDefinitionPayload } from '../../lib/reconcile/api-payload.js';
 import { describeDifferences, sentFieldDifferences } from '../../lib/reconcile/compare.js';
 import { backoffMs, dispose, isTerminal } from '../../lib/reconcile/error-policy.js';
-import { API_DEFINITION } from '../../lib/reconcile/kinds.js';
+import { API_DEFINITION } from '../../lib/kinds.js';
 import { statusPatch, transactionFor } from '../../lib/reconcile/status.js';
 import { GatewayApiError, GatewayRejectedError, InvalidSpecError } from '../../lib/errors.js';
 import { apiDefinition, record } from '../fixtures/builders.js';

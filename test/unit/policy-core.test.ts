@@ -3,7 +3,7 @@ import type { KubeObject } from '../../lib/kube/types.js';
 import { accessRefs, referencingPolicies } from '../../lib/reconcile/links.js';
 import { plan } from '../../lib/reconcile/plan.js';
 import { type ApiResolution, securityPolicyPayload } from '../../lib/reconcile/policy-payload.js';
-import { SECURITY_POLICY } from '../../lib/reconcile/kinds.js';
+import { SECURITY_POLICY } from '../../lib/kinds.js';
 import { statusPatch } from '../../lib/reconcile/status.js';
 import { record } from '../fixtures/builders.js';
 
