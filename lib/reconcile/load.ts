@@ -1,63 +1,78 @@
 /**
- * The load stage of a run, for one kind: desired state from the API server, the records, the
- * gateway each object goes to, what we would send, and the observed state from each gateway.
+ * The load stage, for one kind: desired state from the API server, the records, the gateway
+ * each object goes to, what we would send, and the observed state from each gateway. Returns
+ * one immutable `Loaded` per object for `decide`.
  *
- * Guarantees: a failed read marks the affected items with `readError` (or the run with an
+ * Guarantees: a failed read marks the affected objects with `readError` (or the run with an
  * error) and never turns into "absent"; a record whose resource a complete listing lacks is
  * confirmed gone by a GET 404 before it becomes a deletion candidate; gateway state is read
  * per gateway, with one GET per object for a few and one LIST for many.
  */
 import type { GatewayTarget } from '../gateway/targets.js';
-import type { JsonObject } from '../gateway/types.js';
+import type { Gateway, JsonObject } from '../gateway/types.js';
+import { API_DEFINITION, type ManagedKind, type ObjectRef, refString, SECURITY_POLICY } from '../kinds.js';
 import type { KubeObject } from '../kube/types.js';
 import type { SyncRecord } from '../store/types.js';
 import { apiDefinitionPayload } from './api-payload.js';
 import { mapLimit } from './concurrency.js';
+import type { Loaded } from './decide.js';
 import { hashOf } from './hash.js';
 import { defaultId, gatewayIdFor } from './ids.js';
-import { API_DEFINITION, type ManagedKind, type ObjectRef, refString, SECURITY_POLICY } from '../kinds.js';
-import type { NamespacedName } from './links.js';
-import { plan } from './plan.js';
+import { accessRefs, type NamespacedName, nsName, referencingPolicies } from './links.js';
+import type { DesiredState, ObservedState } from './plan.js';
 import { type ApiResolution, securityPolicyPayload } from './policy-payload.js';
-import type { Item, RunContext } from './run-context.js';
+import type { RunContext } from './run-context.js';
 import type { RunScope } from './types.js';
 
-export function newItem(kind: ManagedKind, ref: ObjectRef, obj?: KubeObject | null): Item {
-  return { kind, ref, key: refString(ref), ...(obj !== undefined ? { obj } : {}) };
+/** An object as the API server read found it: the resource (null: gone), or why it could not be read. */
+export interface Found {
+  readonly kind: ManagedKind;
+  readonly ref: ObjectRef;
+  readonly key: string;
+  readonly obj: KubeObject | null | undefined;
+  readonly readError?: unknown;
+}
+
+/** How a policy sees an ApiDefinition it references (see apiResolver). */
+export type ResolveApi = (ref: NamespacedName, target: GatewayTarget) => ApiResolution;
+
+export function found(kind: ManagedKind, ref: ObjectRef, obj: KubeObject | null | undefined, readError?: unknown): Found {
+  return { kind, ref, key: refString(ref), obj, ...(readError !== undefined ? { readError } : {}) };
+}
+
+/** GETs one object: null on 404, the error kept otherwise. */
+async function getOne(ctx: RunContext, kind: ManagedKind, ref: ObjectRef): Promise<Found> {
+  if (!ctx.watched(ref.namespace)) return found(kind, ref, undefined);
+  try {
+    return found(kind, ref, await ctx.deps.kube.get(kind, ref.namespace, ref.name));
+  } catch (err) {
+    return found(kind, ref, undefined, err);
+  }
 }
 
 /** Desired objects of `kind` in `scope`; `complete` when every listing asked for succeeded. */
-export async function loadDesired(ctx: RunContext, kind: ManagedKind, scope: RunScope): Promise<{ items: Item[]; complete: boolean }> {
+export async function loadDesired(ctx: RunContext, kind: ManagedKind, scope: RunScope): Promise<{ found: Found[]; complete: boolean }> {
   const all = scope.all === true;
-  const namespaces: (string | undefined)[] = all
-    ? ctx.settings.namespaces
-      ? [...ctx.settings.namespaces]
-      : [undefined]
-    : [...new Set(scope.namespaces ?? [])].filter((ns) => ctx.watched(ns));
+  const namespaces: (string | undefined)[] = all ? (ctx.settings.namespaces ? [...ctx.settings.namespaces] : [undefined]) : listedNamespaces(ctx, scope);
   let complete = true;
-  const items: Item[] = [];
+  const listed: Found[] = [];
   for (const ns of namespaces) {
     try {
-      for (const obj of await ctx.deps.kube.list(kind, ns)) {
-        items.push(newItem(kind, { kind, namespace: obj.metadata.namespace ?? '', name: obj.metadata.name }, obj));
-      }
+      for (const obj of await ctx.deps.kube.list(kind, ns)) listed.push(found(kind, { kind, namespace: obj.metadata.namespace ?? '', name: obj.metadata.name }, obj));
     } catch (err) {
       complete = false;
       ctx.runError(`list ${kind.plural}${ns ? ` in ${ns}` : ''}`, err);
     }
   }
-  if (all) return { items, complete };
-  const listed = new Set(namespaces);
-  const single = dedupe((scope.refs ?? []).filter((r) => r.kind.kind === kind.kind && !listed.has(r.namespace))).map((ref) => newItem(kind, ref));
-  await mapLimit(single, ctx.settings.concurrency, async (item) => {
-    if (!ctx.watched(item.ref.namespace)) return;
-    try {
-      item.obj = await ctx.deps.kube.get(kind, item.ref.namespace, item.ref.name);
-    } catch (err) {
-      item.readError = err;
-    }
-  });
-  return { items: [...items, ...single], complete };
+  if (all) return { found: listed, complete };
+  const inListed = new Set(namespaces);
+  const refs = dedupe((scope.refs ?? []).filter((r) => r.kind.kind === kind.kind && !inListed.has(r.namespace)));
+  const single = await mapLimit(refs, ctx.settings.concurrency, (ref) => getOne(ctx, kind, ref));
+  return { found: [...listed, ...single], complete };
+}
+
+function listedNamespaces(ctx: RunContext, scope: RunScope): string[] {
+  return [...new Set(scope.namespaces ?? [])].filter((ns) => ctx.watched(ns));
 }
 
 function dedupe(refs: readonly ObjectRef[]): ObjectRef[] {
@@ -67,61 +82,91 @@ function dedupe(refs: readonly ObjectRef[]): ObjectRef[] {
 }
 
 /**
- * Records whose resource the (complete) listing did not return. Each is confirmed with a GET:
- * only a 404 makes it a deletion candidate; an object created since the list is kept.
+ * Records whose resource the listing did not return; the caller asks only after a complete
+ * listing. Each is confirmed with a GET: only a 404 makes it a deletion candidate; an object
+ * created since the list is kept.
  */
-export async function loadOrphans(ctx: RunContext, kind: ManagedKind, scope: RunScope, listed: Item[]): Promise<Item[]> {
+export async function loadOrphans(ctx: RunContext, kind: ManagedKind, scope: RunScope, listed: readonly Found[]): Promise<Found[]> {
   const base = `${kind.kind}/`;
-  const prefixes = scope.all ? [base] : [...new Set(scope.namespaces ?? [])].filter((ns) => ctx.watched(ns)).map((ns) => `${base}${ns}/`);
+  const prefixes = scope.all ? [base] : listedNamespaces(ctx, scope).map((ns) => `${base}${ns}/`);
   const known = new Set(listed.map((i) => i.key));
-  const orphans: Item[] = [];
+  const refs: ObjectRef[] = [];
   for (const prefix of prefixes) {
     for (const key of await ctx.deps.store.listRecordKeys(prefix)) {
       if (known.has(key)) continue;
       const [, namespace, name] = key.split('/');
       if (namespace === undefined || name === undefined || !ctx.watched(namespace)) continue;
-      orphans.push(newItem(kind, { kind, namespace, name }));
+      refs.push({ kind, namespace, name });
     }
   }
-  await mapLimit(orphans, ctx.settings.concurrency, async (item) => {
-    try {
-      item.obj = await ctx.deps.kube.get(kind, item.ref.namespace, item.ref.name);
-    } catch (err) {
-      item.readError = err;
-    }
-  });
-  return orphans;
+  return mapLimit(refs, ctx.settings.concurrency, (ref) => getOne(ctx, kind, ref));
 }
 
-export async function loadRecords(ctx: RunContext, items: Item[]): Promise<void> {
-  if (items.length === 0) return;
-  const records = await ctx.deps.store.getRecords(items.map((i) => i.key));
-  items.forEach((item, i) => {
-    item.record = records[i] ?? null;
-  });
+/** Re-reads objects under their locks: a GET each for a few, a (paginated) LIST per namespace for many. */
+export async function reread(ctx: RunContext, objects: readonly Found[]): Promise<Found[]> {
+  if (objects.length <= ctx.settings.getThreshold) return mapLimit(objects, ctx.settings.concurrency, (f) => getOne(ctx, f.kind, f.ref));
+  const groups = new Map<string, Found[]>();
+  for (const f of objects) {
+    const key = `${f.kind.kind}\u0000${f.ref.namespace}`;
+    groups.set(key, [...(groups.get(key) ?? []), f]);
+  }
+  const out = new Map<string, Found>();
+  for (const group of groups.values()) {
+    const { kind, ref } = group[0] as Found;
+    try {
+      const current = new Map((await ctx.deps.kube.list(kind, ref.namespace)).map((o) => [o.metadata.name, o]));
+      // the list is complete (or it threw), so an object it lacks is confirmed gone
+      for (const f of group) out.set(f.key, found(kind, f.ref, current.get(f.ref.name) ?? null));
+    } catch (err) {
+      for (const f of group) out.set(f.key, found(kind, f.ref, undefined, err));
+    }
+  }
+  return objects.map((f) => out.get(f.key) as Found);
+}
+
+/** What the load stage needs besides the objects: the policies of the run, how policies see APIs, and whether to LIST the gateway. */
+export interface LoadContext {
+  /** every SecurityPolicy of the watched namespaces; undefined when they could not be listed */
+  readonly policies: readonly KubeObject[] | undefined;
+  readonly resolveApi: ResolveApi;
+  readonly preferList: boolean;
+}
+
+type Draft = { -readonly [K in keyof Loaded]: Loaded[K] };
+
+/** Records, gateway, desired and observed state of `objects`, as one Loaded each. */
+export async function loadState(ctx: RunContext, objects: readonly Found[], lc: LoadContext): Promise<Loaded[]> {
+  const drafts: Draft[] = objects.map((f) => ({ ...f, watched: ctx.watched(f.ref.namespace), record: null }));
+  const readable = drafts.filter((d) => d.readError === undefined);
+  if (readable.length > 0) {
+    const records = await ctx.deps.store.getRecords(readable.map((d) => d.key));
+    readable.forEach((d, i) => {
+      d.record = records[i] ?? null;
+    });
+  }
+  await mapLimit(drafts, ctx.settings.concurrency, (d) => resolveTarget(ctx, d));
+  for (const d of drafts) computeDesired(d, lc);
+  await loadObserved(ctx, drafts, lc.preferList);
+  if (lc.policies !== undefined) for (const d of drafts) if (d.kind === API_DEFINITION) d.referencedBy = referencingPolicies(d.ref, lc.policies);
+  if (lc.policies === undefined) for (const d of drafts) if (d.kind === API_DEFINITION) d.referencedBy = null;
+  return drafts;
 }
 
 /**
- * Where each object goes: its contextRef's gateway (or the default); for a vanished object,
+ * Where an object goes: its contextRef's gateway (or the default); for a vanished object,
  * the gateway its record names. A contextRef that changed since the last sync leaves the old
  * gateway in `previousTarget`.
  */
-export async function loadTargets(ctx: RunContext, items: Item[]): Promise<void> {
-  await mapLimit(items, ctx.settings.concurrency, async (item) => {
-    item.target = undefined;
-    item.targetError = undefined;
-    item.previousTarget = undefined;
-    if (item.readError !== undefined) return;
-    if (!item.obj && !item.record) return;
-    const resolution = item.obj ? await ctx.resolver.forObject(item.obj) : await ctx.resolver.byName(item.record?.gateway);
-    if ('error' in resolution) {
-      item.targetError = resolution.error;
-      return;
-    }
-    item.target = resolution;
-    const recorded = item.record?.gateway ?? 'default';
-    if (item.obj && item.record && recorded !== resolution.name && wasWritten(item.record)) item.previousTarget = recorded;
-  });
+async function resolveTarget(ctx: RunContext, d: Draft): Promise<void> {
+  if (d.readError !== undefined || (!d.obj && !d.record)) return;
+  const resolution = d.obj ? await ctx.resolver.forObject(d.obj) : await ctx.resolver.byName(d.record?.gateway);
+  if ('error' in resolution) {
+    d.targetError = resolution.error;
+    return;
+  }
+  d.target = resolution;
+  const recorded = d.record?.gateway ?? 'default';
+  if (d.obj && d.record && recorded !== resolution.name && wasWritten(d.record)) d.previousTarget = recorded;
 }
 
 /** The record says the object reached its gateway at some point (so a move must clean up there). */
@@ -130,61 +175,49 @@ function wasWritten(record: SyncRecord): boolean {
 }
 
 /** The id the object should have on its gateway (kind and mode aware). */
-function desiredId(item: Item, obj: KubeObject): string {
+function desiredId(kind: ManagedKind, obj: KubeObject, target: GatewayTarget): string {
   // On the Dashboard, status.pol_id holds the Dashboard's own _id; our policy id is spec.id or the default.
-  if (item.kind === SECURITY_POLICY && item.target?.mode === 'pro') {
+  if (kind === SECURITY_POLICY && target.mode === 'pro') {
     const pinned = obj.spec?.id;
     return typeof pinned === 'string' && pinned.trim() !== '' ? pinned : defaultId(obj.metadata.namespace ?? '', obj.metadata.name);
   }
-  return gatewayIdFor(item.kind, obj);
+  return gatewayIdFor(kind, obj);
 }
 
-/**
- * What we would send, and the DesiredState plan reads. Policies resolve their ApiDefinition
- * references through `resolveApi`; an unresolved one makes the policy wait.
- */
-export function computeDesired(
-  ctx: RunContext,
-  item: Item,
-  resolveApi: (ref: NamespacedName, target: GatewayTarget) => ApiResolution,
-  policies: readonly KubeObject[] = [],
-): void {
-  item.desired = undefined;
-  item.body = undefined;
-  item.links = undefined;
-  const obj = item.obj;
-  if (!obj || !item.target) return;
-  const id = desiredId(item, obj);
-  const orgId = item.target.orgId;
-  const target = item.target;
+/** What we would send, and the DesiredState plan reads. A policy with an unresolved reference waits. */
+function computeDesired(d: Draft, lc: LoadContext): void {
+  const obj = d.obj;
+  const target = d.target;
+  if (!obj || !target) return;
+  const id = desiredId(d.kind, obj, target);
   let body: JsonObject | undefined;
   let invalid: string | undefined;
   let waiting: string | undefined;
-  if (item.kind === API_DEFINITION) {
-    const policyIdOf = (namespace: string, name: string) => policyId(policies, namespace, name, target.mode);
-    const payload = apiDefinitionPayload(obj, id, orgId, policyIdOf);
+  if (d.kind === API_DEFINITION) {
+    const payload = apiDefinitionPayload(obj, id, target.orgId, (namespace, name) => policyId(lc.policies ?? [], namespace, name, target.mode));
     if (payload.ok) body = payload.body;
     else invalid = payload.reason;
   } else {
-    const payload = securityPolicyPayload(obj, id, orgId, (ref) => resolveApi(ref, target));
+    const payload = securityPolicyPayload(obj, id, target.orgId, (ref) => lc.resolveApi(ref, target));
     if ('waiting' in payload) {
       waiting = payload.waiting;
-      item.links = payload.links;
+      d.links = payload.links;
     } else if (payload.ok) {
       body = payload.body;
-      item.links = payload.links;
+      d.links = payload.links;
     } else invalid = payload.reason;
   }
-  item.body = body;
-  item.desired = {
+  if (body !== undefined) d.body = body;
+  const desired: DesiredState = {
     id,
     hash: body ? hashOf(body) : hashOf(obj.spec ?? null),
     generation: obj.metadata.generation ?? 0,
     deleting: obj.metadata.deletionTimestamp !== undefined && obj.metadata.deletionTimestamp !== null,
-    hasFinalizer: (obj.metadata.finalizers ?? []).includes(item.kind.finalizer),
+    hasFinalizer: (obj.metadata.finalizers ?? []).includes(d.kind.finalizer),
     ...(invalid !== undefined ? { invalid } : {}),
     ...(waiting !== undefined ? { waiting } : {}),
   };
+  d.desired = desired;
 }
 
 /** A SecurityPolicy's gateway id, as an ApiDefinition's jwt_default_policies needs it. */
@@ -197,73 +230,105 @@ function policyId(policies: readonly KubeObject[], namespace: string, name: stri
   return (mode === 'pro' ? (recorded ?? pinned) : (pinned ?? recorded)) ?? defaultId(namespace, name);
 }
 
-/** The id whose gateway object matters for this item. */
-export function targetId(item: Item): string | undefined {
-  return item.desired?.id ?? item.record?.id ?? undefined;
+/** One gateway object to read: which gateway, which kind, which id. */
+export interface ObservedRead {
+  readonly gateway: Gateway;
+  /** the gateway's name, for errors */
+  readonly gatewayName: string;
+  readonly kind: ManagedKind;
+  readonly id: string;
 }
 
+/** What a read found: the body (null: confirmed absent), or the error. */
+export type ObservedAnswer = { readonly body: JsonObject | null } | { readonly error: unknown };
+
 /**
- * Reads the gateway objects of `items`, per gateway: one GET each for a few, one LIST for
- * many (or when `preferList`). A failed read marks the affected items with readError.
+ * Reads gateway objects, per gateway and kind: one GET each for a few, one LIST for many
+ * (or when `preferList`). A failed LIST is a run error and fails every read it covered.
  */
-export async function loadObserved(ctx: RunContext, items: Item[], preferList = false): Promise<void> {
-  const wanted = items.filter((i) => i.readError === undefined && i.target && targetId(i) !== undefined && (i.obj || i.record));
-  const groups = new Map<GatewayTarget['gateway'], Item[]>();
-  for (const item of wanted) {
-    const gw = item.target!.gateway;
-    groups.set(gw, [...(groups.get(gw) ?? []), item]);
-  }
-  for (const [gw, group] of groups) {
-    const byKind = new Map<ManagedKind, Item[]>();
-    for (const item of group) byKind.set(item.kind, [...(byKind.get(item.kind) ?? []), item]);
-    for (const [kind, list] of byKind) {
-      if (preferList || list.length > ctx.settings.getThreshold) {
+export async function readObserved(ctx: RunContext, reads: readonly ObservedRead[], preferList: boolean): Promise<ObservedAnswer[]> {
+  const answers = new Array<ObservedAnswer>(reads.length);
+  const groups = new Map<Gateway, Map<ManagedKind, number[]>>();
+  reads.forEach((r, i) => {
+    const byKind = groups.get(r.gateway) ?? new Map<ManagedKind, number[]>();
+    groups.set(r.gateway, byKind);
+    byKind.set(r.kind, [...(byKind.get(r.kind) ?? []), i]);
+  });
+  for (const [gw, byKind] of groups) {
+    for (const [kind, indexes] of byKind) {
+      if (preferList || indexes.length > ctx.settings.getThreshold) {
         try {
           const all = await gw.list(kind.gatewayKind);
-          for (const item of list) setObserved(item, all.get(targetId(item) as string) ?? null);
-        } catch (err) {
-          ctx.runError(`list ${kind.gatewayKind === 'policy' ? 'policies' : 'APIs'} on gateway ${list[0]!.target!.name}`, err);
-          for (const item of list) item.readError = err;
+          for (const i of indexes) answers[i] = { body: all.get((reads[i] as ObservedRead).id) ?? null };
+        } catch (error) {
+          const name = (reads[indexes[0] as number] as ObservedRead).gatewayName;
+          ctx.runError(`list ${kind.gatewayKind === 'policy' ? 'policies' : 'APIs'} on gateway ${name}`, error);
+          for (const i of indexes) answers[i] = { error };
         }
         continue;
       }
-      await mapLimit(list, ctx.settings.concurrency, async (item) => {
+      await mapLimit(indexes, ctx.settings.concurrency, async (i) => {
         try {
-          setObserved(item, await gw.get(kind.gatewayKind, targetId(item) as string));
-        } catch (err) {
-          item.readError = err;
+          answers[i] = { body: await gw.get(kind.gatewayKind, (reads[i] as ObservedRead).id) };
+        } catch (error) {
+          answers[i] = { error };
         }
       });
     }
   }
+  return answers;
 }
 
-function setObserved(item: Item, body: JsonObject | null): void {
-  item.observedBody = body;
-  item.observed = body ? { id: targetId(item) as string, hash: hashOf(body) } : undefined;
+/** The observed state of each readable object with a gateway and an id (desired, else recorded). */
+async function loadObserved(ctx: RunContext, drafts: Draft[], preferList: boolean): Promise<void> {
+  const wanted = drafts.filter((d) => d.readError === undefined && d.target && (d.obj || d.record) && (d.desired?.id ?? d.record?.id) !== undefined);
+  const answers = await readObserved(
+    ctx,
+    wanted.map((d) => ({ gateway: (d.target as GatewayTarget).gateway, gatewayName: (d.target as GatewayTarget).name, kind: d.kind, id: (d.desired?.id ?? d.record?.id) as string })),
+    preferList,
+  );
+  wanted.forEach((d, i) => {
+    const answer = answers[i] as ObservedAnswer;
+    if ('error' in answer) {
+      d.readError = answer.error;
+      return;
+    }
+    d.observedBody = answer.body;
+    if (answer.body) d.observed = observedState((d.desired?.id ?? d.record?.id) as string, answer.body);
+  });
 }
 
-/** The plan for an item, from what load found. */
-export function planItem(ctx: RunContext, item: Item): void {
-  const id = targetId(item) ?? '';
-  if (item.readError !== undefined || (item.obj === undefined && !ctx.watched(item.ref.namespace))) {
-    item.plan = { action: 'NOOP', reason: 'not managed', id };
-    return;
-  }
-  if (item.targetError !== undefined) {
-    item.plan = { action: 'NOOP', reason: 'not managed', id };
-    return;
-  }
-  if (item.obj?.metadata.labels?.template === 'true' && !item.record) {
-    // Tyk Operator's ingress templates are blueprints, never APIs of their own
-    item.plan = { action: 'NOOP', reason: 'template', id };
-    return;
-  }
-  // A record from another gateway says nothing about this one: plan as new here, retire there.
-  const record = item.previousTarget !== undefined ? undefined : (item.record ?? undefined);
-  item.plan = plan(item.desired, item.observed, record);
-  if (item.previousTarget !== undefined && item.plan.action !== 'NOOP' && item.plan.action !== 'WAIT' && item.plan.action !== 'DELETE') {
-    item.plan = { ...item.plan, reason: 'moved to another gateway' };
-  }
-  if (item.desired?.waiting !== undefined && item.plan.action === 'WAIT') item.waitReason = item.desired.waiting;
+export function observedState(id: string, body: JsonObject): ObservedState {
+  return { id, hash: hashOf(body) };
+}
+
+/**
+ * How a policy phase sees the ApiDefinitions it references: from the API phase of this run
+ * when it looked at them (fresh records), else read once (object and record). An API
+ * resolves when it exists, is not being deleted, goes to the same gateway, and was synced
+ * there; its gateway id is the recorded one.
+ */
+export async function apiResolver(ctx: RunContext, policies: readonly Found[], apiPhase: ReadonlyMap<string, { obj: KubeObject | null; record: SyncRecord | null }>): Promise<ResolveApi> {
+  const wanted = new Map<string, NamespacedName>();
+  for (const p of policies) for (const r of p.obj ? accessRefs(p.obj) : []) if (!apiPhase.has(nsName(r))) wanted.set(nsName(r), r);
+  const known = new Map<string, { obj: KubeObject | null; record: SyncRecord | null; error?: string }>(apiPhase);
+  const extra = await mapLimit([...wanted.values()], ctx.settings.concurrency, async (r) => {
+    const f = await getOne(ctx, API_DEFINITION, { kind: API_DEFINITION, ...r });
+    return f.obj === undefined && f.readError === undefined ? { ...f, obj: null } : f;
+  });
+  const readable = extra.filter((f) => f.readError === undefined);
+  const records = readable.length > 0 ? await ctx.deps.store.getRecords(readable.map((f) => f.key)) : [];
+  const recordOf = new Map(readable.map((f, i) => [f.key, records[i] ?? null]));
+  for (const f of extra) known.set(nsName(f.ref), { obj: f.obj ?? null, record: recordOf.get(f.key) ?? null, ...(f.readError !== undefined ? { error: 'could not be read' } : {}) });
+  return (ref, target) => {
+    const api = known.get(nsName(ref));
+    if (!api || api.error) return { ok: false, why: api?.error ?? 'could not be read' };
+    if (!api.obj) return { ok: false, why: 'does not exist' };
+    if (api.obj.metadata.deletionTimestamp) return { ok: false, why: 'is being deleted' };
+    const rec = api.record;
+    if (!rec || (rec.result !== 'synced' && rec.result !== 'diverged')) return { ok: false, why: 'is not synced yet' };
+    if ((rec.gateway ?? 'default') !== target.name) return { ok: false, why: `is on another gateway (${rec.gateway ?? 'default'})` };
+    const name = typeof api.obj.spec?.name === 'string' ? api.obj.spec.name : api.obj.metadata.name;
+    return { ok: true, id: rec.id, name };
+  };
 }

@@ -1,54 +1,16 @@
 /**
- * The state of one run: its dependencies, settings, the per-object Items it works on, counters,
- * and the report helpers. Shared by load.ts, apply.ts and run.ts; no I/O of its own except
+ * The state of one run: its dependencies, settings, counters, run-level errors, the policy
+ * list it reads once, and the report helpers. Shared by the stages; no I/O of its own except
  * through the dependencies it holds.
  */
 import { randomUUID } from 'node:crypto';
 import { describeError, errorCode } from '../errors.js';
-import type { GatewayTarget, TargetResolver } from '../gateway/targets.js';
-import type { JsonObject } from '../gateway/types.js';
+import type { TargetResolver } from '../gateway/targets.js';
 import type { KubeObject } from '../kube/types.js';
 import type { Logger } from '../log.js';
-import type { SyncRecord } from '../store/types.js';
-import { gatewayIdFor } from './ids.js';
-import { API_DEFINITION, type ManagedKind, type ObjectRef } from '../kinds.js';
-import type { NamespacedName } from './links.js';
-import type { DesiredState, ObservedState, Plan } from './plan.js';
+import type { Decision, Loaded } from './decide.js';
 import type { ObjectReport, ObjectResult, RunDeps, RunReport, RunRequest, RunSettings } from './types.js';
 
-/** Everything known about one object during a run. */
-export interface Item {
-  kind: ManagedKind;
-  ref: ObjectRef;
-  /** "<Kind>/<namespace>/<name>" */
-  key: string;
-  /** the custom resource; null when confirmed gone; undefined when not read (yet) */
-  obj?: KubeObject | null;
-  /** where the object goes now (or, when it is gone, where it was) */
-  target?: GatewayTarget;
-  targetError?: string;
-  /** where the record says it was, when that differs from target (a contextRef change) */
-  previousTarget?: string;
-  desired?: DesiredState;
-  body?: JsonObject;
-  /** policies: the ApiDefinitions referenced */
-  links?: NamespacedName[];
-  observedBody?: JsonObject | null;
-  observed?: ObservedState;
-  record?: SyncRecord | null;
-  plan?: Plan;
-  /** why a WAIT waits (missing references, or the policies holding a deletion) */
-  waitReason?: string;
-  /** extra status fields the kind keeps (linked_by_policies, linked_apis) */
-  statusExtra?: Record<string, unknown>;
-  readError?: unknown;
-  wrote?: 'upsert' | 'remove';
-  writeError?: unknown;
-  visible?: boolean;
-  /** the API server refused this pass's status patch: its message */
-  statusError?: string;
-  report?: ObjectReport;
-}
 
 export class RunContext {
   readonly runId = randomUUID();
@@ -109,32 +71,18 @@ export class RunContext {
   }
 }
 
-export function targetName(item: Item): string | undefined {
-  return item.target?.name ?? item.record?.gateway;
-}
-
-/**
- * The object's gateway id as far as it is known: planned, desired, recorded, else, for an
- * ApiDefinition, the one its resource names (spec, status or the default), which needs no
- * gateway (an API whose context cannot be resolved still has one). A policy's id can depend on
- * its gateway (a Dashboard names it by its own _id), so without a gateway it stays ''.
- */
-export function knownId(item: Item): string {
-  return item.plan?.id || item.desired?.id || item.record?.id || (item.obj && item.kind === API_DEFINITION ? gatewayIdFor(API_DEFINITION, item.obj) : '');
-}
-
-export function reportFor(item: Item, result: ObjectResult): ObjectReport {
-  const p = item.plan ?? { action: 'NOOP' as const, reason: 'unchanged' as const, id: knownId(item) };
-  const gateway = targetName(item);
+/** One object's report: what was decided for it and how it ended. */
+export function reportOf(loaded: Loaded, decision: Decision, result: ObjectResult, extra: Partial<ObjectReport> = {}): ObjectReport {
   return {
-    kind: item.kind.kind,
-    namespace: item.ref.namespace,
-    name: item.ref.name,
-    ...(gateway ? { gateway } : {}),
-    id: p.id,
-    action: p.action,
-    reason: p.reason,
+    kind: loaded.kind.kind,
+    namespace: loaded.ref.namespace,
+    name: loaded.ref.name,
+    ...(decision.gateway !== undefined ? { gateway: decision.gateway } : {}),
+    id: decision.id,
+    action: decision.action,
+    reason: decision.reason,
     result,
+    ...extra,
   };
 }
 

@@ -1,0 +1,317 @@
+/**
+ * The decision: one pure function per object and pass. `decide(loaded, moment)` takes
+ * everything the load stage found (desired, observed, record, gateway, the policies that
+ * reference it) and one clock reading, and returns the whole Decision: action and reason,
+ * what to write where, what holds the object back (backoff, referencing policies, a missing
+ * dependency), and what the record and status will say. `recordAfter` says, as purely, what
+ * the record becomes once the write's outcome is known. No I/O, no clock of its own.
+ *
+ * Rules (design.md): nothing is deleted on doubt (a failed read is `read failed`, never
+ * absent; a deletion waits while policies reference the API or cannot be listed); a record
+ * from another gateway makes the object new here and retires it there; a failed object waits
+ * out its backoff unless its spec, id or gateway changed or the trigger is a resync; a
+ * steady state writes nothing.
+ */
+import { describeError, errorCode, GatewayUnsupportedError } from '../errors.js';
+import type { GatewayTarget } from '../gateway/targets.js';
+import type { JsonObject } from '../gateway/types.js';
+import { API_DEFINITION, type ManagedKind, type ObjectRef } from '../kinds.js';
+import type { KubeObject } from '../kube/types.js';
+import type { SyncRecord } from '../store/types.js';
+import { describeDifferences, type FieldDifference } from './compare.js';
+import { type BackoffSettings, dispose } from './error-policy.js';
+import { gatewayIdFor } from './ids.js';
+import { type NamespacedName, nsName } from './links.js';
+import { type Action, type DesiredState, type ObservedState, plan } from './plan.js';
+import type { ObjectResult, ReportReason, Trigger } from './types.js';
+
+/** What the load stage found about one object, for one pass. */
+export interface Loaded {
+  readonly kind: ManagedKind;
+  readonly ref: ObjectRef;
+  /** "<Kind>/<namespace>/<name>" */
+  readonly key: string;
+  /** the custom resource; null when the API server confirmed it gone; undefined when not read */
+  readonly obj: KubeObject | null | undefined;
+  /** its namespace is one we watch */
+  readonly watched: boolean;
+  /** reading its desired or observed state failed: nothing is decided on it */
+  readonly readError?: unknown;
+  /** what we remembered after the last sync */
+  readonly record: SyncRecord | null;
+  /** where it goes now (or, when it is gone, where it was) */
+  readonly target?: GatewayTarget;
+  /** why its gateway cannot be resolved (a missing OperatorContext or Secret) */
+  readonly targetError?: string;
+  /** the gateway its record names, when its contextRef moved it elsewhere */
+  readonly previousTarget?: string;
+  readonly desired?: DesiredState;
+  /** what we would send */
+  readonly body?: JsonObject;
+  /** policies: the ApiDefinitions it references */
+  readonly links?: readonly NamespacedName[];
+  /** the gateway object under its id: null when the gateway confirmed it absent, undefined when not read */
+  readonly observedBody?: JsonObject | null;
+  readonly observed?: ObservedState;
+  /** ApiDefinitions: the live policies referencing it; null when they could not be listed */
+  readonly referencedBy?: readonly NamespacedName[] | null;
+}
+
+/** The one clock reading and the trigger a pass decides with. */
+export interface Moment {
+  readonly now: number;
+  readonly trigger: Trigger;
+  readonly backoff: BackoffSettings;
+}
+
+/** A previous gateway object to remove once the write is done: an old id, or the object on its old gateway. */
+export interface Retire {
+  readonly id: string;
+  /** the other gateway's name; absent: the object's own gateway */
+  readonly gateway?: string;
+}
+
+export type Write =
+  | { readonly op: 'upsert'; readonly body: JsonObject; readonly addFinalizer: boolean; readonly retire?: Retire }
+  | {
+      readonly op: 'remove';
+      /** the gateway has it, so a DELETE is sent */
+      readonly present: boolean;
+      /** the resource is being deleted and carries our finalizer: remove it once gone */
+      readonly removeFinalizer: boolean;
+      readonly retire?: Retire;
+    };
+
+/** The record fields a write's outcome does not change. */
+export type RecordBase = Omit<SyncRecord, 'result' | 'error' | 'failures' | 'retryAt' | 'time'>;
+
+export interface Decision {
+  readonly action: Action;
+  readonly reason: ReportReason;
+  /** the gateway id the action applies to */
+  readonly id: string;
+  /** the gateway's name; absent when unknown */
+  readonly gateway?: string;
+  /** what holds the object back from a write it would otherwise make */
+  readonly hold?: 'backoff' | 'policies' | 'dependency';
+  /** the gateway write to carry out; absent when nothing is written */
+  readonly write?: Write;
+  /** the outcome when nothing is written (known now); absent when a write decides it */
+  readonly quiet?: {
+    readonly result: ObjectResult;
+    readonly error?: string;
+    readonly code?: string;
+    /** a record to save; absent: the stored one stays */
+    readonly save?: SyncRecord;
+  };
+  /** the record the status is patched from (for a quiet object: now; for a write: recordAfter's); absent: no status patch */
+  readonly patchStatus: boolean;
+  /** further status fields to keep equal (linked_by_policies, linked_apis) */
+  readonly statusExtra?: Readonly<Record<string, unknown>>;
+  /** for a write: the record it leads to, by outcome (see recordAfter) */
+  readonly next?: {
+    readonly base: RecordBase;
+    /** failures counted if this write fails (the error policy turns them into a retry time) */
+    readonly failures: number;
+    readonly backoff: BackoffSettings;
+  };
+  /** the pass's clock reading, and as ISO time (the records' transaction time) */
+  readonly at: number;
+  readonly time: string;
+}
+
+const WRITES: ReadonlySet<Action> = new Set(['CREATE', 'UPDATE', 'DELETE']);
+
+/** Reasons a failed object does not wait out its backoff for: the user changed something. */
+const BYPASS_BACKOFF: ReadonlySet<ReportReason> = new Set(['spec changed', 'id changed', 'moved to another gateway']);
+
+/**
+ * The object's gateway id as far as it is known: desired, recorded, else, for an
+ * ApiDefinition, the one its resource names (spec, status or the default), which needs no
+ * gateway (an API whose context cannot be resolved still has one). A policy's id can depend on
+ * its gateway (a Dashboard names it by its own _id), so without a gateway it stays ''.
+ */
+function idOf(l: Loaded): string {
+  return l.desired?.id || l.record?.id || (l.obj && l.kind === API_DEFINITION ? gatewayIdFor(API_DEFINITION, l.obj) : '');
+}
+
+/** The decided id, else idOf. */
+export function knownId(l: Loaded, d: Decision): string {
+  return d.id || idOf(l);
+}
+
+export function decide(l: Loaded, m: Moment): Decision {
+  const time = new Date(m.now).toISOString();
+  const gateway = l.target?.name ?? l.record?.gateway;
+  const common = { at: m.now, time, ...(gateway !== undefined ? { gateway } : {}) };
+  const targetId = l.desired?.id ?? l.record?.id ?? '';
+
+  if (l.readError !== undefined) {
+    const err = l.readError;
+    const unsupported = err instanceof GatewayUnsupportedError;
+    // the gateway lacks what the kind needs: the record and status say Failed, as for an unreachable context
+    const say = unsupported && l.obj && !l.desired?.deleting ? failedRecord(l, describeError(err), time) : undefined;
+    return {
+      ...common,
+      action: 'NOOP',
+      reason: unsupported ? 'not supported by gateway' : 'read failed',
+      id: targetId,
+      quiet: { result: 'failed', error: describeError(err), code: errorCode(err), ...(say?.save ? { save: say.save } : {}) },
+      patchStatus: say !== undefined,
+      ...statusExtraOf(l),
+    };
+  }
+  if (l.obj === undefined && !l.watched) {
+    return { ...common, action: 'NOOP', reason: 'not watched', id: targetId, quiet: { result: 'skipped' }, patchStatus: false };
+  }
+  if (l.targetError !== undefined) {
+    // the object's gateway cannot be reached through its context: say so, retry every run
+    const say = l.obj ? failedRecord(l, l.targetError, time) : undefined;
+    return {
+      ...common,
+      action: 'NOOP',
+      reason: 'gateway unavailable',
+      id: targetId,
+      quiet: { result: 'failed', error: l.targetError, code: 'GATEWAY_CONTEXT', ...(say?.save ? { save: say.save } : {}) },
+      patchStatus: say !== undefined && !l.desired?.deleting,
+      ...statusExtraOf(l),
+    };
+  }
+  if (l.obj?.metadata.labels?.template === 'true' && !l.record) {
+    // Tyk Operator's ingress templates are blueprints, never APIs of their own
+    return { ...common, action: 'NOOP', reason: 'template', id: targetId, quiet: { result: 'skipped' }, patchStatus: false };
+  }
+
+  // A record from another gateway says nothing about this one: plan as new here, retire there.
+  const moved = l.previousTarget !== undefined;
+  const p = plan(l.desired, l.observed, moved ? undefined : (l.record ?? undefined));
+  let action: Action = p.action;
+  let reason: ReportReason = moved && WRITES.has(p.action) && p.action !== 'DELETE' ? 'moved to another gateway' : p.reason;
+  let waitReason = p.action === 'WAIT' ? l.desired?.waiting : undefined;
+  let hold: Decision['hold'] = p.action === 'WAIT' ? 'dependency' : undefined;
+  if (l.kind === API_DEFINITION && action === 'DELETE' && l.referencedBy !== undefined && (l.referencedBy === null || l.referencedBy.length > 0)) {
+    action = 'WAIT';
+    reason = 'referenced by policies';
+    hold = 'policies';
+    waitReason =
+      l.referencedBy === null
+        ? 'deletion held: the SecurityPolicies referencing it could not be listed'
+        : `deletion held: still referenced by SecurityPolicy ${l.referencedBy.map(nsName).join(', ')}`;
+  }
+  const id = p.id;
+  const base = recordBase(l, id);
+  const extra = statusExtraOf(l);
+
+  if (!WRITES.has(action)) return { ...common, action, reason, id, ...(hold ? { hold } : {}), ...quietOutcome(l, action, reason, waitReason ?? 'waiting', base, time), ...extra };
+
+  const failures = (l.record?.result === 'failed' ? l.record.failures : 0) + 1;
+  const next = { base, failures, backoff: m.backoff };
+  const r = l.record;
+  if (r?.result === 'failed' && r.retryAt !== undefined && m.trigger !== 'resync' && !BYPASS_BACKOFF.has(reason) && m.now < r.retryAt) {
+    return { ...common, action, reason, id, hold: 'backoff', quiet: { result: 'backoff', ...(r.error ? { error: r.error } : {}) }, patchStatus: false, ...extra };
+  }
+  const retire: Retire | undefined =
+    moved && l.record ? { id: l.record.id, gateway: l.previousTarget as string } : p.retireId !== undefined && p.retireId !== id ? { id: p.retireId } : undefined;
+  const retireField = retire ? { retire } : {};
+  if (action === 'DELETE') {
+    const removeFinalizer = !!l.obj && l.desired?.deleting === true && l.desired.hasFinalizer;
+    return { ...common, action, reason, id, write: { op: 'remove', present: l.observed !== undefined, removeFinalizer, ...retireField }, patchStatus: false, next, ...extra };
+  }
+  // plan writes only a valid spec that waits for nothing, and the load stage built its body
+  if (!l.body || !l.obj) throw new Error(`internal: ${l.key} planned ${action} without a body`);
+  const addFinalizer = !(l.obj.metadata.finalizers ?? []).includes(l.kind.finalizer);
+  return { ...common, action, reason, id, write: { op: 'upsert', body: l.body, addFinalizer, ...retireField }, patchStatus: true, next, ...extra };
+}
+
+/** linked_by_policies (APIs, when the policies were listed) or linked_apis (policies). */
+function statusExtraOf(l: Loaded): { statusExtra?: Record<string, unknown> } {
+  if (l.kind === API_DEFINITION) return l.referencedBy ? { statusExtra: { linked_by_policies: l.referencedBy } } : {};
+  if (l.links) return { statusExtra: { linked_apis: [...l.links].sort((a, b) => nsName(a).localeCompare(nsName(b))) } };
+  return {};
+}
+
+/** The record fields every outcome of this pass shares. */
+function recordBase(l: Loaded, id: string): RecordBase {
+  const keepPrevious = l.previousTarget === undefined;
+  const gateway = l.target?.name ?? l.record?.gateway;
+  const links = l.links ? l.links.map(nsName) : keepPrevious ? l.record?.links : undefined;
+  return {
+    key: l.key,
+    id: id || idOf(l),
+    ...(gateway !== undefined ? { gateway } : {}),
+    ...(links !== undefined ? { links } : {}),
+    generation: l.desired?.generation ?? l.record?.generation ?? 0,
+    desiredHash: l.desired?.hash ?? l.record?.desiredHash ?? '',
+    observedHash: keepPrevious ? (l.record?.observedHash ?? '') : '',
+  };
+}
+
+/** A failed record for an object whose gateway is unavailable; the stored one stays when it says the same. */
+function failedRecord(l: Loaded, error: string, time: string): { save?: SyncRecord } {
+  const same = l.record?.result === 'failed' && l.record.error === error;
+  if (same) return {};
+  return { save: { ...recordBase(l, l.desired?.id ?? l.record?.id ?? ''), result: 'failed', error, failures: 0, time } };
+}
+
+function quietOutcome(
+  l: Loaded,
+  action: Action,
+  reason: ReportReason,
+  waitReason: string,
+  base: RecordBase,
+  time: string,
+): { quiet: NonNullable<Decision['quiet']>; patchStatus: boolean } {
+  let save: SyncRecord | undefined;
+  if (reason === 'invalid spec' && l.desired && l.obj) save = { ...base, result: 'invalid', error: l.desired.invalid ?? 'invalid spec', failures: 0, time };
+  if (action === 'WAIT' && l.obj) {
+    const same = l.record?.result === 'waiting' && l.record.error === waitReason;
+    // a wait keeps the hashes of the last sync, so the write it waits for is still seen as one
+    const keep = l.record && l.record.result !== 'waiting' ? { desiredHash: l.record.desiredHash, observedHash: l.record.observedHash } : {};
+    if (!same) save = { ...base, result: 'waiting', error: waitReason, failures: 0, time, ...keep };
+  }
+  const record = save ?? l.record;
+  const patchStatus = record !== null && !!l.obj && (!l.desired?.deleting || action === 'WAIT');
+  const result: ObjectResult =
+    action === 'WAIT' ? 'waiting' : reason.startsWith('invalid') ? 'invalid' : reason === 'not managed' || reason === 'template' ? 'skipped' : 'unchanged';
+  const error = action === 'WAIT' ? waitReason : record?.error;
+  return { quiet: { result, ...(error ? { error } : {}), ...(save ? { save } : {}) }, patchStatus };
+}
+
+/** What a carried-out write led to. */
+export type Happened =
+  | { readonly failed: unknown }
+  | { readonly visible: false }
+  | { readonly visible: true; readonly observedHash: string; readonly differences: readonly FieldDifference[] };
+
+/**
+ * The record after a write (null: the object is gone and its record goes), and its result.
+ * Pure: the error policy (error-policy.ts) says whether a failure is terminal (invalid) or
+ * transient (failed, retried after its backoff); a failed DELETE keeps the hash of the spec
+ * last sent.
+ */
+export function recordAfter(d: Decision, l: Loaded, happened: Happened): { record: SyncRecord | null; result: ObjectResult } {
+  const next = d.next as NonNullable<Decision['next']>;
+  const remove = d.write?.op === 'remove';
+  if ('failed' in happened) {
+    const disposition = dispose(happened.failed, next.failures, d.at, next.backoff);
+    const result = disposition.result;
+    const record: SyncRecord = {
+      ...next.base,
+      result,
+      error: describeError(happened.failed),
+      failures: next.failures,
+      ...(disposition.retryAt !== undefined ? { retryAt: disposition.retryAt } : {}),
+      ...(remove && l.record ? { desiredHash: l.record.desiredHash } : {}),
+      time: d.time,
+    };
+    return { record, result };
+  }
+  if (!happened.visible) {
+    const error = remove ? 'deleted on the gateway, still visible after reload; will retry' : 'written to the gateway, not yet visible after reload; will retry';
+    return { record: { ...next.base, result: 'pending', error, failures: 0, time: d.time }, result: 'pending' };
+  }
+  if (remove) return { record: null, result: 'deleted' };
+  if (happened.differences.length === 0) return { record: { ...next.base, observedHash: happened.observedHash, result: 'synced', failures: 0, time: d.time }, result: 'synced' };
+  const error = `gateway changed what was sent: ${describeDifferences([...happened.differences])}`;
+  return { record: { ...next.base, observedHash: happened.observedHash, result: 'diverged', error, failures: 0, time: d.time }, result: 'diverged' };
+}
