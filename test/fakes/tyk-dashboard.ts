@@ -500,17 +500,17 @@ const POLICY_DEFAULTS: JsonObject = {
 };
 
 /** A model: its zero values, and the zero value of each entry of its struct-valued maps. */
-interface Shape {
+export interface Shape {
   defaults: JsonObject;
   mapEntries: Record<string, JsonObject>;
 }
 
-const API_SHAPE: Shape = {
+export const API_SHAPE: Shape = {
   defaults: API_DEFAULTS,
   mapEntries: { 'version_data.versions': VERSION_INFO, auth_configs: AUTH_CONFIG },
 };
 
-const POLICY_SHAPE: Shape = { defaults: POLICY_DEFAULTS, mapEntries: { access_rights: ACCESS_DEFINITION } };
+export const POLICY_SHAPE: Shape = { defaults: POLICY_DEFAULTS, mapEntries: { access_rights: ACCESS_DEFINITION } };
 
 // ---------------------------------------------------------------------------
 // JSON helpers.
@@ -552,7 +552,7 @@ function fillValue(def: Json, v: Json | undefined, path: string, shape: Shape): 
   return clone(v);
 }
 
-function fill(shape: Shape, val: JsonObject): JsonObject {
+export function fill(shape: Shape, val: JsonObject): JsonObject {
   return fillObject(shape.defaults, val, '', shape);
 }
 
@@ -571,7 +571,7 @@ function objectMismatch(def: JsonObject, v: JsonObject, path: string, shape: Sha
 }
 
 /** The JSON object in raw, if it is one that the model can decode. */
-function decodeModel(raw: string, shape: Shape, field?: string): JsonObject | undefined {
+export function decodeModel(raw: string, shape: Shape, field?: string): JsonObject | undefined {
   let parsed: unknown;
   try {
     parsed = JSON.parse(raw);
@@ -592,7 +592,7 @@ function validIpOrCidr(ip: string): boolean {
   return parts.length === 2 && family !== 0 && /^\d+$/.test(bits) && Number(bits) <= (family === 4 ? 32 : 128);
 }
 
-function invalidApi(def: JsonObject): string | undefined {
+export function invalidApi(def: JsonObject): string | undefined {
   const lists = [
     def.enable_ip_whitelisting === true && Array.isArray(def.allowed_ips) ? def.allowed_ips : [],
     def.enable_ip_blacklisting === true && Array.isArray(def.blacklisted_ips) ? def.blacklisted_ips : [],
@@ -637,7 +637,7 @@ function notModelled(query: URLSearchParams, names: readonly string[]): Reply | 
   return used.length === 0 ? undefined : apiError(501, `not modelled by the fake: ${used.join(', ')}`);
 }
 
-const MSG = {
+export const MSG = {
   unauthorised: 'Not authorised',
   malformedApi: 'Malformed API data',
   apiExists: 'Found API with the same ID',

@@ -475,7 +475,7 @@ const SHAPES: Record<Kind, Shape> = {
   policy: { defaults: POLICY_DEFAULTS, mapEntries: { access_rights: ACCESS_DEFINITION } },
 };
 
-interface KindInfo {
+export interface KindInfo {
   idField: string;
   /** GET's message for an id that is not loaded */
   getNotFound: string;
@@ -483,7 +483,7 @@ interface KindInfo {
   mismatch: string;
 }
 
-const KINDS: Record<Kind, KindInfo> = {
+export const KINDS: Record<Kind, KindInfo> = {
   api: {
     idField: 'api_id',
     getNotFound: 'API not found.',
@@ -540,7 +540,7 @@ function fillMap(entry: JsonObject, v: JsonObject, path: string, shape: Shape): 
   return out;
 }
 
-function fillDefaults(kind: Kind, stored: JsonObject): JsonObject {
+export function fillDefaults(kind: Kind, stored: JsonObject): JsonObject {
   const shape = SHAPES[kind];
   return fillObject(shape.defaults, stored, '', shape);
 }
@@ -559,9 +559,9 @@ function objectMismatch(def: JsonObject, v: JsonObject, path: string, shape: Sha
   return Object.entries(v).some(([k, e]) => k in def && typeMismatch(def[k] ?? null, e, joinPath(path, k), shape));
 }
 
-type Decoded = { ok: true; value: JsonObject } | { ok: false };
+export type Decoded = { ok: true; value: JsonObject } | { ok: false };
 
-function decodeBody(kind: Kind, raw: string): Decoded {
+export function decodeBody(kind: Kind, raw: string): Decoded {
   let parsed: unknown;
   try {
     parsed = JSON.parse(raw);
@@ -650,7 +650,7 @@ function loadBalancingWithoutTargets(def: JsonObject): string | undefined {
 
 const API_RULES = [duplicateDataSources, allAuthSourcesDisabled, invalidIp, negativeTimeout, loadBalancingWithoutTargets];
 
-function validateApi(def: JsonObject): string | undefined {
+export function validateApi(def: JsonObject): string | undefined {
   for (const rule of API_RULES) {
     const reason = rule(def);
     if (reason !== undefined) return `Validation of API Definition failed. Reason: ${reason}.`;
@@ -670,13 +670,13 @@ function listenHash(spec: JsonObject, path = listenPath(spec)): string {
   return domain + path;
 }
 
-function countByListenHash(specs: JsonObject[]): Map<string, number> {
+export function countByListenHash(specs: JsonObject[]): Map<string, number> {
   const counts = new Map<string, number>();
   for (const s of specs) counts.set(listenHash(s), (counts.get(listenHash(s)) ?? 0) + 1);
   return counts;
 }
 
-function fixListenPath(spec: JsonObject, counts: Map<string, number>, prev: JsonObject | undefined): void {
+export function fixListenPath(spec: JsonObject, counts: Map<string, number>, prev: JsonObject | undefined): void {
   if ((counts.get(listenHash(spec)) ?? 0) < 2) return;
   if (prev !== undefined && listenPath(prev) === listenPath(spec)) return; // it keeps the path it had
   let path = `${listenPath(spec)}-${str(spec.api_id)}`;
@@ -693,7 +693,7 @@ function newObjectId(): string {
   return seconds + newHex(8);
 }
 
-function loadKind(kind: Kind, files: Map<string, JsonObject>): JsonObject[] {
+export function loadKind(kind: Kind, files: Map<string, JsonObject>): JsonObject[] {
   const idField = KINDS[kind].idField;
   return [...files.keys()].sort().map((key) => {
     const spec = fillDefaults(kind, files.get(key) ?? {});
