@@ -52,6 +52,7 @@
  */
 import type { Agent } from 'undici';
 import { GatewayApiError, GatewayRejectedError } from '../errors.js';
+import { isObject, nonEmpty } from '../guards.js';
 import { type HttpResponse, makeAgent, redactUrl } from '../http.js';
 import { gatewayCall } from './transport.js';
 import type { Gateway, GatewayObjectKind, JsonObject } from './types.js';
@@ -98,14 +99,6 @@ export const ABSENT_ANSWERS = {
 /** A Message as compared with a documented one: no case, no surrounding space, no final period. */
 function normalMessage(m: string): string {
   return m.trim().replace(/\.$/, '').toLowerCase();
-}
-
-function isObject(v: unknown): v is JsonObject {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
-
-function nonEmpty(v: unknown): string | undefined {
-  return typeof v === 'string' && v !== '' ? v : undefined;
 }
 
 /** Our key for a Dashboard policy: its `id`, else its `_id`. */
