@@ -54,7 +54,7 @@ import type { Agent } from 'undici';
 import { GatewayApiError, GatewayRejectedError } from '../errors.js';
 import { isObject, nonEmpty } from '../guards.js';
 import { type HttpResponse, makeAgent, redactUrl } from '../http.js';
-import { gatewayCall } from './transport.js';
+import { answerMessage, gatewayCall } from './transport.js';
 import type { Gateway, GatewayObjectKind, JsonObject } from './types.js';
 
 export interface TykDashboardOptions {
@@ -455,8 +455,7 @@ export class TykDashboardClient implements Gateway {
   }
 
   private message(res: HttpResponse): string {
-    const m = isObject(res.json) ? nonEmpty(res.json.Message) : undefined;
-    const text = m ?? (res.text.slice(0, 200).replace(/\s+/g, ' ').trim() || 'no message');
+    const text = answerMessage(res, 'Message');
     return this.secret === '' ? text : text.split(this.secret).join('***');
   }
 
