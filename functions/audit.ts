@@ -1,18 +1,5 @@
-/**
- * POST /webhooks/audit: an audit.k8s.io/v1 EventList from the API server's audit webhook →
- * a run over the tyk.tyk.io objects it names. Requires WEBHOOK_TOKEN. Events of our own
- * writes are ignored; a batch the API server resends is recognised by its auditIDs. Answers
- * 200 once the refs are taken (a 5xx would make the API server resend the whole batch).
- */
-import { parseAuditEventList } from '../lib/events/audit.js';
-import type { Service } from '../lib/service.js';
-import { authorize, type HttpInput, type HttpOutput, lambdaHttp } from './http.js';
-import { runIntake } from './intake.js';
-
-export async function auditWebhook(svc: Service, input: HttpInput): Promise<HttpOutput> {
-  authorize(svc, input, 'webhook');
-  const items = parseAuditEventList(input.body, await svc.ownUsername());
-  return runIntake(svc, 'audit', items);
-}
+/** AWS Lambda: POST /webhooks/audit (lib/triggers/audit.ts) behind API Gateway. */
+import { auditWebhook } from '../lib/triggers/audit.js';
+import { lambdaHttp } from './http.js';
 
 export const handler = lambdaHttp(auditWebhook);

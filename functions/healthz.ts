@@ -1,6 +1,6 @@
 /**
  * GET /healthz on AWS Lambda: the function answers. The same answer as `healthz` in
- * ./health.ts (the server's route), but a module of its own that imports nothing at run time,
+ * lib/triggers/health.ts (the server's route), but a module of its own that imports nothing at run time,
  * so its bundle is a few hundred bytes and it never builds the service (no Redis, API server
  * or gateway connection). GET /readyz (./health.ts) checks those.
  */

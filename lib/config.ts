@@ -9,12 +9,13 @@
  */
 import cron from 'node-cron';
 import { ConfigError } from './errors.js';
-
-export type TykMode = 'ce' | 'pro';
+import { type ConnectionSettings, parseConnection } from './gateway/connection.js';
+import { parseFlag, trimmed } from './guards.js';
 
 export interface Config {
   kubeconfigPath?: string;
-  tyk: { mode: TykMode; url: string; auth: string; org?: string; insecureSkipVerify: boolean };
+  /** the default gateway (TYK_*) */
+  tyk: ConnectionSettings;
   /** undefined: all namespaces */
   watchNamespaces?: string[];
   redisUrl?: string;
@@ -57,29 +58,13 @@ class Problems {
 }
 
 function value(env: Env, name: string): string | undefined {
-  const v = env[name]?.trim();
-  return v === undefined || v === '' ? undefined : v;
+  return trimmed(env[name]);
 }
 
 function bool(env: Env, name: string, problems: Problems): boolean {
-  const v = value(env, name)?.toLowerCase();
-  if (v === undefined || v === 'false' || v === '0' || v === 'no') return false;
-  if (v === 'true' || v === '1' || v === 'yes') return true;
-  problems.add(name, `must be true or false, got "${v}"`);
-  return false;
-}
-
-function httpUrl(env: Env, name: string, problems: Problems): string | undefined {
-  const v = value(env, name);
-  if (v === undefined) return problems.add(name, 'is required (the gateway admin URL, e.g. http://tyk-gateway:8080)');
-  try {
-    const u = new URL(v);
-    if (u.protocol !== 'http:' && u.protocol !== 'https:') return problems.add(name, `must be an http or https URL, got protocol "${u.protocol}"`);
-    if (u.username !== '' || u.password !== '') return problems.add(name, 'must not contain credentials; put the secret in TYK_AUTH');
-    return v.replace(/\/+$/, '');
-  } catch {
-    return problems.add(name, 'is not a valid URL');
-  }
+  const v = parseFlag(env[name]);
+  if (v === null) problems.add(name, `must be true or false, got "${value(env, name)?.toLowerCase()}"`);
+  return v ?? false;
 }
 
 function list(env: Env, name: string): string[] {
@@ -154,12 +139,14 @@ function tokens(env: Env, name: string, problems: Problems): string[] {
 
 export function loadConfig(env: Env): Config {
   const problems = new Problems();
-  const mode = (value(env, 'TYK_MODE') ?? 'ce').toLowerCase();
-  if (mode !== 'ce' && mode !== 'pro') problems.add('TYK_MODE', `must be ce or pro, got "${mode}"`);
-  const url = httpUrl(env, 'TYK_URL', problems);
-  const auth = value(env, 'TYK_AUTH');
-  if (auth === undefined) problems.add('TYK_AUTH', 'is required (the gateway secret)');
-  const insecureSkipVerify = bool(env, 'TYK_TLS_INSECURE_SKIP_VERIFY', problems);
+  const tyk = parseConnection({
+    TYK_MODE: value(env, 'TYK_MODE'),
+    TYK_URL: value(env, 'TYK_URL'),
+    TYK_AUTH: value(env, 'TYK_AUTH'),
+    TYK_ORG: value(env, 'TYK_ORG'),
+    TYK_TLS_INSECURE_SKIP_VERIFY: value(env, 'TYK_TLS_INSECURE_SKIP_VERIFY'),
+  });
+  for (const p of tyk.problems) problems.add(p.setting, p.message);
   const webhookTokens = tokens(env, 'WEBHOOK_TOKEN', problems);
   const resyncTokens = tokens(env, 'RESYNC_TOKEN', problems);
   const allowUnauthenticated = bool(env, 'ALLOW_UNAUTHENTICATED', problems);
@@ -174,7 +161,7 @@ export function loadConfig(env: Env): Config {
   if (!LOG_LEVELS.includes(logLevel)) problems.add('LOG_LEVEL', `must be one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`);
   const config: Config = {
     kubeconfigPath: value(env, 'KUBECONFIG'),
-    tyk: { mode: mode === 'pro' ? 'pro' : 'ce', url: url ?? '', auth: auth ?? '', org: value(env, 'TYK_ORG'), insecureSkipVerify },
+    tyk: tyk.settings,
     watchNamespaces: namespaces(env, problems),
     redisUrl: redisUrl(env, problems),
     webhookTokens,

@@ -10,7 +10,7 @@
 
 export type ErrorContext = Record<string, string | number | boolean | undefined>;
 
-export abstract class ReconcilerError extends Error {
+abstract class ReconcilerError extends Error {
   abstract readonly code: string;
   readonly context: ErrorContext;
 
@@ -34,9 +34,8 @@ export class ConfigError extends ReconcilerError {
   }
 }
 
-/** The Kubernetes API server answered with an error status. */
-export class KubeApiError extends ReconcilerError {
-  readonly code: string = 'KUBE_API_ERROR';
+/** A failure that is an HTTP answer (of the API server or the gateway): its status is kept, and in the context. */
+abstract class AnswerError extends ReconcilerError {
   constructor(
     readonly status: number,
     message: string,
@@ -44,6 +43,11 @@ export class KubeApiError extends ReconcilerError {
   ) {
     super(message, { ...options, context: { status, ...options.context } });
   }
+}
+
+/** The Kubernetes API server answered with an error status. */
+export class KubeApiError extends AnswerError {
+  readonly code: string = 'KUBE_API_ERROR';
 }
 
 /** The API server refused a write because the object changed (409). Re-read and retry. */
@@ -56,24 +60,13 @@ export class KubeUnavailableError extends ReconcilerError {
   readonly code = 'KUBE_UNAVAILABLE';
 }
 
-/** A failure that is an HTTP answer of the gateway: its status is kept, and in the context. */
-export abstract class GatewayAnswerError extends ReconcilerError {
-  constructor(
-    readonly status: number,
-    message: string,
-    options: { cause?: unknown; context?: ErrorContext } = {},
-  ) {
-    super(message, { ...options, context: { status, ...options.context } });
-  }
-}
-
 /** The gateway answered with an error status other than a validation error. */
-export class GatewayApiError extends GatewayAnswerError {
+export class GatewayApiError extends AnswerError {
   readonly code = 'GATEWAY_API_ERROR';
 }
 
 /** The gateway rejected what we sent as invalid (400). Retrying the same spec cannot help. */
-export class GatewayRejectedError extends GatewayAnswerError {
+export class GatewayRejectedError extends AnswerError {
   readonly code = 'GATEWAY_REJECTED';
 }
 
@@ -83,18 +76,13 @@ export class GatewayRejectedError extends GatewayAnswerError {
  * off (a gateway whose policies come from a Dashboard refuses policy writes). Retrying the same
  * gateway cannot help until it is upgraded or reconfigured; other kinds on it keep working.
  */
-export class GatewayUnsupportedError extends GatewayAnswerError {
+export class GatewayUnsupportedError extends AnswerError {
   readonly code = 'GATEWAY_UNSUPPORTED';
 }
 
 /** The gateway could not be reached, dropped the connection, or did not answer in time. */
 export class GatewayUnavailableError extends ReconcilerError {
   readonly code = 'GATEWAY_UNAVAILABLE';
-}
-
-/** A write was made but did not become visible on the gateway within the run's budget. */
-export class GatewayNotVisibleError extends ReconcilerError {
-  readonly code = 'GATEWAY_NOT_VISIBLE';
 }
 
 /** The custom resource cannot be turned into a gateway object (our own validation). */
@@ -130,11 +118,6 @@ export class RateLimitedError extends ReconcilerError {
   constructor(readonly retryAfterMs: number) {
     super(`too many requests from this source; retry in ${Math.ceil(retryAfterMs / 1000)} s (WEBHOOK_RATE_LIMIT)`);
   }
-}
-
-/** The run ran out of its time budget; the rest is left to the next run. */
-export class DeadlineExceededError extends ReconcilerError {
-  readonly code = 'DEADLINE_EXCEEDED';
 }
 
 /** One line for logs, reports and statuses: the message and, if present, the cause's message. */

@@ -13,7 +13,7 @@ export interface Logger {
   child(bindings: Record<string, unknown>): Logger;
 }
 
-export const REDACT_PATHS = [
+const REDACT_PATHS = [
   'req.headers.authorization',
   'req.headers["x-tyk-authorization"]',
   'headers.authorization',

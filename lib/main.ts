@@ -14,11 +14,11 @@
  */
 import { readFileSync } from 'node:fs';
 import cron from 'node-cron';
-import { scheduledRun } from '../functions/schedule.js';
-import { loadConfig } from './config.js';
+import { type Config, loadConfig } from './config.js';
 import { ConfigError, describeError } from './errors.js';
 import { type AppOptions, buildApp } from './server.js';
-import { createService } from './service.js';
+import { createService, type Service } from './service.js';
+import { scheduledRun } from './triggers/schedule.js';
 
 function readPem(setting: string, path: string): Buffer {
   try {
@@ -29,10 +29,11 @@ function readPem(setting: string, path: string): Buffer {
 }
 
 async function main(): Promise<void> {
-  let svc;
+  let svc: Service;
+  let config: Config;
   let https: AppOptions['https'];
   try {
-    const config = loadConfig(process.env);
+    config = loadConfig(process.env);
     const tls = config.tls;
     if (tls) {
       https = { cert: readPem('TLS_CERT', tls.certFile), key: readPem('TLS_KEY', tls.keyFile) };
@@ -46,11 +47,11 @@ async function main(): Promise<void> {
     }
     throw err;
   }
-  const { config, log } = svc;
+  const { log } = svc;
   if (config.allowUnauthenticated) log.warn({}, 'ALLOW_UNAUTHENTICATED=true: endpoints without a token configured accept requests from anyone');
   const app = buildApp(svc, https ? { https } : {});
   await app.listen({ port: config.port, host: config.host });
-  log.info({ address: app.server.address(), store: svc.parts.store.kind, schedule: config.resyncSchedule ?? 'off' }, 'listening');
+  log.info({ address: app.server.address(), store: svc.storeKind, schedule: config.resyncSchedule ?? 'off' }, 'listening');
 
   const task =
     config.resyncSchedule === undefined

@@ -1,21 +1,22 @@
 /**
- * The fastify app: routes over the functions in functions/. Built by a factory; listening
+ * The fastify app: routes over the triggers in ./triggers/. Built by a factory; listening
  * is separate (lib/main.ts), so tests use `app.inject`.
  *
  * Bodies are taken as text (JSON, newline-delimited JSON, plain text) and parsed by the
- * functions, so every format error is a 400 with a reason from our own parsers; bodies over
+ * triggers, so every format error is a 400 with a reason from our own parsers; bodies over
  * `bodyLimit` are refused with 413 before they are read whole.
  */
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { TLSSocket } from 'node:tls';
-import { auditWebhook } from '../functions/audit.js';
-import { cloudEventsWebhook } from '../functions/cloudevents.js';
-import { healthz, readyz } from '../functions/health.js';
-import { type HttpFunction, type HttpInput, respond } from '../functions/http.js';
-import { resync } from '../functions/resync.js';
-import { watchWebhook } from '../functions/watch.js';
 import { CLOUDEVENTS_TYPES } from './events/cloudevents.js';
 import type { Service } from './service.js';
+import { auditWebhook } from './triggers/audit.js';
+import { cloudEventsWebhook } from './triggers/cloudevents.js';
+import { healthz, readyz } from './triggers/health.js';
+import type { HttpFunction, HttpInput } from './triggers/io.js';
+import { respond } from './triggers/respond.js';
+import { resync } from './triggers/resync.js';
+import { watchWebhook } from './triggers/watch.js';
 
 export interface AppOptions {
   /** largest accepted body; default WEBHOOK_BODY_LIMIT */
@@ -59,7 +60,7 @@ function httpsOptions(https: NonNullable<AppOptions['https']>) {
 }
 
 export function buildApp(svc: Service, options: AppOptions = {}): FastifyInstance {
-  const base = { logger: options.logger ?? false, bodyLimit: options.bodyLimit ?? svc.config.webhook.bodyLimit, return503OnClosing: true };
+  const base = { logger: options.logger ?? false, bodyLimit: options.bodyLimit ?? svc.webhookLimits.bodyLimit, return503OnClosing: true };
   const app = (options.https ? Fastify({ ...base, https: httpsOptions(options.https) }) : Fastify(base)) as unknown as FastifyInstance;
   app.removeAllContentTypeParsers();
   app.addContentTypeParser(TEXT_TYPES, { parseAs: 'string' }, (_req, body, done) => done(null, body));

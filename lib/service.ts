@@ -11,7 +11,8 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { type Clock, systemClock } from './clock.js';
 import type { Config } from './config.js';
 import { ConfigError, describeError } from './errors.js';
-import { type ConnectionSettings, DEFAULT_TARGET, type GatewayFactory, type GatewayTarget, GatewayTargets } from './gateway/targets.js';
+import type { ConnectionSettings } from './gateway/connection.js';
+import { DEFAULT_TARGET, type GatewayFactory, type GatewayTarget, GatewayTargets } from './gateway/targets.js';
 import { TykGatewayClient } from './gateway/tyk-ce.js';
 import type { Gateway } from './gateway/types.js';
 import { KubeClient } from './kube/client.js';
@@ -43,20 +44,81 @@ export interface ReadinessCheck {
   checks: Record<string, { ok: boolean; error?: string }>;
 }
 
+/** What a request to a route must present: a bearer token of `tokens` and, when asked, a verified client certificate. */
+export interface RouteAccess {
+  tokens: readonly string[];
+  /** no token configured and ALLOW_UNAUTHENTICATED=true: anyone may call */
+  allowUnauthenticated: boolean;
+  /** TLS_CLIENT_CA is set */
+  clientCertRequired: boolean;
+}
+
+/** How long a delivery id (auditID, CloudEvent source and id) is remembered, to drop a delivery the sender repeats. */
+const DELIVERY_MEMORY_MS = 60 * 60_000;
+
+/**
+ * The service's public surface is its methods; its parts (clients, store, clock) and the
+ * Config stay inside, so triggers depend on what the service does, not on how it is built.
+ */
 export class Service {
-  readonly settings: RunSettings;
-  readonly rateLimiter: RateLimiter;
-  readonly targets: GatewayTargets;
+  private readonly settings: RunSettings;
+  private readonly rateLimiter: RateLimiter;
+  private readonly targets: GatewayTargets;
   private username?: Promise<string | undefined>;
 
   constructor(
-    readonly config: Config,
-    readonly parts: ServiceParts,
+    private readonly config: Config,
+    private readonly parts: ServiceParts,
   ) {
     this.settings = { ...DEFAULT_RUN_SETTINGS, ...parts.settings, namespaces: config.watchNamespaces };
     const defaultTarget: GatewayTarget = { name: DEFAULT_TARGET, gateway: parts.gateway, mode: config.tyk.mode, ...(config.tyk.org ? { orgId: config.tyk.org } : {}) };
     this.targets = new GatewayTargets(defaultTarget, parts.kube, parts.factory);
     this.rateLimiter = new RateLimiter(config.webhook.rateLimitPerMinute, parts.clock);
+  }
+
+  get log(): Logger {
+    return this.parts.log;
+  }
+
+  /** The service's clock (epoch ms): run deadlines are on it. */
+  now(): number {
+    return this.parts.clock.now();
+  }
+
+  /** Where records and locks are kept: `redis`, or `memory` (this process only). */
+  get storeKind(): Store['kind'] {
+    return this.parts.store.kind;
+  }
+
+  /** WEBHOOK_BODY_LIMIT and WEBHOOK_MAX_REFS. */
+  get webhookLimits(): { readonly bodyLimit: number; readonly maxRefs: number } {
+    const { bodyLimit, maxRefs } = this.config.webhook;
+    return { bodyLimit, maxRefs };
+  }
+
+  /** The credentials the webhooks (WEBHOOK_TOKEN) or /resync (RESYNC_TOKEN) require. */
+  access(route: 'webhook' | 'resync'): RouteAccess {
+    const { config } = this;
+    return {
+      tokens: route === 'webhook' ? config.webhookTokens : config.resyncTokens,
+      allowUnauthenticated: config.allowUnauthenticated,
+      clientCertRequired: config.tls?.clientCaFile !== undefined,
+    };
+  }
+
+  /** Counts a webhook request from `source`: 0 when WEBHOOK_RATE_LIMIT allows it, else the ms to wait. */
+  rateLimitWait(source: string): number {
+    return this.rateLimiter.take(source);
+  }
+
+  /**
+   * Marks delivery ids as handled (for DELIVERY_MEMORY_MS) and returns those that were marked
+   * already: of two concurrent deliveries of one id, exactly one finds it new.
+   */
+  async markDelivered(ids: readonly string[]): Promise<ReadonlySet<string>> {
+    if (ids.length === 0) return new Set();
+    const fresh = await this.parts.store.markSeen(ids, DELIVERY_MEMORY_MS);
+    return new Set(ids.filter((_, i) => !fresh[i]));
   }
 
   /**
@@ -72,10 +134,6 @@ export class Service {
       return undefined;
     });
     return this.username;
-  }
-
-  get log(): Logger {
-    return this.parts.log;
   }
 
   run(request: RunRequest): Promise<RunReport> {
@@ -167,7 +225,7 @@ export function secretsOf(config: Config): string[] {
  * on the first call a pro connection makes, not when this module loads: a CE deployment (and
  * a Lambda's cold start) never loads it, and its bundle keeps it in a chunk of its own.
  */
-export function gatewayFactory(timeoutMs: number): GatewayFactory {
+function gatewayFactory(timeoutMs: number): GatewayFactory {
   return (name: string, s: ConnectionSettings) => {
     const options = { name, url: s.url, secret: s.auth, insecureSkipVerify: s.insecureSkipVerify, timeoutMs };
     if (s.mode !== 'pro') return new TykGatewayClient(options);

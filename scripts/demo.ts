@@ -20,8 +20,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
-import { scheduledRun } from '../functions/schedule.js';
 import { loadConfig } from '../lib/config.js';
+import { scheduledRun } from '../lib/triggers/schedule.js';
 import type { KubeObject } from '../lib/kube/types.js';
 import { createLogger, silentLogger } from '../lib/log.js';
 import type { ObjectReport, RunReport } from '../lib/reconcile/run.js';
@@ -399,7 +399,7 @@ async function main(): Promise<number> {
     cmd('curl -s localhost:8080/readyz');
     const ready = await http<{ ok?: boolean; checks?: Record<string, { ok: boolean; error?: string }> }>(p, 'GET', '/readyz');
     expect(ready.status === 200, `GET /readyz answered ${ready.status}: ${JSON.stringify(ready.body)}`);
-    expect(p.svc.parts.store.kind === 'memory', `the store is ${p.svc.parts.store.kind}, expected the in-process one`);
+    expect(p.svc.storeKind === 'memory', `the store is ${p.svc.storeKind}, expected the in-process one`);
     result(`ready: ${Object.entries(ready.body.checks ?? {})
       .map(([k, v]) => `${k} ${v.ok ? 'ok' : 'FAILED'}`)
       .join(', ')}.`);

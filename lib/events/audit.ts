@@ -12,7 +12,8 @@
  */
 import { BadRequestError } from '../errors.js';
 import { findKind } from '../kinds.js';
-import { type EventItem, isObject, str } from './refs.js';
+import { isObject, nonEmpty } from '../guards.js';
+import type { EventItem } from './refs.js';
 
 const WRITE_VERBS = new Set(['create', 'update', 'patch', 'delete', 'deletecollection']);
 
@@ -32,7 +33,7 @@ export function parseAuditEventList(text: string, ownUsername?: string): EventIt
   return body.items.map((ev, i) => {
     if (!isObject(ev)) throw new BadRequestError(`items[${i}] is not an audit Event`);
     const item = auditItem(ev, ownUsername);
-    const id = str(ev.auditID);
+    const id = nonEmpty(ev.auditID);
     // the same auditID appears once per stage; only ResponseComplete is taken, so it is unique here
     return id === undefined ? item : { ...item, id: `audit ${id}` };
   });
@@ -40,24 +41,24 @@ export function parseAuditEventList(text: string, ownUsername?: string): EventIt
 
 function auditItem(ev: Record<string, unknown>, ownUsername: string | undefined): EventItem {
   if (ev.stage !== 'ResponseComplete') return { ignored: 'stage not ResponseComplete' };
-  if (!WRITE_VERBS.has(str(ev.verb) ?? '')) return { ignored: 'read-only verb' };
+  if (!WRITE_VERBS.has(nonEmpty(ev.verb) ?? '')) return { ignored: 'read-only verb' };
   const ref = isObject(ev.objectRef) ? ev.objectRef : undefined;
-  if (!ref || str(ref.apiGroup) !== 'tyk.tyk.io') return { ignored: 'kind not reconciled' };
-  const resource = str(ref.resource) ?? '';
+  if (!ref || nonEmpty(ref.apiGroup) !== 'tyk.tyk.io') return { ignored: 'kind not reconciled' };
+  const resource = nonEmpty(ref.resource) ?? '';
   if (findKind(resource) === undefined) return { ignored: 'kind not reconciled' };
-  if (str(ref.subresource) === 'status') return { ignored: 'status subresource' };
+  if (nonEmpty(ref.subresource) === 'status') return { ignored: 'status subresource' };
   const code = isObject(ev.responseStatus) ? ev.responseStatus.code : undefined;
   if (typeof code === 'number' && code >= 300) return { ignored: 'request failed' };
-  if (/[?&]dryRun=/.test(str(ev.requestURI) ?? '')) return { ignored: 'dry run' };
-  const user = isObject(ev.user) ? str(ev.user.username) : undefined;
+  if (/[?&]dryRun=/.test(nonEmpty(ev.requestURI) ?? '')) return { ignored: 'dry run' };
+  const user = isObject(ev.user) ? nonEmpty(ev.user.username) : undefined;
   if (ownUsername !== undefined && user === ownUsername) return { ignored: 'our own request' };
-  const namespace = str(ref.namespace);
+  const namespace = nonEmpty(ref.namespace);
   if (!namespace) return { ignored: 'no namespace' };
-  const name = str(ref.name) ?? nameFrom(ev.responseObject) ?? nameFrom(ev.requestObject);
+  const name = nonEmpty(ref.name) ?? nameFrom(ev.responseObject) ?? nameFrom(ev.requestObject);
   if (name === undefined || ev.verb === 'deletecollection') return { namespace: { kind: resource, namespace } };
   return { object: { kind: resource, namespace, name } };
 }
 
 function nameFrom(obj: unknown): string | undefined {
-  return isObject(obj) && isObject(obj.metadata) ? str(obj.metadata.name) : undefined;
+  return isObject(obj) && isObject(obj.metadata) ? nonEmpty(obj.metadata.name) : undefined;
 }

@@ -14,7 +14,8 @@
  * Throws BadRequestError naming what is wrong.
  */
 import { BadRequestError } from '../errors.js';
-import { type EventItem, isObject, str } from './refs.js';
+import { isObject, nonEmpty } from '../guards.js';
+import type { EventItem } from './refs.js';
 import { fromAnyShape } from './shapes.js';
 
 export const CLOUDEVENTS_TYPES = ['application/cloudevents+json', 'application/cloudevents-batch+json'];
@@ -46,9 +47,9 @@ function parseJson(text: string, what: string): unknown {
 
 function fromStructured(raw: unknown, where: string): CloudEvent {
   if (!isObject(raw)) throw new BadRequestError(`${where}: a CloudEvent must be a JSON object`);
-  const id = str(raw.id);
-  const source = str(raw.source);
-  const type = str(raw.type);
+  const id = nonEmpty(raw.id);
+  const source = nonEmpty(raw.source);
+  const type = nonEmpty(raw.type);
   if (raw.specversion !== '1.0') throw new BadRequestError(`${where}: specversion must be "1.0"`);
   if (!id || !source || !type) throw new BadRequestError(`${where}: id, source and type are required`);
   let data: unknown = raw.data;
@@ -56,7 +57,7 @@ function fromStructured(raw: unknown, where: string): CloudEvent {
     data = parseJson(Buffer.from(raw.data_base64, 'base64').toString('utf8'), `${where}: data_base64 holding JSON`);
   }
   if (typeof data === 'string' && /^\s*[[{]/.test(data)) data = parseJson(data, `${where}: data holding JSON`);
-  return { id, source, type, subject: str(raw.subject), data };
+  return { id, source, type, subject: nonEmpty(raw.subject), data };
 }
 
 function fromBinary(input: CloudEventInput): CloudEvent {

@@ -63,11 +63,3 @@ export function collect(items: readonly EventItem[], options: CollectOptions = {
   if (namespaces.size <= max) return { scope: { refs: [], namespaces: [...namespaces] }, accepted, ignored, folded: 'namespaces' };
   return { scope: { all: true }, accepted, ignored, folded: 'all' };
 }
-
-export function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
-
-export function str(v: unknown): string | undefined {
-  return typeof v === 'string' && v !== '' ? v : undefined;
-}

@@ -9,21 +9,22 @@
  * - an Argo Events resource event: {type: ADD|UPDATE|DELETE, body, group, version, resource}
  */
 import { BadRequestError } from '../errors.js';
-import { type EventItem, isObject, str } from './refs.js';
+import { isObject, nonEmpty } from '../guards.js';
+import type { EventItem } from './refs.js';
 
 const WATCH_TYPES = new Set(['ADDED', 'MODIFIED', 'DELETED', 'BOOKMARK', 'ERROR']);
 const ARGO_TYPES = new Set(['ADD', 'UPDATE', 'DELETE']);
 
 /** A Kubernetes object or reference; undefined when `obj` has neither shape. */
-export function fromObject(obj: unknown, where: string): EventItem | undefined {
+function fromObject(obj: unknown, where: string): EventItem | undefined {
   if (!isObject(obj)) return undefined;
   const meta = isObject(obj.metadata) ? obj.metadata : undefined;
-  const apiVersion = str(obj.apiVersion);
-  const kind = str(obj.kind);
+  const apiVersion = nonEmpty(obj.apiVersion);
+  const kind = nonEmpty(obj.kind);
   if (!apiVersion || !kind || (!meta && !('name' in obj))) return undefined;
   if (!apiVersion.startsWith('tyk.tyk.io/')) return { ignored: 'kind not reconciled' };
-  const name = str(meta ? meta.name : obj.name);
-  const namespace = str(meta ? meta.namespace : obj.namespace);
+  const name = nonEmpty(meta ? meta.name : obj.name);
+  const namespace = nonEmpty(meta ? meta.namespace : obj.namespace);
   if (!name || !namespace) throw new BadRequestError(`${where}: the object's name and namespace are required`);
   return { object: { kind, namespace, name } };
 }

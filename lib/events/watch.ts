@@ -11,7 +11,7 @@ import { BadRequestError } from '../errors.js';
 import type { EventItem } from './refs.js';
 import { fromArgoEvent, fromWatchEvent } from './shapes.js';
 
-export function parseJsonOrLines(text: string, what: string): unknown[] {
+function parseJsonOrLines(text: string, what: string): unknown[] {
   const trimmed = text.trim();
   if (trimmed === '') throw new BadRequestError(`empty body: expected ${what}`);
   try {

@@ -19,17 +19,9 @@ import { createHash } from 'node:crypto';
 import { describeError } from '../errors.js';
 import type { KubeApi, KubeObject } from '../kube/types.js';
 import { OPERATOR_CONTEXT, SECRET } from '../kinds.js';
+import { isObject, trimmed } from '../guards.js';
+import { type ConnectionSettings, parseConnection, type TykMode, type TykValues } from './connection.js';
 import type { Gateway } from './types.js';
-
-export type TykMode = 'ce' | 'pro';
-
-export interface ConnectionSettings {
-  mode: TykMode;
-  url: string;
-  auth: string;
-  org?: string;
-  insecureSkipVerify: boolean;
-}
 
 export interface GatewayTarget {
   name: string;
@@ -43,31 +35,30 @@ export type TargetResolution = GatewayTarget | { error: string };
 export type GatewayFactory = (name: string, settings: ConnectionSettings) => Gateway;
 
 export const DEFAULT_TARGET = 'default';
+
+/** An OperatorContext's `spec.env` fields, and the settings they stand for (they win over its Secret's). */
+const SPEC_ENV = [
+  ['mode', 'TYK_MODE'],
+  ['url', 'TYK_URL'],
+  ['auth', 'TYK_AUTH'],
+  ['org', 'TYK_ORG'],
+  ['insecureSkipVerify', 'TYK_TLS_INSECURE_SKIP_VERIFY'],
+] as const;
+
+function fieldOf(setting: string): string {
+  return SPEC_ENV.find(([, s]) => s === setting)?.[0] ?? setting;
+}
 const CONTEXT_PREFIX = 'context:';
 
-function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
-
-function text(v: unknown): string | undefined {
-  return typeof v === 'string' && v.trim() !== '' ? v.trim() : undefined;
-}
-
-function flag(v: unknown): boolean | undefined {
-  if (typeof v === 'boolean') return v;
-  const t = text(v)?.toLowerCase();
-  return t === undefined ? undefined : t === 'true' || t === '1' || t === 'yes';
-}
-
-export function contextTargetName(namespace: string, name: string): string {
+function contextTargetName(namespace: string, name: string): string {
   return `${CONTEXT_PREFIX}${namespace}/${name}`;
 }
 
 /** The contextRef of a resource as {namespace, name}, or undefined when it has none. */
-export function contextRefOf(obj: KubeObject): { namespace: string; name: string } | undefined {
+function contextRefOf(obj: KubeObject): { namespace: string; name: string } | undefined {
   const ref = obj.spec?.contextRef;
-  if (!isObject(ref) || text(ref.name) === undefined) return undefined;
-  return { namespace: text(ref.namespace) ?? obj.metadata.namespace ?? '', name: text(ref.name)! };
+  if (!isObject(ref) || trimmed(ref.name) === undefined) return undefined;
+  return { namespace: trimmed(ref.namespace) ?? obj.metadata.namespace ?? '', name: trimmed(ref.name)! };
 }
 
 export class GatewayTargets {
@@ -95,7 +86,7 @@ export class GatewayTargets {
     return gw;
   }
 
-  async readContext(namespace: string, name: string): Promise<TargetResolution> {
+  async readContrimmed(namespace: string, name: string): Promise<TargetResolution> {
     const where = `OperatorContext ${namespace}/${name}`;
     let ctx: KubeObject | null;
     try {
@@ -108,8 +99,8 @@ export class GatewayTargets {
     let fromSecret: Record<string, string> = {};
     const secretRef = isObject(ctx.spec?.secretRef) ? ctx.spec.secretRef : undefined;
     if (secretRef) {
-      const secretName = text(secretRef.name);
-      const secretNs = text(secretRef.namespace) ?? namespace;
+      const secretName = trimmed(secretRef.name);
+      const secretNs = trimmed(secretRef.namespace) ?? namespace;
       if (!secretName) return { error: `${where}: secretRef.name is empty` };
       try {
         const secret = await this.kube.get(SECRET, secretNs, secretName);
@@ -119,17 +110,16 @@ export class GatewayTargets {
         return { error: `${where}: Secret ${secretNs}/${secretName} could not be read: ${describeError(err)}` };
       }
     }
-    const mode = (text(env.mode) ?? fromSecret.TYK_MODE ?? 'ce').toLowerCase();
-    const url = text(env.url) ?? fromSecret.TYK_URL;
-    const auth = text(env.auth) ?? fromSecret.TYK_AUTH;
-    const org = text(env.org) ?? fromSecret.TYK_ORG;
-    const insecureSkipVerify = flag(env.insecureSkipVerify) ?? flag(fromSecret.TYK_TLS_INSECURE_SKIP_VERIFY) ?? false;
-    if (mode !== 'ce' && mode !== 'pro') return { error: `${where}: mode must be ce or pro, got "${mode}"` };
-    if (!url) return { error: `${where}: no url (spec.env.url or TYK_URL in its Secret)` };
-    if (!/^https?:\/\//.test(url)) return { error: `${where}: url must start with http:// or https://` };
-    if (!auth) return { error: `${where}: no auth (spec.env.auth or TYK_AUTH in its Secret)` };
+    const values: TykValues = { ...fromSecret };
+    for (const [field, setting] of SPEC_ENV) {
+      const given = typeof env[field] === 'boolean' ? env[field] : trimmed(env[field]);
+      if (given !== undefined) values[setting] = given;
+    }
+    const { settings, problems } = parseConnection(values);
+    const [problem] = problems;
+    if (problem) return { error: `${where}: spec.env.${fieldOf(problem.setting)} (or ${problem.setting} in its Secret) ${problem.message}` };
+    const { mode, org } = settings;
     const targetName = contextTargetName(namespace, name);
-    const settings: ConnectionSettings = { mode, url: url.replace(/\/+$/, ''), auth, insecureSkipVerify, ...(org ? { org } : {}) };
     return { name: targetName, gateway: this.client(targetName, settings), mode, ...(org ? { orgId: org } : {}) };
   }
 
@@ -165,7 +155,7 @@ export class TargetResolver {
     let pending = this.contexts.get(name);
     if (!pending) {
       const m = /^context:([^/]+)\/(.+)$/.exec(name);
-      pending = m ? this.targets.readContext(m[1]!, m[2]!) : Promise.resolve({ error: `unknown gateway "${name}"` });
+      pending = m ? this.targets.readContrimmed(m[1]!, m[2]!) : Promise.resolve({ error: `unknown gateway "${name}"` });
       this.contexts.set(name, pending);
     }
     return pending;

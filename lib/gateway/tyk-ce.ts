@@ -20,8 +20,9 @@
  */
 import type { Agent } from 'undici';
 import { GatewayApiError, GatewayRejectedError, GatewayUnsupportedError } from '../errors.js';
+import { isObject } from '../guards.js';
 import { type HttpResponse, makeAgent, redactUrl } from '../http.js';
-import { gatewayCall } from './transport.js';
+import { answerMessage, gatewayCall } from './transport.js';
 import type { Gateway, GatewayObjectKind, JsonObject } from './types.js';
 
 export interface TykGatewayOptions {
@@ -84,10 +85,10 @@ export class TykGatewayClient implements Gateway {
     const res = await this.call('GET', `${collection}/${encodeURIComponent(id)}`);
     if (this.isTykNotFound(res)) return null;
     this.expect2xx(res, `get ${label} ${id}`, kind);
-    if (typeof res.json !== 'object' || res.json === null || Array.isArray(res.json)) {
+    if (!isObject(res.json)) {
       throw new GatewayApiError(res.status, `get ${label} ${id}: the gateway answered something other than an object`);
     }
-    return res.json as JsonObject;
+    return res.json;
   }
 
   async upsert(kind: GatewayObjectKind, id: string, body: JsonObject): Promise<void> {
@@ -132,11 +133,11 @@ export class TykGatewayClient implements Gateway {
       const why = kind === undefined ? '' : ` (${PATHS[kind].missing})`;
       throw new GatewayUnsupportedError(404, `${what}: gateway ${this.name} has no ${route}: it answered "${NO_ROUTE}"${why}`);
     }
-    if (kind === 'policy' && res.status === 500 && SERVICE_POLICY_SOURCE.test(tykMessage(res))) {
+    if (kind === 'policy' && res.status === 500 && SERVICE_POLICY_SOURCE.test(answerMessage(res, 'message'))) {
       throw new GatewayUnsupportedError(
         500,
         `${what}: gateway ${this.name} takes its policies from a Dashboard (policy_source "service") and refuses policy writes: ` +
-          `${tykMessage(res)} Manage SecurityPolicies through the Dashboard (TYK_MODE=pro).`,
+          `${answerMessage(res, 'message')} Manage SecurityPolicies through the Dashboard (TYK_MODE=pro).`,
       );
     }
   }
@@ -144,7 +145,7 @@ export class TykGatewayClient implements Gateway {
   private expect2xx(res: HttpResponse, what: string, kind?: GatewayObjectKind): void {
     if (res.status >= 200 && res.status < 300) return;
     this.throwIfUnsupported(res, what, kind);
-    const message = tykMessage(res);
+    const message = answerMessage(res, 'message');
     if (res.status === 400) throw new GatewayRejectedError(400, `${what}: rejected by the gateway: ${message}`);
     if (res.status === 403) throw new GatewayApiError(403, `${what}: 403 ${message} (check TYK_AUTH)`);
     throw new GatewayApiError(res.status, `${what}: ${res.status} ${message}`);
@@ -165,10 +166,4 @@ export class TykGatewayClient implements Gateway {
   get url(): string {
     return redactUrl(this.base);
   }
-}
-
-function tykMessage(res: HttpResponse): string {
-  const m = (res.json as { message?: unknown } | undefined)?.message;
-  if (typeof m === 'string' && m !== '') return m;
-  return res.text.slice(0, 200).replace(/\s+/g, ' ').trim() || 'no message';
 }

@@ -52,8 +52,9 @@
  */
 import type { Agent } from 'undici';
 import { GatewayApiError, GatewayRejectedError } from '../errors.js';
+import { isObject, nonEmpty } from '../guards.js';
 import { type HttpResponse, makeAgent, redactUrl } from '../http.js';
-import { gatewayCall } from './transport.js';
+import { answerMessage, gatewayCall } from './transport.js';
 import type { Gateway, GatewayObjectKind, JsonObject } from './types.js';
 
 export interface TykDashboardOptions {
@@ -98,14 +99,6 @@ export const ABSENT_ANSWERS = {
 /** A Message as compared with a documented one: no case, no surrounding space, no final period. */
 function normalMessage(m: string): string {
   return m.trim().replace(/\.$/, '').toLowerCase();
-}
-
-function isObject(v: unknown): v is JsonObject {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
-
-function nonEmpty(v: unknown): string | undefined {
-  return typeof v === 'string' && v !== '' ? v : undefined;
 }
 
 /** Our key for a Dashboard policy: its `id`, else its `_id`. */
@@ -462,8 +455,7 @@ export class TykDashboardClient implements Gateway {
   }
 
   private message(res: HttpResponse): string {
-    const m = isObject(res.json) ? nonEmpty(res.json.Message) : undefined;
-    const text = m ?? (res.text.slice(0, 200).replace(/\s+/g, ' ').trim() || 'no message');
+    const text = answerMessage(res, 'Message');
     return this.secret === '' ? text : text.split(this.secret).join('***');
   }
 

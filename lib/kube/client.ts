@@ -16,6 +16,7 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import type { Agent } from 'undici';
 import { KubeApiError, KubeConflictError, KubeUnavailableError } from '../errors.js';
 import { type HttpResponse, httpRequest, makeAgent, TransportError } from '../http.js';
+import { EVENT } from '../kinds.js';
 import { EventRecorder, type EventSink, type EventType, type KubeEvent, type RecordedEvent } from './events.js';
 import type { KubeApi, KubeObject, ResourceKind } from './types.js';
 
@@ -33,8 +34,6 @@ export interface KubeClientOptions {
   /** reportingInstance of our Events; default the host name (the pod's name in Kubernetes) */
   instance?: string;
 }
-
-const EVENT: ResourceKind = { kind: 'Event', group: '', version: 'v1', plural: 'events' };
 
 type Query = Record<string, string | number | undefined>;
 
@@ -258,11 +257,11 @@ function groupPrefix(kind: ResourceKind): string {
   return kind.group === '' ? `/api/${kind.version}` : `/apis/${kind.group}/${kind.version}`;
 }
 
-export function collectionPath(kind: ResourceKind, namespace?: string): string {
+function collectionPath(kind: ResourceKind, namespace?: string): string {
   return namespace === undefined ? `${groupPrefix(kind)}/${kind.plural}` : `${groupPrefix(kind)}/namespaces/${seg(namespace)}/${kind.plural}`;
 }
 
-export function objectPath(kind: ResourceKind, namespace: string, name: string): string {
+function objectPath(kind: ResourceKind, namespace: string, name: string): string {
   return `${collectionPath(kind, namespace)}/${seg(name)}`;
 }
 

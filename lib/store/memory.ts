@@ -103,17 +103,6 @@ export class MemoryStore implements Store {
     return true;
   }
 
-  async extend(key: string, token: string, ttlMs: number): Promise<boolean> {
-    this.assertOpen('extend');
-    const now = this.clock.now();
-    const held = this.liveLock(key, now);
-    if (held?.token !== token) return false;
-    held.expiresAt = now + ttlMs;
-    const mark = this.liveDirty(key, now);
-    if (mark !== undefined && mark < now + 2 * ttlMs) this.dirty.set(key, now + 2 * ttlMs);
-    return true;
-  }
-
   async markSeen(ids: readonly string[], ttlMs: number): Promise<boolean[]> {
     this.assertOpen('markSeen');
     const now = this.clock.now();

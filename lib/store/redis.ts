@@ -12,7 +12,7 @@
  * error as cause (a scrubbed copy when the client has a password), and never the password;
  * an unreadable record reads as
  * null (and may be overwritten) rather than failing the whole batch. A dirty mark is set to
- * outlive the lock it was set against, and extend() stretches it along with the lock.
+ * outlive the lock it was set against.
  * Clients from createRedisStore fail fast instead of queueing: no offline queue, no resend
  * after a reconnect, a bounded connect and command time; a command that timed out may
  * still have run on the server (locks expire; records are generation-checked).
@@ -88,26 +88,12 @@ end
 redis.call('DEL', KEYS[1])
 return 1`;
 
-/** KEYS lock, dirty; ARGV token, ttl. Re-arms the lock; keeps a dirty mark past its end. */
-const EXTEND = `
-if redis.call('GET', KEYS[1]) ~= ARGV[1] then
-  return 0
-end
-local ttl = tonumber(ARGV[2])
-redis.call('PEXPIRE', KEYS[1], ttl)
-local mark = redis.call('PTTL', KEYS[2])
-if mark > 0 and mark < ttl * 2 then
-  redis.call('PEXPIRE', KEYS[2], ttl * 2)
-end
-return 1`;
-
 /** The commands defineCommand adds to the client (ioredis cannot type them). */
 interface ScriptCommands {
   grPutRecord(record: string, json: string, generation: number): Promise<number>;
   grLock(lock: string, dirty: string, token: string, ttlMs: number): Promise<LockOutcome>;
   grRelease(lock: string, dirty: string, token: string): Promise<ReleaseOutcome>;
   grForceRelease(lock: string, token: string): Promise<number>;
-  grExtend(lock: string, dirty: string, token: string, ttlMs: number): Promise<number>;
 }
 
 export class RedisStore implements Store {
@@ -128,7 +114,6 @@ export class RedisStore implements Store {
     this.redis.defineCommand('grLock', { numberOfKeys: 2, lua: LOCK });
     this.redis.defineCommand('grRelease', { numberOfKeys: 2, lua: RELEASE });
     this.redis.defineCommand('grForceRelease', { numberOfKeys: 1, lua: FORCE_RELEASE });
-    this.redis.defineCommand('grExtend', { numberOfKeys: 2, lua: EXTEND });
     this.scripts = this.redis as unknown as ScriptCommands;
   }
 
@@ -178,10 +163,6 @@ export class RedisStore implements Store {
 
   forceRelease(key: string, token: string): Promise<boolean> {
     return this.run('forceRelease', async () => (await this.scripts.grForceRelease(this.lockKey(key), token)) === 1);
-  }
-
-  extend(key: string, token: string, ttlMs: number): Promise<boolean> {
-    return this.run('extend', async () => (await this.scripts.grExtend(this.lockKey(key), this.dirtyKey(key), token, ttlMs)) === 1);
   }
 
   markSeen(ids: readonly string[], ttlMs: number): Promise<boolean[]> {

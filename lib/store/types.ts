@@ -78,8 +78,6 @@ export interface Store {
   forceRelease(key: string, token: string): Promise<boolean>;
   /** Marks each id as seen for ttlMs; true for the ids that were not marked already. */
   markSeen(ids: readonly string[], ttlMs: number): Promise<boolean[]>;
-  /** Extends a held lock; false if it is no longer ours. */
-  extend(key: string, token: string, ttlMs: number): Promise<boolean>;
   ping(): Promise<void>;
   close(): Promise<void>;
 }

@@ -72,7 +72,7 @@ t.test('wrong, missing, or almost-right tokens: 401 and nothing processed', asyn
   for (const url of ['/webhooks/audit', '/resync']) t.equal((await w.inject('POST', url, '{}', { authorization: 'Bearer nope-nope-nope-nope' })).statusCode, 401, url);
   t.equal(w.kube.calls.length, 0, 'the API server was not asked');
   t.equal(w.tyk.calls.length, 0, 'the gateway was not asked');
-  t.equal((await w.svc.parts.store.listRecordKeys('')).length, 0, 'nothing in the store');
+  t.equal((await w.store.listRecordKeys('')).length, 0, 'nothing in the store');
   t.equal((await w.get('httpbin'))?.metadata.finalizers, undefined);
 });
 

@@ -20,7 +20,8 @@ import type { KubeObject } from '../../lib/kube/types.js';
 import { type Logger, silentLogger } from '../../lib/log.js';
 import type { RunReport, RunSettings } from '../../lib/reconcile/run.js';
 import { buildApp } from '../../lib/server.js';
-import { createService, type Service } from '../../lib/service.js';
+import { KubeClient } from '../../lib/kube/client.js';
+import { createService, loadKubeConfig, secretsOf, type Service } from '../../lib/service.js';
 import { RedisStore } from '../../lib/store/redis.js';
 import { Redis } from 'ioredis';
 import type { FakeKubeApiServerOptions } from '../fakes/kube-apiserver.js';
@@ -66,6 +67,8 @@ export interface WorldOptions {
   settings?: Partial<RunSettings>;
   /** where the service logs; default nowhere (see `capturingLogger`) */
   log?: Logger;
+  /** items per list page the service's API-server client asks for (default: the client's) */
+  kubePageSize?: number;
 }
 
 export interface LogEntry {
@@ -114,6 +117,8 @@ export class World {
     readonly tyk: FakeTykGateway,
     readonly dashboard: FakeTykDashboard | undefined,
     readonly redis: TestRedis,
+    /** the service's record and lock store (the same across `restartService`) */
+    readonly store: RedisStore,
     svc: Service,
     app: FastifyInstance,
     readonly kubeconfigPath: string,
@@ -272,8 +277,13 @@ export async function startWorld(options: WorldOptions = {}): Promise<World> {
   const client = new Redis(redis.url, { maxRetriesPerRequest: 1 });
   const store = new RedisStore({ redis: client, prefix: `test:${Math.random().toString(36).slice(2)}:` });
   const clock = new OffsetClock();
+  const kubeClient = (pageSize: number) => {
+    const client = new KubeClient(loadKubeConfig(config, env), { pageSize, timeoutMs: config.httpTimeoutMs, now: () => clock.now(), secrets: secretsOf(config) });
+    return { kube: client, closers: [() => client.close()] };
+  };
   const newService = () =>
     createService(config, env, {
+      ...(options.kubePageSize === undefined ? {} : kubeClient(options.kubePageSize)),
       store,
       clock,
       log: options.log ?? silentLogger,
@@ -281,7 +291,7 @@ export async function startWorld(options: WorldOptions = {}): Promise<World> {
     });
   const svc = newService();
   const app = buildApp(svc);
-  return new World(clock, kube, tyk, dashboard, redis, svc, app, kubeconfigPath, adminKubeconfigPath, newService, async () => {
+  return new World(clock, kube, tyk, dashboard, redis, store, svc, app, kubeconfigPath, adminKubeconfigPath, newService, async () => {
     await Promise.allSettled([kube.close(), tyk.close(), dashboard?.close(), redis.owned ? redis.stop() : Promise.resolve()]);
     await rm(dir, { recursive: true, force: true });
   });

@@ -112,7 +112,10 @@ t.test('a missing context or an unreadable Secret fails only the resources that 
   await w.create(withContext('lost', 'nope'));
   await w.create({ apiVersion: 'tyk.tyk.io/v1alpha1', kind: 'OperatorContext', metadata: { name: 'nosecret', namespace: 'default' }, spec: { secretRef: { name: 'missing' } } });
   await w.create(withContext('orphaned', 'nosecret'));
+  await w.create({ apiVersion: 'tyk.tyk.io/v1alpha1', kind: 'OperatorContext', metadata: { name: 'nourl', namespace: 'default' }, spec: { env: { url: ' ', auth: 'k' } } });
+  await w.create(withContext('adrift', 'nourl'));
   const report = await w.tick();
+  t.match(obj(report, 'ApiDefinition', 'adrift'), { result: 'failed', error: /^OperatorContext default\/nourl: spec\.env\.url \(or TYK_URL in its Secret\) is required/ });
   t.match(obj(report, 'ApiDefinition', 'fine'), { result: 'synced' });
   t.match(obj(report, 'ApiDefinition', 'lost'), { result: 'failed', reason: 'gateway unavailable', error: 'OperatorContext default/nope not found' });
   t.match(obj(report, 'ApiDefinition', 'orphaned'), { result: 'failed', error: 'OperatorContext default/nosecret: Secret default/missing not found' });

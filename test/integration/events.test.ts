@@ -227,7 +227,7 @@ t.test('a status patch the API server refuses: logged, reported, told besides th
   t.match((await w.events('bad')).map((e) => [e.type, e.reason]).sort(), [['Normal', 'Synced'], ['Warning', 'StatusPatchFailed']]);
   t.match((await warnings(w, 'bad')), [{ reason: 'StatusPatchFailed', message: /^status not saved: patch status of apidefinitions "bad": 422 .*must be of type string: "null"$/ }]);
   t.same((await w.events('worse')).map((e) => e.reason).sort(), ['StatusPatchFailed', 'SyncFailed'], 'the outcome is told too');
-  const [record] = await w.svc.parts.store.getRecords(['ApiDefinition/default/bad']);
+  const [record] = await w.store.getRecords(['ApiDefinition/default/bad']);
   t.match(record, { result: 'synced', id: idOf('bad') }, 'the record write is kept');
 
   const next = await w.tick();
@@ -265,7 +265,7 @@ t.test('a dry run and a deferred object tell nothing', async (t) => {
   t.same((await w.allEvents()), []);
 
   await w.create(apiDefinition('held').build());
-  t.equal(await w.svc.parts.store.lock('ApiDefinition/default/held', 'another-run', 60_000), 'acquired');
+  t.equal(await w.store.lock('ApiDefinition/default/held', 'another-run', 60_000), 'acquired');
   const report = await w.tick();
   t.match(obj(report, 'held'), { result: 'deferred' });
   t.same((await w.events('held')), [], 'the run that holds the lock tells the outcome');

@@ -15,12 +15,11 @@ const world = worldFor;
 const obj = (report: RunReport, kind: string, name: string) => reported(report, name, kind);
 
 t.test('when the API server list fails midway, nothing is deleted', async (t) => {
-  const w = await world(t, { settings: { getThreshold: 20 } });
+  // paginate: the fake serves pages of the client's size; the second page will fail
+  const w = await world(t, { settings: { getThreshold: 20 }, kubePageSize: 1 });
   for (const n of ['a', 'b', 'c']) await w.create(apiDefinition(n).build());
   await w.tick();
   t.equal(w.tyk.loaded('api').size, 3);
-  // paginate: the fake serves pages of the client's size; make the second page fail
-  (w.svc.parts.kube as unknown as { pageSize: number }).pageSize = 1;
   w.kube.fake.inject({ method: 'GET', path: /\/apidefinitions$/, afterCalls: 1, status: 500, body: { kind: 'Status', code: 500, message: 'etcdserver: request timed out' } });
   w.resetCounts();
   const report = await w.tick();

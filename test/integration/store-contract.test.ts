@@ -231,36 +231,12 @@ function storeContract(t: Test, makeStore: MakeStore): void {
     t.equal(await store.release('k', 'C'), 'released');
   });
 
-  t.test('extend re-arms a held lock, and only ours', async (t) => {
-    const { store, pass } = await makeStore(t);
-    await store.lock('k', 'A', S);
-    t.equal(await store.extend('k', 'B', L), false, 'wrong token');
-    t.equal(await store.extend('k', 'A', L), true);
-    await pass(3 * S);
-    t.equal(await store.release('k', 'A'), 'released', 'still ours past the original ttl');
-    await store.lock('k', 'C', S);
-    await pass(2 * S);
-    t.equal(await store.extend('k', 'C', L), false, 'an expired lock cannot be extended');
-    t.equal(await store.extend('never', 'C', L), false, 'nor one never taken');
-  });
-
   t.test('a dirty mark outlives the lock it was set against', async (t) => {
     const { store, pass } = await makeStore(t);
     await store.lock('k', 'A', L);
     t.equal(await store.lock('k', 'B', S), 'marked-dirty', 'marked by a caller with a shorter ttl');
     await pass(3 * S);
     t.equal(await store.release('k', 'A'), 'dirty', 'the mark is still there for the holder');
-  });
-
-  t.test('extend keeps a dirty mark alive as long as the lock', async (t) => {
-    const { store, pass } = await makeStore(t);
-    await store.lock('k', 'A', S);
-    await store.lock('k', 'B', S);
-    t.equal(await store.extend('k', 'A', L), true);
-    await pass(4 * S);
-    t.equal(await store.extend('k', 'A', 3 * S), true, 'a shorter extension does not shorten the mark');
-    t.equal(await store.release('k', 'A'), 'dirty', 'the mark outlived its own ttl with the lock');
-    t.equal(await store.release('k', 'A'), 'released');
   });
 
   t.test('markSeen: new ids once, repeats within the ttl not, again after it', async (t) => {
@@ -322,7 +298,6 @@ t.test('MemoryStore', async (t) => {
     await assertUnavailable(t, store.lock('k', 'A', 1), 'lock');
     await assertUnavailable(t, store.release('k', 'A'), 'release');
     await assertUnavailable(t, store.forceRelease('k', 'A'), 'forceRelease');
-    await assertUnavailable(t, store.extend('k', 'A', 1), 'extend');
     await assertUnavailable(t, store.markSeen(['x'], 1), 'markSeen');
   });
 });
@@ -483,7 +458,6 @@ t.test('RedisStore failures, on servers of its own', async (t) => {
       ['lock', () => store.lock('k', 'B', L)],
       ['release', () => store.release('k', 'A')],
       ['forceRelease', () => store.forceRelease('k', 'A')],
-      ['extend', () => store.extend('k', 'A', L)],
       ['ping', () => store.ping()],
     ];
     for (const [name, operation] of operations) {

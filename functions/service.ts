@@ -1,0 +1,30 @@
+/**
+ * The service of a Lambda container: built from the environment on first use and shared by
+ * every invocation the container serves. Concurrent containers share nothing, so REDIS_URL is
+ * required (records and locks must live in Redis). A failed build is retried by the next
+ * invocation.
+ */
+import { loadConfig } from '../lib/config.js';
+import { ConfigError } from '../lib/errors.js';
+import { createService, type Service } from '../lib/service.js';
+
+let lambdaService: Promise<Service> | undefined;
+
+export function lambdaServiceFromEnv(): Promise<Service> {
+  lambdaService ??= Promise.resolve().then(() => {
+    const config = loadConfig(process.env);
+    if (!config.redisUrl) throw new ConfigError([{ setting: 'REDIS_URL', message: 'is required on AWS Lambda (containers share no memory)' }]);
+    return createService(config, process.env);
+  });
+  lambdaService.catch(() => {
+    lambdaService = undefined;
+  });
+  return lambdaService;
+}
+
+/** Closes the container's service (its Redis connection and HTTP agents); for tests and shutdown hooks. */
+export async function closeLambdaService(): Promise<void> {
+  const svc = lambdaService;
+  lambdaService = undefined;
+  await (await svc?.catch(() => undefined))?.close();
+}

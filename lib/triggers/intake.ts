@@ -1,0 +1,25 @@
+/**
+ * Shared by the webhook triggers: turn a delivery's events into one run and answer with what
+ * was taken, what was ignored and why, and the run's report.
+ *
+ * Deliveries the sender repeats (same auditID, same CloudEvent source and id) within
+ * DELIVERY_MEMORY_MS are dropped, so an API server resending a batch costs no second run. A
+ * delivery that names nothing new runs nothing.
+ */
+import { collect, type EventItem } from '../events/refs.js';
+import type { Trigger } from '../reconcile/types.js';
+import type { Service } from '../service.js';
+import type { HttpOutput } from './io.js';
+
+export async function runIntake(svc: Service, trigger: Trigger, items: EventItem[]): Promise<HttpOutput> {
+  const ids = [...new Set(items.flatMap((i) => (i.id === undefined ? [] : [i.id])))];
+  const seen = await svc.markDelivered(ids);
+  const intake = collect(items, { seen, maxRefs: svc.webhookLimits.maxRefs });
+  const { scope } = intake;
+  const empty = !scope.all && (scope.refs ?? []).length === 0 && (scope.namespaces ?? []).length === 0;
+  const report = empty ? undefined : await svc.run({ trigger, scope });
+  return {
+    statusCode: 200,
+    body: { accepted: intake.accepted, ignored: intake.ignored, ...(intake.folded ? { folded: intake.folded } : {}), report: report ?? null },
+  };
+}

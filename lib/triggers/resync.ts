@@ -1,0 +1,71 @@
+/**
+ * POST /resync: a one-off run, for people and scripts. Parameters as a JSON body or as query
+ * parameters: `kind` (ApiDefinition; default all kinds), `namespace`, `name` (needs namespace),
+ * `dryRun` (true: load and plan only, write nothing, return the plan). Nothing named →
+ * everything. Requires RESYNC_TOKEN. A resync ignores retry backoff.
+ */
+import { BadRequestError } from '../errors.js';
+import { isObject } from '../guards.js';
+import { findKind, MANAGED_KINDS } from '../kinds.js';
+import type { RunScope } from '../reconcile/types.js';
+import type { Service } from '../service.js';
+import { authorize } from './authorize.js';
+import type { HttpInput, HttpOutput } from './io.js';
+
+interface ResyncParams {
+  kind?: string;
+  namespace?: string;
+  name?: string;
+  dryRun: boolean;
+}
+
+const KEYS = new Set(['kind', 'namespace', 'name', 'dryRun']);
+
+function parseParams(input: HttpInput): ResyncParams {
+  let body: Record<string, unknown> = {};
+  const form = (input.headers['content-type'] ?? '').startsWith('application/x-www-form-urlencoded') && !input.body.trim().startsWith('{');
+  if (form) body = Object.fromEntries(new URLSearchParams(input.body));
+  else if (input.body.trim() !== '') {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(input.body);
+    } catch {
+      throw new BadRequestError('body is not JSON: expected {kind?, namespace?, name?, dryRun?}');
+    }
+    if (!isObject(parsed)) throw new BadRequestError('body must be a JSON object');
+    body = parsed;
+  }
+  const merged: Record<string, unknown> = { ...input.query, ...body };
+  const unknown = Object.keys(merged).filter((k) => !KEYS.has(k) && merged[k] !== undefined);
+  if (unknown.length > 0) throw new BadRequestError(`unknown parameter ${unknown.join(', ')}: expected kind, namespace, name, dryRun`);
+  const text = (k: string): string | undefined => {
+    const v = merged[k];
+    if (v === undefined || v === null || v === '') return undefined;
+    if (typeof v !== 'string') throw new BadRequestError(`${k} must be a string`);
+    return v;
+  };
+  const dry = merged.dryRun;
+  if (dry !== undefined && dry !== true && dry !== false && dry !== 'true' && dry !== 'false' && dry !== '') {
+    throw new BadRequestError('dryRun must be true or false');
+  }
+  return { kind: text('kind'), namespace: text('namespace'), name: text('name'), dryRun: dry === true || dry === 'true' || dry === '' };
+}
+
+function resyncScope(params: ResyncParams): RunScope {
+  const kinds = params.kind === undefined ? MANAGED_KINDS : [findKind(params.kind)];
+  if (kinds[0] === undefined) throw new BadRequestError(`unknown kind "${params.kind}": expected ${MANAGED_KINDS.map((k) => k.kind).join(', ')}`);
+  if (params.name !== undefined) {
+    if (params.namespace === undefined) throw new BadRequestError('name needs namespace');
+    const optional = params.kind === undefined;
+    return { refs: kinds.map((kind) => ({ kind: kind!, namespace: params.namespace!, name: params.name!, ...(optional ? { optional } : {}) })) };
+  }
+  if (params.namespace !== undefined) return { namespaces: [params.namespace] };
+  return { all: true };
+}
+
+export async function resync(svc: Service, input: HttpInput): Promise<HttpOutput> {
+  authorize(svc, input, 'resync');
+  const params = parseParams(input);
+  const report = await svc.run({ trigger: 'resync', scope: resyncScope(params), dryRun: params.dryRun });
+  return { statusCode: 200, body: report };
+}
