@@ -15,6 +15,11 @@ export function nonEmpty(v: unknown): string | undefined {
   return typeof v === 'string' && v !== '' ? v : undefined;
 }
 
+/** A string that is not blank (not only whitespace), as it is; anything else → undefined. */
+export function nonBlank(v: unknown): string | undefined {
+  return typeof v === 'string' && v.trim() !== '' ? v : undefined;
+}
+
 /** A string trimmed, unless blank; anything else → undefined. */
 export function trimmed(v: unknown): string | undefined {
   return typeof v === 'string' && v.trim() !== '' ? v.trim() : undefined;

@@ -6,6 +6,7 @@
  * not model) is not a difference. Empty values (null, "", [], {}) are equal to each other.
  * A difference is reported by its dotted path, e.g. "proxy.listen_path".
  */
+import { isObject } from '../guards.js';
 export interface FieldDifference {
   path: string;
   sent: unknown;
@@ -17,10 +18,6 @@ function isEmptyValue(v: unknown): boolean {
   if (Array.isArray(v)) return v.length === 0;
   if (typeof v === 'object') return Object.keys(v as object).length === 0;
   return false;
-}
-
-function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
 export function sentFieldDifferences(sent: unknown, reported: unknown, path = ''): FieldDifference[] {

@@ -3,6 +3,7 @@
  * id already recorded in status, else base64url without padding of "namespace/name".
  * Pure; never throws.
  */
+import { nonBlank } from '../guards.js';
 import type { KubeObject } from '../kube/types.js';
 import type { ManagedKind } from '../kinds.js';
 
@@ -10,14 +11,10 @@ export function defaultId(namespace: string, name: string): string {
   return Buffer.from(`${namespace}/${name}`, 'utf8').toString('base64url');
 }
 
-function nonEmptyString(v: unknown): string | undefined {
-  return typeof v === 'string' && v.trim() !== '' ? v : undefined;
-}
-
 export function gatewayIdFor(kind: ManagedKind, obj: KubeObject): string {
   return (
-    nonEmptyString(obj.spec?.[kind.specIdField]) ??
-    nonEmptyString(obj.status?.[kind.statusIdField]) ??
+    nonBlank(obj.spec?.[kind.specIdField]) ??
+    nonBlank(obj.status?.[kind.statusIdField]) ??
     defaultId(obj.metadata.namespace ?? '', obj.metadata.name)
   );
 }

@@ -5,6 +5,7 @@
  * namespace defaults to the policy's own. The same references, seen from the API, are its
  * `status.linked_by_policies`; seen from the policy, its `status.linked_apis`.
  */
+import { isObject } from '../guards.js';
 import type { KubeObject } from '../kube/types.js';
 
 export interface NamespacedName {
@@ -14,10 +15,6 @@ export interface NamespacedName {
 
 export function nsName(r: NamespacedName): string {
   return `${r.namespace}/${r.name}`;
-}
-
-function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
 /** The ApiDefinitions a policy references, in order, without duplicates. */

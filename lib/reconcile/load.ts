@@ -8,6 +8,7 @@
  * confirmed gone by a GET 404 before it becomes a deletion candidate; gateway state is read
  * per gateway, with one GET per object for a few and one LIST for many.
  */
+import { nonBlank } from '../guards.js';
 import type { GatewayTarget } from '../gateway/targets.js';
 import type { Gateway, JsonObject } from '../gateway/types.js';
 import { API_DEFINITION, type ManagedKind, type ObjectRef, refString, SECURITY_POLICY } from '../kinds.js';
@@ -36,7 +37,7 @@ export interface Found {
 /** How a policy sees an ApiDefinition it references (see apiResolver). */
 export type ResolveApi = (ref: NamespacedName, target: GatewayTarget) => ApiResolution;
 
-export function found(kind: ManagedKind, ref: ObjectRef, obj: KubeObject | null | undefined, readError?: unknown): Found {
+function found(kind: ManagedKind, ref: ObjectRef, obj: KubeObject | null | undefined, readError?: unknown): Found {
   return { kind, ref, key: refString(ref), obj, ...(readError !== undefined ? { readError } : {}) };
 }
 
@@ -178,8 +179,7 @@ function wasWritten(record: SyncRecord): boolean {
 function desiredId(kind: ManagedKind, obj: KubeObject, target: GatewayTarget): string {
   // On the Dashboard, status.pol_id holds the Dashboard's own _id; our policy id is spec.id or the default.
   if (kind === SECURITY_POLICY && target.mode === 'pro') {
-    const pinned = obj.spec?.id;
-    return typeof pinned === 'string' && pinned.trim() !== '' ? pinned : defaultId(obj.metadata.namespace ?? '', obj.metadata.name);
+    return nonBlank(obj.spec?.id) ?? defaultId(obj.metadata.namespace ?? '', obj.metadata.name);
   }
   return gatewayIdFor(kind, obj);
 }
@@ -223,9 +223,8 @@ function computeDesired(d: Draft, lc: LoadContext): void {
 /** A SecurityPolicy's gateway id, as an ApiDefinition's jwt_default_policies needs it. */
 function policyId(policies: readonly KubeObject[], namespace: string, name: string, mode: GatewayTarget['mode']): string {
   const p = policies.find((x) => x.metadata.namespace === namespace && x.metadata.name === name);
-  const str = (v: unknown) => (typeof v === 'string' && v.trim() !== '' ? v : undefined);
-  const pinned = str(p?.spec?.id);
-  const recorded = str(p?.status?.pol_id);
+  const pinned = nonBlank(p?.spec?.id);
+  const recorded = nonBlank(p?.status?.pol_id);
   // the Dashboard knows policies by its own _id (status.pol_id); the Gateway by our id
   return (mode === 'pro' ? (recorded ?? pinned) : (pinned ?? recorded)) ?? defaultId(namespace, name);
 }

@@ -10,6 +10,7 @@
  * - fields only the operator knows (contextRef, access_rights_array, the Dashboard's _id) are
  *   not sent.
  */
+import { isObject } from '../guards.js';
 import type { JsonObject } from '../gateway/types.js';
 import type { KubeObject } from '../kube/types.js';
 import { accessRefs, type NamespacedName, nsName } from './links.js';
@@ -24,10 +25,6 @@ export type PolicyPayloadResult =
 
 const OPERATOR_ONLY = ['contextRef', 'access_rights_array', '_id'];
 const ENTRY_OPERATOR_ONLY = ['name', 'namespace', 'kind'];
-
-function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
 
 export function securityPolicyPayload(
   obj: KubeObject,

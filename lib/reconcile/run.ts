@@ -34,7 +34,7 @@ import { statusPatchFailedEvent } from './outcome-events.js';
 import { finishReport, RunContext, reportOf } from './run-context.js';
 import type { ObjectReport, RunDeps, RunReport, RunRequest, RunScope, RunSettings } from './types.js';
 
-export type { ObjectReport, ObjectResult, RunDeps, RunReport, RunRequest, RunScope, RunSettings, SettleSettings, Trigger } from './types.js';
+export type { ObjectReport, RunDeps, RunReport, RunRequest, RunSettings } from './types.js';
 
 export const DEFAULT_RUN_SETTINGS: RunSettings = {
   concurrency: 8,

@@ -15,6 +15,7 @@
  * as "" (kube-apiserver 1.20 built with Go >= 1.16 refuses "" in a string field as null, 422);
  * a field to remove (no error, no links) is sent as null, which a merge patch removes.
  */
+import { nonEmpty } from '../guards.js';
 import type { SyncRecord } from '../store/types.js';
 import { canonicalJson } from './hash.js';
 import type { ManagedKind } from '../kinds.js';
@@ -31,10 +32,6 @@ export function transactionFor(record: SyncRecord): Transaction {
   const status: TransactionStatus =
     record.result === 'synced' ? 'Successful' : record.result === 'pending' || record.result === 'waiting' ? 'Pending' : 'Failed';
   return record.error ? { status, time: record.time, error: record.error } : { status, time: record.time };
-}
-
-function str(v: unknown): string | undefined {
-  return typeof v === 'string' ? v : undefined;
 }
 
 /** An empty list and no list say the same thing; the patch removes the field for both. */
@@ -57,10 +54,10 @@ export function statusPatch(
   const tx = transactionFor(record);
   const cur = current ?? {};
   const hasTx = typeof cur.latestTransaction === 'object' && cur.latestTransaction !== null;
-  const idSame = id === '' || str(cur[kind.statusIdField]) === id;
+  const idSame = id === '' || nonEmpty(cur[kind.statusIdField]) === id;
   const pruned = !hasTx && id !== '' && idSame;
   const curTx = (hasTx ? cur.latestTransaction : {}) as Record<string, unknown>;
-  const txSame = pruned || (str(curTx.status) === tx.status && (str(curTx.error) ?? '') === (tx.error ?? ''));
+  const txSame = pruned || (nonEmpty(curTx.status) === tx.status && (nonEmpty(curTx.error) ?? '') === (tx.error ?? ''));
   const extraSame = Object.entries(extra).every(([k, v]) => canonicalJson(norm(cur[k])) === canonicalJson(norm(v)));
   if (idSame && txSame && extraSame) return undefined;
   return {

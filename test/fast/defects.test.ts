@@ -81,9 +81,6 @@ class ObservedStore implements Store {
   markSeen(ids: readonly string[], ttlMs: number): Promise<boolean[]> {
     return this.inner.markSeen(ids, ttlMs);
   }
-  extend(key: string, token: string, ttlMs: number): Promise<boolean> {
-    return this.inner.extend(key, token, ttlMs);
-  }
   ping(): Promise<void> {
     return this.inner.ping();
   }

@@ -12,7 +12,8 @@
  * Nothing here mocks a lib/ module: the ports are implementations of the port interfaces.
  */
 import { GatewayApiError } from '../../lib/errors.js';
-import { type ConnectionSettings, DEFAULT_TARGET, type GatewayTarget, GatewayTargets } from '../../lib/gateway/targets.js';
+import type { ConnectionSettings } from '../../lib/gateway/connection.js';
+import { DEFAULT_TARGET, type GatewayTarget, GatewayTargets } from '../../lib/gateway/targets.js';
 import type { Gateway } from '../../lib/gateway/types.js';
 import type { KubeObject, ResourceKind } from '../../lib/kube/types.js';
 import { API_DEFINITION, type ManagedKind, SECURITY_POLICY } from '../../lib/kinds.js';
