@@ -263,7 +263,13 @@ function printTable(phases: Phase[]): void {
   const rows: [string, (p: Phase) => string | number][] = [
     ['wall time (ms)', (p) => p.ms],
     ['objects/s', (p) => p.objectsPerSec],
-    ['results', (p) => Object.entries(p.counts).map(([k, v]) => `${k} ${v}`).join(', ') + (p.errors ? `, ${p.errors} run errors` : '')],
+    [
+      'results',
+      (p) =>
+        Object.entries(p.counts)
+          .map(([k, v]) => `${k} ${v}`)
+          .join(', ') + (p.errors ? `, ${p.errors} run errors` : ''),
+    ],
     ['gateway list', (p) => p.gateway.list],
     ['gateway get', (p) => p.gateway.get],
     ['gateway write', (p) => p.gateway.write],

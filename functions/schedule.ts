@@ -18,10 +18,7 @@ export interface LambdaContext {
   getRemainingTimeInMillis(): number;
 }
 
-export async function handler(
-  event?: ScheduledEvent,
-  context?: LambdaContext,
-): Promise<{ counts: RunReport['counts']; errors: number; writes: number; reloads: number; deferred: number }> {
+export async function handler(event?: ScheduledEvent, context?: LambdaContext): Promise<{ counts: RunReport['counts']; errors: number; writes: number; reloads: number; deferred: number }> {
   const svc = await lambdaServiceFromEnv();
   const deadline = deadlineWithin(svc, context?.getRemainingTimeInMillis());
   svc.log.info({ scheduledAt: event?.time, deadline }, 'scheduled run');

@@ -2,8 +2,9 @@
  * The custom resource kinds we reconcile, with Tyk Operator's names: group, version,
  * plural and finalizer are part of the drop-in contract and must not change.
  */
-import type { ResourceKind } from './kube/types.js';
+
 import type { GatewayObjectKind } from './gateway/types.js';
+import type { ResourceKind } from './kube/types.js';
 
 export interface ManagedKind extends ResourceKind {
   readonly finalizer: string;

@@ -6,8 +6,9 @@
  * triggers, so every format error is a 400 with a reason from our own parsers; bodies over
  * `bodyLimit` are refused with 413 before they are read whole.
  */
-import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+
 import type { TLSSocket } from 'node:tls';
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { CLOUDEVENTS_TYPES } from './events/cloudevents.js';
 import type { Service } from './service.js';
 import { auditWebhook } from './triggers/audit.js';
@@ -67,7 +68,10 @@ export function buildApp(svc: Service, options: AppOptions = {}): FastifyInstanc
 
   const route = (fn: HttpFunction) => async (req: FastifyRequest, reply: FastifyReply) => {
     const out = await respond(svc, toInput(req), fn);
-    return reply.code(out.statusCode).headers(out.headers ?? {}).send(out.body);
+    return reply
+      .code(out.statusCode)
+      .headers(out.headers ?? {})
+      .send(out.body);
   };
   app.post('/webhooks/watch', route(watchWebhook));
   app.post('/webhooks/audit', route(auditWebhook));

@@ -11,15 +11,15 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { type Clock, systemClock } from './clock.js';
 import type { Config } from './config.js';
 import { ConfigError, describeError } from './errors.js';
+import { RateLimiter } from './events/rate-limit.js';
 import type { ConnectionSettings } from './gateway/connection.js';
 import { DEFAULT_TARGET, type GatewayFactory, type GatewayTarget, GatewayTargets } from './gateway/targets.js';
 import { TykGatewayClient } from './gateway/tyk-ce.js';
 import type { Gateway } from './gateway/types.js';
+import { API_DEFINITION } from './kinds.js';
 import { KubeClient } from './kube/client.js';
 import type { KubeApi } from './kube/types.js';
 import { createLogger, type Logger } from './log.js';
-import { RateLimiter } from './events/rate-limit.js';
-import { API_DEFINITION } from './kinds.js';
 import { DEFAULT_RUN_SETTINGS, type RunReport, type RunRequest, type RunSettings, runReconcile } from './reconcile/run.js';
 import { MemoryStore } from './store/memory.js';
 import { createRedisStore } from './store/redis.js';
@@ -151,11 +151,7 @@ export class Service {
       }
     };
     const ns = this.config.watchNamespaces?.[0];
-    const [store, kube, gateway] = await Promise.all([
-      probe(() => this.parts.store.ping()),
-      probe(() => this.parts.kube.ping(API_DEFINITION, ns)),
-      probe(() => this.parts.gateway.ping()),
-    ]);
+    const [store, kube, gateway] = await Promise.all([probe(() => this.parts.store.ping()), probe(() => this.parts.kube.ping(API_DEFINITION, ns)), probe(() => this.parts.gateway.ping())]);
     return { ok: store.ok && kube.ok && gateway.ok, checks: { store, kube, gateway } };
   }
 

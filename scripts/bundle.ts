@@ -190,7 +190,17 @@ export async function lambdaEntries(dir = join(ROOT, 'functions')): Promise<[str
   const files = (await readdir(dir)).filter((f) => f.endsWith('.ts') && !f.endsWith('.d.ts') && !f.endsWith('.test.ts')).sort();
   const paths = files.map((f) => join(dir, f));
   // Transform only (no bundling): what each file itself exports.
-  const scan = await esbuild.build({ entryPoints: paths, bundle: false, write: false, metafile: true, format: 'esm', platform: 'node', outdir: join(dir, '.scan'), absWorkingDir: ROOT, logLevel: 'silent' });
+  const scan = await esbuild.build({
+    entryPoints: paths,
+    bundle: false,
+    write: false,
+    metafile: true,
+    format: 'esm',
+    platform: 'node',
+    outdir: join(dir, '.scan'),
+    absWorkingDir: ROOT,
+    logLevel: 'silent',
+  });
   const entries: [string, string][] = [];
   for (const out of Object.values(scan.metafile.outputs)) {
     if (!out.entryPoint || !out.exports.includes('handler')) continue;

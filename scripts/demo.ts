@@ -16,17 +16,17 @@
  */
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { AddressInfo } from 'node:net';
 import { CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
 import { loadConfig } from '../lib/config.js';
-import { scheduledRun } from '../lib/triggers/schedule.js';
 import type { KubeObject } from '../lib/kube/types.js';
 import { createLogger, silentLogger } from '../lib/log.js';
 import type { ObjectReport, RunReport } from '../lib/reconcile/run.js';
 import { buildApp } from '../lib/server.js';
 import { createService, type Service } from '../lib/service.js';
+import { scheduledRun } from '../lib/triggers/schedule.js';
 import { type FakeKubeApiServer, startFakeKubeApiServer } from '../test/fakes/kube-apiserver.js';
 import { type FakeTykGateway, startFakeTykGateway } from '../test/fakes/tyk-gateway.js';
 
@@ -73,7 +73,10 @@ const cleanups: (() => Promise<unknown>)[] = [];
 
 async function start(): Promise<Playground> {
   const [kube, tyk] = await Promise.all([startFakeKubeApiServer(), startFakeTykGateway()]);
-  cleanups.push(() => kube.close(), () => tyk.close());
+  cleanups.push(
+    () => kube.close(),
+    () => tyk.close(),
+  );
   const dir = await mkdtemp(join(tmpdir(), 'gr-demo-'));
   cleanups.push(() => rm(dir, { recursive: true, force: true }));
   const kubeconfig = await kube.writeKubeconfig(dir);
@@ -321,9 +324,7 @@ async function stepPolicy(p: Playground): Promise<void> {
   expect(pol.status?.pol_id === POLICY_ID, `the policy's status.pol_id is ${String(pol.status?.pol_id)}`);
   expect(names(pol.status?.linked_apis) === API, `the policy's status.linked_apis is ${JSON.stringify(pol.status?.linked_apis)}`);
   expect(names(api?.status?.linked_by_policies) === POLICY, `the API's status.linked_by_policies is ${JSON.stringify(api?.status?.linked_by_policies)}`);
-  result(
-    `synced: policy ${POLICY_ID} grants API ${API_ID}; ${POLICY} status.linked_apis [${API}], ${API} status.linked_by_policies [${POLICY}] (${cost(report)}).`,
-  );
+  result(`synced: policy ${POLICY_ID} grants API ${API_ID}; ${POLICY} status.linked_apis [${API}], ${API} status.linked_by_policies [${POLICY}] (${cost(report)}).`);
 }
 
 async function stepDryRun(p: Playground): Promise<void> {
@@ -400,9 +401,11 @@ async function main(): Promise<number> {
     const ready = await http<{ ok?: boolean; checks?: Record<string, { ok: boolean; error?: string }> }>(p, 'GET', '/readyz');
     expect(ready.status === 200, `GET /readyz answered ${ready.status}: ${JSON.stringify(ready.body)}`);
     expect(p.svc.storeKind === 'memory', `the store is ${p.svc.storeKind}, expected the in-process one`);
-    result(`ready: ${Object.entries(ready.body.checks ?? {})
-      .map(([k, v]) => `${k} ${v.ok ? 'ok' : 'FAILED'}`)
-      .join(', ')}.`);
+    result(
+      `ready: ${Object.entries(ready.body.checks ?? {})
+        .map(([k, v]) => `${k} ${v.ok ? 'ok' : 'FAILED'}`)
+        .join(', ')}.`,
+    );
     for (const [i, [title, step]] of STEPS.entries()) {
       at = `step ${i + 1} (${title.replace(/\.$/, '')})`;
       say();

@@ -8,7 +8,7 @@
  */
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { referenceArg, ROOT, runTap } from './tap-tier.js';
+import { ROOT, referenceArg, runTap } from './tap-tier.js';
 
 const dir = referenceArg();
 if (!dir || !existsSync(join(dir, 'crds')) || !existsSync(join(dir, 'samples'))) {

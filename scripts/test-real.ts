@@ -14,7 +14,7 @@
  */
 import { join } from 'node:path';
 import { realApiServerEnv, startRealApiServer } from '../test/harness/real-apiserver.js';
-import { referenceArg, ROOT, runTap } from './tap-tier.js';
+import { ROOT, referenceArg, runTap } from './tap-tier.js';
 
 /** The suites that run against the real server: no fault is injected into the API server. */
 export const REAL_SUITES = ['test/integration/reconcile.test.ts', 'test/integration/policies.test.ts', 'test/integration/contexts.test.ts', 'test/integration/pro-mode.test.ts'];
@@ -35,7 +35,7 @@ if (reference) {
 let exit = 0;
 for (const pass of passes) {
   console.log(`# real kube-apiserver with ${pass.name}`);
-  let server;
+  let server: Awaited<ReturnType<typeof startRealApiServer>> | undefined;
   try {
     server = await startRealApiServer({ crdDirs: pass.crdDirs, log: (line) => console.log(`# ${line}`) });
   } catch (err) {

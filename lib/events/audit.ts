@@ -11,8 +11,8 @@
  * Throws BadRequestError naming what is wrong when the body is not an EventList.
  */
 import { BadRequestError } from '../errors.js';
-import { findKind } from '../kinds.js';
 import { isObject, nonEmpty } from '../guards.js';
+import { findKind } from '../kinds.js';
 import type { EventItem } from './refs.js';
 
 const WRITE_VERBS = new Set(['create', 'update', 'patch', 'delete', 'deletecollection']);

@@ -4,8 +4,9 @@
  * objects become 3 refs), and more distinct objects than `maxRefs` are folded into
  * namespace-wide runs, or one full run. Pure.
  */
-import type { RunScope } from '../reconcile/types.js';
+
 import { findKind, type ObjectRef } from '../kinds.js';
+import type { RunScope } from '../reconcile/types.js';
 
 export type EventItem =
   /** one object to look at */

@@ -17,9 +17,9 @@
  */
 import { createHash } from 'node:crypto';
 import { describeError } from '../errors.js';
-import type { KubeApi, KubeObject } from '../kube/types.js';
-import { OPERATOR_CONTEXT, SECRET } from '../kinds.js';
 import { isObject, trimmed } from '../guards.js';
+import { OPERATOR_CONTEXT, SECRET } from '../kinds.js';
+import type { KubeApi, KubeObject } from '../kube/types.js';
 import { type ConnectionSettings, parseConnection, type TykMode, type TykValues } from './connection.js';
 import type { Gateway } from './types.js';
 
@@ -77,7 +77,9 @@ export class GatewayTargets {
 
   /** The shared client for these connection settings. */
   client(name: string, settings: ConnectionSettings): Gateway {
-    const fingerprint = createHash('sha256').update(JSON.stringify([settings.mode, settings.url, settings.auth, settings.org, settings.insecureSkipVerify])).digest('hex');
+    const fingerprint = createHash('sha256')
+      .update(JSON.stringify([settings.mode, settings.url, settings.auth, settings.org, settings.insecureSkipVerify]))
+      .digest('hex');
     let gw = this.clients.get(fingerprint);
     if (!gw) {
       gw = this.factory(name, settings);

@@ -162,11 +162,7 @@ export class KubeClient implements KubeApi, EventSink {
   }
 
   /** Applies `change` to the finalizer list under resourceVersion, re-reading on 409. */
-  private async changeFinalizers(
-    kind: ResourceKind,
-    obj: KubeObject,
-    change: (current: string[]) => string[] | undefined,
-  ): Promise<KubeObject | null> {
+  private async changeFinalizers(kind: ResourceKind, obj: KubeObject, change: (current: string[]) => string[] | undefined): Promise<KubeObject | null> {
     let current: KubeObject | null = obj;
     for (let attempt = 0; ; attempt++) {
       if (current === null) return null;
@@ -203,11 +199,7 @@ export class KubeClient implements KubeApi, EventSink {
     return res.status === 409 ? new KubeConflictError(409, message, { context }) : new KubeApiError(res.status, message, { context });
   }
 
-  private async call(
-    method: 'GET' | 'PATCH' | 'POST',
-    path: string,
-    options: { query?: Query; body?: unknown; contentType?: string } = {},
-  ): Promise<HttpResponse> {
+  private async call(method: 'GET' | 'PATCH' | 'POST', path: string, options: { query?: Query; body?: unknown; contentType?: string } = {}): Promise<HttpResponse> {
     const opts: HttpsOpts = {};
     await this.kc.applyToHTTPSOptions(opts as never);
     const server = this.server;

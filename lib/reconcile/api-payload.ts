@@ -14,8 +14,9 @@
  * Secrets) make the object unsupported: building returns a reason instead of a body, so
  * nothing half-configured reaches the gateway. `contextRef` picks the gateway and is not sent.
  */
-import type { KubeObject } from '../kube/types.js';
+
 import type { JsonObject } from '../gateway/types.js';
+import type { KubeObject } from '../kube/types.js';
 
 /** Operator-only fields that pick the gateway (handled by lib/gateway/targets.ts): not sent. */
 const ROUTING_FIELDS = ['contextRef'];

@@ -36,9 +36,7 @@ export function sentFieldDifferences(sent: unknown, reported: unknown, path = ''
 }
 
 export function describeDifferences(diffs: FieldDifference[], limit = 3): string {
-  const shown = diffs
-    .slice(0, limit)
-    .map((d) => `${d.path}: sent ${JSON.stringify(d.sent)}, gateway has ${JSON.stringify(d.reported)}`);
+  const shown = diffs.slice(0, limit).map((d) => `${d.path}: sent ${JSON.stringify(d.sent)}, gateway has ${JSON.stringify(d.reported)}`);
   const more = diffs.length > limit ? ` (and ${diffs.length - limit} more)` : '';
   return `${shown.join('; ')}${more}`;
 }

@@ -194,9 +194,7 @@ export function decide(l: Loaded, m: Moment): Decision {
     reason = 'referenced by policies';
     hold = 'policies';
     waitReason =
-      l.referencedBy === null
-        ? 'deletion held: the SecurityPolicies referencing it could not be listed'
-        : `deletion held: still referenced by SecurityPolicy ${l.referencedBy.map(nsName).join(', ')}`;
+      l.referencedBy === null ? 'deletion held: the SecurityPolicies referencing it could not be listed' : `deletion held: still referenced by SecurityPolicy ${l.referencedBy.map(nsName).join(', ')}`;
   }
   const id = p.id;
   const base = recordBase(l, id);
@@ -210,8 +208,7 @@ export function decide(l: Loaded, m: Moment): Decision {
   if (r?.result === 'failed' && r.retryAt !== undefined && m.trigger !== 'resync' && !BYPASS_BACKOFF.has(reason) && m.now < r.retryAt) {
     return { ...common, action, reason, id, hold: 'backoff', quiet: { result: 'backoff', ...(r.error ? { error: r.error } : {}) }, patchStatus: false, ...extra };
   }
-  const retire: Retire | undefined =
-    moved && l.record ? { id: l.record.id, gateway: l.previousTarget as string } : p.retireId !== undefined && p.retireId !== id ? { id: p.retireId } : undefined;
+  const retire: Retire | undefined = moved && l.record ? { id: l.record.id, gateway: l.previousTarget as string } : p.retireId !== undefined && p.retireId !== id ? { id: p.retireId } : undefined;
   const retireField = retire ? { retire } : {};
   if (action === 'DELETE') {
     const removeFinalizer = !!l.obj && l.desired?.deleting === true && l.desired.hasFinalizer;
@@ -253,14 +250,7 @@ function failedRecord(l: Loaded, error: string, time: string): { save?: SyncReco
   return { save: { ...recordBase(l, l.desired?.id ?? l.record?.id ?? ''), result: 'failed', error, failures: 0, time } };
 }
 
-function quietOutcome(
-  l: Loaded,
-  action: Action,
-  reason: ReportReason,
-  waitReason: string,
-  base: RecordBase,
-  time: string,
-): { quiet: NonNullable<Decision['quiet']>; patchStatus: boolean } {
+function quietOutcome(l: Loaded, action: Action, reason: ReportReason, waitReason: string, base: RecordBase, time: string): { quiet: NonNullable<Decision['quiet']>; patchStatus: boolean } {
   let save: SyncRecord | undefined;
   if (reason === 'invalid spec' && l.desired && l.obj) save = { ...base, result: 'invalid', error: l.desired.invalid ?? 'invalid spec', failures: 0, time };
   if (action === 'WAIT' && l.obj) {
@@ -271,17 +261,13 @@ function quietOutcome(
   }
   const record = save ?? l.record;
   const patchStatus = record !== null && !!l.obj && (!l.desired?.deleting || action === 'WAIT');
-  const result: ObjectResult =
-    action === 'WAIT' ? 'waiting' : reason.startsWith('invalid') ? 'invalid' : reason === 'not managed' || reason === 'template' ? 'skipped' : 'unchanged';
+  const result: ObjectResult = action === 'WAIT' ? 'waiting' : reason.startsWith('invalid') ? 'invalid' : reason === 'not managed' || reason === 'template' ? 'skipped' : 'unchanged';
   const error = action === 'WAIT' ? waitReason : record?.error;
   return { quiet: { result, ...(error ? { error } : {}), ...(save ? { save } : {}) }, patchStatus };
 }
 
 /** What a carried-out write led to. */
-export type Happened =
-  | { readonly failed: unknown }
-  | { readonly visible: false }
-  | { readonly visible: true; readonly observedHash: string; readonly differences: readonly FieldDifference[] };
+export type Happened = { readonly failed: unknown } | { readonly visible: false } | { readonly visible: true; readonly observedHash: string; readonly differences: readonly FieldDifference[] };
 
 /**
  * The record after a write (null: the object is gone and its record goes), and its result.

@@ -4,17 +4,13 @@
  * Pure; never throws.
  */
 import { nonBlank } from '../guards.js';
-import type { KubeObject } from '../kube/types.js';
 import type { ManagedKind } from '../kinds.js';
+import type { KubeObject } from '../kube/types.js';
 
 export function defaultId(namespace: string, name: string): string {
   return Buffer.from(`${namespace}/${name}`, 'utf8').toString('base64url');
 }
 
 export function gatewayIdFor(kind: ManagedKind, obj: KubeObject): string {
-  return (
-    nonBlank(obj.spec?.[kind.specIdField]) ??
-    nonBlank(obj.status?.[kind.statusIdField]) ??
-    defaultId(obj.metadata.namespace ?? '', obj.metadata.name)
-  );
+  return nonBlank(obj.spec?.[kind.specIdField]) ?? nonBlank(obj.status?.[kind.statusIdField]) ?? defaultId(obj.metadata.namespace ?? '', obj.metadata.name);
 }

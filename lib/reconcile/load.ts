@@ -8,9 +8,10 @@
  * confirmed gone by a GET 404 before it becomes a deletion candidate; gateway state is read
  * per gateway, with one GET per object for a few and one LIST for many.
  */
-import { nonBlank } from '../guards.js';
+
 import type { GatewayTarget } from '../gateway/targets.js';
 import type { Gateway, JsonObject } from '../gateway/types.js';
+import { nonBlank } from '../guards.js';
 import { API_DEFINITION, type ManagedKind, type ObjectRef, refString, SECURITY_POLICY } from '../kinds.js';
 import type { KubeObject } from '../kube/types.js';
 import type { SyncRecord } from '../store/types.js';

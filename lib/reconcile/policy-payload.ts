@@ -10,28 +10,21 @@
  * - fields only the operator knows (contextRef, access_rights_array, the Dashboard's _id) are
  *   not sent.
  */
-import { isObject } from '../guards.js';
+
 import type { JsonObject } from '../gateway/types.js';
+import { isObject } from '../guards.js';
 import type { KubeObject } from '../kube/types.js';
 import { accessRefs, type NamespacedName, nsName } from './links.js';
 
 /** What the run knows about an ApiDefinition a policy references. */
 export type ApiResolution = { ok: true; id: string; name: string } | { ok: false; why: string };
 
-export type PolicyPayloadResult =
-  | { ok: true; body: JsonObject; links: NamespacedName[] }
-  | { ok: false; reason: string }
-  | { waiting: string; links: NamespacedName[] };
+export type PolicyPayloadResult = { ok: true; body: JsonObject; links: NamespacedName[] } | { ok: false; reason: string } | { waiting: string; links: NamespacedName[] };
 
 const OPERATOR_ONLY = ['contextRef', 'access_rights_array', '_id'];
 const ENTRY_OPERATOR_ONLY = ['name', 'namespace', 'kind'];
 
-export function securityPolicyPayload(
-  obj: KubeObject,
-  id: string,
-  orgId: string | undefined,
-  resolve: (ref: NamespacedName) => ApiResolution,
-): PolicyPayloadResult {
+export function securityPolicyPayload(obj: KubeObject, id: string, orgId: string | undefined, resolve: (ref: NamespacedName) => ApiResolution): PolicyPayloadResult {
   const spec = obj.spec;
   if (!isObject(spec)) return { ok: false, reason: 'spec is missing' };
   const links = accessRefs(obj);

@@ -11,7 +11,6 @@ import type { Logger } from '../log.js';
 import type { Decision, Loaded } from './decide.js';
 import type { ObjectReport, ObjectResult, RunDeps, RunReport, RunRequest, RunSettings } from './types.js';
 
-
 export class RunContext {
   readonly runId = randomUUID();
   readonly startedAt: number;

@@ -157,7 +157,7 @@ async function refreshLinks(ctx: RunContext, policyDone: readonly Done[], done: 
       ctx.log.warn({ api: nsName(ref), err: describeError(err) }, 'could not update linked_by_policies');
       return;
     }
-    if (!api || !api.status?.api_id) return;
+    if (!api?.status?.api_id) return;
     const linked = referencingPolicies(ref, policies);
     const current = Array.isArray(api.status.linked_by_policies) ? api.status.linked_by_policies : [];
     if (JSON.stringify(current) === JSON.stringify(linked)) return;

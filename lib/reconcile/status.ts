@@ -16,9 +16,9 @@
  * a field to remove (no error, no links) is sent as null, which a merge patch removes.
  */
 import { nonEmpty } from '../guards.js';
+import type { ManagedKind } from '../kinds.js';
 import type { SyncRecord } from '../store/types.js';
 import { canonicalJson } from './hash.js';
-import type { ManagedKind } from '../kinds.js';
 
 export type TransactionStatus = 'Successful' | 'Failed' | 'Pending';
 
@@ -29,8 +29,7 @@ export interface Transaction {
 }
 
 export function transactionFor(record: SyncRecord): Transaction {
-  const status: TransactionStatus =
-    record.result === 'synced' ? 'Successful' : record.result === 'pending' || record.result === 'waiting' ? 'Pending' : 'Failed';
+  const status: TransactionStatus = record.result === 'synced' ? 'Successful' : record.result === 'pending' || record.result === 'waiting' ? 'Pending' : 'Failed';
   return record.error ? { status, time: record.time, error: record.error } : { status, time: record.time };
 }
 

@@ -5,8 +5,8 @@
  */
 import type { Clock } from '../clock.js';
 import type { GatewayTargets } from '../gateway/targets.js';
-import type { KubeApi } from '../kube/types.js';
 import type { ObjectRef } from '../kinds.js';
+import type { KubeApi } from '../kube/types.js';
 import type { Logger } from '../log.js';
 import type { Store } from '../store/types.js';
 import type { BackoffSettings } from './error-policy.js';
@@ -68,19 +68,7 @@ export interface RunRequest {
   deadline?: number;
 }
 
-export type ObjectResult =
-  | 'synced'
-  | 'unchanged'
-  | 'diverged'
-  | 'pending'
-  | 'waiting'
-  | 'failed'
-  | 'invalid'
-  | 'deleted'
-  | 'deferred'
-  | 'backoff'
-  | 'planned'
-  | 'skipped';
+export type ObjectResult = 'synced' | 'unchanged' | 'diverged' | 'pending' | 'waiting' | 'failed' | 'invalid' | 'deleted' | 'deferred' | 'backoff' | 'planned' | 'skipped';
 
 export type ReportReason = Reason | 'read failed' | 'not supported by gateway' | 'not watched' | 'gateway unavailable' | 'out of time';
 

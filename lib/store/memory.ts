@@ -12,7 +12,7 @@
  * ttlMs is a positive integer. Expired entries are dropped lazily, when their key is touched,
  * so memory is bounded by the number of distinct keys.
  */
-import { systemClock, type Clock } from '../clock.js';
+import { type Clock, systemClock } from '../clock.js';
 import { StoreUnavailableError } from '../errors.js';
 import type { LockOutcome, ReleaseOutcome, Store, SyncRecord } from './types.js';
 

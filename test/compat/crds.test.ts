@@ -90,9 +90,7 @@ function isSchema(v: unknown): v is Schema {
 }
 
 function loadCrd(file: string): Crd {
-  const docs = (yaml.loadAll(readFileSync(file, 'utf8')) as unknown[]).filter(
-    (d): d is Crd => isObj(d) && d.kind === 'CustomResourceDefinition',
-  );
+  const docs = (yaml.loadAll(readFileSync(file, 'utf8')) as unknown[]).filter((d): d is Crd => isObj(d) && d.kind === 'CustomResourceDefinition');
   if (docs.length !== 1) throw new Error(`${file}: expected one CustomResourceDefinition, found ${docs.length}`);
   return docs[0]!;
 }
@@ -114,9 +112,24 @@ const theirsOf = (k: Kind): Crd => theirs.get(k)!;
 
 /** Keywords that mean the same in a CRD schema and in JSON Schema. */
 const SAME_KEYWORDS = new Set([
-  'type', 'required', 'enum', 'format', 'pattern', 'minimum', 'maximum', 'minLength', 'maxLength',
-  'minItems', 'maxItems', 'minProperties', 'maxProperties', 'uniqueItems', 'multipleOf',
-  'description', 'title', 'default',
+  'type',
+  'required',
+  'enum',
+  'format',
+  'pattern',
+  'minimum',
+  'maximum',
+  'minLength',
+  'maxLength',
+  'minItems',
+  'maxItems',
+  'minProperties',
+  'maxProperties',
+  'uniqueItems',
+  'multipleOf',
+  'description',
+  'title',
+  'default',
 ]);
 
 /**
@@ -135,7 +148,8 @@ function toJsonSchema(s: Schema, path = '$'): Obj {
     else if (k === 'additionalProperties') out.additionalProperties = typeof v === 'boolean' ? v : toJsonSchema(v as Schema, `${path}{}`);
     else if (k === 'allOf' || k === 'anyOf' || k === 'oneOf') out[k] = (v as Schema[]).map((x, i) => toJsonSchema(x, `${path}.${k}[${i}]`));
     else if (k === 'not') out.not = toJsonSchema(v as Schema, `${path}.not`);
-    else if (k === 'nullable' || k === 'x-kubernetes-int-or-string') continue; // below
+    else if (k === 'nullable' || k === 'x-kubernetes-int-or-string')
+      continue; // below
     else if (k.startsWith('x-kubernetes-')) continue;
     else throw new Error(`${path}: keyword ${k} is not handled by the converter`);
   }
@@ -210,8 +224,7 @@ function skipPrune(v: unknown, s: Schema | undefined, root = false): unknown {
   );
 }
 
-const pruneBy = (side: 'ours' | 'theirs', kind: Kind, obj: unknown): unknown =>
-  prune(obj, rootSchema(side === 'ours' ? oursOf(kind) : theirsOf(kind)), true);
+const pruneBy = (side: 'ours' | 'theirs', kind: Kind, obj: unknown): unknown => prune(obj, rootSchema(side === 'ours' ? oursOf(kind) : theirsOf(kind)), true);
 
 // ---------------------------------------------------------------------------------------------
 // Samples
@@ -318,7 +331,11 @@ for (const { kind } of KINDS) {
 // 2. Validation of Tyk Operator's samples, and rejections
 
 t.test('there are samples of each kind', async (t) => {
-  for (const { kind } of KINDS) t.ok(samples.some((s) => s.kind === kind), kind);
+  for (const { kind } of KINDS)
+    t.ok(
+      samples.some((s) => s.kind === kind),
+      kind,
+    );
   t.ok(samples.length >= 15, `${samples.length} sample objects`);
 });
 
@@ -341,7 +358,10 @@ t.test("every sample is valid under ours, and under Tyk Operator's schema (check
     if (refused) t.match(problems('theirs', kind, doc), refused, `${where} under theirs: refused, only for act_on`);
     else t.equal(problems('theirs', kind, doc), undefined, `${where} under theirs`);
   }
-  t.ok(Object.keys(THEIRS_REFUSES).every((w) => samples.some((s) => s.where === w)), 'the exceptions are samples');
+  t.ok(
+    Object.keys(THEIRS_REFUSES).every((w) => samples.some((s) => s.where === w)),
+    'the exceptions are samples',
+  );
 });
 
 const meta = { name: 'x', namespace: 'default' };
@@ -367,18 +387,43 @@ const REJECTED: { why: string; kind: Kind; obj: Obj; theirs: 'rejects' | 'prunes
   { why: 'SecurityPolicy active "true" (a string)', kind: 'SecurityPolicy', obj: policy({ ...validPolicySpec, active: 'true' }), theirs: 'rejects' },
   { why: 'SecurityPolicy access_rights_array an object', kind: 'SecurityPolicy', obj: policy({ ...validPolicySpec, access_rights_array: { name: 'httpbin' } }), theirs: 'rejects' },
   { why: 'SecurityPolicy access_rights_array entry without name', kind: 'SecurityPolicy', obj: policy({ ...validPolicySpec, access_rights_array: [{ namespace: 'default' }] }), theirs: 'rejects' },
-  { why: 'SecurityPolicy versions a string', kind: 'SecurityPolicy', obj: policy({ ...validPolicySpec, access_rights_array: [{ name: 'a', namespace: 'b', versions: 'Default' }] }), theirs: 'rejects' },
-  { why: 'SecurityPolicy access_rights_array[].kind a number', kind: 'SecurityPolicy', obj: policy({ ...validPolicySpec, access_rights_array: [{ name: 'a', namespace: 'b', kind: 1 }] }), theirs: 'prunes' },
-  { why: 'SecurityPolicy status.latestTransaction.time "yesterday"', kind: 'SecurityPolicy', obj: policy(validPolicySpec, { pol_id: 'p', latestTransaction: { status: 'Successful', time: 'yesterday' } }), theirs: 'prunes' },
+  {
+    why: 'SecurityPolicy versions a string',
+    kind: 'SecurityPolicy',
+    obj: policy({ ...validPolicySpec, access_rights_array: [{ name: 'a', namespace: 'b', versions: 'Default' }] }),
+    theirs: 'rejects',
+  },
+  {
+    why: 'SecurityPolicy access_rights_array[].kind a number',
+    kind: 'SecurityPolicy',
+    obj: policy({ ...validPolicySpec, access_rights_array: [{ name: 'a', namespace: 'b', kind: 1 }] }),
+    theirs: 'prunes',
+  },
+  {
+    why: 'SecurityPolicy status.latestTransaction.time "yesterday"',
+    kind: 'SecurityPolicy',
+    obj: policy(validPolicySpec, { pol_id: 'p', latestTransaction: { status: 'Successful', time: 'yesterday' } }),
+    theirs: 'prunes',
+  },
   { why: 'ApiDefinition spec a string', kind: 'ApiDefinition', obj: api('httpbin'), theirs: 'rejects' },
   { why: 'ApiDefinition spec an array', kind: 'ApiDefinition', obj: api([validApiSpec]), theirs: 'rejects' },
   { why: 'ApiDefinition active "yes"', kind: 'ApiDefinition', obj: api({ ...validApiSpec, active: 'yes' }), theirs: 'rejects' },
   { why: 'ApiDefinition proxy.listen_path a number', kind: 'ApiDefinition', obj: api({ ...validApiSpec, proxy: { target_url: 'http://a', listen_path: 8 } }), theirs: 'rejects' },
   { why: 'ApiDefinition contextRef without name', kind: 'ApiDefinition', obj: api({ ...validApiSpec, contextRef: { namespace: 'default' } }), theirs: 'rejects' },
   { why: 'ApiDefinition status.latestTransaction.time "now"', kind: 'ApiDefinition', obj: api(validApiSpec, { api_id: 'a', latestTransaction: { status: 'Failed', time: 'now' } }), theirs: 'rejects' },
-  { why: 'ApiDefinition status.linked_by_policies entry without name', kind: 'ApiDefinition', obj: api(validApiSpec, { api_id: 'a', linked_by_policies: [{ namespace: 'default' }] }), theirs: 'rejects' },
+  {
+    why: 'ApiDefinition status.linked_by_policies entry without name',
+    kind: 'ApiDefinition',
+    obj: api(validApiSpec, { api_id: 'a', linked_by_policies: [{ namespace: 'default' }] }),
+    theirs: 'rejects',
+  },
   { why: 'ApiDefinition status.conditions[].status "maybe"', kind: 'ApiDefinition', obj: api(validApiSpec, { api_id: 'a', conditions: [{ ...condition, status: 'maybe' }] }), theirs: 'prunes' },
-  { why: 'ApiDefinition status.conditions[] without reason', kind: 'ApiDefinition', obj: api(validApiSpec, { api_id: 'a', conditions: [{ type: 'Ready', status: 'True', message: '', lastTransitionTime: '2024-05-06T07:08:09Z' }] }), theirs: 'prunes' },
+  {
+    why: 'ApiDefinition status.conditions[] without reason',
+    kind: 'ApiDefinition',
+    obj: api(validApiSpec, { api_id: 'a', conditions: [{ type: 'Ready', status: 'True', message: '', lastTransitionTime: '2024-05-06T07:08:09Z' }] }),
+    theirs: 'prunes',
+  },
   { why: 'ApiDefinition status.observedGeneration "1"', kind: 'ApiDefinition', obj: api(validApiSpec, { api_id: 'a', observedGeneration: '1' }), theirs: 'prunes' },
   { why: 'OperatorContext status.conditions an object', kind: 'OperatorContext', obj: context({}, { conditions: { type: 'Ready' } }), theirs: 'prunes' },
 ];
@@ -601,7 +646,7 @@ function compare(o: Schema, r: Schema | undefined, path: string, oursOnly: strin
   for (const k of ['type', 'format', 'pattern', 'minimum', 'maximum', 'minLength', 'maxLength', 'minItems', 'maxItems']) {
     if (o[k] !== undefined && o[k] !== r[k]) bad.push(`${path}: ${k} ${String(o[k])}, theirs ${String(r[k])}`);
   }
-  if (o.enum && !(r.enum && r.enum.every((v) => o.enum!.includes(v)))) bad.push(`${path}: enum narrower than theirs`);
+  if (o.enum && !r.enum?.every((v) => o.enum!.includes(v))) bad.push(`${path}: enum narrower than theirs`);
   for (const req of o.required ?? []) if (!(r.required ?? []).includes(req)) bad.push(`${path}: requires ${req}, theirs does not`);
   if (r.nullable === true && o.nullable !== true) bad.push(`${path}: theirs allows null`);
   if (r['x-kubernetes-preserve-unknown-fields'] === true && o['x-kubernetes-preserve-unknown-fields'] !== true) bad.push(`${path}: theirs keeps unknown fields`);

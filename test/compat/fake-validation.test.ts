@@ -70,12 +70,12 @@ t.test('ApiDefinition: status.api_id "" is the 422 the design records', async (t
   const fake = await startTyk(t);
   await withStatus(fake);
   const r = await send(fake, 'PATCH', `${APIS}/httpbin/status`, { status: { api_id: '' } }, MERGE);
-  t.same(
-    r.body,
-    invalidApi([{ reason: 'FieldValueInvalid', message: 'Invalid value: "null": status.api_id in body must be of type string: "null"', field: 'status.api_id' }]),
-  );
+  t.same(r.body, invalidApi([{ reason: 'FieldValueInvalid', message: 'Invalid value: "null": status.api_id in body must be of type string: "null"', field: 'status.api_id' }]));
   const error = await send(fake, 'PATCH', `${APIS}/httpbin/status`, { status: { latestTransaction: { error: '' } } }, MERGE);
-  t.equal(error.body.message, 'ApiDefinition.tyk.tyk.io "httpbin" is invalid: status.latestTransaction.error: Invalid value: "null": status.latestTransaction.error in body must be of type string: "null"');
+  t.equal(
+    error.body.message,
+    'ApiDefinition.tyk.tyk.io "httpbin" is invalid: status.latestTransaction.error: Invalid value: "null": status.latestTransaction.error in body must be of type string: "null"',
+  );
   t.same(fake.getObject('apidefinitions', 'default', 'httpbin')?.status?.latestTransaction, { status: 'Failed', error: 'boom', time: '2024-01-01T00:00:00Z' });
 });
 
@@ -89,20 +89,17 @@ t.test('ApiDefinition: nulls for optional fields remove them; [] empties a list'
   t.same(empty.body.status.linked_by_policies, [], 'a null list item in a merge patch is pruned');
 });
 
-t.test('ApiDefinition: spec types, enum and required, with the real server\'s messages and paths', async (t) => {
+t.test("ApiDefinition: spec types, enum and required, with the real server's messages and paths", async (t) => {
   const fake = await startTyk(t);
   await send(fake, 'POST', APIS, HTTPBIN);
   const r = await send(fake, 'PATCH', `${APIS}/httpbin`, { spec: { name: 5, protocol: 'x', active: 'yes', proxy: { listen_path: 1.5 } } }, MERGE);
   t.equal(r.status, 422);
-  t.same(
-    r.body.details.causes.map((c: Json) => `${c.field}: ${c.message}`).sort(),
-    [
-      'spec.active: Invalid value: "string": spec.active in body must be of type boolean: "string"',
-      'spec.name: Invalid value: "integer": spec.name in body must be of type string: "integer"',
-      'spec.protocol: Unsupported value: "x": supported values: "", "h2c", "tcp", "tls", "http", "https"',
-      'spec.proxy.listen_path: Invalid value: "number": spec.proxy.listen_path in body must be of type string: "number"',
-    ],
-  );
+  t.same(r.body.details.causes.map((c: Json) => `${c.field}: ${c.message}`).sort(), [
+    'spec.active: Invalid value: "string": spec.active in body must be of type boolean: "string"',
+    'spec.name: Invalid value: "integer": spec.name in body must be of type string: "integer"',
+    'spec.protocol: Unsupported value: "x": supported values: "", "h2c", "tcp", "tls", "http", "https"',
+    'spec.proxy.listen_path: Invalid value: "number": spec.proxy.listen_path in body must be of type string: "number"',
+  ]);
   const removed = await send(fake, 'PATCH', `${APIS}/httpbin`, { spec: { name: null } }, MERGE);
   t.equal(removed.body.message, 'ApiDefinition.tyk.tyk.io "httpbin" is invalid: spec.name: Required value');
   const created = await send(fake, 'POST', APIS, { ...HTTPBIN, metadata: { name: 'bad' }, spec: { protocol: 'x', proxy: {} }, status: { api_id: 5 } });
@@ -126,16 +123,19 @@ t.test('SecurityPolicy: an unknown status field (latestTransaction) is pruned si
   t.same(r.body.status, { pol_id: 'abc' }, 'latestTransaction is gone');
   t.same(fake.getObject('securitypolicies', 'default', 'p')?.status, { pol_id: 'abc' });
 
-  const nested = await send(fake, 'PATCH', `${POLICIES}/p`, { spec: { access_rights_array: [{ name: 'a', namespace: 'd', allowed_urls: [{ url: '/x', methods: ['GET'], bogus: 1 }], bogus: 2 }] } }, MERGE);
+  const nested = await send(
+    fake,
+    'PATCH',
+    `${POLICIES}/p`,
+    { spec: { access_rights_array: [{ name: 'a', namespace: 'd', allowed_urls: [{ url: '/x', methods: ['GET'], bogus: 1 }], bogus: 2 }] } },
+    MERGE,
+  );
   t.same(nested.body.spec.access_rights_array, [{ name: 'a', namespace: 'd', allowed_urls: [{ url: '/x', methods: ['GET'] }] }], 'unknown fields in list items are pruned');
   const bad = await send(fake, 'PATCH', `${POLICIES}/p`, { spec: { access_rights_array: [{ name: 'a', namespace: 'd', allowed_urls: [{ url: '/x', methods: [1, 'GET'] }] }, 5] } }, MERGE);
-  t.same(
-    bad.body.details.causes.map((c: Json) => `${c.field}: ${c.message}`).sort(),
-    [
-      'spec.access_rights_array.allowed_urls.methods: Invalid value: "integer": spec.access_rights_array.allowed_urls.methods in body must be of type string: "integer"',
-      'spec.access_rights_array: Invalid value: "integer": spec.access_rights_array in body must be of type object: "integer"',
-    ],
-  );
+  t.same(bad.body.details.causes.map((c: Json) => `${c.field}: ${c.message}`).sort(), [
+    'spec.access_rights_array.allowed_urls.methods: Invalid value: "integer": spec.access_rights_array.allowed_urls.methods in body must be of type string: "integer"',
+    'spec.access_rights_array: Invalid value: "integer": spec.access_rights_array in body must be of type object: "integer"',
+  ]);
 });
 
 t.test("our reconciler's status patches are accepted under Tyk Operator's CRDs", async (t) => {
@@ -154,8 +154,16 @@ t.test("our reconciler's status patches are accepted under Tyk Operator's CRDs",
   await w.tick();
   await w.tick();
   const refused = w.kube.calls.filter((c) => c.status >= 400 && c.method !== 'GET');
-  t.same(refused.map((c) => `${c.method} ${c.path} ${c.status}`), [], 'no write was refused');
-  t.match((await w.get('httpbin'))?.status, { api_id: Buffer.from('default/httpbin').toString('base64url'), latestTransaction: { status: 'Successful' }, linked_by_policies: [{ name: 'p', namespace: 'default' }] });
+  t.same(
+    refused.map((c) => `${c.method} ${c.path} ${c.status}`),
+    [],
+    'no write was refused',
+  );
+  t.match((await w.get('httpbin'))?.status, {
+    api_id: Buffer.from('default/httpbin').toString('base64url'),
+    latestTransaction: { status: 'Successful' },
+    linked_by_policies: [{ name: 'p', namespace: 'default' }],
+  });
   t.match((await w.get('lost'))?.status, { api_id: Buffer.from('default/lost').toString('base64url'), latestTransaction: { status: 'Failed', error: 'OperatorContext default/nope not found' } });
   const policy = await w.get('p', 'default', 'securitypolicies');
   t.equal(policy?.status?.pol_id, Buffer.from('default/p').toString('base64url'));
@@ -165,5 +173,8 @@ t.test("our reconciler's status patches are accepted under Tyk Operator's CRDs",
   await w.tick();
   await w.tick();
   t.notOk('linked_by_policies' in ((await w.get('httpbin'))?.status ?? {}), 'the emptied link list is removed with null');
-  t.same(w.kube.calls.filter((c) => c.status >= 400 && c.method !== 'GET').map((c) => `${c.method} ${c.path} ${c.status}`), []);
+  t.same(
+    w.kube.calls.filter((c) => c.status >= 400 && c.method !== 'GET').map((c) => `${c.method} ${c.path} ${c.status}`),
+    [],
+  );
 });

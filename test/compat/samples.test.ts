@@ -91,7 +91,10 @@ for (const { file, docs } of samples) {
       if (!['unchanged', 'skipped'].includes(o.result)) {
         // kubectl describe says why, whatever the CRD keeps of our status (Tyk Operator's policy status has no transaction)
         const warnings = (await w.events(doc.metadata.name, doc.metadata.namespace ?? 'default', doc.kind)).filter((e) => e.type === 'Warning');
-        t.ok(warnings.some((e) => o.error !== undefined && e.message.includes(o.error)), `${key}: a Warning Event says why (${warnings.map((e) => e.reason).join(', ')})`);
+        t.ok(
+          warnings.some((e) => o.error !== undefined && e.message.includes(o.error)),
+          `${key}: a Warning Event says why (${warnings.map((e) => e.reason).join(', ')})`,
+        );
       }
     }
     if (file === 'jwt-auth/example1.yaml') {

@@ -218,8 +218,16 @@ t.test('the Tyk Dashboard fake against tyk-dashboard-swagger.yml', async (t) => 
     for (const op of ops) {
       const produced = new Set([...DASHBOARD.filter((s) => s.op === op).map((s) => s.status), 401]);
       const injected = Object.keys(DASHBOARD_INJECTED[op] ?? {}).map(Number);
-      tt.same([...new Set([...produced, ...injected])].sort((a, b) => a - b), documentedStatuses(doc, op), `${op}: accounted for`);
-      tt.same(injected.filter((s) => produced.has(s)), [], `${op}: nothing listed twice`);
+      tt.same(
+        [...new Set([...produced, ...injected])].sort((a, b) => a - b),
+        documentedStatuses(doc, op),
+        `${op}: accounted for`,
+      );
+      tt.same(
+        injected.filter((s) => produced.has(s)),
+        [],
+        `${op}: nothing listed twice`,
+      );
     }
   });
 
@@ -255,8 +263,16 @@ t.test('the Tyk Dashboard fake against tyk-dashboard-swagger.yml', async (t) => 
     const mid = await withPolicy(d);
     const wrapper = (await dcall(d, 'GET', '/api/apis/known')).body;
     const wrapperProps = schemaProps(doc, 'ApiDefinitionWrapper');
-    tt.same(Object.keys(wrapper).filter((k) => !wrapperProps.includes(k)), [], 'ApiDefinitionWrapper: no unknown field');
-    tt.same(wrapperProps.filter((k) => !(k in wrapper)), ['oas'], 'every wrapper field but oas (Classic APIs only)');
+    tt.same(
+      Object.keys(wrapper).filter((k) => !wrapperProps.includes(k)),
+      [],
+      'ApiDefinitionWrapper: no unknown field',
+    );
+    tt.same(
+      wrapperProps.filter((k) => !(k in wrapper)),
+      ['oas'],
+      'every wrapper field but oas (Classic APIs only)',
+    );
     tt.same(Object.keys(wrapper.api_definition).sort(), schemaProps(doc, 'APIDefinition'), 'api_definition: the APIDefinition fields');
     const listed = (await dcall(d, 'GET', '/api/apis?p=1')).body;
     tt.same(Object.keys(listed).sort(), schemaProps(doc, 'ApiDefinitionsResponse'));
@@ -373,8 +389,16 @@ t.test('the Tyk Gateway fake against tyk-gateway-swagger.yml', async (t) => {
     for (const op of ops) {
       const produced = new Set([...GATEWAY.filter((s) => s.op === op).map((s) => s.status), 403]);
       const injected = Object.keys(GATEWAY_INJECTED[op] ?? {}).map(Number);
-      tt.same([...new Set([...produced, ...injected])].sort((a, b) => a - b), documentedStatuses(doc, op), `${op}: accounted for`);
-      tt.same(injected.filter((s) => produced.has(s)), [], `${op}: nothing listed twice`);
+      tt.same(
+        [...new Set([...produced, ...injected])].sort((a, b) => a - b),
+        documentedStatuses(doc, op),
+        `${op}: accounted for`,
+      );
+      tt.same(
+        injected.filter((s) => produced.has(s)),
+        [],
+        `${op}: nothing listed twice`,
+      );
     }
   });
 

@@ -118,7 +118,12 @@ t.test('a body over the limit is refused with 413', async (t) => {
 t.test('curl -d form bodies work for /resync', async (t) => {
   const w = await world(t);
   await w.create(apiDefinition('a').build());
-  const res = await w.app.inject({ method: 'POST', url: '/resync', payload: 'namespace=default&dryRun=true', headers: { authorization: `Bearer ${RESYNC_TOKEN}`, 'content-type': 'application/x-www-form-urlencoded' } });
+  const res = await w.app.inject({
+    method: 'POST',
+    url: '/resync',
+    payload: 'namespace=default&dryRun=true',
+    headers: { authorization: `Bearer ${RESYNC_TOKEN}`, 'content-type': 'application/x-www-form-urlencoded' },
+  });
   t.equal(res.statusCode, 200);
   t.match(res.json(), { dryRun: true, objects: [{ name: 'a', result: 'planned' }] });
 });
@@ -137,7 +142,9 @@ t.test('the same flows driven by audit EventLists: create, update, delete', asyn
   // our own status patch and a failed request come in the same batch: they cause nothing
   const updated = await w.audit(
     eventList(
-      auditEvent('patch', 'httpbin', 'default', { objectRef: { resource: 'apidefinitions', subresource: 'status', namespace: 'default', name: 'httpbin', apiGroup: 'tyk.tyk.io', apiVersion: 'v1alpha1' } }),
+      auditEvent('patch', 'httpbin', 'default', {
+        objectRef: { resource: 'apidefinitions', subresource: 'status', namespace: 'default', name: 'httpbin', apiGroup: 'tyk.tyk.io', apiVersion: 'v1alpha1' },
+      }),
       auditEvent('update', 'httpbin'),
       auditEvent('update', 'httpbin', 'default', { responseStatus: { code: 409 } }),
     ),
@@ -147,7 +154,13 @@ t.test('the same flows driven by audit EventLists: create, update, delete', asyn
   t.match(w.gatewayApi(HTTPBIN_ID), { name: 'renamed' });
 
   w.resetCounts();
-  const own = await w.audit(eventList(auditEvent('patch', 'httpbin', 'default', { objectRef: { resource: 'apidefinitions', subresource: 'status', namespace: 'default', name: 'httpbin', apiGroup: 'tyk.tyk.io', apiVersion: 'v1alpha1' } })));
+  const own = await w.audit(
+    eventList(
+      auditEvent('patch', 'httpbin', 'default', {
+        objectRef: { resource: 'apidefinitions', subresource: 'status', namespace: 'default', name: 'httpbin', apiGroup: 'tyk.tyk.io', apiVersion: 'v1alpha1' },
+      }),
+    ),
+  );
   t.match(own.body, { accepted: 0, report: null }, 'an audit event for our own status patch causes nothing');
   t.equal(w.kube.calls.length + w.tyk.calls.length, 0);
 
@@ -219,9 +232,17 @@ t.test('writes still invisible at the end of the budget are left for the next ru
 
 t.test('a listen path the gateway renames is reported, not rewritten forever', async (t) => {
   const w = await world(t);
-  await w.create(apiDefinition('first').patchSpec({ proxy: { target_url: 'http://a', listen_path: '/same' } }).build());
+  await w.create(
+    apiDefinition('first')
+      .patchSpec({ proxy: { target_url: 'http://a', listen_path: '/same' } })
+      .build(),
+  );
   await w.tick();
-  await w.create(apiDefinition('second').patchSpec({ proxy: { target_url: 'http://b', listen_path: '/same' } }).build());
+  await w.create(
+    apiDefinition('second')
+      .patchSpec({ proxy: { target_url: 'http://b', listen_path: '/same' } })
+      .build(),
+  );
   const report = await w.tick();
   t.match(obj(report, 'second'), { result: 'diverged', error: /proxy.listen_path: sent "\/same", gateway has "\/same-/ });
   t.match((await w.get('second'))?.status, { latestTransaction: { status: 'Failed', error: /proxy.listen_path/ } });

@@ -92,7 +92,13 @@ t.test('Argo Events resource events, on the CloudEvents and the watch routes: cr
   const w = await world(t);
   const argo = (type: string, body: unknown) => ({ type, body, group: 'tyk.tyk.io', version: 'v1alpha1', resource: 'apidefinitions' });
   await w.create(apiDefinition('httpbin').build());
-  const viaCe = await post(w, '/webhooks/cloudevents', JSON.stringify(argo('ADD', await w.get('httpbin'))), { 'content-type': 'application/json', 'ce-specversion': '1.0', 'ce-id': 'argo-1', 'ce-source': 'argo-events', 'ce-type': 'resource' });
+  const viaCe = await post(w, '/webhooks/cloudevents', JSON.stringify(argo('ADD', await w.get('httpbin'))), {
+    'content-type': 'application/json',
+    'ce-specversion': '1.0',
+    'ce-id': 'argo-1',
+    'ce-source': 'argo-events',
+    'ce-type': 'resource',
+  });
   t.match(viaCe.body, { accepted: 1, report: { objects: [{ result: 'synced' }] } });
   await w.updateSpec('httpbin', (s) => ({ ...s, name: 'argo' }));
   const viaWatch = await post(w, '/webhooks/watch', JSON.stringify(argo('UPDATE', await w.get('httpbin'))), { 'content-type': 'application/json' });
@@ -135,7 +141,10 @@ t.test('the same audit batch delivered three times costs one run', async (t) => 
   // a batch with one new event runs for that event only
   const mixed = await post(w, '/webhooks/audit', eventList(auditEvent('id-2', 'create', 'b'), auditEvent('id-3', 'update', 'a')), { 'content-type': 'application/json' });
   t.match(mixed.body, { accepted: 1, ignored: { 'already delivered': 1 } });
-  t.same(mixed.body.report?.objects.map((o) => o.name), ['a']);
+  t.same(
+    mixed.body.report?.objects.map((o) => o.name),
+    ['a'],
+  );
 });
 
 t.test('audit events of our own writes are ignored: learned from the API server, or RECONCILER_USERNAME', async (t) => {
@@ -159,7 +168,10 @@ t.test('1,000 events about 10 objects cause at most 10 reconciles, in one run', 
   const names = Array.from({ length: 10 }, (_, i) => `api${i}`);
   for (const n of names) await w.create(apiDefinition(n).build());
   w.resetCounts();
-  const events = Array.from({ length: 1000 }, (_, i) => ({ type: i % 3 === 0 ? 'ADDED' : 'MODIFIED', object: { apiVersion: 'tyk.tyk.io/v1alpha1', kind: 'ApiDefinition', metadata: { name: names[i % 10], namespace: 'default' } } }));
+  const events = Array.from({ length: 1000 }, (_, i) => ({
+    type: i % 3 === 0 ? 'ADDED' : 'MODIFIED',
+    object: { apiVersion: 'tyk.tyk.io/v1alpha1', kind: 'ApiDefinition', metadata: { name: names[i % 10], namespace: 'default' } },
+  }));
   const res = await post(w, '/webhooks/watch', events.map((e) => JSON.stringify(e)).join('\n'), { 'content-type': 'application/x-ndjson' });
   t.equal(res.body.accepted, 1000);
   t.equal(res.body.report?.objects.length, 10);
@@ -171,10 +183,21 @@ t.test('1,000 events about 10 objects cause at most 10 reconciles, in one run', 
 t.test('more objects than WEBHOOK_MAX_REFS are folded into namespace-wide runs, or a full run', async (t) => {
   const w = await world(t, { env: { WEBHOOK_MAX_REFS: '3' } });
   const ev = (name: string, ns: string) => ({ type: 'ADDED', object: { apiVersion: 'tyk.tyk.io/v1alpha1', kind: 'ApiDefinition', metadata: { name, namespace: ns } } });
-  for (const [n, ns] of [['a', 'x'], ['b', 'x'], ['c', 'x'], ['d', 'y'], ['e', 'y']] as const) await w.create(apiDefinition(n).inNamespace(ns).build());
+  for (const [n, ns] of [
+    ['a', 'x'],
+    ['b', 'x'],
+    ['c', 'x'],
+    ['d', 'y'],
+    ['e', 'y'],
+  ] as const)
+    await w.create(apiDefinition(n).inNamespace(ns).build());
   const byNs = await post(w, '/webhooks/watch', JSON.stringify([ev('a', 'x'), ev('b', 'x'), ev('c', 'x'), ev('d', 'y')]), { 'content-type': 'application/json' });
   t.equal(byNs.body.folded, 'namespaces');
-  t.same(byNs.body.report?.objects.map((o) => `${o.namespace}/${o.name}`), ['x/a', 'x/b', 'x/c', 'y/d', 'y/e'], 'whole namespaces x and y');
+  t.same(
+    byNs.body.report?.objects.map((o) => `${o.namespace}/${o.name}`),
+    ['x/a', 'x/b', 'x/c', 'y/d', 'y/e'],
+    'whole namespaces x and y',
+  );
   const spread = [1, 2, 3, 4].map((i) => ev(`n${i}`, `ns${i}`));
   const all = await post(w, '/webhooks/watch', JSON.stringify(spread), { 'content-type': 'application/json' });
   t.equal(all.body.folded, 'all');
@@ -219,7 +242,12 @@ t.test('HTTPS with TLS_CLIENT_CA: webhooks need a client certificate signed by i
   const call = async (path: string, client?: 'client' | 'stranger') => {
     const dispatcher = new Agent({ connect: { ca: tls('ca.pem'), ...(client ? { cert: tls(`${client}.pem`), key: tls(`${client}-key.pem`) } : {}) } });
     try {
-      const res = await request(`https://127.0.0.1:${port}${path}`, { method: path === '/healthz' ? 'GET' : 'POST', headers: { ...AUTH, 'content-type': 'application/json' }, body: path === '/healthz' ? undefined : '[]', dispatcher });
+      const res = await request(`https://127.0.0.1:${port}${path}`, {
+        method: path === '/healthz' ? 'GET' : 'POST',
+        headers: { ...AUTH, 'content-type': 'application/json' },
+        body: path === '/healthz' ? undefined : '[]',
+        dispatcher,
+      });
       return { status: res.statusCode, body: await res.body.text() };
     } finally {
       await dispatcher.close();

@@ -15,9 +15,9 @@ import { closeLambdaService } from '../../functions/service.js';
 import { handler as watchHandler } from '../../functions/watch.js';
 import type { KubeObject } from '../../lib/kube/types.js';
 import { scheduledRun } from '../../lib/triggers/schedule.js';
-import { apiDefinition, httpbinSpec } from '../fixtures/builders.js';
 import { type FakeKubeApiServer, startFakeKubeApiServer } from '../fakes/kube-apiserver.js';
 import { type FakeTykGateway, startFakeTykGateway } from '../fakes/tyk-gateway.js';
+import { apiDefinition, httpbinSpec } from '../fixtures/builders.js';
 import { startRedis } from '../harness/redis.js';
 import { startWorld } from '../harness/world.js';
 
@@ -30,7 +30,17 @@ function httpApiEvent(method: string, path: string, body: string, headers: Recor
     rawPath: path,
     rawQueryString: '',
     headers: { 'content-type': 'application/json', 'user-agent': 'kube-apiserver-admission', ...headers },
-    requestContext: { accountId: '123456789012', apiId: 'api-id', domainName: 'x.execute-api.eu-west-1.amazonaws.com', http: { method, path, protocol: 'HTTP/1.1', sourceIp: '10.0.0.1', userAgent: 'x' }, requestId: 'r', routeKey: `${method} ${path}`, stage: '$default', time: '21/Nov/2026:10:00:00 +0000', timeEpoch: 0 },
+    requestContext: {
+      accountId: '123456789012',
+      apiId: 'api-id',
+      domainName: 'x.execute-api.eu-west-1.amazonaws.com',
+      http: { method, path, protocol: 'HTTP/1.1', sourceIp: '10.0.0.1', userAgent: 'x' },
+      requestId: 'r',
+      routeKey: `${method} ${path}`,
+      stage: '$default',
+      time: '21/Nov/2026:10:00:00 +0000',
+      timeEpoch: 0,
+    },
     body: base64 ? Buffer.from(body).toString('base64') : body,
     isBase64Encoded: base64,
   };
@@ -92,7 +102,11 @@ function securityPolicy(name: string, api: string): KubeObject {
 /** The cluster both worlds start from: two APIs and a policy on one of them. */
 function seed(kube: FakeKubeApiServer): void {
   kube.put(apiDefinition('httpbin').build());
-  kube.put(apiDefinition('orders').withSpec(httpbinSpec({ name: 'orders', proxy: { target_url: 'http://orders.default.svc:8080', listen_path: '/orders', strip_listen_path: true } })).build());
+  kube.put(
+    apiDefinition('orders')
+      .withSpec(httpbinSpec({ name: 'orders', proxy: { target_url: 'http://orders.default.svc:8080', listen_path: '/orders', strip_listen_path: true } }))
+      .build(),
+  );
   kube.put(securityPolicy('gold', 'httpbin'));
 }
 
@@ -108,7 +122,11 @@ function gatewayState(tyk: FakeTykGateway): { apis: Record<string, unknown>; pol
 /** What the cluster says about each object: finalizers and the gateway ids in its status. */
 function clusterState(kube: FakeKubeApiServer): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  for (const [plural, name] of [['apidefinitions', 'httpbin'], ['apidefinitions', 'orders'], ['securitypolicies', 'gold']] as const) {
+  for (const [plural, name] of [
+    ['apidefinitions', 'httpbin'],
+    ['apidefinitions', 'orders'],
+    ['securitypolicies', 'gold'],
+  ] as const) {
     const o = kube.getObject(plural, 'default', name) as KubeObject | undefined;
     const status = (o?.status ?? {}) as Record<string, unknown>;
     out[`${plural}/${name}`] = { finalizers: o?.metadata.finalizers, api_id: status.api_id, pol_id: status.pol_id, linked_apis: status.linked_apis };
@@ -176,11 +194,17 @@ t.test('an audit EventList over HTTP API 2.0, then an EventBridge tick: the same
   const audit = eventList(
     auditEvent('create', 'apidefinitions', 'httpbin'),
     auditEvent('create', 'securitypolicies', 'gold'),
-    auditEvent('patch', 'apidefinitions', 'httpbin', { objectRef: { resource: 'apidefinitions', subresource: 'status', namespace: 'default', name: 'httpbin', apiGroup: 'tyk.tyk.io', apiVersion: 'v1alpha1' } }),
+    auditEvent('patch', 'apidefinitions', 'httpbin', {
+      objectRef: { resource: 'apidefinitions', subresource: 'status', namespace: 'default', name: 'httpbin', apiGroup: 'tyk.tyk.io', apiVersion: 'v1alpha1' },
+    }),
   );
   const viaRoute = await w.audit(audit);
   const viaLambda = await auditHandler(
-    httpApiEvent('POST', '/webhooks/audit', JSON.stringify(audit), { Authorization: `Bearer ${TOKEN}`, 'user-agent': 'kube-apiserver-admission', 'content-length': String(JSON.stringify(audit).length) }),
+    httpApiEvent('POST', '/webhooks/audit', JSON.stringify(audit), {
+      Authorization: `Bearer ${TOKEN}`,
+      'user-agent': 'kube-apiserver-admission',
+      'content-length': String(JSON.stringify(audit).length),
+    }),
   );
   t.equal(viaRoute.statusCode, 200);
   t.equal(viaLambda.statusCode, 200);

@@ -7,9 +7,9 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
-import { apiDefinition } from '../fixtures/builders.js';
 import { startFakeKubeApiServer } from '../fakes/kube-apiserver.js';
 import { startFakeTykGateway } from '../fakes/tyk-gateway.js';
+import { apiDefinition } from '../fixtures/builders.js';
 import { type Child, runTs } from '../harness/child.js';
 import { freePort } from '../harness/redis.js';
 
@@ -31,7 +31,10 @@ t.test('malformed settings: one line each, no secret, no stack', async (t) => {
   const p = start({ TYK_URL: 'http://tyk', TYK_AUTH: 'secret-value-xyz', WEBHOOK_TOKEN: 'short-secret', RESYNC_TOKEN: TOKEN, PORT: 'eighty' });
   t.equal(await p.code, 2);
   const lines = p.err().trim().split('\n');
-  t.same(lines.map((l) => l.split(':')[1]?.trim()), ['WEBHOOK_TOKEN', 'PORT']);
+  t.same(
+    lines.map((l) => l.split(':')[1]?.trim()),
+    ['WEBHOOK_TOKEN', 'PORT'],
+  );
   t.notMatch(p.err(), /short-secret|secret-value-xyz|at .*\.ts/);
 });
 

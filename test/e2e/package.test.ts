@@ -14,10 +14,10 @@ import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import yaml from 'js-yaml';
 import t from 'tap';
-import { apiDefinition } from '../fixtures/builders.js';
 import { startFakeKubeApiServer } from '../fakes/kube-apiserver.js';
 import { startFakeTykDashboard } from '../fakes/tyk-dashboard.js';
 import { startFakeTykGateway } from '../fakes/tyk-gateway.js';
+import { apiDefinition } from '../fixtures/builders.js';
 import { startRedis } from '../harness/redis.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
@@ -106,7 +106,9 @@ function loadedAtStart(name: string): { bytes: number; inputs: string[]; lazyInp
   const lazyInputs: string[] = [];
   for (const [file, out] of Object.entries(meta.outputs)) {
     if (file.endsWith('.map')) continue;
-    const used = Object.entries(out.inputs).filter(([, i]) => i.bytesInOutput > 0).map(([p]) => p);
+    const used = Object.entries(out.inputs)
+      .filter(([, i]) => i.bytesInOutput > 0)
+      .map(([p]) => p);
     if (eager.has(file)) {
       bytes += out.bytes;
       inputs.push(...used);
@@ -118,7 +120,9 @@ function loadedAtStart(name: string): { bytes: number; inputs: string[]; lazyInp
 /** functions/*.ts that export a `handler` function, imported from source (an oracle independent of esbuild's scan). */
 async function handlerSources(): Promise<string[]> {
   const names: string[] = [];
-  for (const f of readdirSync(join(ROOT, 'functions')).filter((f) => f.endsWith('.ts')).sort()) {
+  for (const f of readdirSync(join(ROOT, 'functions'))
+    .filter((f) => f.endsWith('.ts'))
+    .sort()) {
     const mod = (await import(pathToFileURL(join(ROOT, 'functions', f)).href)) as Record<string, unknown>;
     if (typeof mod.handler === 'function') names.push(f.replace(/\.ts$/, ''));
   }
@@ -143,7 +147,9 @@ t.test('npm run bundle: one working bundle per function, small where it matters'
 
   const expected = await handlerSources();
   t.ok(expected.includes('watch') && expected.includes('schedule'), `functions with a handler: ${expected.join(', ')}`);
-  const bundles = readdirSync(BUILD).filter((d) => d !== 'meta').sort();
+  const bundles = readdirSync(BUILD)
+    .filter((d) => d !== 'meta')
+    .sort();
   t.same(bundles, expected, 'one bundle per functions/*.ts exporting handler, none other');
   t.same([...new Set(Object.keys(sls.functions).map(bundleOf))].sort(), expected, "serverless.yml's handlers use every bundle, and only bundles that exist");
 
@@ -170,10 +176,22 @@ t.test('npm run bundle: one working bundle per function, small where it matters'
     }
     t.notOk(inputs.includes('lib/gateway/tyk-dashboard.ts'), `${name}: the Tyk Dashboard client is not loaded at start`);
     t.ok(lazyInputs.includes('lib/gateway/tyk-dashboard.ts'), `${name}: it is in a chunk loaded on first use`);
-    t.notOk(inputs.some((p) => p.includes('@kubernetes/client-node/dist/gen/models/')), `${name}: no generated Kubernetes models`);
-    t.notOk(inputs.some((p) => /node_modules\/(node-fetch|whatwg-url|tr46|ws|tar-fs)\//.test(p)), `${name}: no node-fetch, whatwg-url, tr46, ws, tar-fs`);
-    t.notOk(inputs.some((p) => /node_modules\/undici\/lib\/(web\/(websocket|eventsource|cookies|cache)|mock|cache)\//.test(p)), `${name}: no undici WebSocket, EventSource, cookies, mocks or caches`);
-    t.notOk(inputs.some((p) => p.includes('node_modules/fastify/')), `${name}: no fastify (the server is not a function)`);
+    t.notOk(
+      inputs.some((p) => p.includes('@kubernetes/client-node/dist/gen/models/')),
+      `${name}: no generated Kubernetes models`,
+    );
+    t.notOk(
+      inputs.some((p) => /node_modules\/(node-fetch|whatwg-url|tr46|ws|tar-fs)\//.test(p)),
+      `${name}: no node-fetch, whatwg-url, tr46, ws, tar-fs`,
+    );
+    t.notOk(
+      inputs.some((p) => /node_modules\/undici\/lib\/(web\/(websocket|eventsource|cookies|cache)|mock|cache)\//.test(p)),
+      `${name}: no undici WebSocket, EventSource, cookies, mocks or caches`,
+    );
+    t.notOk(
+      inputs.some((p) => p.includes('node_modules/fastify/')),
+      `${name}: no fastify (the server is not a function)`,
+    );
     if (WEBHOOKS.includes(name)) t.ok(bytes <= WEBHOOK_LIMIT_KB * 1024, `${name}: ${Math.round(bytes / 1024)} KB loaded at start (limit ${WEBHOOK_LIMIT_KB} KB)`);
   }
 
@@ -187,7 +205,15 @@ t.test('npm run bundle: one working bundle per function, small where it matters'
   });
   kube.put(apiDefinition('bundled').build());
   const body = JSON.stringify({ type: 'ADDED', object: { apiVersion: 'tyk.tyk.io/v1alpha1', kind: 'ApiDefinition', metadata: { name: 'bundled', namespace: 'default' } } });
-  const event = { version: '2.0', routeKey: 'POST /webhooks/watch', rawPath: '/webhooks/watch', headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' }, requestContext: { http: { method: 'POST', sourceIp: '10.0.0.1' } }, body, isBase64Encoded: false };
+  const event = {
+    version: '2.0',
+    routeKey: 'POST /webhooks/watch',
+    rawPath: '/webhooks/watch',
+    headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+    requestContext: { http: { method: 'POST', sourceIp: '10.0.0.1' } },
+    body,
+    isBase64Encoded: false,
+  };
   const env = cleanEnv({ KUBECONFIG: await kube.writeKubeconfig(dir), TYK_URL: tyk.url, TYK_AUTH: tyk.secret, WEBHOOK_TOKEN: TOKEN, RESYNC_TOKEN: TOKEN, REDIS_URL: redis.url, LOG_LEVEL: 'silent' });
   const answer = await node<{ statusCode: number; body: string }>(
     `const { handler } = await import(${JSON.stringify(urls.watch)});
@@ -209,8 +235,15 @@ t.test('npm run bundle: one working bundle per function, small where it matters'
      process.stdout.write(JSON.stringify(r) + '\\n', () => process.exit(0));`,
     { ...env, TYK_MODE: 'pro', TYK_URL: dashboard.url, TYK_AUTH: dashboard.secret, TYK_ORG: dashboard.orgId },
   );
-  t.match(JSON.parse(pro.body), { report: { objects: [{ name: 'on-dashboard', action: 'CREATE', result: 'synced' }] } }, `pro mode through the lazily loaded Dashboard client: ${pro.body.slice(0, 300)}`);
-  t.ok([...dashboard.apis().values()].some((a) => JSON.stringify(a).includes('ZGVmYXVsdC9vbi1kYXNoYm9hcmQ')), 'the API is on the Dashboard');
+  t.match(
+    JSON.parse(pro.body),
+    { report: { objects: [{ name: 'on-dashboard', action: 'CREATE', result: 'synced' }] } },
+    `pro mode through the lazily loaded Dashboard client: ${pro.body.slice(0, 300)}`,
+  );
+  t.ok(
+    [...dashboard.apis().values()].some((a) => JSON.stringify(a).includes('ZGVmYXVsdC9vbi1kYXNoYm9hcmQ')),
+    'the API is on the Dashboard',
+  );
 
   // without the kubeconfig (a package deployed before deploy/lambda/kubeconfig.yaml was made), a clear 500
   const missing = await node<{ statusCode: number; body: string }>(
@@ -231,7 +264,13 @@ t.test('osls package, offline and without AWS credentials: one artifact per func
 
   const dir = join(ROOT, '.serverless');
   const functions = Object.keys(sls.functions).sort();
-  t.same(readdirSync(dir).filter((f) => f.endsWith('.zip')).sort(), functions.map((f) => `${f}.zip`), 'one zip per function');
+  t.same(
+    readdirSync(dir)
+      .filter((f) => f.endsWith('.zip'))
+      .sort(),
+    functions.map((f) => `${f}.zip`),
+    'one zip per function',
+  );
   const kubeconfigExists = existsSync(join(ROOT, KUBECONFIG));
   for (const fn of functions) {
     const bundle = bundleOf(fn);
@@ -239,7 +278,12 @@ t.test('osls package, offline and without AWS credentials: one artifact per func
     t.ok(entries.includes(`.build/${bundle}/index.mjs`), `${fn}.zip holds .build/${bundle}/index.mjs`);
     const stray = entries.filter((e) => !(e.startsWith(`.build/${bundle}/`) && e.endsWith('.mjs')) && e !== KUBECONFIG);
     t.same(stray, [], `${fn}.zip holds only its bundle (and the kubeconfig)`);
-    t.same(entries.filter((e) => /(^|\/)(test|tests|bench|node_modules)\/|\.test\.|\.ts$|\.map$/.test(e)), [], `${fn}.zip: no tests, sources, maps or node_modules`);
+    t.same(
+      entries.filter((e) => /(^|\/)(test|tests|bench|node_modules)\/|\.test\.|\.ts$|\.map$/.test(e)),
+      [],
+      `${fn}.zip: no tests, sources, maps or node_modules`,
+    );
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: Serverless's own variable syntax, matched as written
     const wantsKubeconfig = sls.functions[fn]?.package?.patterns?.includes('${self:custom.kubeconfig}') ?? false;
     if (fn !== 'healthz') t.ok(wantsKubeconfig, `${fn}: packages the kubeconfig`);
     t.equal(entries.includes(KUBECONFIG), wantsKubeconfig && kubeconfigExists, `${fn}.zip: kubeconfig ${wantsKubeconfig && kubeconfigExists ? 'included' : 'absent'}`);
@@ -266,7 +310,10 @@ t.test('osls package, offline and without AWS credentials: one artifact per func
     }
     t.equal(vars.KUBECONFIG, `/var/task/${KUBECONFIG}`);
   }
-  const routes = resources.filter((r) => r.Type === 'AWS::ApiGatewayV2::Route').map((r) => r.Properties.RouteKey).sort();
+  const routes = resources
+    .filter((r) => r.Type === 'AWS::ApiGatewayV2::Route')
+    .map((r) => r.Properties.RouteKey)
+    .sort();
   t.same(routes, ['GET /healthz', 'GET /readyz', 'POST /resync', 'POST /webhooks/audit', 'POST /webhooks/cloudevents', 'POST /webhooks/watch']);
   const rules = resources.filter((r) => r.Type === 'AWS::Events::Rule').map((r) => r.Properties.ScheduleExpression);
   t.same(rules, ['rate(5 minutes)']);

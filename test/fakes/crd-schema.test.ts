@@ -44,7 +44,11 @@ t.test('formats: date-time and date as strfmt checks them; int64 is not checked'
   t.ok(valid({ secret: 'anything', n: 2 ** 40 }));
   t.throws(() => schema({ type: 'string', format: 'hostname' }), /format hostname is not modelled/);
   t.ok(schema({ type: 'string', format: 'my-own' }), 'a format the server strips is not checked');
-  t.same(schema({ type: 'object', properties: { at: { type: 'string', format: 'date-time' } } }).validate({ at: ['x'] }), [], 'a list passes the type check of a string with a format, as in kube-openapi');
+  t.same(
+    schema({ type: 'object', properties: { at: { type: 'string', format: 'date-time' } } }).validate({ at: ['x'] }),
+    [],
+    'a list passes the type check of a string with a format, as in kube-openapi',
+  );
 });
 
 t.test('pruning follows apiextensions-apiserver: lists without an item schema, preserve-unknown lists, root preservation', async (t) => {
@@ -83,13 +87,22 @@ t.test('nulls and defaults: maps by their schema, lists through items', async (t
   t.same(obj, { m: {}, l: [{}, null], n: null, unknown: null }, 'list items and fields without a schema stay');
   s.applyDefaults(obj);
   t.same(obj, { m: {}, l: [{ d: 'x' }, null], n: null, unknown: null });
-  t.same(s.validate(obj).map((e) => e.message), ['Invalid value: "null": l in body must be of type object: "null"']);
+  t.same(
+    s.validate(obj).map((e) => e.message),
+    ['Invalid value: "null": l in body must be of type object: "null"'],
+  );
 });
 
 t.test('bounds print as kube-openapi prints them: int64 for integral values, float64 otherwise', async (t) => {
   const s = schema({ type: 'object', properties: { n: { type: 'number', maximum: 1500000.5 } } });
-  t.same(s.validate({ n: 2000000 }).map((e) => e.message), ['Invalid value: 2000000: n in body should be less than or equal to 1500000']);
-  t.same(s.validate({ n: 2000000.5 }).map((e) => e.message), ['Invalid value: 2.0000005e+06: n in body should be less than or equal to 1.5000005e+06']);
+  t.same(
+    s.validate({ n: 2000000 }).map((e) => e.message),
+    ['Invalid value: 2000000: n in body should be less than or equal to 1500000'],
+  );
+  t.same(
+    s.validate({ n: 2000000.5 }).map((e) => e.message),
+    ['Invalid value: 2.0000005e+06: n in body should be less than or equal to 1.5000005e+06'],
+  );
 });
 
 t.test('kube-openapi stops early: the first failing string check; an object failing its property count is not looked into', async (t) => {
@@ -103,7 +116,7 @@ t.test('kube-openapi stops early: the first failing string check; an object fail
   const messages = (v: Record<string, unknown>): string[] => s.validate(v).map((e) => e.message);
   t.same(messages({ name: 'ABCD' }), ['Invalid value: "ABCD": name in body should be at most 3 chars long']);
   t.same(messages({ name: 'A' }), ['Invalid value: "A": name in body should be at least 2 chars long']);
-  t.same(messages({ name: 'AB' }), ["Invalid value: \"AB\": name in body should match '^[a-z]+$'"]);
+  t.same(messages({ name: 'AB' }), ['Invalid value: "AB": name in body should match \'^[a-z]+$\'']);
   t.same(messages({ m: { a: 1, b: 2 } }), ['Invalid value: 1: m in body should have at most 1 properties']);
   t.same(messages({ m: { a: 1 } }).sort(), ['Invalid value: "integer": m.a in body must be of type string: "integer"', 'Required value'], 'within the count, the object is checked');
 });
@@ -120,14 +133,31 @@ t.test('list-type map with several keys', async (t) => {
       },
     },
   });
-  t.same(s.validateLists({ ports: [{ port: 80, protocol: 'TCP' }, { port: 80, protocol: 'UDP' }] }), []);
-  t.same(s.validateLists({ ports: [{ port: 80, protocol: 'TCP' }, { protocol: 'TCP', port: 80 }] }), [
-    { field: 'ports[1]', reason: 'FieldValueDuplicate', message: 'Duplicate value: map[string]interface {}{"port":80, "protocol":"TCP"}' },
-  ]);
+  t.same(
+    s.validateLists({
+      ports: [
+        { port: 80, protocol: 'TCP' },
+        { port: 80, protocol: 'UDP' },
+      ],
+    }),
+    [],
+  );
+  t.same(
+    s.validateLists({
+      ports: [
+        { port: 80, protocol: 'TCP' },
+        { protocol: 'TCP', port: 80 },
+      ],
+    }),
+    [{ field: 'ports[1]', reason: 'FieldValueDuplicate', message: 'Duplicate value: map[string]interface {}{"port":80, "protocol":"TCP"}' }],
+  );
 });
 
 t.test('our CRDs load', async (t) => {
   const crds = loadCrds([DEFAULT_CRD_DIR]);
-  t.same(crds.map((c) => `${c.kind}/${c.version}`), ['ApiDefinition/v1alpha1', 'OperatorContext/v1alpha1', 'SecurityPolicy/v1alpha1']);
+  t.same(
+    crds.map((c) => `${c.kind}/${c.version}`),
+    ['ApiDefinition/v1alpha1', 'OperatorContext/v1alpha1', 'SecurityPolicy/v1alpha1'],
+  );
   t.ok(crds.every((c) => c.namespaced && c.statusSubresource && c.source.endsWith('.yaml')));
 });

@@ -160,23 +160,45 @@ interface Node {
 }
 
 /** Keywords ajv checks exactly as kube-openapi does (messages are mapped in `toFieldError`). */
-const VALIDATION_KEYWORDS = new Set([
-  'required', 'enum', 'pattern', 'minLength', 'maxLength', 'minItems', 'maxItems', 'multipleOf',
-  'minProperties', 'maxProperties',
-]);
+const VALIDATION_KEYWORDS = new Set(['required', 'enum', 'pattern', 'minLength', 'maxLength', 'minItems', 'maxItems', 'multipleOf', 'minProperties', 'maxProperties']);
 /** Keywords that change nothing for validation. */
 const ANNOTATIONS = new Set(['description', 'title', 'example', 'externalDocs', 'default', '$schema', 'id']);
 /** x-kubernetes-* keywords this module models outside ajv (pruning, list validation, metadata). */
 const HANDLED_EXTENSIONS = new Set([
-  'x-kubernetes-preserve-unknown-fields', 'x-kubernetes-int-or-string', 'x-kubernetes-list-type',
-  'x-kubernetes-list-map-keys', 'x-kubernetes-map-type', 'x-kubernetes-embedded-resource',
+  'x-kubernetes-preserve-unknown-fields',
+  'x-kubernetes-int-or-string',
+  'x-kubernetes-list-type',
+  'x-kubernetes-list-map-keys',
+  'x-kubernetes-map-type',
+  'x-kubernetes-embedded-resource',
 ]);
 
 /** Formats apiextensions-apiserver keeps (names without '-'); every other format is stripped. */
 const SUPPORTED_FORMATS = new Set([
-  'bsonobjectid', 'uri', 'email', 'hostname', 'ipv4', 'ipv6', 'cidr', 'mac', 'uuid', 'uuid3', 'uuid4',
-  'uuid5', 'isbn', 'isbn10', 'isbn13', 'creditcard', 'ssn', 'hexcolor', 'rgbcolor', 'byte', 'password',
-  'date', 'duration', 'datetime',
+  'bsonobjectid',
+  'uri',
+  'email',
+  'hostname',
+  'ipv4',
+  'ipv6',
+  'cidr',
+  'mac',
+  'uuid',
+  'uuid3',
+  'uuid4',
+  'uuid5',
+  'isbn',
+  'isbn10',
+  'isbn13',
+  'creditcard',
+  'ssn',
+  'hexcolor',
+  'rgbcolor',
+  'byte',
+  'password',
+  'date',
+  'duration',
+  'datetime',
 ]);
 
 /** RFC 3339 full-date, as Go's time.Parse("2006-01-02") takes it (day checked against the month). */
@@ -259,10 +281,7 @@ function mapValues<T, U>(o: Record<string, T>, f: (v: T, k: string) => U): Recor
 
 function isIntOrStringAnyOf(v: unknown): boolean {
   return (
-    Array.isArray(v) &&
-    v.length === 2 &&
-    isObject(v[0]) && v[0].type === 'integer' && Object.keys(v[0]).length === 1 &&
-    isObject(v[1]) && v[1].type === 'string' && Object.keys(v[1]).length === 1
+    Array.isArray(v) && v.length === 2 && isObject(v[0]) && v[0].type === 'integer' && Object.keys(v[0]).length === 1 && isObject(v[1]) && v[1].type === 'string' && Object.keys(v[1]).length === 1
   );
 }
 
@@ -387,8 +406,7 @@ const STRING_CHECKS = ['maxLength', 'minLength', 'pattern'];
  */
 function asKubeOpenApi(errs: readonly ErrorObject[]): ErrorObject[] {
   const counted = errs.filter((e) => e.keyword === 'minProperties' || e.keyword === 'maxProperties').map((e) => e.instancePath);
-  const inside = (e: ErrorObject): boolean =>
-    counted.some((p) => e.instancePath.startsWith(`${p}/`) || (e.instancePath === p && e.keyword === 'required'));
+  const inside = (e: ErrorObject): boolean => counted.some((p) => e.instancePath.startsWith(`${p}/`) || (e.instancePath === p && e.keyword === 'required'));
   const firstString = new Map<string, string>();
   for (const keyword of STRING_CHECKS) {
     for (const e of errs) if (e.keyword === keyword && !firstString.has(e.instancePath)) firstString.set(e.instancePath, keyword);
@@ -475,9 +493,7 @@ export class CrdSchema {
    * `emptyStringIsNull`, "" in a typed, non-nullable field is refused as null (see ValidateOptions). */
   validate(obj: Obj, options: ValidateOptions = {}): FieldError[] {
     const empties = options.emptyStringIsNull ? emptyStrings(obj, this.root, '') : [];
-    const quirk = empties.map((e) =>
-      fieldError.invalid(schemaPath(obj, e.pointer), 'null', `${schemaPath(obj, e.pointer)} in body must be of type ${e.type}: "null"`),
-    );
+    const quirk = empties.map((e) => fieldError.invalid(schemaPath(obj, e.pointer), 'null', `${schemaPath(obj, e.pointer)} in body must be of type ${e.type}: "null"`));
     if (this.check(obj)) return quirk;
     const refused = new Set(empties.map((e) => e.pointer));
     const errs = asKubeOpenApi((this.check.errors ?? []).filter((e) => !(e.keyword === 'type' && refused.has(e.instancePath))));
@@ -595,8 +611,7 @@ function mapErrors(items: readonly unknown[], s: Node, path: string): FieldError
   const bad = items.findIndex((x) => x !== null && !isObject(x));
   if (bad >= 0) return [fieldError.invalid(index(path, bad), items[bad], 'must be an object for an array of list-type map')];
   const keyFields = s['x-kubernetes-list-map-keys'] ?? [];
-  const keyOf = (x: unknown): Obj =>
-    Object.fromEntries(keyFields.filter((f) => isObject(x) && f in x).map((f) => [f, (x as Obj)[f]]));
+  const keyOf = (x: unknown): Obj => Object.fromEntries(keyFields.filter((f) => isObject(x) && f in x).map((f) => [f, (x as Obj)[f]]));
   const keys = items.map(keyOf);
   return repeats(keys.map(canonical)).map((i) => fieldError.duplicate(index(path, i), keys[i]));
 }
@@ -635,11 +650,9 @@ function yamlFiles(source: string): string[] {
 
 /** Reads every CustomResourceDefinition in `sources` (files or directories). */
 export function loadCrds(sources: readonly string[]): CrdResource[] {
-  return sources.flatMap(yamlFiles).flatMap((file) =>
-    (yaml.loadAll(readFileSync(file, 'utf8')) as unknown[])
-      .filter((d): d is Obj => isObject(d) && d.kind === 'CustomResourceDefinition')
-      .map((d) => crdResource(d, file)),
-  );
+  return sources
+    .flatMap(yamlFiles)
+    .flatMap((file) => (yaml.loadAll(readFileSync(file, 'utf8')) as unknown[]).filter((d): d is Obj => isObject(d) && d.kind === 'CustomResourceDefinition').map((d) => crdResource(d, file)));
 }
 
 function crdResource(doc: Obj, file: string): CrdResource {
@@ -650,7 +663,7 @@ function crdResource(doc: Obj, file: string): CrdResource {
   const versions = (Array.isArray(spec.versions) ? spec.versions : []) as CrdVersion[];
   const served = versions.filter((v) => v.served === true);
   const storage = versions.find((v) => v.storage === true);
-  if (!storage || storage.served !== true || served.length !== 1) {
+  if (storage?.served !== true || served.length !== 1) {
     throw new Error(`fake kube-apiserver: ${where}: exactly one served version, the storage version, is modelled`);
   }
   const schema = storage.schema?.openAPIV3Schema;

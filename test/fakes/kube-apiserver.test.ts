@@ -1,15 +1,10 @@
-import t from 'tap';
 import { mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ApiException, CoreV1Api, CustomObjectsApi, KubeConfig, Watch } from '@kubernetes/client-node';
-import {
-  startFakeKubeApiServer,
-  FakeKubeApiServer,
-  type FakeKubeApiServerOptions,
-  type WatchEvent,
-} from './kube-apiserver.js';
+import t from 'tap';
+import { FakeKubeApiServer, type FakeKubeApiServerOptions, startFakeKubeApiServer, type WatchEvent } from './kube-apiserver.js';
 import { type Cause, invalidStatus } from './status-bodies.js';
 
 // Response bodies are JSON asserted field by field.
@@ -106,8 +101,7 @@ class WatchStream {
         const { done, value } = await reader.read();
         if (done) break;
         buf += decoder.decode(value, { stream: true });
-        let nl: number;
-        while ((nl = buf.indexOf('\n')) >= 0) {
+        for (let nl = buf.indexOf('\n'); nl >= 0; nl = buf.indexOf('\n')) {
           this.events.push(JSON.parse(buf.slice(0, nl)));
           buf = buf.slice(nl + 1);
           this.wake?.();
@@ -427,8 +421,7 @@ t.test('PUT: a stale resourceVersion is 409 Conflict, a missing one 422', async 
     apiVersion: 'v1',
     metadata: {},
     status: 'Failure',
-    message:
-      'Operation cannot be fulfilled on apidefinitions.tyk.tyk.io "httpbin": the object has been modified; please apply your changes to the latest version and try again',
+    message: 'Operation cannot be fulfilled on apidefinitions.tyk.tyk.io "httpbin": the object has been modified; please apply your changes to the latest version and try again',
     reason: 'Conflict',
     details: { name: 'httpbin', group: 'tyk.tyk.io', kind: 'apidefinitions' },
     code: 409,
@@ -438,10 +431,7 @@ t.test('PUT: a stale resourceVersion is 409 Conflict, a missing one 422', async 
   const { resourceVersion: _rv, ...metaWithoutRv } = v2.metadata;
   const missing = await api(fake, 'PUT', item('httpbin'), { body: { ...v2, metadata: metaWithoutRv } });
   t.equal(missing.status, 422);
-  t.equal(
-    missing.body.message,
-    'apidefinitions.tyk.tyk.io "httpbin" is invalid: metadata.resourceVersion: Invalid value: 0x0: must be specified for an update',
-  );
+  t.equal(missing.body.message, 'apidefinitions.tyk.tyk.io "httpbin" is invalid: metadata.resourceVersion: Invalid value: 0x0: must be specified for an update');
 
   const renamed = await api(fake, 'PUT', item('httpbin'), { body: { ...v2, metadata: { ...v2.metadata, name: 'other' } } });
   t.equal(renamed.status, 400);
@@ -477,10 +467,7 @@ t.test('merge patch: a resourceVersion in the patch is a precondition; strategic
   const smp = await api(fake, 'PATCH', item('httpbin'), { body: { spec: {} }, contentType: 'application/strategic-merge-patch+json' });
   t.equal(smp.status, 415);
   t.equal(smp.body.reason, 'UnsupportedMediaType');
-  t.equal(
-    smp.body.message,
-    'the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml',
-  );
+  t.equal(smp.body.message, 'the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml');
   const plainJson = await api(fake, 'PATCH', item('httpbin'), { body: { spec: {} }, contentType: 'application/json' });
   t.equal(plainJson.status, 415);
   const missing = await api(fake, 'PATCH', item('ghost'), { body: { spec: {} }, contentType: MERGE });
@@ -591,7 +578,10 @@ t.test('finalizers: DELETE marks, no new finalizers while deleting, removing the
   fake.onEvent((e) => events.push(e));
   const rvBeforeRemoval = Number(fake.resourceVersion);
   const remove = await api(fake, 'PATCH', item('httpbin'), {
-    body: [{ op: 'test', path: '/metadata/finalizers', value: [fin] }, { op: 'remove', path: '/metadata/finalizers' }],
+    body: [
+      { op: 'test', path: '/metadata/finalizers', value: [fin] },
+      { op: 'remove', path: '/metadata/finalizers' },
+    ],
     contentType: JSON_PATCH,
   });
   t.equal(remove.status, 200, 'the update that removes the last finalizer succeeds');
@@ -629,7 +619,13 @@ t.test('DELETE without finalizers removes at once; preconditions', async (t) => 
 t.test('list: pagination across 5 objects with limit 2', async (t) => {
   const fake = await start(t);
   // created out of order and across namespaces: lists are sorted by namespace/name
-  for (const [ns, name] of [['default', 'c'], ['default', 'a'], ['other', 'a'], ['default', 'e'], ['default', 'b']] as const) {
+  for (const [ns, name] of [
+    ['default', 'c'],
+    ['default', 'a'],
+    ['other', 'a'],
+    ['default', 'e'],
+    ['default', 'b'],
+  ] as const) {
     await create(fake, name, {}, ns);
   }
   const pages: Json[] = [];
@@ -742,7 +738,11 @@ t.test('watch: ADDED, MODIFIED, DELETED after the list resourceVersion', async (
   t.ok(events[3].object.metadata.deletionTimestamp);
   t.same(events[4].object.metadata.finalizers, ['f'], 'DELETED carries the last stored state');
   const rvs = events.map((e: Json) => Number(e.object.metadata.resourceVersion));
-  t.same(rvs, [...rvs].sort((a, b) => a - b), 'resourceVersions increase');
+  t.same(
+    rvs,
+    [...rvs].sort((a, b) => a - b),
+    'resourceVersions increase',
+  );
   t.equal(w.events.length, 5, 'nothing from another namespace');
 
   const replay = await WatchStream.open(fake, `${coll()}?watch=1&resourceVersion=${events[1].object.metadata.resourceVersion}`);
@@ -779,7 +779,11 @@ t.test('watch: too old resourceVersion, timeoutSeconds, selectors, bookmarks, cl
 
   const recent = await WatchStream.open(fake, `${coll()}?watch=true&resourceVersion=${Number(fake.resourceVersion) - 1}`);
   t.teardown(() => recent.close());
-  t.same((await recent.waitFor(1)).map((e: Json) => e.object.metadata.name), ['d'], 'within the history: replayed');
+  t.same(
+    (await recent.waitFor(1)).map((e: Json) => e.object.metadata.name),
+    ['d'],
+    'within the history: replayed',
+  );
   const edge = await WatchStream.open(fake, `${coll()}?watch=true&resourceVersion=2`);
   t.teardown(() => edge.close());
   t.same(
@@ -801,10 +805,7 @@ t.test('watch: too old resourceVersion, timeoutSeconds, selectors, bookmarks, cl
   t.ok(await timed.waitEnd(3000), 'timeoutSeconds ends the stream');
   t.ok(Date.now() - started >= 150);
 
-  const selected = await WatchStream.open(
-    fake,
-    `${coll()}?watch=true&resourceVersion=${fake.resourceVersion}&labelSelector=sync%3Dyes&allowWatchBookmarks=true`,
-  );
+  const selected = await WatchStream.open(fake, `${coll()}?watch=true&resourceVersion=${fake.resourceVersion}&labelSelector=sync%3Dyes&allowWatchBookmarks=true`);
   t.teardown(() => selected.close());
   await api(fake, 'PATCH', item('a'), { body: { metadata: { labels: { sync: 'yes' } } }, contentType: MERGE });
   await api(fake, 'PATCH', item('a'), { body: { spec: { x: 1 } }, contentType: MERGE });
@@ -1079,16 +1080,7 @@ t.test('direct API: put, getObject, listObjects, remove, markDeleting', async (t
     fake.listObjects('apidefinitions').map((o) => o.metadata.name),
     ['a'],
   );
-  t.same(events, [
-    'ADDED httpbin',
-    'MODIFIED httpbin',
-    'MODIFIED httpbin',
-    'ADDED a',
-    'ADDED b',
-    'MODIFIED httpbin',
-    'DELETED b',
-    'DELETED httpbin',
-  ]);
+  t.same(events, ['ADDED httpbin', 'MODIFIED httpbin', 'MODIFIED httpbin', 'ADDED a', 'ADDED b', 'MODIFIED httpbin', 'DELETED b', 'DELETED httpbin']);
   t.throws(() => fake.put({ apiVersion: 'x/v1', kind: 'Nope', metadata: { name: 'n' } }), /unknown kind/);
   t.throws(() => fake.getObject('widgets', 'default', 'n'), /unknown resource/);
 
@@ -1171,14 +1163,11 @@ t.test('schema: a spec field of the wrong type is 422 Invalid, integer is not nu
   const ok = await api(fake, 'POST', WIDGETS, { body: widget('w', { replicas: 2.0, ratio: 0.5, step: 1.5, size: 12345678901 }) });
   t.equal(ok.status, 201, 'an integral number is an integer; an integer is a number; int64 is not checked');
   const objects = await api(fake, 'POST', WIDGETS, { body: widget('v', { labels: [], tags: { a: 1 }, note: 5 }) });
-  t.same(
-    objects.body.details.causes.map((c: Json) => c.message).sort(),
-    [
-      'Invalid value: "array": spec.labels in body must be of type object: "array"',
-      'Invalid value: "integer": spec.note in body must be of type string: "integer"',
-      'Invalid value: "object": spec.tags in body must be of type array: "object"',
-    ],
-  );
+  t.same(objects.body.details.causes.map((c: Json) => c.message).sort(), [
+    'Invalid value: "array": spec.labels in body must be of type object: "array"',
+    'Invalid value: "integer": spec.note in body must be of type string: "integer"',
+    'Invalid value: "object": spec.tags in body must be of type array: "object"',
+  ]);
 });
 
 t.test('schema: a missing required field is 422 Required value', async (t) => {
@@ -1210,16 +1199,22 @@ t.test('schema: enum, bounds, lengths, pattern, items, properties, formats, int-
   t.same(await causes({ step: 0.25 }), ['spec.step: Invalid value: 0.25: spec.step in body should be a multiple of 0.5 (FieldValueInvalid)']);
   t.same(await causes({ name: 'a' }), ['spec.name: Invalid value: "a": spec.name in body should be at least 2 chars long (FieldValueInvalid)']);
   t.same(await causes({ name: 'abcdefghijk' }), ['spec.name: Invalid value: "abcdefghijk": spec.name in body should be at most 10 chars long (FieldValueInvalid)']);
-  t.same(await causes({ name: 'ab1' }), ["spec.name: Invalid value: \"ab1\": spec.name in body should match '^[a-z]+$' (FieldValueInvalid)"]);
+  t.same(await causes({ name: 'ab1' }), ['spec.name: Invalid value: "ab1": spec.name in body should match \'^[a-z]+$\' (FieldValueInvalid)']);
   t.same(await causes({ tags: [] }), ['spec.tags: Invalid value: 0: spec.tags in body should have at least 1 items (FieldValueInvalid)']);
   t.same(await causes({ tags: ['a', 'b', 'c'] }), ['spec.tags: Invalid value: 3: spec.tags in body should have at most 2 items (FieldValueInvalid)']);
-  t.same(await causes({ tags: ['a', 7] }), ['spec.tags: Invalid value: "integer": spec.tags in body must be of type string: "integer" (FieldValueInvalid)'], 'kube-openapi 1.20 leaves list indices out of the path');
+  t.same(
+    await causes({ tags: ['a', 7] }),
+    ['spec.tags: Invalid value: "integer": spec.tags in body must be of type string: "integer" (FieldValueInvalid)'],
+    'kube-openapi 1.20 leaves list indices out of the path',
+  );
   t.same(await causes({ labels: { a: 'x', b: 'y', c: 'z' } }), ['spec.labels: Invalid value: 2: spec.labels in body should have at most 2 properties (FieldValueInvalid)']);
-  t.same(await causes({ labels: { a: 1 } }), ['spec.labels.a: Invalid value: "integer": spec.labels.a in body must be of type string: "integer" (FieldValueInvalid)'], 'additionalProperties validates map values');
+  t.same(
+    await causes({ labels: { a: 1 } }),
+    ['spec.labels.a: Invalid value: "integer": spec.labels.a in body must be of type string: "integer" (FieldValueInvalid)'],
+    'additionalProperties validates map values',
+  );
   t.same(await causes({ selector: {} }), ['spec.selector: Invalid value: 1: spec.selector in body should have at least 1 properties (FieldValueInvalid)']);
-  t.same(await causes({ since: '2024-05-06 07:08:09' }), [
-    'spec.since: Invalid value: "2024-05-06 07:08:09": spec.since in body must be of type date-time: "2024-05-06 07:08:09" (FieldValueInvalid)',
-  ]);
+  t.same(await causes({ since: '2024-05-06 07:08:09' }), ['spec.since: Invalid value: "2024-05-06 07:08:09": spec.since in body must be of type date-time: "2024-05-06 07:08:09" (FieldValueInvalid)']);
   t.same(await causes({ digest: 'not base64!' }), ['spec.digest: Invalid value: "not base64!": spec.digest in body must be of type byte: "not base64!" (FieldValueInvalid)']);
   t.same(await causes({ port: true }), ['spec.port: Invalid value: "boolean": spec.port in body must be of type integer,string: "boolean" (FieldValueInvalid)']);
   const two = await api(fake, 'POST', WIDGETS, { body: widget('w', { protocol: 'x', replicas: 9 }) });
@@ -1253,11 +1248,7 @@ t.test('schema: unknown fields are pruned at every depth, on create and on statu
   t.equal(created.status, 201);
   t.same(created.body.spec, { name: 'abc', labels: { any: 'x' }, extra: { free: { deep: [1] }, known: { a: 'kept' } }, mode: 'fast' });
   t.notOk('top' in created.body);
-  t.same(
-    created.headers.get('warning'),
-    ['spec.bogus', 'spec.extra.known.b', 'top'].map((f) => `299 - "unknown field \\"${f}\\""`).join(', '),
-    'each pruned path is a warning',
-  );
+  t.same(created.headers.get('warning'), ['spec.bogus', 'spec.extra.known.b', 'top'].map((f) => `299 - "unknown field \\"${f}\\""`).join(', '), 'each pruned path is a warning');
   const strict = await api(fake, 'POST', `${WIDGETS}?fieldValidation=Strict`, { body: widget('s', { extra: { known: { z: 1 } } }) });
   t.equal(strict.status, 400);
   t.equal(strict.body.message, 'strict decoding error: unknown field "spec.extra.known.z"');
@@ -1359,10 +1350,13 @@ t.test('schema: x-kubernetes-list-type map and set refuse duplicates, ratcheted 
     body: { status: { id: 'a', items: [{ type: 'A' }, { type: 'A', ok: true }], seen: ['x', 'y', 'x'] } },
     contentType: MERGE,
   });
-  t.same(dup.body, widgetInvalid('w', [
-    { field: 'status.items[1]', reason: 'FieldValueDuplicate', message: 'Duplicate value: map[string]interface {}{"type":"A"}' },
-    { field: 'status.seen[2]', reason: 'FieldValueDuplicate', message: 'Duplicate value: "x"' },
-  ]));
+  t.same(
+    dup.body,
+    widgetInvalid('w', [
+      { field: 'status.items[1]', reason: 'FieldValueDuplicate', message: 'Duplicate value: map[string]interface {}{"type":"A"}' },
+      { field: 'status.seen[2]', reason: 'FieldValueDuplicate', message: 'Duplicate value: "x"' },
+    ]),
+  );
   const notObject = await api(fake, 'PATCH', `${widgetPath('w')}/status`, { body: { status: { id: 'a', items: [{ type: 'A' }, 'B'] } }, contentType: MERGE });
   t.equal(notObject.body.details.causes.find((c: Json) => c.field === 'status.items[1]')?.message, 'Invalid value: "B": must be an object for an array of list-type map');
 
@@ -1402,7 +1396,10 @@ t.test('default CRDs: ours from deploy/crds; "" in status.api_id is the recorded
   t.same(nulled.body.status, { latestTransaction: { status: 'Successful', time: '2024-05-06T07:08:09Z' }, custom: 1 });
   const badCondition = await api(fake, 'PATCH', `${item('httpbin')}/status`, { body: { status: { conditions: [{ type: 'Ready', status: 'Maybe' }] } }, contentType: MERGE });
   t.equal(badCondition.status, 422, 'conditions follow metav1.Condition');
-  const missingRef = await api(fake, 'PATCH', item('httpbin'), { body: { metadata: { resourceVersion: created.metadata.resourceVersion }, spec: { contextRef: { namespace: 'x' } } }, contentType: MERGE });
+  const missingRef = await api(fake, 'PATCH', item('httpbin'), {
+    body: { metadata: { resourceVersion: created.metadata.resourceVersion }, spec: { contextRef: { namespace: 'x' } } },
+    contentType: MERGE,
+  });
   t.equal(missingRef.status, 409, 'preconditions come first');
   const refWithoutName = await api(fake, 'PATCH', item('httpbin'), { body: { spec: { contextRef: { namespace: 'x' } } }, contentType: MERGE });
   t.same(refWithoutName.body.details.causes, [{ reason: 'FieldValueRequired', message: 'Required value', field: 'spec.contextRef.name' }]);
@@ -1429,7 +1426,11 @@ t.test('CRDs: loaded from files and directories; what cannot be modelled throws'
   t.ok(cluster, 'a cluster-scoped CRD without status loads');
   const cases: [string, string, RegExp][] = [
     ['beta.yaml', crd(v1('{type: object}'), 'apiextensions.k8s.io/v1beta1'), /only apiextensions\.k8s\.io\/v1 CRDs/],
-    ['two.yaml', crd(`[{name: v1, served: true, storage: true, schema: {openAPIV3Schema: {type: object}}}, {name: v2, served: true, storage: false, schema: {openAPIV3Schema: {type: object}}}]`), /exactly one served version/],
+    [
+      'two.yaml',
+      crd(`[{name: v1, served: true, storage: true, schema: {openAPIV3Schema: {type: object}}}, {name: v2, served: true, storage: false, schema: {openAPIV3Schema: {type: object}}}]`),
+      /exactly one served version/,
+    ],
     ['noschema.yaml', crd('[{name: v1, served: true, storage: true}]'), /no openAPIV3Schema/],
     ['cel.yaml', crd(v1("{type: object, x-kubernetes-validations: [{rule: 'true'}]}")), /keyword x-kubernetes-validations is not modelled/],
     ['oneof.yaml', crd(v1('{type: object, properties: {a: {oneOf: [{required: [b]}]}}}')), /\.a: keyword oneOf is not modelled/],

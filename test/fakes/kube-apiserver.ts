@@ -63,7 +63,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { join } from 'node:path';
 import { type CrdResource, type CrdSchema, DEFAULT_CRD_DIR, type FieldError, loadCrds } from './crd-schema.js';
-import { FaultBook, type FaultHandle, type FaultSpec as BaseFaultSpec, withholdResponse } from './faults.js';
+import { type FaultSpec as BaseFaultSpec, FaultBook, type FaultHandle, withholdResponse } from './faults.js';
 import { CallLog, listenOnLoopback, parseLoose, readBody } from './http-plumbing.js';
 
 export type { FaultHandle } from './faults.js';
@@ -359,36 +359,17 @@ function resourceDetails(t: ResolvedType, name: string): Obj {
 
 const errors = {
   unauthorized: () => new ApiError(401, 'Unauthorized', 'Unauthorized'),
-  notFound: (t: ResolvedType, name: string) =>
-    new ApiError(404, 'NotFound', `${qualifiedResource(t)} "${name}" not found`, resourceDetails(t, name)),
+  notFound: (t: ResolvedType, name: string) => new ApiError(404, 'NotFound', `${qualifiedResource(t)} "${name}" not found`, resourceDetails(t, name)),
   noSuchPath: () => new ApiError(404, 'NotFound', 'the server could not find the requested resource', {}),
-  alreadyExists: (t: ResolvedType, name: string) =>
-    new ApiError(409, 'AlreadyExists', `${qualifiedResource(t)} "${name}" already exists`, resourceDetails(t, name)),
-  conflict: (t: ResolvedType, name: string, why: string) =>
-    new ApiError(
-      409,
-      'Conflict',
-      `Operation cannot be fulfilled on ${qualifiedResource(t)} "${name}": ${why}`,
-      resourceDetails(t, name),
-    ),
-  staleResourceVersion: (t: ResolvedType, name: string) =>
-    errors.conflict(
-      t,
-      name,
-      'the object has been modified; please apply your changes to the latest version and try again',
-    ),
+  alreadyExists: (t: ResolvedType, name: string) => new ApiError(409, 'AlreadyExists', `${qualifiedResource(t)} "${name}" already exists`, resourceDetails(t, name)),
+  conflict: (t: ResolvedType, name: string, why: string) => new ApiError(409, 'Conflict', `Operation cannot be fulfilled on ${qualifiedResource(t)} "${name}": ${why}`, resourceDetails(t, name)),
+  staleResourceVersion: (t: ResolvedType, name: string) => errors.conflict(t, name, 'the object has been modified; please apply your changes to the latest version and try again'),
   badRequest: (message: string) => new ApiError(400, 'BadRequest', message),
-  methodNotAllowed: () =>
-    new ApiError(405, 'MethodNotAllowed', 'the server does not allow this method on the requested resource', {}),
+  methodNotAllowed: () => new ApiError(405, 'MethodNotAllowed', 'the server does not allow this method on the requested resource', {}),
   unsupportedMediaType: (accepted: readonly string[]) =>
-    new ApiError(
-      415,
-      'UnsupportedMediaType',
-      `the body of the request was in an unknown format - accepted media types include: ${accepted.join(', ')}`,
-    ),
+    new ApiError(415, 'UnsupportedMediaType', `the body of the request was in an unknown format - accepted media types include: ${accepted.join(', ')}`),
   /** What the server answers for any JSON patch it cannot apply (a failed `test` included). */
-  patchNotApplied: () =>
-    new ApiError(422, 'Invalid', 'the server rejected our request due to an error in our request', {}),
+  patchNotApplied: () => new ApiError(422, 'Invalid', 'the server rejected our request due to an error in our request', {}),
   expired: (message: string) => new ApiError(410, 'Expired', message),
   internal: (message: string) => new ApiError(500, 'InternalError', `Internal error occurred: ${message}`),
 };
@@ -452,7 +433,11 @@ function faultStatus(code: number): Obj {
 function withoutNulls(v: unknown): unknown {
   if (Array.isArray(v)) return v.filter((x) => x !== null).map(withoutNulls);
   if (!isObject(v)) return clone(v);
-  return Object.fromEntries(Object.entries(v).filter(([, x]) => x !== null).map(([k, x]) => [k, withoutNulls(x)]));
+  return Object.fromEntries(
+    Object.entries(v)
+      .filter(([, x]) => x !== null)
+      .map(([k, x]) => [k, withoutNulls(x)]),
+  );
 }
 
 /**
@@ -503,12 +488,7 @@ function getAt(doc: unknown, tokens: readonly string[]): unknown {
 }
 
 /** Applies one mutation at the parent of `tokens`; returns the new document (for root changes). */
-function mutateAt(
-  doc: unknown,
-  tokens: readonly string[],
-  op: 'add' | 'remove' | 'replace',
-  value?: unknown,
-): unknown {
+function mutateAt(doc: unknown, tokens: readonly string[], op: 'add' | 'remove' | 'replace', value?: unknown): unknown {
   if (tokens.length === 0) {
     if (op === 'remove') throw new PatchFailed('cannot remove the root');
     return value;
@@ -856,12 +836,7 @@ const ANONYMOUS_PATHS = new Set(['/version', '/healthz', '/livez', '/readyz']);
 const NAME_ALPHABET = 'bcdfghjklmnpqrstvwxz2456789';
 
 const PATCH_TYPES_CUSTOM = ['application/json-patch+json', 'application/merge-patch+json', 'application/apply-patch+yaml'];
-const PATCH_TYPES_BUILTIN = [
-  'application/json-patch+json',
-  'application/merge-patch+json',
-  'application/strategic-merge-patch+json',
-  'application/apply-patch+yaml',
-];
+const PATCH_TYPES_BUILTIN = ['application/json-patch+json', 'application/merge-patch+json', 'application/strategic-merge-patch+json', 'application/apply-patch+yaml'];
 const BODY_TYPES = ['application/json', 'application/yaml', 'application/vnd.kubernetes.protobuf'];
 
 function mediaType(contentType: string | undefined): string {
@@ -1242,6 +1217,7 @@ export class FakeKubeApiServer {
       const token = decodeContinue(q.continue);
       if (token.rv !== -1 && token.rv < this.continueFloor) {
         const body = errors.expired(EXPIRED_CONTINUE).toStatus();
+        // biome-ignore lint/suspicious/noControlCharactersInRegex: NUL is the fake's separator in continue tokens
         body.metadata = { continue: encodeContinue(-1, token.start.replace(/\u0000$/, '')) };
         return this.sendJson(ctx, 410, body);
       }
@@ -1282,10 +1258,7 @@ export class FakeKubeApiServer {
   private servePatch(ctx: Ctx, t: ResolvedType, namespace: string | undefined, name: string, status: boolean): void {
     const type = mediaType(ctx.call.contentType);
     const accepted = t.builtin ? PATCH_TYPES_BUILTIN : PATCH_TYPES_CUSTOM;
-    const supported =
-      type === 'application/merge-patch+json' ||
-      type === 'application/json-patch+json' ||
-      (type === 'application/strategic-merge-patch+json' && t.builtin);
+    const supported = type === 'application/merge-patch+json' || type === 'application/json-patch+json' || (type === 'application/strategic-merge-patch+json' && t.builtin);
     if (type === 'application/apply-patch+yaml') {
       throw new ApiError(415, 'UnsupportedMediaType', 'server-side apply is not modelled by the fake kube-apiserver');
     }
@@ -1320,11 +1293,7 @@ export class FakeKubeApiServer {
       throw errors.conflict(t, name, `Precondition failed: UID in precondition: ${pre.uid}, UID in object meta: ${String(meta.uid)}`);
     }
     if (typeof pre.resourceVersion === 'string' && pre.resourceVersion !== meta.resourceVersion) {
-      throw errors.conflict(
-        t,
-        name,
-        `Precondition failed: ResourceVersion in precondition: ${pre.resourceVersion}, ResourceVersion in object meta: ${String(meta.resourceVersion)}`,
-      );
+      throw errors.conflict(t, name, `Precondition failed: ResourceVersion in precondition: ${pre.resourceVersion}, ResourceVersion in object meta: ${String(meta.resourceVersion)}`);
     }
     const result = this.deleteObject(t, current);
     if (!result.removed) return this.sendJson(ctx, 200, result.object);
@@ -1393,12 +1362,7 @@ export class FakeKubeApiServer {
 
   // ---- object lifecycle -------------------------------------------------------------------------
 
-  private create(
-    t: ResolvedType,
-    namespace: string | undefined,
-    body: Obj,
-    fieldValidation: string | undefined,
-  ): { object: Obj; warnings: string[] } {
+  private create(t: ResolvedType, namespace: string | undefined, body: Obj, fieldValidation: string | undefined): { object: Obj; warnings: string[] } {
     this.checkTypeMeta(t, body);
     const obj = clone(body);
     const meta = metaOf(obj);
@@ -1434,20 +1398,12 @@ export class FakeKubeApiServer {
   }
 
   /** PUT and PATCH both end here, with the full object the client wants stored. */
-  private update(
-    t: ResolvedType,
-    current: Obj,
-    incoming: Obj,
-    statusOnly: boolean,
-    fieldValidation: string | undefined,
-  ): { object: Obj; warnings: string[] } {
+  private update(t: ResolvedType, current: Obj, incoming: Obj, statusOnly: boolean, fieldValidation: string | undefined): { object: Obj; warnings: string[] } {
     const name = String(metaOf(current).name);
     const curMeta = metaOf(current);
     const wantRv = str(metaOf(incoming).resourceVersion);
     if (wantRv === undefined && !t.builtin) {
-      throw invalid(qualifiedResource(t), t.plural, t, name, [
-        fieldErrors.invalid('metadata.resourceVersion', '0x0', 'must be specified for an update'),
-      ]);
+      throw invalid(qualifiedResource(t), t.plural, t, name, [fieldErrors.invalid('metadata.resourceVersion', '0x0', 'must be specified for an update')]);
     }
     if (wantRv !== undefined && wantRv !== curMeta.resourceVersion) throw errors.staleResourceVersion(t, name);
     this.checkTypeMeta(t, incoming);
@@ -1495,12 +1451,7 @@ export class FakeKubeApiServer {
       const before = new Set(finalizersOf(current));
       const added = [...new Set(finalizersOf(next).filter((f) => !before.has(f)))].sort();
       if (added.length > 0) {
-        errs.push(
-          fieldErrors.forbidden(
-            'metadata.finalizers',
-            `no new finalizers can be added if the object is being deleted, found new finalizers []string{${added.map(goQuote).join(', ')}}`,
-          ),
-        );
+        errs.push(fieldErrors.forbidden('metadata.finalizers', `no new finalizers can be added if the object is being deleted, found new finalizers []string{${added.map(goQuote).join(', ')}}`));
       }
     } else if (meta.deletionTimestamp !== undefined) {
       errs.push(fieldErrors.invalid('metadata.deletionTimestamp', goQuote(String(meta.deletionTimestamp)), 'field is immutable'));
@@ -1729,8 +1680,7 @@ export class FakeKubeApiServer {
   }
 
   private sendError(res: ServerResponse, call: FakeCall | undefined, err: unknown): void {
-    const apiError =
-      err instanceof ApiError ? err : errors.internal(err instanceof Error ? err.message : String(err));
+    const apiError = err instanceof ApiError ? err : errors.internal(err instanceof Error ? err.message : String(err));
     if (call) call.status = apiError.code;
     if (res.headersSent || res.destroyed) return;
     res.writeHead(apiError.code, { 'Content-Type': 'application/json', 'Cache-Control': 'no-cache, private', ...apiError.headers });

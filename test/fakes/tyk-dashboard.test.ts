@@ -1,5 +1,5 @@
 import t from 'tap';
-import { DASHBOARD_VARIANTS, startFakeTykDashboard, type FakeTykDashboard, type FakeTykDashboardOptions, type JsonObject } from './tyk-dashboard.js';
+import { DASHBOARD_VARIANTS, type FakeTykDashboard, type FakeTykDashboardOptions, type JsonObject, startFakeTykDashboard } from './tyk-dashboard.js';
 
 interface Res {
   status: number;
@@ -17,13 +17,7 @@ async function start(tt: Test, options: FakeTykDashboardOptions = {}): Promise<F
   return d;
 }
 
-async function call(
-  d: FakeTykDashboard,
-  method: string,
-  path: string,
-  body?: unknown,
-  headers: Record<string, string> = { authorization: d.secret },
-): Promise<Res> {
+async function call(d: FakeTykDashboard, method: string, path: string, body?: unknown, headers: Record<string, string> = { authorization: d.secret }): Promise<Res> {
   const init: RequestInit = { method, headers: { ...headers } };
   if (body !== undefined) init.body = typeof body === 'string' ? body : JSON.stringify(body);
   const res = await fetch(d.url + path, init);
@@ -406,7 +400,7 @@ t.test('faults: status with an ApiResponse body, times, afterCalls, match, cance
   tt.equal((await call(d, 'GET', '/api/apis/httpbin')).status, 200, 'spent after times');
 
   d.inject({ method: 'GET', path: '/api/portal/policies', status: 502, body: '<html>bad gateway</html>' });
-  const raw = await fetch(d.url + '/api/portal/policies', { headers: { authorization: d.secret } });
+  const raw = await fetch(`${d.url}/api/portal/policies`, { headers: { authorization: d.secret } });
   tt.equal(raw.status, 502);
   tt.equal(await raw.text(), '<html>bad gateway</html>', 'a string body is sent verbatim');
 
@@ -418,7 +412,7 @@ t.test('faults: status with an ApiResponse body, times, afterCalls, match, cance
 
   d.inject({ method: 'PUT', status: 409, headers: { 'x-fault': 'yes' }, match: (c) => (c.body as any)?.api_definition?.name === 'hit' });
   tt.equal((await call(d, 'PUT', '/api/apis/httpbin', wrap({ ...httpbin(), name: 'miss' }))).status, 200, 'match filters');
-  const hit = await fetch(d.url + '/api/apis/httpbin', { method: 'PUT', body: JSON.stringify(wrap({ name: 'hit' })) });
+  const hit = await fetch(`${d.url}/api/apis/httpbin`, { method: 'PUT', body: JSON.stringify(wrap({ name: 'hit' })) });
   tt.equal(hit.status, 409, 'a fault answers before auth');
   tt.equal(hit.headers.get('x-fault'), 'yes');
 
@@ -440,13 +434,13 @@ t.test('faults: delay, drop, hang; close() ends hung requests', async (tt) => {
   tt.equal(d.policies().size, 0, 'a dropped write is not made');
 
   d.inject({ path: '/api/apis', hang: true });
-  const hung = fetch(d.url + '/api/apis', { headers: { authorization: d.secret }, signal: AbortSignal.timeout(100) });
+  const hung = fetch(`${d.url}/api/apis`, { headers: { authorization: d.secret }, signal: AbortSignal.timeout(100) });
   await tt.rejects(hung, { name: 'TimeoutError' }, 'never answered');
   tt.same(d.calls.slice(-1)[0], { method: 'GET', path: '/api/apis', query: {}, status: 0 });
 
   const other = await startFakeTykDashboard();
   other.inject({ hang: true });
-  const pending = fetch(other.url + '/api/apis', { headers: { authorization: other.secret } });
+  const pending = fetch(`${other.url}/api/apis`, { headers: { authorization: other.secret } });
   await new Promise((r) => setTimeout(r, 20));
   const t1 = Date.now();
   await other.close();
@@ -484,7 +478,11 @@ t.test('call counting and writes()', async (tt) => {
 });
 
 t.test('unknownApi: GET of an id the Dashboard does not have is 400 (documented) or 404, same message; PUT and DELETE 404', async (tt) => {
-  for (const [option, status] of [[undefined, 400], ['400', 400], ['404', 404]] as const) {
+  for (const [option, status] of [
+    [undefined, 400],
+    ['400', 400],
+    ['404', 404],
+  ] as const) {
     const d = await start(tt, option === undefined ? {} : { unknownApi: option });
     const what = `unknownApi ${option ?? '(default)'}`;
     const internal = await createApi(d, httpbin());
@@ -588,7 +586,7 @@ t.test('every route the client uses: documented statuses and body shapes', async
   // /api/apis/{apiId}
   const one = await call(d, 'GET', '/api/apis/httpbin');
   tt.same(Object.keys(one.body).sort(), apiWrapperKeys, 'GET one: ApiDefinitionWrapper');
-  tt.same((await call(d, 'GET', '/api/apis/none')), { status: 400, body: NO_API, contentType: 'application/json' }, 'GET unknown: 400');
+  tt.same(await call(d, 'GET', '/api/apis/none'), { status: 400, body: NO_API, contentType: 'application/json' }, 'GET unknown: 400');
   tt.same((await call(d, 'PUT', '/api/apis/httpbin', wrap(httpbin()))).body, ok('API updated'), 'PUT 200');
   tt.same((await call(d, 'PUT', '/api/apis/httpbin', wrap({ ...httpbin(), id: '000000000000000000000000' }))).body, err('Invalid `ID` value'), 'PUT 400');
   tt.same((await call(d, 'PUT', '/api/apis/none', wrap(httpbin('none')))).body, err('API definition does not exist'), 'PUT 404');

@@ -67,7 +67,7 @@
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { isIP } from 'node:net';
-import type { FaultHandle, FaultSpec as BaseFaultSpec } from './faults.js';
+import type { FaultSpec as BaseFaultSpec, FaultHandle } from './faults.js';
 import { listenOnLoopback } from './http-plumbing.js';
 import { type CallRecord, type Reply, TykFakeBase } from './tyk-fake-base.js';
 
@@ -608,7 +608,11 @@ function newHex(bytes: number): string {
 
 /** A MongoDB ObjectId: 4 bytes of seconds, 8 random bytes; 24 hex. */
 function newObjectId(): string {
-  return Math.floor(Date.now() / 1000).toString(16).padStart(8, '0') + newHex(8);
+  return (
+    Math.floor(Date.now() / 1000)
+      .toString(16)
+      .padStart(8, '0') + newHex(8)
+  );
 }
 
 const OBJECT_ID = /^[0-9a-f]{24}$/i;
@@ -828,8 +832,7 @@ class FakeDashboard extends TykFakeBase {
     const sort = query.get('sort') ?? '-created_at';
     const field = sort.replace(/^-/, '');
     const sign = sort.startsWith('-') ? -1 : 1;
-    const key = (a: StoredApi): string =>
-      field === 'name' ? str(a.def.name) : field === 'updated_at' ? a.updatedAt : a.createdAt;
+    const key = (a: StoredApi): string => (field === 'name' ? str(a.def.name) : field === 'updated_at' ? a.updatedAt : a.createdAt);
     all.sort((x, y) => sign * (key(x) < key(y) ? -1 : key(x) > key(y) ? 1 : x.seq - y.seq));
     const { items, pages } = this.page(all, query.get('p'));
     return reply(200, { apis: items.length === 0 ? this.emptyList : items.map((a) => this.wrapper(a)), pages });

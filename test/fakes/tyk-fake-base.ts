@@ -101,10 +101,7 @@ export abstract class TykFakeBase {
     if (await withholdResponse(f, transport)) return true;
     if (f.status === undefined) return false;
     const headers = f.headers ?? {};
-    const r: Reply =
-      f.body === undefined
-        ? { ...this.errorReply(f.status, 'injected fault'), headers }
-        : { status: f.status, body: f.body, raw: typeof f.body === 'string', headers };
+    const r: Reply = f.body === undefined ? { ...this.errorReply(f.status, 'injected fault'), headers } : { status: f.status, body: f.body, raw: typeof f.body === 'string', headers };
     this.send(res, call, r);
     return true;
   }

@@ -70,7 +70,7 @@
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { isIP } from 'node:net';
-import type { FaultHandle, FaultSpec as BaseFaultSpec } from './faults.js';
+import type { FaultSpec as BaseFaultSpec, FaultHandle } from './faults.js';
 import { listenOnLoopback } from './http-plumbing.js';
 import { type CallRecord, type Reply, TykFakeBase } from './tyk-fake-base.js';
 
@@ -624,10 +624,7 @@ function validIpOrCidr(ip: string): boolean {
 }
 
 function invalidIp(def: JsonObject): string | undefined {
-  const lists = [
-    def.enable_ip_whitelisting === true ? list(def.allowed_ips) : [],
-    def.enable_ip_blacklisting === true ? list(def.blacklisted_ips) : [],
-  ];
+  const lists = [def.enable_ip_whitelisting === true ? list(def.allowed_ips) : [], def.enable_ip_blacklisting === true ? list(def.blacklisted_ips) : []];
   const bad = lists.flat().find((ip) => !validIpOrCidr(str(ip)));
   return bad === undefined ? undefined : `invalid IP/CIDR ${JSON.stringify(str(bad))}`;
 }
@@ -689,7 +686,9 @@ function newHex(bytes: number): string {
 }
 
 function newObjectId(): string {
-  const seconds = Math.floor(Date.now() / 1000).toString(16).padStart(8, '0');
+  const seconds = Math.floor(Date.now() / 1000)
+    .toString(16)
+    .padStart(8, '0');
   return seconds + newHex(8);
 }
 
@@ -730,12 +729,7 @@ const PAGE_NOT_FOUND: Reply = {
 };
 
 /** The /tyk/ routes the fake serves. */
-type Route =
-  | { name: 'collection'; kind: Kind }
-  | { name: 'item'; kind: Kind; id: string }
-  | { name: 'oas-collection' }
-  | { name: 'oas-item'; id: string }
-  | { name: 'reload'; group: boolean };
+type Route = { name: 'collection'; kind: Kind } | { name: 'item'; kind: Kind; id: string } | { name: 'oas-collection' } | { name: 'oas-item'; id: string } | { name: 'reload'; group: boolean };
 
 function routeOf(path: string): Route | undefined {
   if (/^\/tyk\/apis\/oas\/?$/.test(path)) return { name: 'oas-collection' };

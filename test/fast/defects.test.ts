@@ -11,8 +11,8 @@
  */
 import t from 'tap';
 import { StoreUnavailableError } from '../../lib/errors.js';
-import { API_DEFINITION } from '../../lib/kinds.js';
 import type { JsonObject } from '../../lib/gateway/types.js';
+import { API_DEFINITION } from '../../lib/kinds.js';
 import { mapLimit } from '../../lib/reconcile/concurrency.js';
 import type { MemoryStore } from '../../lib/store/memory.js';
 import type { LockOutcome, ReleaseOutcome, Store, SyncRecord } from '../../lib/store/types.js';
@@ -132,11 +132,11 @@ t.test('DEFECT A: backoff decided twice against a moving clock', async (t) => {
   const report = await w.run();
 
   t.match(reported(report, 'y'), { action: 'UPDATE', reason: 'spec changed', result: 'synced' });
-  t.ok(w.clock.now() > retryAt, 'settling y moved the clock past x\'s retryAt');
+  t.ok(w.clock.now() > retryAt, "settling y moved the clock past x's retryAt");
   t.equal(w.gateway.faults.calls.filter((c) => c.op === 'upsert' && c.id === defaultIdOf('x')).length, 0, 'x got no write');
   t.match(reported(report, 'x'), { result: 'backoff' }, 'x is reported as in backoff, as decided when writes were made');
-  t.same(await w.record(API_DEFINITION, 'x'), failed, 'x\'s record unchanged (result failed, failures 1, retryAt kept)');
-  t.same(w.api('x')?.status, statusBefore, 'x\'s status still says Failed (not patched to Pending)');
+  t.same(await w.record(API_DEFINITION, 'x'), failed, "x's record unchanged (result failed, failures 1, retryAt kept)");
+  t.same(w.api('x')?.status, statusBefore, "x's status still says Failed (not patched to Pending)");
 });
 
 t.test('DEFECT B: locks are not released while work under them is in flight', async (t) => {
@@ -174,15 +174,15 @@ t.test('DEFECT B: locks are not released while work under them is in flight', as
   await aHeld.promise;
   await new Promise((resolve) => setImmediate(resolve));
 
-  t.ok(aDone, 'a\'s record write finished');
+  t.ok(aDone, "a's record write finished");
   const tl = store.timeline;
   const aEnd = tl.indexOf(`putRecord ${KEY_A} end`);
   const firstRelease = tl.findIndex((e) => e.startsWith('forceRelease ') || e.startsWith('release '));
   t.ok(firstRelease >= 0, 'locks were released');
   t.ok(aEnd >= 0 && firstRelease > aEnd, `no lock released before a's in-flight write finished: ${JSON.stringify(tl)}`);
   t.notOk(releasedWhileUpserting, 'no lock released while a gateway write was in flight');
-  t.equal(await w.locked(KEY_A), false, 'a\'s lock ends released');
-  t.equal(await w.locked(KEY_B), false, 'b\'s lock ends released');
+  t.equal(await w.locked(KEY_A), false, "a's lock ends released");
+  t.equal(await w.locked(KEY_B), false, "b's lock ends released");
 });
 
 t.test('DEFECT B: locks taken before a lock() that throws are released', async (t) => {
@@ -191,9 +191,9 @@ t.test('DEFECT B: locks taken before a lock() that throws are released', async (
     if (key === KEY_B) throw new StoreUnavailableError('memory store lock failed: connection lost');
   };
   await t.rejects(w.run(), StoreUnavailableError);
-  t.ok(store.timeline.includes(`lock ${KEY_A} acquired`), 'a\'s lock was taken');
+  t.ok(store.timeline.includes(`lock ${KEY_A} acquired`), "a's lock was taken");
   t.equal(w.gateway.writes(), 0, 'nothing written');
-  t.equal(await w.locked(KEY_A), false, 'a\'s lock was given back (not left to expire in lockTtlMs)');
+  t.equal(await w.locked(KEY_A), false, "a's lock was given back (not left to expire in lockTtlMs)");
 });
 
 t.test('DEFECT B: mapLimit rejects only after every piece of work in flight has settled', async (t) => {

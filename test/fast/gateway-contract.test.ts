@@ -5,15 +5,15 @@
  * reads must agree field for field (up to the ids and times each gateway makes up).
  */
 import t from 'tap';
-import type { Gateway, GatewayObjectKind, JsonObject } from '../../lib/gateway/types.js';
-import { TykDashboardClient } from '../../lib/gateway/tyk-dashboard.js';
 import { TykGatewayClient } from '../../lib/gateway/tyk-ce.js';
+import { TykDashboardClient } from '../../lib/gateway/tyk-dashboard.js';
+import type { Gateway, GatewayObjectKind, JsonObject } from '../../lib/gateway/types.js';
 import type { FaultSpec } from '../fakes/faults.js';
-import type { CallRecord } from '../fakes/tyk-fake-base.js';
 import { startFakeTykDashboard } from '../fakes/tyk-dashboard.js';
+import type { CallRecord } from '../fakes/tyk-fake-base.js';
 import { startFakeTykGateway } from '../fakes/tyk-gateway.js';
 import { FakeClock } from '../harness/clock.js';
-import { api, gatewayContract, type GatewayFaultOp, type GatewaySubject, policy } from '../memory/contract.js';
+import { api, type GatewayFaultOp, type GatewaySubject, gatewayContract, policy } from '../memory/contract.js';
 import type { FailHow } from '../memory/faults.js';
 import { gatewayFailure, MemoryTykDashboard, MemoryTykGateway } from '../memory/gateway.js';
 
@@ -130,7 +130,14 @@ for (const [mode, memoryOf, httpOf] of [
     const overHttp = await script(h);
     if (mode === 'pro') {
       // the two Dashboards have different orgs; compare what the fake forces with what memory forces
-      const org = (v: unknown) => JSON.parse(JSON.stringify(v).split(h.orgId ?? '\u0000').join('<org>').split(m.orgId ?? '\u0000').join('<org>')) as unknown;
+      const org = (v: unknown) =>
+        JSON.parse(
+          JSON.stringify(v)
+            .split(h.orgId ?? '\u0000')
+            .join('<org>')
+            .split(m.orgId ?? '\u0000')
+            .join('<org>'),
+        ) as unknown;
       t.same(org(fromMemory), org(overHttp));
     } else t.same(fromMemory, overHttp);
   });

@@ -11,7 +11,7 @@ import { KubeClient } from '../../lib/kube/client.js';
 import type { KubeObject } from '../../lib/kube/types.js';
 import { type FaultSpec, startFakeKubeApiServer } from '../fakes/kube-apiserver.js';
 import { FakeClock } from '../harness/clock.js';
-import { kubeContract, type KubeFaultOp, type KubeSubject } from '../memory/contract.js';
+import { type KubeFaultOp, type KubeSubject, kubeContract } from '../memory/contract.js';
 import type { FailHow } from '../memory/faults.js';
 import { kubeFailure, MemoryKube } from '../memory/kube.js';
 

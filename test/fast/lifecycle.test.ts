@@ -3,10 +3,10 @@
  * writes and reloads (test/fast/world.ts: in-memory ports, MemoryStore, a stepping clock).
  */
 import t from 'tap';
-import { API_DEFINITION, OPERATOR_CONTEXT, SECURITY_POLICY } from '../../lib/kinds.js';
 import type { JsonObject } from '../../lib/gateway/types.js';
+import { API_DEFINITION, OPERATOR_CONTEXT, SECURITY_POLICY } from '../../lib/kinds.js';
 import { apiDefinition, defaultIdOf, FINALIZER, operatorContext, securityPolicy } from '../fixtures/builders.js';
-import { MemoryTykDashboard, MemoryTykGateway } from '../memory/gateway.js';
+import { type MemoryTykDashboard, MemoryTykGateway } from '../memory/gateway.js';
 import { FastWorld, reported } from './world.js';
 
 const HTTPBIN = defaultIdOf('httpbin');
@@ -163,7 +163,7 @@ t.test('an id change writes the new id and retires the old one: two writes, one 
   t.equal(w.api('httpbin')?.status?.api_id, 'new-id');
 });
 
-t.test('pro: a Dashboard needs no reload; a policy\'s status names its _id', async (t) => {
+t.test("pro: a Dashboard needs no reload; a policy's status names its _id", async (t) => {
   const w = new FastWorld({ mode: 'pro' });
   w.apply(apiDefinition('httpbin').build());
   w.apply(securityPolicy('p').granting('httpbin').build());

@@ -4,10 +4,10 @@
  */
 import t from 'tap';
 import { GatewayUnavailableError } from '../../lib/errors.js';
-import { API_DEFINITION, SECURITY_POLICY } from '../../lib/kinds.js';
 import type { JsonObject } from '../../lib/gateway/types.js';
+import { API_DEFINITION, SECURITY_POLICY } from '../../lib/kinds.js';
 import { apiDefinition, defaultIdOf, FINALIZER, securityPolicy } from '../fixtures/builders.js';
-import { MemoryTykGateway } from '../memory/gateway.js';
+import type { MemoryTykGateway } from '../memory/gateway.js';
 import { kubeFailure } from '../memory/kube.js';
 import { FastWorld, reported } from './world.js';
 
@@ -105,7 +105,10 @@ t.test('orphans are not loaded, let alone deleted, after an incomplete listing',
   w.resetCounts();
   const report = await w.run();
   t.match(report.errors, [{ stage: 'list apidefinitions in team-a', code: 'KUBE_UNAVAILABLE' }]);
-  t.notOk(report.objects.some((o) => o.name === 'b'), 'the orphan is not looked at');
+  t.notOk(
+    report.objects.some((o) => o.name === 'b'),
+    'the orphan is not looked at',
+  );
   t.equal(w.kube.count('get', 'ApiDefinition'), 0, 'not even read');
   t.equal(w.gateway.count('remove'), 0, 'nothing deleted');
   t.ok((w.gateway as MemoryTykGateway).loaded('api').has(defaultIdOf('b', 'team-b')));
@@ -133,7 +136,10 @@ t.test('linked_by_policies: left alone when the policy phase is skipped, refresh
   t.equal(w.api('b')?.status?.linked_by_policies, undefined);
 
   const onlyA = await w.runFor(API_DEFINITION, 'a');
-  t.notOk(onlyA.objects.some((o) => o.kind === 'SecurityPolicy'), 'no policy in scope: the policy phase is skipped');
+  t.notOk(
+    onlyA.objects.some((o) => o.kind === 'SecurityPolicy'),
+    'no policy in scope: the policy phase is skipped',
+  );
   t.equal(w.kube.faults.calls.filter((c) => c.op === 'patchStatus' && c.name === 'b').length, 0, 'b, not looked at, is not patched');
   t.equal(w.api('b')?.status?.linked_by_policies, undefined);
   t.same(w.policy('p')?.status?.linked_apis, [{ namespace: 'default', name: 'a' }], 'the policy itself untouched');

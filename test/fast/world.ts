@@ -15,8 +15,8 @@ import { GatewayApiError } from '../../lib/errors.js';
 import type { ConnectionSettings } from '../../lib/gateway/connection.js';
 import { DEFAULT_TARGET, type GatewayTarget, GatewayTargets } from '../../lib/gateway/targets.js';
 import type { Gateway } from '../../lib/gateway/types.js';
-import type { KubeObject, ResourceKind } from '../../lib/kube/types.js';
 import { API_DEFINITION, type ManagedKind, SECURITY_POLICY } from '../../lib/kinds.js';
+import type { KubeObject, ResourceKind } from '../../lib/kube/types.js';
 import type { Logger } from '../../lib/log.js';
 import { DEFAULT_RUN_SETTINGS, runReconcile } from '../../lib/reconcile/run.js';
 import type { ObjectReport, RunDeps, RunReport, RunRequest, RunSettings } from '../../lib/reconcile/types.js';
@@ -117,7 +117,8 @@ export class FastWorld {
   private connect(name: string, settings: ConnectionSettings): Gateway {
     const found = this.registry.get(settings.url);
     if (!found) return brokenGateway(name, settings.mode === 'ce', unreachable(name, settings.url));
-    if (found.secret !== settings.auth) return brokenGateway(name, settings.mode === 'ce', () => new GatewayApiError(403, `gateway ${name}: 403 Attempted administrative access with invalid or missing key! (check TYK_AUTH)`));
+    if (found.secret !== settings.auth)
+      return brokenGateway(name, settings.mode === 'ce', () => new GatewayApiError(403, `gateway ${name}: 403 Attempted administrative access with invalid or missing key! (check TYK_AUTH)`));
     return found.gateway;
   }
 

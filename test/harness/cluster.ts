@@ -17,9 +17,9 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { join } from 'node:path';
 import { Agent, request } from 'undici';
 import type { KubeObject } from '../../lib/kube/types.js';
-import { type FakeCall, type FakeKubeApiServer, type FakeKubeApiServerOptions, startFakeKubeApiServer } from '../fakes/kube-apiserver.js';
 import { countCalls } from '../fakes/faults.js';
 import { CallLog, listenOnLoopback } from '../fakes/http-plumbing.js';
+import { type FakeCall, type FakeKubeApiServer, type FakeKubeApiServerOptions, startFakeKubeApiServer } from '../fakes/kube-apiserver.js';
 import { AdminClient, type RealApiServerInfo, realApiServerFromEnv } from './real-apiserver.js';
 
 /** Resources tests create; "plural" or "plural.group". Core resources have no group. */
@@ -250,7 +250,10 @@ class RealCluster implements Cluster {
     const list = await this.admin.must('GET', collectionPath(resource, namespace));
     const items = (list.items ?? []) as KubeObject[];
     // the fake keeps events in creation order; a real list is sorted by name
-    if (resource === 'events') items.sort((a, b) => String(a.metadata.creationTimestamp ?? '').localeCompare(String(b.metadata.creationTimestamp ?? '')) || Number(a.metadata.resourceVersion) - Number(b.metadata.resourceVersion));
+    if (resource === 'events')
+      items.sort(
+        (a, b) => String(a.metadata.creationTimestamp ?? '').localeCompare(String(b.metadata.creationTimestamp ?? '')) || Number(a.metadata.resourceVersion) - Number(b.metadata.resourceVersion),
+      );
     return items;
   }
 

@@ -165,7 +165,14 @@ export function dockerIgnored(patterns: string[], path: string): boolean {
     const re = new RegExp(
       `^${pattern
         .split('/')
-        .map((seg) => (seg === '**' ? '(?:.*)' : seg.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '[^/]*').replace(/\?/g, '[^/]')))
+        .map((seg) =>
+          seg === '**'
+            ? '(?:.*)'
+            : seg
+                .replace(/[.+^${}()|[\]\\]/g, '\\$&')
+                .replace(/\*/g, '[^/]*')
+                .replace(/\?/g, '[^/]'),
+        )
         .join('/')
         .replace(/\(\?:\.\*\)\//g, '(?:.*/)?')}(?:/.*)?$`,
     );
@@ -205,7 +212,10 @@ const METHOD_VERBS: Record<string, string> = { POST: 'create', PUT: 'update', PA
  * Paths outside /api/v1 and /apis/{group}/{version} are non-resource URLs (verb = lower-case method).
  */
 export function rbacRequest(method: string, path: string, query: Record<string, string> = {}): RbacRequest {
-  const segs = path.split('/').filter((s) => s !== '').map(decodeURIComponent);
+  const segs = path
+    .split('/')
+    .filter((s) => s !== '')
+    .map(decodeURIComponent);
   let group: string | undefined;
   let rest: string[] = [];
   if (segs[0] === 'api' && segs.length >= 3) {

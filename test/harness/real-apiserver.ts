@@ -199,7 +199,7 @@ export async function installCrds(admin: AdminClient, dirs: readonly string[]): 
       `CRD ${crd.metadata.name} Established`,
       async () => {
         const got = await admin.must('GET', `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${crd.metadata.name}`);
-        const conditions = ((got.status as { conditions?: { type: string; status: string }[] } | undefined)?.conditions ?? []);
+        const conditions = (got.status as { conditions?: { type: string; status: string }[] } | undefined)?.conditions ?? [];
         return conditions.some((c) => c.type === 'Established' && c.status === 'True');
       },
       30_000,
@@ -227,22 +227,38 @@ export async function startRealApiServer(options: RealApiServerOptions): Promise
     const [etcdClient, etcdPeer, securePort] = await Promise.all([freePort(), freePort(), freePort()]);
     const etcd = new Proc(
       'etcd',
-      spawn(etcdBin, [
-        '--data-dir', join(dir, 'etcd'),
-        '--listen-client-urls', `http://127.0.0.1:${etcdClient}`,
-        '--advertise-client-urls', `http://127.0.0.1:${etcdClient}`,
-        '--listen-peer-urls', `http://127.0.0.1:${etcdPeer}`,
-        '--initial-advertise-peer-urls', `http://127.0.0.1:${etcdPeer}`,
-        '--initial-cluster', `default=http://127.0.0.1:${etcdPeer}`,
-        '--name', 'default',
-        '--unsafe-no-fsync',
-      ], { stdio: ['ignore', 'pipe', 'pipe'] }),
+      spawn(
+        etcdBin,
+        [
+          '--data-dir',
+          join(dir, 'etcd'),
+          '--listen-client-urls',
+          `http://127.0.0.1:${etcdClient}`,
+          '--advertise-client-urls',
+          `http://127.0.0.1:${etcdClient}`,
+          '--listen-peer-urls',
+          `http://127.0.0.1:${etcdPeer}`,
+          '--initial-advertise-peer-urls',
+          `http://127.0.0.1:${etcdPeer}`,
+          '--initial-cluster',
+          `default=http://127.0.0.1:${etcdPeer}`,
+          '--name',
+          'default',
+          '--unsafe-no-fsync',
+        ],
+        { stdio: ['ignore', 'pipe', 'pipe'] },
+      ),
     );
     procs.push(etcd);
-    await waitFor('etcd', async () => {
-      const res = await request(`http://127.0.0.1:${etcdClient}/health`);
-      return res.statusCode === 200 && (await res.body.text()).includes('true');
-    }, 30_000, etcd);
+    await waitFor(
+      'etcd',
+      async () => {
+        const res = await request(`http://127.0.0.1:${etcdClient}/health`);
+        return res.statusCode === 200 && (await res.body.text()).includes('true');
+      },
+      30_000,
+      etcd,
+    );
     log(`etcd on 127.0.0.1:${etcdClient}`);
 
     const adminToken = randomBytes(24).toString('hex');
@@ -257,26 +273,30 @@ export async function startRealApiServer(options: RealApiServerOptions): Promise
 
     const apiserver = new Proc(
       'kube-apiserver',
-      spawn(apiserverBin, [
-        `--etcd-servers=http://127.0.0.1:${etcdClient}`,
-        '--bind-address=127.0.0.1',
-        '--advertise-address=127.0.0.1',
-        `--secure-port=${securePort}`,
-        '--insecure-port=0',
-        `--cert-dir=${join(dir, 'certs')}`,
-        `--token-auth-file=${join(dir, 'tokens.csv')}`,
-        '--authorization-mode=RBAC',
-        '--service-account-issuer=https://kubernetes.default.svc.cluster.local',
-        `--service-account-key-file=${join(dir, 'sa.pub')}`,
-        `--service-account-signing-key-file=${join(dir, 'sa.key')}`,
-        '--service-cluster-ip-range=10.0.0.0/24',
-        '--disable-admission-plugins=ServiceAccount',
-        '--enable-priority-and-fairness=false',
-        '--profiling=false',
-        // the "kubernetes" Service's endpoints would be 127.0.0.1, which the server itself refuses
-        '--endpoint-reconciler-type=none',
-        '--v=0',
-      ], { stdio: ['ignore', 'pipe', 'pipe'] }),
+      spawn(
+        apiserverBin,
+        [
+          `--etcd-servers=http://127.0.0.1:${etcdClient}`,
+          '--bind-address=127.0.0.1',
+          '--advertise-address=127.0.0.1',
+          `--secure-port=${securePort}`,
+          '--insecure-port=0',
+          `--cert-dir=${join(dir, 'certs')}`,
+          `--token-auth-file=${join(dir, 'tokens.csv')}`,
+          '--authorization-mode=RBAC',
+          '--service-account-issuer=https://kubernetes.default.svc.cluster.local',
+          `--service-account-key-file=${join(dir, 'sa.pub')}`,
+          `--service-account-signing-key-file=${join(dir, 'sa.key')}`,
+          '--service-cluster-ip-range=10.0.0.0/24',
+          '--disable-admission-plugins=ServiceAccount',
+          '--enable-priority-and-fairness=false',
+          '--profiling=false',
+          // the "kubernetes" Service's endpoints would be 127.0.0.1, which the server itself refuses
+          '--endpoint-reconciler-type=none',
+          '--v=0',
+        ],
+        { stdio: ['ignore', 'pipe', 'pipe'] },
+      ),
     );
     procs.push(apiserver);
     const certFile = join(dir, 'certs', 'apiserver.crt');

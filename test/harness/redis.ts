@@ -11,7 +11,7 @@
  * process exits even if the test forgot to stop it.
  * Assumes: redis-server is on PATH (or REDIS_SERVER names it).
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import net from 'node:net';
 
 export interface TestRedis {
@@ -57,8 +57,7 @@ export async function startOwnRedis(options: OwnRedisOptions = {}): Promise<Test
 }
 
 function sharedRedis(url: string): TestRedis {
-  const refuse = (): Promise<void> =>
-    Promise.reject(new Error('this test needs its own Redis server (startOwnRedis); REDIS_URL points at a shared one'));
+  const refuse = (): Promise<void> => Promise.reject(new Error('this test needs its own Redis server (startOwnRedis); REDIS_URL points at a shared one'));
   return { url, port: Number(new URL(url).port || 6379), owned: false, stop: refuse, start: refuse };
 }
 

@@ -5,9 +5,9 @@
 import t from 'tap';
 import type { KubeObject } from '../../lib/kube/types.js';
 import type { RunReport } from '../../lib/reconcile/run.js';
-import { apiDefinition } from '../fixtures/builders.js';
 import { type FakeTykDashboard, startFakeTykDashboard } from '../fakes/tyk-dashboard.js';
 import { type FakeTykGateway, startFakeTykGateway } from '../fakes/tyk-gateway.js';
+import { apiDefinition } from '../fixtures/builders.js';
 import { startWorld, type World } from '../harness/world.js';
 
 const idOf = (name: string, ns = 'default') => Buffer.from(`${ns}/${name}`).toString('base64url');
@@ -27,7 +27,12 @@ async function setup(t: { teardown(fn: () => unknown): void }): Promise<Setup> {
     await Promise.all([ce2.close(), pro.close()]);
   });
   // a CE context with its connection in spec.env, a pro context with it in a Secret
-  await w.create({ apiVersion: 'tyk.tyk.io/v1alpha1', kind: 'OperatorContext', metadata: { name: 'ce2', namespace: 'default' }, spec: { env: { mode: 'ce', url: ce2.url, auth: 'second-gateway-secret' } } });
+  await w.create({
+    apiVersion: 'tyk.tyk.io/v1alpha1',
+    kind: 'OperatorContext',
+    metadata: { name: 'ce2', namespace: 'default' },
+    spec: { env: { mode: 'ce', url: ce2.url, auth: 'second-gateway-secret' } },
+  });
   await w.create({
     apiVersion: 'v1',
     kind: 'Secret',
@@ -45,14 +50,23 @@ function obj(report: RunReport, kind: string, name: string) {
 }
 
 const withContext = (name: string, context?: string) =>
-  context ? apiDefinition(name).patchSpec({ contextRef: { name: context, namespace: 'default' } }).build() : apiDefinition(name).build();
+  context
+    ? apiDefinition(name)
+        .patchSpec({ contextRef: { name: context, namespace: 'default' } })
+        .build()
+    : apiDefinition(name).build();
 
 t.test('each context gets only its own resources; the default gateway the rest', async (t) => {
   const { w, ce2, pro } = await setup(t);
   await w.create(withContext('plain'));
   await w.create(withContext('on-ce2', 'ce2'));
   await w.create(withContext('on-dash', 'dash'));
-  await w.create({ apiVersion: 'tyk.tyk.io/v1alpha1', kind: 'SecurityPolicy', metadata: { name: 'dash-policy', namespace: 'default' }, spec: { name: 'dash policy', state: 'active', active: true, contextRef: { name: 'dash' }, access_rights_array: [{ name: 'on-dash', namespace: 'default', versions: ['Default'] }] } });
+  await w.create({
+    apiVersion: 'tyk.tyk.io/v1alpha1',
+    kind: 'SecurityPolicy',
+    metadata: { name: 'dash-policy', namespace: 'default' },
+    spec: { name: 'dash policy', state: 'active', active: true, contextRef: { name: 'dash' }, access_rights_array: [{ name: 'on-dash', namespace: 'default', versions: ['Default'] }] },
+  });
   const report = await w.tick();
   t.match(obj(report, 'ApiDefinition', 'plain'), { gateway: 'default', result: 'synced' });
   t.match(obj(report, 'ApiDefinition', 'on-ce2'), { gateway: 'context:default/ce2', result: 'synced' });
@@ -78,7 +92,12 @@ t.test('each context gets only its own resources; the default gateway the rest',
 t.test('a policy cannot link an API on another gateway: it waits, saying so', async (t) => {
   const { w } = await setup(t);
   await w.create(withContext('on-ce2', 'ce2'));
-  await w.create({ apiVersion: 'tyk.tyk.io/v1alpha1', kind: 'SecurityPolicy', metadata: { name: 'p', namespace: 'default' }, spec: { name: 'p', state: 'active', active: true, access_rights_array: [{ name: 'on-ce2', namespace: 'default' }] } });
+  await w.create({
+    apiVersion: 'tyk.tyk.io/v1alpha1',
+    kind: 'SecurityPolicy',
+    metadata: { name: 'p', namespace: 'default' },
+    spec: { name: 'p', state: 'active', active: true, access_rights_array: [{ name: 'on-ce2', namespace: 'default' }] },
+  });
   const report = await w.tick();
   t.match(obj(report, 'SecurityPolicy', 'p'), { result: 'waiting', error: /on another gateway \(context:default\/ce2\)/ });
 });

@@ -112,7 +112,12 @@ t.test('an Event gone between the answers: created after all', async (t) => {
   const { fake, client, obj } = await setup(t);
   const kube = client();
   // 409 at create, then nothing to read (it expired in between): create again
-  fake.inject({ method: 'POST', path: '/api/v1/namespaces/default/events', status: 409, body: { kind: 'Status', apiVersion: 'v1', status: 'Failure', reason: 'AlreadyExists', code: 409, message: 'events "x" already exists' } });
+  fake.inject({
+    method: 'POST',
+    path: '/api/v1/namespaces/default/events',
+    status: 409,
+    body: { kind: 'Status', apiVersion: 'v1', status: 'Failure', reason: 'AlreadyExists', code: 409, message: 'events "x" already exists' },
+  });
   t.match(await kube.recordEvent(obj, 'Warning', 'A', 'a'), { count: 1 });
   t.same(eventCalls(fake), ['POST 409', 'GET 404', 'POST 201']);
   // 409 at patch, then nothing to read: create again
@@ -131,7 +136,12 @@ t.test('a conflict that does not end, or a refusal: thrown, named', async (t) =>
   fake.inject({ method: 'PATCH', path: /\/events\//, status: 409, times: Infinity });
   await t.rejects(kube.recordEvent(obj, 'Warning', 'SyncFailed', 'boom'), /still conflicting after 4 attempts/);
   fake.clearFaults();
-  fake.inject({ method: 'POST', path: /\/events$/, status: 403, body: { kind: 'Status', apiVersion: 'v1', status: 'Failure', reason: 'Forbidden', code: 403, message: 'events is forbidden: User "x" cannot create resource "events"' } });
+  fake.inject({
+    method: 'POST',
+    path: /\/events$/,
+    status: 403,
+    body: { kind: 'Status', apiVersion: 'v1', status: 'Failure', reason: 'Forbidden', code: 403, message: 'events is forbidden: User "x" cannot create resource "events"' },
+  });
   await t.rejects(kube.recordEvent(obj, 'Warning', 'Other', 'x'), { code: 'KUBE_API_ERROR', message: /create events ".*": 403 events is forbidden/ });
   fake.inject({ method: 'PATCH', path: /\/events\//, status: 500 });
   await t.rejects(kube.recordEvent(obj, 'Warning', 'SyncFailed', 'boom'), { message: /patch events ".*": 500/ });

@@ -6,7 +6,7 @@
 import t from 'tap';
 import type { RunReport } from '../../lib/reconcile/run.js';
 import { apiDefinition } from '../fixtures/builders.js';
-import { reported, worldFor, type World } from '../harness/world.js';
+import { reported, worldFor } from '../harness/world.js';
 
 const idOf = (name: string, ns = 'default') => Buffer.from(`${ns}/${name}`).toString('base64url');
 
@@ -41,4 +41,3 @@ t.test('a policy listing that fails holds every API deletion (never delete on do
   w.kube.fake.clearFaults();
   t.match(obj(await w.tick(), 'ApiDefinition', 'a'), { result: 'deleted' });
 });
-

@@ -7,12 +7,12 @@
  */
 import t from 'tap';
 import type { KubeObject } from '../../lib/kube/types.js';
-import type { RunReport } from '../../lib/reconcile/run.js';
 import { apiDefinition } from '../fixtures/builders.js';
-import { reported, worldFor, type World, type WorldOptions } from '../harness/world.js';
+import { reported, type World, worldFor } from '../harness/world.js';
 
 const idOf = (name: string, ns = 'default') => Buffer.from(`${ns}/${name}`).toString('base64url');
-const WHY = /has no \/tyk\/policies API: it answered "404 page not found" \(a Tyk Gateway older than its policy API, such as 3\.1: SecurityPolicies need a newer gateway, or the Tyk Dashboard \(TYK_MODE=pro\)\)/;
+const WHY =
+  /has no \/tyk\/policies API: it answered "404 page not found" \(a Tyk Gateway older than its policy API, such as 3\.1: SecurityPolicies need a newer gateway, or the Tyk Dashboard \(TYK_MODE=pro\)\)/;
 
 const world = worldFor;
 

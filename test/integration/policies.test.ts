@@ -51,7 +51,15 @@ t.test('a protected API and its policy, created API first, sync in one run', asy
   t.match(obj(report, 'ApiDefinition', 'httpbin'), { result: 'synced' });
   t.match(obj(report, 'SecurityPolicy', 'httpbin'), { action: 'CREATE', result: 'synced', id: HTTPBIN });
   const onGateway = gatewayPolicy(w, HTTPBIN);
-  t.match(onGateway, { id: HTTPBIN, name: 'httpbin policy', active: true, rate: 100, per: 60, quota_max: 1000, access_rights: { [HTTPBIN]: { api_id: HTTPBIN, api_name: 'httpbin protected', versions: ['Default'] } } });
+  t.match(onGateway, {
+    id: HTTPBIN,
+    name: 'httpbin policy',
+    active: true,
+    rate: 100,
+    per: 60,
+    quota_max: 1000,
+    access_rights: { [HTTPBIN]: { api_id: HTTPBIN, api_name: 'httpbin protected', versions: ['Default'] } },
+  });
   t.notOk('access_rights_array' in (w.tyk.files('policy').get(HTTPBIN) ?? {}), 'operator-only fields are not sent');
   t.match((await w.get('httpbin', 'default', 'SecurityPolicy'))?.status, { pol_id: HTTPBIN, linked_apis: [{ name: 'httpbin', namespace: 'default' }] });
   t.match((await w.get('httpbin'))?.status, { api_id: HTTPBIN, linked_by_policies: [{ name: 'httpbin', namespace: 'default' }] });
@@ -95,7 +103,7 @@ t.test('re-pointing an access right is one write; an API id change is followed b
   await w.create(apiDefinition('b').build());
   await w.create(policy('p', [{ name: 'a' }]));
   await w.tick();
-  t.ok((gatewayPolicy(w, idOf('p'))?.access_rights as Record<string, unknown>)[idOf('a')]);
+  t.ok((gatewayPolicy(w, idOf('p'))?.access_rights as Record<string, unknown> | undefined)?.[idOf('a')]);
 
   w.resetCounts();
   await w.updateSpec('p', (s) => ({ ...s, access_rights_array: [{ name: 'b', namespace: 'default', versions: ['Default'] }] }), 'default', 'SecurityPolicy');
@@ -157,6 +165,9 @@ t.test('dry run covers both kinds and writes nothing', async (t) => {
   await w.create(policy('p', [{ name: 'a' }]));
   w.resetCounts();
   const res = await w.resync({ dryRun: true });
-  t.same(res.body.objects.map((o) => `${o.kind}/${o.name}:${o.action}:${o.result}`), ['ApiDefinition/a:CREATE:planned', 'SecurityPolicy/p:WAIT:waiting']);
+  t.same(
+    res.body.objects.map((o) => `${o.kind}/${o.name}:${o.action}:${o.result}`),
+    ['ApiDefinition/a:CREATE:planned', 'SecurityPolicy/p:WAIT:waiting'],
+  );
   t.equal(w.tyk.writes() + w.kube.count('PATCH') + w.kube.count('POST'), 0);
 });

@@ -9,8 +9,8 @@
 import t from 'tap';
 import type { KubeObject } from '../../lib/kube/types.js';
 import type { RunReport } from '../../lib/reconcile/run.js';
-import { apiDefinition } from '../fixtures/builders.js';
 import { DASHBOARD_VARIANTS, type FakeTykDashboard, type FakeTykDashboardOptions } from '../fakes/tyk-dashboard.js';
+import { apiDefinition } from '../fixtures/builders.js';
 import { startWorld, type World } from '../harness/world.js';
 
 const idOf = (name: string, ns = 'default') => Buffer.from(`${ns}/${name}`).toString('base64url');
@@ -236,7 +236,11 @@ for (const variant of DASHBOARD_VARIANTS) {
       w.dash.resetCalls();
       t.match(obj(await resyncOne(w, 'p', 'SecurityPolicy'), 'p', 'SecurityPolicy'), { action: 'DELETE', result: 'deleted' });
       t.equal(w.dash.policies().size, 0);
-      t.same(w.dash.calls.filter((c) => c.method === 'DELETE').map((c) => c.path), [`/api/portal/policies/${recreated}`], 'deleted by its _id');
+      t.same(
+        w.dash.calls.filter((c) => c.method === 'DELETE').map((c) => c.path),
+        [`/api/portal/policies/${recreated}`],
+        'deleted by its _id',
+      );
       t.equal(await w.get('p', 'default', 'SecurityPolicy'), undefined, 'finalizer removed, object gone');
 
       await w.delete('a');

@@ -29,7 +29,7 @@ t.test('a created ApiDefinition, announced by a watch event, appears under its i
   const api = w.gatewayApi(HTTPBIN_ID);
   t.ok(api, 'on the gateway under base64url(namespace/name)');
   t.match(api, { api_id: HTTPBIN_ID, name: 'httpbin', proxy: { listen_path: '/httpbin', target_url: 'http://httpbin.org' } });
-  t.same((api?.version_data as Record<string, unknown>).default_version, 'Default', 'versions defaulted');
+  t.same((api?.version_data as Record<string, unknown> | undefined)?.default_version, 'Default', 'versions defaulted');
   const cr = await w.get('httpbin');
   t.same(cr?.metadata.finalizers, [FINALIZER]);
   t.match(cr?.status, { api_id: HTTPBIN_ID, latestTransaction: { status: 'Successful' } });
@@ -42,7 +42,12 @@ t.test('an API already on the gateway under the same id is adopted (updated in p
   const res = await fetch(`${w.tyk.url}/tyk/apis`, {
     method: 'POST',
     headers: { 'x-tyk-authorization': w.tyk.secret, 'content-type': 'application/json' },
-    body: JSON.stringify({ api_id: HTTPBIN_ID, name: 'old httpbin', proxy: { listen_path: '/httpbin', target_url: 'http://old' }, version_data: { not_versioned: true, versions: { Default: { name: 'Default' } } } }),
+    body: JSON.stringify({
+      api_id: HTTPBIN_ID,
+      name: 'old httpbin',
+      proxy: { listen_path: '/httpbin', target_url: 'http://old' },
+      version_data: { not_versioned: true, versions: { Default: { name: 'Default' } } },
+    }),
   });
   t.equal(res.status, 200);
   w.tyk.reloadNow();
@@ -187,7 +192,10 @@ t.test('POST /resync?dryRun=true returns the plan and writes nothing', async (t)
   t.equal(w.kube.count('PATCH'), 0);
   t.equal(w.tyk.loaded('api').size, 0);
   const one = await w.resync({ namespace: 'default', name: 'a', dryRun: true });
-  t.same(one.body.objects.map((o) => o.name), ['a']);
+  t.same(
+    one.body.objects.map((o) => o.name),
+    ['a'],
+  );
 });
 
 t.test('resync scopes: one object, a namespace, everything', async (t) => {
@@ -195,11 +203,20 @@ t.test('resync scopes: one object, a namespace, everything', async (t) => {
   await w.create(apiDefinition('a').build());
   await w.create(apiDefinition('b').inNamespace('team').build());
   const one = await w.resync({ namespace: 'team', name: 'b' });
-  t.same(one.body.objects.map((o) => `${o.namespace}/${o.name}:${o.result}`), ['team/b:synced']);
+  t.same(
+    one.body.objects.map((o) => `${o.namespace}/${o.name}:${o.result}`),
+    ['team/b:synced'],
+  );
   const ns = await w.resync({ namespace: 'default' });
-  t.same(ns.body.objects.map((o) => `${o.namespace}/${o.name}:${o.result}`), ['default/a:synced']);
+  t.same(
+    ns.body.objects.map((o) => `${o.namespace}/${o.name}:${o.result}`),
+    ['default/a:synced'],
+  );
   const all = await w.resync();
-  t.same(all.body.objects.map((o) => `${o.namespace}/${o.name}:${o.result}`), ['default/a:unchanged', 'team/b:unchanged']);
+  t.same(
+    all.body.objects.map((o) => `${o.namespace}/${o.name}:${o.result}`),
+    ['default/a:unchanged', 'team/b:unchanged'],
+  );
 });
 
 t.test('gateway 500 or a dropped connection: Failed status, reported, others sync, next tick retries', async (t) => {
@@ -209,7 +226,13 @@ t.test('gateway 500 or a dropped connection: Failed status, reported, others syn
   await w.create(apiDefinition('dropped').build());
   const id500 = Buffer.from('default/bad500').toString('base64url');
   const idDrop = Buffer.from('default/dropped').toString('base64url');
-  w.tyk.inject({ method: 'POST', path: '/tyk/apis', match: (c) => (c.body as { api_id?: string })?.api_id === id500, status: 500, body: { status: 'error', message: 'file object creation failed, write error' } });
+  w.tyk.inject({
+    method: 'POST',
+    path: '/tyk/apis',
+    match: (c) => (c.body as { api_id?: string })?.api_id === id500,
+    status: 500,
+    body: { status: 'error', message: 'file object creation failed, write error' },
+  });
   // a connection dropped twice in a row (one reset is retried on a fresh connection)
   w.tyk.inject({ method: 'POST', path: '/tyk/apis', match: (c) => (c.body as { api_id?: string })?.api_id === idDrop, drop: true, times: 2 });
   const report = await w.tick();
@@ -229,7 +252,7 @@ t.test('gateway 500 or a dropped connection: Failed status, reported, others syn
   t.match(obj(retried, 'dropped'), { result: 'synced' });
   t.equal(w.tyk.writes(), 2);
   t.match((await w.get('bad500'))?.status, { latestTransaction: { status: 'Successful' } });
-  t.notOk(((await w.get('bad500'))?.status?.latestTransaction as Record<string, unknown>).error, 'error cleared');
+  t.notOk(((await w.get('bad500'))?.status?.latestTransaction as Record<string, unknown> | undefined)?.error, 'error cleared');
 });
 
 t.test('one reset connection (a stale keep-alive socket) is retried, not a failure', async (t) => {
@@ -246,7 +269,14 @@ t.test('an invalid spec is Failed with the gateway message and retried only when
   const w = await world(t);
   await w.create(apiDefinition('broken').build());
   const id = Buffer.from('default/broken').toString('base64url');
-  const fault = w.tyk.inject({ method: 'POST', path: '/tyk/apis', match: (c) => (c.body as { api_id?: string })?.api_id === id, status: 400, body: { status: 'error', message: 'listen path is invalid' }, times: Infinity });
+  const fault = w.tyk.inject({
+    method: 'POST',
+    path: '/tyk/apis',
+    match: (c) => (c.body as { api_id?: string })?.api_id === id,
+    status: 400,
+    body: { status: 'error', message: 'listen path is invalid' },
+    times: Infinity,
+  });
   const first = await w.tick();
   t.match(obj(first, 'broken'), { result: 'invalid', code: 'GATEWAY_REJECTED', error: /listen path is invalid/ });
   w.clock.advance(3_600_000);
@@ -263,7 +293,11 @@ t.test('an invalid spec is Failed with the gateway message and retried only when
 
 t.test('unsupported fields (certificates from Secrets) are a Failed status naming them, and nothing is written', async (t) => {
   const w = await world(t);
-  await w.create(apiDefinition('mtls').patchSpec({ upstream_certificate_refs: { '*': 'my-tls' } }).build());
+  await w.create(
+    apiDefinition('mtls')
+      .patchSpec({ upstream_certificate_refs: { '*': 'my-tls' } })
+      .build(),
+  );
   const report = await w.tick();
   t.match(obj(report, 'mtls'), { result: 'invalid', error: /upstream_certificate_refs/ });
   t.equal(w.tyk.writes(), 0);
@@ -306,7 +340,10 @@ t.test('WATCH_NAMESPACE limits what is managed', async (t) => {
   await w.create(apiDefinition('inside').inNamespace('team').build());
   await w.create(apiDefinition('outside').build());
   const report = await w.tick();
-  t.same(report.objects.map((o) => `${o.namespace}/${o.name}`), ['team/inside']);
+  t.same(
+    report.objects.map((o) => `${o.namespace}/${o.name}`),
+    ['team/inside'],
+  );
   const ev = await w.announce('ADDED', 'outside');
   t.match(obj(ev, 'outside'), { result: 'skipped', reason: 'not watched' });
   t.equal(w.tyk.loaded('api').size, 1);

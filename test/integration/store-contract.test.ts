@@ -7,12 +7,12 @@
  */
 import { randomUUID } from 'node:crypto';
 import { inspect } from 'node:util';
-import t from 'tap';
 import { Redis } from 'ioredis';
+import t from 'tap';
 import { systemClock } from '../../lib/clock.js';
-import { ConfigError, StoreUnavailableError, describeError } from '../../lib/errors.js';
+import { ConfigError, describeError, StoreUnavailableError } from '../../lib/errors.js';
 import { MemoryStore } from '../../lib/store/memory.js';
-import { RedisStore, createRedisStore, escapeGlob } from '../../lib/store/redis.js';
+import { createRedisStore, escapeGlob, RedisStore } from '../../lib/store/redis.js';
 import type { Store, SyncRecord } from '../../lib/store/types.js';
 import { FakeClock } from '../harness/clock.js';
 import { startOwnRedis, startRedis, type TestRedis } from '../harness/redis.js';
@@ -403,7 +403,11 @@ t.test('RedisStore', async (t) => {
       garbage.map(() => null),
     );
     const written = await Promise.all(garbage.map((_, i) => store.putRecord(record(`bad/${i}`, 1))));
-    t.strictSame(written, garbage.map(() => true), 'a CAS against garbage writes');
+    t.strictSame(
+      written,
+      garbage.map(() => true),
+      'a CAS against garbage writes',
+    );
     t.equal((await store.getRecords(['bad/0']))[0]?.key, 'bad/0');
   });
 
@@ -500,7 +504,10 @@ t.test('RedisStore failures, on servers of its own', async (t) => {
     await assertUnavailable(t, store.ping(), 'ping', secret);
     await store.close();
     t.ok(errors.length > 0, 'the refused connection was reported');
-    t.ok(errors.some((err) => describeError(err).includes('***')), 'scrubbed where it was');
+    t.ok(
+      errors.some((err) => describeError(err).includes('***')),
+      'scrubbed where it was',
+    );
     for (const err of errors) assertNoSecret(t, err, secret);
   });
 
@@ -515,7 +522,10 @@ t.test('RedisStore failures, on servers of its own', async (t) => {
       await assertUnavailable(t, store.lock('k', 'A', L), 'lock', wrong);
       await until(() => errors.length > 0, 3000);
       await store.close();
-      t.ok(errors.some((err) => describeError(err).includes('WRONGPASS')), 'the refusal was reported');
+      t.ok(
+        errors.some((err) => describeError(err).includes('WRONGPASS')),
+        'the refusal was reported',
+      );
       for (const err of errors) assertNoSecret(t, err, wrong);
     }
   });

@@ -49,13 +49,7 @@ function policy(name: string, extra: JsonObject = {}): JsonObject {
 }
 
 /** Asserts that p rejects with an instance of cls, with this status and a message matching. */
-async function fails(
-  tt: TapTest,
-  p: Promise<unknown>,
-  cls: abstract new (...args: any[]) => Error,
-  want: { status?: number; message?: RegExp } = {},
-  what = 'fails',
-): Promise<void> {
+async function fails(tt: TapTest, p: Promise<unknown>, cls: abstract new (...args: any[]) => Error, want: { status?: number; message?: RegExp } = {}, what = 'fails'): Promise<void> {
   const err: unknown = await p.then(
     () => undefined,
     (e: unknown) => e,
@@ -84,7 +78,7 @@ for (const variant of DASHBOARD_VARIANTS) {
       const { d, client } = await setup(tt);
       tt.equal(client.reloadRequired, false);
       tt.equal(client.name, 'default');
-      tt.equal(client.url, d.url + '/', 'the URL, without credentials');
+      tt.equal(client.url, `${d.url}/`, 'the URL, without credentials');
 
       await client.upsert('api', 'ZGVmYXVsdC9odHRwYmlu', api('httpbin', { id: 'someone-elses-internal-id', api_id: 'ignored' }));
       tt.equal(d.count('POST', '/api/apis'), 1);
@@ -105,7 +99,7 @@ for (const variant of DASHBOARD_VARIANTS) {
         [`PUT /api/apis/${internal}`],
         'a known API is updated with one PUT by internal id',
       );
-      tt.equal((d.calls[0]?.body as any).api_definition.id, internal, 'carrying the internal id');
+      tt.equal((d.calls[0]?.body as any)?.api_definition.id, internal, 'carrying the internal id');
       tt.equal(d.apis().get('ZGVmYXVsdC9odHRwYmlu')?.name, 'renamed');
       tt.equal(d.apis().get('ZGVmYXVsdC9odHRwYmlu')?.id, internal, 'the same API');
 
@@ -140,7 +134,10 @@ for (const variant of DASHBOARD_VARIANTS) {
       const apis = await client.list('api');
       tt.equal(apis.size, 8, 'all 8 APIs over 3 pages');
       tt.same([...apis.keys()], ['api-0', 'api-1', 'api-2', 'api-3', 'api-4', 'api-5', 'api-6', 'api-7'], 'oldest first');
-      tt.same(d.calls.map((c) => c.query.p), ['1', '2', '3']);
+      tt.same(
+        d.calls.map((c) => c.query.p),
+        ['1', '2', '3'],
+      );
       tt.equal(d.calls[0]?.query.sort, 'created_at');
       const policies = await client.list('policy');
       tt.equal(policies.size, 5, 'all 5 policies over 2 pages');
@@ -152,7 +149,10 @@ for (const variant of DASHBOARD_VARIANTS) {
       d.inject({ method: 'GET', path: '/api/portal/policies', match: (c) => c.query.p === '2', status: 200, body: { Data: [], Pages: 4 } });
       d.resetCalls();
       tt.equal((await client.list('policy')).size, 5, 'the page count changed: read again from page 1');
-      tt.same(d.calls.map((c) => c.query.p), ['1', '2', '1', '2']);
+      tt.same(
+        d.calls.map((c) => c.query.p),
+        ['1', '2', '1', '2'],
+      );
 
       d.inject({ method: 'GET', path: '/api/portal/policies', match: (c) => c.query.p === '2', status: 200, body: { Data: [], Pages: 4 }, times: Infinity });
       await tt.rejects(client.list('policy'), /kept changing/);
@@ -193,7 +193,10 @@ for (const variant of DASHBOARD_VARIANTS) {
       d.removeApi('a1');
       d.resetCalls();
       await client.upsert('api', 'a1', api('a1'));
-      tt.same(d.calls.map((c) => `${c.method} ${c.status}`), ['PUT 404', 'POST 200']);
+      tt.same(
+        d.calls.map((c) => `${c.method} ${c.status}`),
+        ['PUT 404', 'POST 200'],
+      );
       tt.ok(d.apis().has('a1'));
       tt.not(d.apis().get('a1')?.id, first, 'a new API');
 
@@ -210,10 +213,17 @@ for (const variant of DASHBOARD_VARIANTS) {
       onPrem.d.resetCalls();
       await onPrem.client.upsert('api', 'ours', api('ours'));
       tt.same([...onPrem.d.apis().keys()], ['ours'], 'the API carries our api_id');
-      tt.same(onPrem.d.calls.map((c) => c.method), ['POST', 'PUT', 'GET']);
+      tt.same(
+        onPrem.d.calls.map((c) => c.method),
+        ['POST', 'PUT', 'GET'],
+      );
       onPrem.d.resetCalls();
       await onPrem.client.upsert('api', 'ours', api('ours', { name: 'v2' }));
-      tt.same(onPrem.d.calls.map((c) => c.method), ['PUT'], 'then updated like any other');
+      tt.same(
+        onPrem.d.calls.map((c) => c.method),
+        ['PUT'],
+        'then updated like any other',
+      );
 
       const cloud = await setup(tt, { ignoreApiIdOnCreate: true, immutableApiId: true });
       const err = await cloud.client.upsert('api', 'ours', api('ours')).then(
@@ -230,10 +240,17 @@ for (const variant of DASHBOARD_VARIANTS) {
       terse.d.inject({ method: 'POST', path: '/api/apis', status: 200, body: { Status: 'OK', Message: 'API created', Meta: made.Meta } });
       terse.d.resetCalls();
       await terse.client.upsert('api', 'x', api('x'));
-      tt.same(terse.d.calls.map((c) => `${c.method} ${c.path}`), ['POST /api/apis', `GET /api/apis/${made.Meta}`]);
+      tt.same(
+        terse.d.calls.map((c) => `${c.method} ${c.path}`),
+        ['POST /api/apis', `GET /api/apis/${made.Meta}`],
+      );
       terse.d.resetCalls();
       await terse.client.upsert('api', 'x', api('x', { name: 'x2' }));
-      tt.same(terse.d.calls.map((c) => `${c.method} ${c.path}`), [`PUT /api/apis/${made.Meta}`], 'the internal id was learned');
+      tt.same(
+        terse.d.calls.map((c) => `${c.method} ${c.path}`),
+        [`PUT /api/apis/${made.Meta}`],
+        'the internal id was learned',
+      );
 
       // A Dashboard that answers a create without any id, and has nothing under ours.
       const quiet = await setup(tt);
@@ -245,18 +262,29 @@ for (const variant of DASHBOARD_VARIANTS) {
       const { d, client, fresh } = await setup(tt);
       d.resetCalls();
       await client.upsert('policy', 'cG9saWN5', policy('gold', { _id: '000000000000000000000000', id: 'ignored' }));
-      tt.same(d.calls.map((c) => `${c.method} ${c.path}`), ['GET /api/portal/policies', 'POST /api/portal/policies'], 'a miss lists first');
+      tt.same(
+        d.calls.map((c) => `${c.method} ${c.path}`),
+        ['GET /api/portal/policies', 'POST /api/portal/policies'],
+        'a miss lists first',
+      );
       tt.same(d.calls[1]?.body, { ...policy('gold'), id: 'cG9saWN5' }, 'POSTed with our id and no _id');
       const mid = midOf(d, 'cG9saWN5');
 
       d.resetCalls();
       const got = await client.get('policy', 'cG9saWN5');
       tt.match(got, { id: 'cG9saWN5', _id: mid, name: 'gold', rate: 10 });
-      tt.same(d.calls.map((c) => `${c.method} ${c.path}`), [`GET /api/portal/policies/${mid}`], 'the _id from the create answer');
+      tt.same(
+        d.calls.map((c) => `${c.method} ${c.path}`),
+        [`GET /api/portal/policies/${mid}`],
+        'the _id from the create answer',
+      );
 
       d.resetCalls();
       await client.upsert('policy', 'cG9saWN5', policy('gold', { rate: 20 }));
-      tt.same(d.calls.map((c) => `${c.method} ${c.path}`), [`PUT /api/portal/policies/${mid}`]);
+      tt.same(
+        d.calls.map((c) => `${c.method} ${c.path}`),
+        [`PUT /api/portal/policies/${mid}`],
+      );
       tt.match(d.calls[0]?.body, { id: 'cG9saWN5', _id: mid, rate: 20 });
       tt.equal(d.policies().get(mid)?.rate, 20);
 
@@ -264,10 +292,17 @@ for (const variant of DASHBOARD_VARIANTS) {
       const other = fresh();
       d.resetCalls();
       tt.match(await other.get('policy', 'cG9saWN5'), { _id: mid, rate: 20 });
-      tt.same(d.calls.map((c) => `${c.method} ${c.path}`), ['GET /api/portal/policies']);
+      tt.same(
+        d.calls.map((c) => `${c.method} ${c.path}`),
+        ['GET /api/portal/policies'],
+      );
       d.resetCalls();
       await other.upsert('policy', 'cG9saWN5', policy('gold', { rate: 30 }));
-      tt.same(d.calls.map((c) => `${c.method} ${c.path}`), [`PUT /api/portal/policies/${mid}`], 'learned from the list');
+      tt.same(
+        d.calls.map((c) => `${c.method} ${c.path}`),
+        [`PUT /api/portal/policies/${mid}`],
+        'learned from the list',
+      );
       tt.equal(d.policies().size, 1, 'never duplicated');
       const fresher = fresh();
       await fresher.upsert('policy', 'cG9saWN5', policy('gold', { rate: 40 }));
@@ -301,7 +336,11 @@ for (const variant of DASHBOARD_VARIANTS) {
       tt.equal(await client.get('policy', 'new-0'), null, 'absent per the list just made');
       for (let i = 0; i < 3; i++) await client.upsert('policy', `new-${i}`, policy(`new${i}`));
       await client.upsert('policy', 'old-1', policy('old1', { rate: 3 }));
-      tt.same(d.calls.map((c) => c.method), ['POST', 'POST', 'POST', 'PUT'], 'no list per create');
+      tt.same(
+        d.calls.map((c) => c.method),
+        ['POST', 'POST', 'POST', 'PUT'],
+        'no list per create',
+      );
       tt.equal(d.policies().size, 6);
 
       // Made meanwhile (say, by a POST whose answer was lost): the refused POST finds it and updates it.
@@ -309,7 +348,10 @@ for (const variant of DASHBOARD_VARIANTS) {
       d.inject({ method: 'POST', path: '/api/portal/policies', status: 400, body: { Status: 'Error', Message: 'This policy name has already been used. Enter a unique policy name.', Meta: null } });
       d.resetCalls();
       await client.upsert('policy', 'lost', policy('lost', { rate: 42 }));
-      tt.same(d.calls.map((c) => `${c.method} ${c.status}`), ['POST 400', 'GET 200', 'GET 200', 'GET 200', 'GET 200', `PUT 200`]);
+      tt.same(
+        d.calls.map((c) => `${c.method} ${c.status}`),
+        ['POST 400', 'GET 200', 'GET 200', 'GET 200', 'GET 200', `PUT 200`],
+      );
       tt.equal(d.policies().get(lost)?.rate, 42);
       tt.equal(d.policies().size, 7, 'not duplicated');
 
@@ -317,7 +359,11 @@ for (const variant of DASHBOARD_VARIANTS) {
       await strict.list('policy');
       d.resetCalls();
       await strict.upsert('policy', 'new-3', policy('new3'));
-      tt.same(d.calls.map((c) => `${c.method} ${c.query.p ?? ''}`), ['GET 1', 'GET 2', 'GET 3', 'GET 4', 'POST '], 'listFreshMs 0: a miss always lists (7 policies, 4 pages)');
+      tt.same(
+        d.calls.map((c) => `${c.method} ${c.query.p ?? ''}`),
+        ['GET 1', 'GET 2', 'GET 3', 'GET 4', 'POST '],
+        'listFreshMs 0: a miss always lists (7 policies, 4 pages)',
+      );
     });
 
     t.test('a policy deleted or re-keyed behind the client’s back', async (tt) => {
@@ -410,7 +456,7 @@ for (const variant of DASHBOARD_VARIANTS) {
       d.inject({ path: '/api/portal/policies', hang: true });
       const slow = fresh({ timeoutMs: 150 });
       await fails(tt, slow.list('policy'), GatewayUnavailableError, { message: /timed out/ }, 'hung');
-      tt.equal(await client.get('api', 'a') !== null, true, 'the client works on after errors');
+      tt.equal((await client.get('api', 'a')) !== null, true, 'the client works on after errors');
     });
 
     t.test('remove: a failed delete is done only when a read confirms the object is gone', async (tt) => {
@@ -456,7 +502,11 @@ for (const variant of DASHBOARD_VARIANTS) {
     t.test('a policy is found by its Dashboard _id too (adopting with spec.id = _id)', async (t) => {
       const dash = await startFakeTykDashboard(variant.options);
       t.teardown(() => dash.close());
-      const seed = await fetch(`${dash.url}/api/portal/policies`, { method: 'POST', headers: { authorization: dash.secret, 'content-type': 'application/json' }, body: JSON.stringify({ id: 'someone-elses-id', name: 'legacy', active: true }) });
+      const seed = await fetch(`${dash.url}/api/portal/policies`, {
+        method: 'POST',
+        headers: { authorization: dash.secret, 'content-type': 'application/json' },
+        body: JSON.stringify({ id: 'someone-elses-id', name: 'legacy', active: true }),
+      });
       t.equal(seed.status, 200);
       const [mid] = [...dash.policies().keys()];
       const client = new TykDashboardClient({ name: 'pro', url: dash.url, secret: dash.secret });
@@ -505,7 +555,11 @@ t.test('absent is exactly the documented answer for an unknown id, per call; any
   d.resetCalls();
   d.removeApi('a');
   await client.upsert('api', 'a', api('a'));
-  tt.same(d.calls.map((c) => `${c.method} ${c.status}`), ['PUT 404', 'POST 200'], 'PUT 404 "API definition does not exist": created');
+  tt.same(
+    d.calls.map((c) => `${c.method} ${c.status}`),
+    ['PUT 404', 'POST 200'],
+    'PUT 404 "API definition does not exist": created',
+  );
   d.inject({ method: 'PUT', path: /^\/api\/apis\//, status: 404, body: e('Not found') });
   await fails(tt, client.upsert('api', 'a', api('a')), GatewayApiError, { status: 404 }, 'PUT 404 with another message');
 
@@ -527,7 +581,11 @@ t.test('absent is exactly the documented answer for an unknown id, per call; any
   d.inject({ method: 'PUT', path: `/api/portal/policies/${mid}`, status: 404, body: e('Could not retrieve portal object.') });
   d.resetCalls();
   await client.upsert('policy', 'p', policy('p', { rate: 3 }));
-  tt.same(d.calls.map((c) => `${c.method} ${c.status}`), ['PUT 404', 'GET 200', 'PUT 200'], 'PUT 404: looked up again, found, updated');
+  tt.same(
+    d.calls.map((c) => `${c.method} ${c.status}`),
+    ['PUT 404', 'GET 200', 'PUT 200'],
+    'PUT 404: looked up again, found, updated',
+  );
   d.inject({ method: 'DELETE', path: `/api/portal/policies/${mid}`, status: 404, body: e('Could not retrieve portal object.') });
   await fails(tt, client.remove('policy', 'p'), GatewayApiError, { status: 404 }, 'DELETE policy 404 with GET’s message');
   d.inject({ method: 'DELETE', path: `/api/portal/policies/${mid}`, status: 404, body: e('Could not retrieve object for deletion') });
@@ -555,10 +613,18 @@ t.test('a fresh list answers for our ids, but a Dashboard _id is read directly (
   tt.equal(await client.get('policy', 'bm90LWFuLW9iamVjdC1pZA'), null, 'absent per the fresh list');
   tt.equal(d.calls.length, 0, 'without a call');
   tt.match(await client.get('policy', made.Message), { _id: made.Message, name: 'made just now' });
-  tt.same(d.calls.map((c) => `${c.method} ${c.path}`), [`GET /api/portal/policies/${made.Message}`], 'one GET by _id');
+  tt.same(
+    d.calls.map((c) => `${c.method} ${c.path}`),
+    [`GET /api/portal/policies/${made.Message}`],
+    'one GET by _id',
+  );
   tt.equal(await client.get('policy', '66570989d98dd00001da17f1'), null, 'an unknown _id is absent');
   d.resetCalls();
   await client.upsert('policy', made.Message, policy('made just now', { rate: 9 }));
-  tt.same(d.calls.map((c) => `${c.method} ${c.path}`), [`PUT /api/portal/policies/${made.Message}`], 'adopted in place');
+  tt.same(
+    d.calls.map((c) => `${c.method} ${c.path}`),
+    [`PUT /api/portal/policies/${made.Message}`],
+    'adopted in place',
+  );
   tt.equal(d.policies().size, 1);
 });

@@ -82,7 +82,10 @@ t.test('older gateways: DELETE of an API they lack is 500 "Delete failed", done 
   const { gw, client } = await setup(tt, { legacyDelete: true });
   gw.resetCalls();
   await client.remove('api', 'never');
-  tt.same(gw.calls.map((c) => `${c.method} ${c.path} ${c.status}`), ['DELETE /tyk/apis/never 500', 'GET /tyk/apis/never 404']);
+  tt.same(
+    gw.calls.map((c) => `${c.method} ${c.path} ${c.status}`),
+    ['DELETE /tyk/apis/never 500', 'GET /tyk/apis/never 404'],
+  );
 
   await client.upsert('api', 'kept', api('kept'));
   await reloaded(client, gw);
@@ -106,13 +109,18 @@ t.test('a 404 that is not Tyk’s JSON (a proxy’s page) is an error, never "ab
 
 t.test('Tyk Gateway 3.1: no /tyk/policies: every policy call is a clear GatewayUnsupportedError, never "absent" or "deleted"; APIs work', async (tt) => {
   const { gw, client } = await setup(tt, { version: '3.1' });
-  const why = /gateway default has no \/tyk\/policies API: it answered "404 page not found" \(a Tyk Gateway older than its policy API, such as 3\.1: SecurityPolicies need a newer gateway, or the Tyk Dashboard \(TYK_MODE=pro\)\)/;
+  const why =
+    /gateway default has no \/tyk\/policies API: it answered "404 page not found" \(a Tyk Gateway older than its policy API, such as 3\.1: SecurityPolicies need a newer gateway, or the Tyk Dashboard \(TYK_MODE=pro\)\)/;
   await fails(tt, client.list('policy'), GatewayUnsupportedError, why, 'list');
   await fails(tt, client.get('policy', 'p1'), GatewayUnsupportedError, why, 'get');
   await fails(tt, client.upsert('policy', 'p1', policy('p')), GatewayUnsupportedError, why, 'upsert');
   gw.resetCalls();
   await fails(tt, client.remove('policy', 'p1'), GatewayUnsupportedError, why, 'remove');
-  tt.same(gw.calls.map((c) => `${c.method} ${c.status}`), ['DELETE 404'], 'no GET settles it as deleted');
+  tt.same(
+    gw.calls.map((c) => `${c.method} ${c.status}`),
+    ['DELETE 404'],
+    'no GET settles it as deleted',
+  );
   const err = (await caught(client.get('policy', 'p1'))) as GatewayUnsupportedError;
   tt.equal(err.code, 'GATEWAY_UNSUPPORTED');
   tt.equal(err.status, 404);
@@ -125,16 +133,25 @@ t.test('Tyk Gateway 3.1: no /tyk/policies: every policy call is a clear GatewayU
   await client.ping();
   gw.resetCalls();
   await client.remove('api', 'never');
-  tt.same(gw.calls.map((c) => `${c.method} ${c.status}`), ['DELETE 500', 'GET 404'], 'the old DELETE of what it lacks');
+  tt.same(
+    gw.calls.map((c) => `${c.method} ${c.status}`),
+    ['DELETE 500', 'GET 404'],
+    'the old DELETE of what it lacks',
+  );
 });
 
 t.test('a gateway whose policies come from a Dashboard: policy writes are GatewayUnsupportedError; reads work', async (tt) => {
   const { gw, client } = await setup(tt, { policySource: 'service' });
-  const why = /takes its policies from a Dashboard \(policy_source "service"\) and refuses policy writes: Due to enabled service policy source, please use the Dashboard API\. Manage SecurityPolicies through the Dashboard \(TYK_MODE=pro\)/;
+  const why =
+    /takes its policies from a Dashboard \(policy_source "service"\) and refuses policy writes: Due to enabled service policy source, please use the Dashboard API\. Manage SecurityPolicies through the Dashboard \(TYK_MODE=pro\)/;
   await fails(tt, client.upsert('policy', 'p1', policy('p')), GatewayUnsupportedError, why, 'upsert');
   gw.resetCalls();
   await fails(tt, client.remove('policy', 'p1'), GatewayUnsupportedError, why, 'remove');
-  tt.same(gw.calls.map((c) => c.method), ['DELETE'], 'a refused delete is never settled by a GET');
+  tt.same(
+    gw.calls.map((c) => c.method),
+    ['DELETE'],
+    'a refused delete is never settled by a GET',
+  );
   tt.equal(await client.get('policy', 'p1'), null, 'reads as usual');
   tt.same(await client.list('policy'), new Map());
   gw.inject({ method: 'POST', path: '/tyk/apis', status: 500, body: { status: 'error', message: 'Due to enabled service policy source, please use the Dashboard API.' } });

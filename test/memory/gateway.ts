@@ -31,24 +31,8 @@
 import type { Clock } from '../../lib/clock.js';
 import { GatewayApiError, GatewayRejectedError, GatewayUnavailableError } from '../../lib/errors.js';
 import type { Gateway, GatewayObjectKind, JsonObject } from '../../lib/gateway/types.js';
-import {
-  API_SHAPE,
-  decodeModel,
-  fill,
-  invalidApi,
-  type JsonObject as DashboardJson,
-  MSG,
-  POLICY_SHAPE,
-} from '../fakes/tyk-dashboard.js';
-import {
-  countByListenHash,
-  decodeBody,
-  fixListenPath,
-  type JsonObject as TykJson,
-  KINDS,
-  loadKind,
-  validateApi,
-} from '../fakes/tyk-gateway.js';
+import { API_SHAPE, type JsonObject as DashboardJson, decodeModel, fill, invalidApi, MSG, POLICY_SHAPE } from '../fakes/tyk-dashboard.js';
+import { countByListenHash, decodeBody, fixListenPath, KINDS, loadKind, type JsonObject as TykJson, validateApi } from '../fakes/tyk-gateway.js';
 import { type FailHow, type PortFault, type PortFaultHandle, PortFaults } from './faults.js';
 
 export type GatewayOp = 'list' | 'get' | 'upsert' | 'remove' | 'reload' | 'ping';
@@ -76,7 +60,11 @@ class ObjectIds {
   constructor(private readonly clock: Clock) {}
   next(): string {
     this.n += 1;
-    return Math.floor(this.clock.now() / 1000).toString(16).padStart(8, '0') + this.n.toString(16).padStart(16, '0');
+    return (
+      Math.floor(this.clock.now() / 1000)
+        .toString(16)
+        .padStart(8, '0') + this.n.toString(16).padStart(16, '0')
+    );
   }
 }
 

@@ -30,24 +30,12 @@
 import { randomUUID } from 'node:crypto';
 import type { Clock } from '../../lib/clock.js';
 import { KubeApiError, KubeConflictError, KubeUnavailableError } from '../../lib/errors.js';
+import { API_DEFINITION, EVENT, OPERATOR_CONTEXT, SECRET, SECURITY_POLICY } from '../../lib/kinds.js';
 import { EventRecorder, type EventSink, type EventType, type KubeEvent, type RecordedEvent } from '../../lib/kube/events.js';
 import type { KubeApi, KubeObject, ResourceKind } from '../../lib/kube/types.js';
-import { API_DEFINITION, EVENT, OPERATOR_CONTEXT, SECRET, SECURITY_POLICY } from '../../lib/kinds.js';
 import { type FailHow, type PortFault, type PortFaultHandle, PortFaults } from './faults.js';
 
-export type KubeOp =
-  | 'get'
-  | 'list'
-  | 'patchStatus'
-  | 'addFinalizer'
-  | 'removeFinalizer'
-  | 'patchFinalizers'
-  | 'recordEvent'
-  | 'getEvent'
-  | 'createEvent'
-  | 'patchEvent'
-  | 'whoAmI'
-  | 'ping';
+export type KubeOp = 'get' | 'list' | 'patchStatus' | 'addFinalizer' | 'removeFinalizer' | 'patchFinalizers' | 'recordEvent' | 'getEvent' | 'createEvent' | 'patchEvent' | 'whoAmI' | 'ping';
 
 export interface MemoryKubeOptions {
   clock: Clock;
@@ -314,7 +302,11 @@ export class MemoryKube implements KubeApi, EventSink {
         const stored = this.bucket(kind).get(objectKey(namespace, name));
         if (!stored) return null;
         if (resourceVersion !== undefined && resourceVersion !== stored.metadata.resourceVersion) {
-          throw new KubeConflictError(409, `update finalizers of ${kind.plural} "${name}": 409 Operation cannot be fulfilled on ${kind.plural}.${kind.group} "${name}": the object has been modified; please apply your changes to the latest version and try again`, { context: { reason: 'Conflict' } });
+          throw new KubeConflictError(
+            409,
+            `update finalizers of ${kind.plural} "${name}": 409 Operation cannot be fulfilled on ${kind.plural}.${kind.group} "${name}": the object has been modified; please apply your changes to the latest version and try again`,
+            { context: { reason: 'Conflict' } },
+          );
         }
         return this.storeFinalizers(kind, stored, next);
       } catch (err) {
@@ -330,7 +322,9 @@ export class MemoryKube implements KubeApi, EventSink {
     const before = new Set(stored.metadata.finalizers ?? []);
     const added = finalizers.filter((f) => !before.has(f));
     if (deleting && added.length > 0) {
-      throw new KubeApiError(422, `update finalizers of ${kind.plural} "${stored.metadata.name}": 422 metadata.finalizers: Forbidden: no new finalizers can be added if the object is being deleted`, { context: { reason: 'Invalid' } });
+      throw new KubeApiError(422, `update finalizers of ${kind.plural} "${stored.metadata.name}": 422 metadata.finalizers: Forbidden: no new finalizers can be added if the object is being deleted`, {
+        context: { reason: 'Invalid' },
+      });
     }
     const next = clone(stored);
     if (finalizers.length > 0) next.metadata.finalizers = [...finalizers];

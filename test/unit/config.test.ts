@@ -33,7 +33,16 @@ t.test('defaults', async (t) => {
 });
 
 t.test('lists and flags', async (t) => {
-  const c = loadConfig({ ...base, WATCH_NAMESPACE: 'a, b,a', WEBHOOK_TOKEN: `${TOKEN},${TOKEN}-2`, TYK_TLS_INSECURE_SKIP_VERIFY: 'true', TYK_ORG: 'org1', REDIS_URL: 'redis://:pw@r:6379/0', PORT: '0', TYK_MODE: 'CE' });
+  const c = loadConfig({
+    ...base,
+    WATCH_NAMESPACE: 'a, b,a',
+    WEBHOOK_TOKEN: `${TOKEN},${TOKEN}-2`,
+    TYK_TLS_INSECURE_SKIP_VERIFY: 'true',
+    TYK_ORG: 'org1',
+    REDIS_URL: 'redis://:pw@r:6379/0',
+    PORT: '0',
+    TYK_MODE: 'CE',
+  });
   t.same(c.watchNamespaces, ['a', 'b']);
   t.same(c.webhookTokens, [TOKEN, `${TOKEN}-2`]);
   t.equal(c.tyk.insecureSkipVerify, true);
@@ -43,9 +52,23 @@ t.test('lists and flags', async (t) => {
 });
 
 t.test('every bad setting is named, one line each, secrets never echoed', async (t) => {
-  const lines = problems({ TYK_AUTH: '', TYK_URL: 'ftp://x', WEBHOOK_TOKEN: 'short-secret', PORT: '70000', RESYNC_SCHEDULE: 'often', LOG_LEVEL: 'loud', WATCH_NAMESPACE: 'Bad_NS', REDIS_URL: 'http://x', TYK_TLS_INSECURE_SKIP_VERIFY: 'maybe', TYK_MODE: 'enterprise' });
+  const lines = problems({
+    TYK_AUTH: '',
+    TYK_URL: 'ftp://x',
+    WEBHOOK_TOKEN: 'short-secret',
+    PORT: '70000',
+    RESYNC_SCHEDULE: 'often',
+    LOG_LEVEL: 'loud',
+    WATCH_NAMESPACE: 'Bad_NS',
+    REDIS_URL: 'http://x',
+    TYK_TLS_INSECURE_SKIP_VERIFY: 'maybe',
+    TYK_MODE: 'enterprise',
+  });
   const named = lines.map((l) => l.split(':')[0]);
-  t.same(named.sort(), ['LOG_LEVEL', 'PORT', 'REDIS_URL', 'RESYNC_SCHEDULE', 'RESYNC_TOKEN', 'TYK_AUTH', 'TYK_MODE', 'TYK_TLS_INSECURE_SKIP_VERIFY', 'TYK_URL', 'WATCH_NAMESPACE', 'WEBHOOK_TOKEN'].sort());
+  t.same(
+    named.sort(),
+    ['LOG_LEVEL', 'PORT', 'REDIS_URL', 'RESYNC_SCHEDULE', 'RESYNC_TOKEN', 'TYK_AUTH', 'TYK_MODE', 'TYK_TLS_INSECURE_SKIP_VERIFY', 'TYK_URL', 'WATCH_NAMESPACE', 'WEBHOOK_TOKEN'].sort(),
+  );
   t.notMatch(lines.join('\n'), /short-secret/);
 });
 

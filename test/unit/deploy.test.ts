@@ -31,8 +31,8 @@ import {
   isObj,
   loadYamlFile,
   type Obj,
-  parseDockerfile,
   type PolicyRule,
+  parseDockerfile,
   type RbacRequest,
   rbacRequest,
   ruleAllows,
@@ -113,7 +113,10 @@ t.test('every YAML file under deploy/ and serverless.yml parses; each document h
 });
 
 function checkKubeconfig(t: Test, where: string, doc: Obj): void {
-  const names = (key: string): string[] => arr(doc[key]).map((e) => at(e, 'name')).filter((n): n is string => typeof n === 'string');
+  const names = (key: string): string[] =>
+    arr(doc[key])
+      .map((e) => at(e, 'name'))
+      .filter((n): n is string => typeof n === 'string');
   const clusters = names('clusters');
   const users = names('users');
   const contexts = names('contexts');
@@ -143,7 +146,11 @@ t.test('kustomizations list only files that exist; deploy/kubernetes leaves out 
     for (const p of paths) t.ok(existsSync(join(dir, p)), `${file}: ${p} exists`);
     // a resource is a manifest file or a directory holding a kustomization
     for (const r of arr(k.resources).filter((p): p is string => typeof p === 'string' && existsSync(join(dir, p)))) {
-      if (statSync(join(dir, r)).isDirectory()) t.ok(['kustomization.yaml', 'kustomization.yml', 'Kustomization'].some((n) => existsSync(join(dir, r, n))), `${file}: ${r}/ has a kustomization`);
+      if (statSync(join(dir, r)).isDirectory())
+        t.ok(
+          ['kustomization.yaml', 'kustomization.yml', 'Kustomization'].some((n) => existsSync(join(dir, r, n))),
+          `${file}: ${r}/ has a kustomization`,
+        );
     }
   }
   const k = one('deploy/kubernetes/kustomization.yaml', 'Kustomization');
@@ -169,7 +176,7 @@ function handlerSource(handler: string): { source: string; exportName: string } 
   return { source: `functions/${m[1] ?? m[2]}.ts`, exportName: m[3] as string };
 }
 
-t.test("serverless.yml: each handler is a function exported by functions/<name>.ts", async (t) => {
+t.test('serverless.yml: each handler is a function exported by functions/<name>.ts', async (t) => {
   t.same(handlerSource('dist/functions/watch.handler'), { source: 'functions/watch.ts', exportName: 'handler' });
   t.same(handlerSource('.build/health/index.handler'), { source: 'functions/health.ts', exportName: 'handler' });
   t.equal(handlerSource('functions/watch.handler'), undefined, 'an unknown form is refused, not guessed');
@@ -215,29 +222,53 @@ t.test('Dockerfile: multi-stage; the final stage is production-only, non-root an
   const final = stages[stages.length - 1] as Stage;
   const builders = stages.slice(0, -1);
   const allRuns = builders.flatMap(runs);
-  t.ok(allRuns.some((r) => /\bnpm ci\b/.test(r)), 'a build stage installs with npm ci (the lockfile)');
-  t.ok(allRuns.some((r) => /\bnpm run build\b/.test(r)), 'a build stage runs npm run build');
-  t.ok(allRuns.some((r) => /\bnpm prune --omit=dev\b/.test(r) || /\bnpm ci\b.*--omit=dev\b/.test(r)), 'the production node_modules are pruned (or installed without devDependencies)');
+  t.ok(
+    allRuns.some((r) => /\bnpm ci\b/.test(r)),
+    'a build stage installs with npm ci (the lockfile)',
+  );
+  t.ok(
+    allRuns.some((r) => /\bnpm run build\b/.test(r)),
+    'a build stage runs npm run build',
+  );
+  t.ok(
+    allRuns.some((r) => /\bnpm prune --omit=dev\b/.test(r) || /\bnpm ci\b.*--omit=dev\b/.test(r)),
+    'the production node_modules are pruned (or installed without devDependencies)',
+  );
   for (const s of stages) t.match(s.from, /^(node:24[.-].*slim$|gcr\.io\/distroless\/nodejs24)/, `stage ${s.name ?? '(final)'} is based on Node 24: ${s.from}`);
 
   // final stage: only the built artefacts, from an earlier stage
   const copies = final.instructions.filter((i) => i.keyword === 'COPY' || i.keyword === 'ADD');
-  t.ok(copies.every((c) => c.keyword === 'COPY' && /--from=\S+/.test(c.args)), 'the final stage copies only from build stages, nothing from the context');
+  t.ok(
+    copies.every((c) => c.keyword === 'COPY' && /--from=\S+/.test(c.args)),
+    'the final stage copies only from build stages, nothing from the context',
+  );
   const copied = copies.map((c) => (c.args.split(/\s+/).filter((p) => !p.startsWith('--'))[0] ?? '').replace(/^\/app\//, ''));
   for (const want of ['dist', 'node_modules', 'package.json']) t.ok(copied.includes(want), `the final stage copies ${want}`);
   const fromStages = copies.map((c) => /--from=(\S+)/.exec(c.args)?.[1]);
-  t.ok(fromStages.every((n) => builders.some((s) => s.name === n)), 'COPY --from names a build stage');
+  t.ok(
+    fromStages.every((n) => builders.some((s) => s.name === n)),
+    'COPY --from names a build stage',
+  );
   t.notOk(runs(final).some(runsNpm), 'nothing in the final stage runs npm');
 
   t.equal(stageEnv(final).NODE_ENV, 'production', 'ENV NODE_ENV=production');
   const users = final.instructions.filter((i) => i.keyword === 'USER').map((i) => i.args.split(':')[0] as string);
   const user = users[users.length - 1];
   t.ok(user !== undefined && ((/^\d+$/.test(user) && Number(user) !== 0) || ['node', 'nonroot'].includes(user)), `the final stage runs as non-root (USER ${user ?? 'unset'})`);
-  t.ok(final.instructions.some((i) => i.keyword === 'EXPOSE' && i.args.split(/\s+/).some((p) => p.replace(/\/tcp$/, '') === '8080')), 'EXPOSE 8080');
+  t.ok(
+    final.instructions.some((i) => i.keyword === 'EXPOSE' && i.args.split(/\s+/).some((p) => p.replace(/\/tcp$/, '') === '8080')),
+    'EXPOSE 8080',
+  );
   const cmds = final.instructions.filter((i) => i.keyword === 'CMD');
   t.same(execForm(cmds[cmds.length - 1]?.args ?? ''), ['node', 'dist/lib/main.js'], 'CMD ["node", "dist/lib/main.js"] (exec form, no npm)');
-  t.notOk(final.instructions.some((i) => i.keyword === 'ENTRYPOINT'), 'no ENTRYPOINT of our own (the base image starts the CMD)');
-  t.ok(final.instructions.some((i) => i.keyword === 'WORKDIR'), 'a WORKDIR, which dist/lib/main.js is relative to');
+  t.notOk(
+    final.instructions.some((i) => i.keyword === 'ENTRYPOINT'),
+    'no ENTRYPOINT of our own (the base image starts the CMD)',
+  );
+  t.ok(
+    final.instructions.some((i) => i.keyword === 'WORKDIR'),
+    'a WORKDIR, which dist/lib/main.js is relative to',
+  );
 
   // the build stage compiles what tsconfig.build.json includes, so that must be in the image
   const sources = builders.flatMap(contextSources);
@@ -269,8 +300,14 @@ function selfHosted(): { DEPLOYMENT: Obj; POD: Obj; CONTAINER: Obj; CONFIGMAP: O
   const CONTAINER = arr(POD.containers)[0] as Obj;
   return { DEPLOYMENT, POD, CONTAINER, CONFIGMAP: one(`${K}configmap.yaml`, 'ConfigMap'), SECRET: one(`${K}secret.example.yaml`, 'Secret') };
 }
-const secretRefName = (c: Obj): unknown => arr(c.envFrom).map((e) => at(e, 'secretRef.name')).find((n) => n !== undefined);
-const configMapRefName = (c: Obj): unknown => arr(c.envFrom).map((e) => at(e, 'configMapRef.name')).find((n) => n !== undefined);
+const secretRefName = (c: Obj): unknown =>
+  arr(c.envFrom)
+    .map((e) => at(e, 'secretRef.name'))
+    .find((n) => n !== undefined);
+const configMapRefName = (c: Obj): unknown =>
+  arr(c.envFrom)
+    .map((e) => at(e, 'configMapRef.name'))
+    .find((n) => n !== undefined);
 const strings = (o: unknown): Record<string, string> => Object.fromEntries(Object.entries(isObj(o) ? o : {}).map(([k, v]) => [k, String(v)]));
 
 /** runAsNonRoot, readOnlyRootFilesystem, allowPrivilegeEscalation false, capabilities dropped. */
@@ -293,14 +330,27 @@ function checkHardened(t: Test, what: string, pod: Obj, container: Obj): void {
 t.test('Deployment: hardened, probed, and consistent with the image, the Service, the ConfigMap, the Secret and the code', async (t) => {
   const { DEPLOYMENT, POD, CONTAINER, CONFIGMAP, SECRET } = selfHosted();
   checkHardened(t, 'deployment', POD, CONTAINER);
-  t.same(CONTAINER.command ?? execForm(DOCKERFILE.stages.at(-1)?.instructions.filter((i) => i.keyword === 'CMD').at(-1)?.args ?? ''), ['node', 'dist/lib/main.js'], 'the container starts node dist/lib/main.js, not npm start');
+  t.same(
+    CONTAINER.command ??
+      execForm(
+        DOCKERFILE.stages
+          .at(-1)
+          ?.instructions.filter((i) => i.keyword === 'CMD')
+          .at(-1)?.args ?? '',
+      ),
+    ['node', 'dist/lib/main.js'],
+    'the container starts node dist/lib/main.js, not npm start',
+  );
 
   // ports: containerPort = PORT (8080 by default), probes and Service hit it
   const ports = arr(CONTAINER.ports) as Obj[];
   const port = (ref: unknown): unknown => (typeof ref === 'string' ? ports.find((p) => p.name === ref)?.containerPort : ref);
   const portSetting = Number(strings(CONFIGMAP.data).PORT ?? '8080');
   t.equal(portSetting, 8080);
-  t.ok(ports.some((p) => p.containerPort === portSetting), `containerPort ${portSetting} (PORT)`);
+  t.ok(
+    ports.some((p) => p.containerPort === portSetting),
+    `containerPort ${portSetting} (PORT)`,
+  );
   t.equal(port(at(CONTAINER, 'livenessProbe.httpGet.port')), portSetting, 'the liveness probe hits the server port');
   t.equal(port(at(CONTAINER, 'readinessProbe.httpGet.port')), portSetting, 'the readiness probe hits the server port');
   const service = one(`${K}service.yaml`, 'Service');
@@ -346,7 +396,11 @@ t.test('Knative: the same image as a Knative Service on Redis, and a PingSource 
   checkHardened(t, 'knative service', pod, container);
   t.equal(container.image, CONTAINER.image, 'the same image as the Deployment');
   t.same(container.command, ['node', 'dist/lib/main.js']);
-  t.same(arr(container.ports).map((p) => at(p, 'containerPort')), [8080], 'one port, 8080');
+  t.same(
+    arr(container.ports).map((p) => at(p, 'containerPort')),
+    [8080],
+    'one port, 8080',
+  );
   t.equal(pod.serviceAccountName, POD.serviceAccountName, 'the same ServiceAccount (rbac.yaml)');
   t.equal(configMapRefName(container), configMapRefName(CONTAINER), 'the same ConfigMap');
   t.equal(secretRefName(container), secretRefName(CONTAINER), 'the same Secret');
@@ -365,12 +419,16 @@ t.test('Knative: the same image as a Knative Service on Redis, and a PingSource 
   const sinkRef = at(ping, 'spec.sink.ref') as Obj;
   t.match(sinkRef, { apiVersion: 'v1', kind: 'Service' }, 'the sink is a plain Service (the proxy)');
   const proxySvc = one(file, 'Service', String(sinkRef.name));
-  const proxy = objectsIn(file).find((o) => o.kind === 'Deployment' && Object.entries(strings(at(proxySvc, 'spec.selector'))).every(([k, v]) => strings(at(o, 'spec.template.metadata.labels'))[k] === v));
+  const proxy = objectsIn(file).find(
+    (o) => o.kind === 'Deployment' && Object.entries(strings(at(proxySvc, 'spec.selector'))).every(([k, v]) => strings(at(o, 'spec.template.metadata.labels'))[k] === v),
+  );
   t.ok(proxy, 'the proxy Service selects a Deployment');
   const proxyPod = at(proxy, 'spec.template.spec') as Obj;
   const proxyContainer = arr(proxyPod.containers)[0] as Obj;
   t.match(arr(proxyContainer.env), [{ name: 'RESYNC_TOKEN', valueFrom: { secretKeyRef: { name: secretRefName(CONTAINER), key: 'RESYNC_TOKEN' } } }], 'the proxy reads the token from the Secret');
-  const configName = arr(proxyPod.volumes).map((v) => at(v, 'configMap.name')).find((n) => n !== undefined);
+  const configName = arr(proxyPod.volumes)
+    .map((v) => at(v, 'configMap.name'))
+    .find((n) => n !== undefined);
   t.match(arr(proxyContainer.args).join(' '), /-c \/etc\/envoy\/envoy\.yaml/, 'envoy reads envoy.yaml');
   const envoy = yaml.load(strings(at(one(file, 'ConfigMap', String(configName)), 'data'))['envoy.yaml'] ?? '');
   const routes = findAll(envoy, (o) => isObj(o.match) && (isObj(o.route) || isObj(o.direct_response)));
@@ -386,7 +444,11 @@ t.test('Knative: the same image as a Knative Service on Redis, and a PingSource 
   t.match(arr(at(resync, 'request_headers_to_add')), [{ header: { key: 'authorization', value: 'Bearer %ENVIRONMENT(RESYNC_TOKEN)%' } }], 'with Authorization: Bearer <RESYNC_TOKEN>');
   const netpol = one(file, 'NetworkPolicy');
   t.match(strings(at(proxy, 'spec.template.metadata.labels')), strings(at(netpol, 'spec.podSelector.matchLabels')), 'a NetworkPolicy guards the proxy');
-  t.same(arr(at(netpol, 'spec.ingress')).flatMap((i) => arr(at(i, 'from')).map((f) => at(f, 'namespaceSelector.matchLabels'))), [{ 'kubernetes.io/metadata.name': 'knative-eventing' }], 'only knative-eventing may call it');
+  t.same(
+    arr(at(netpol, 'spec.ingress')).flatMap((i) => arr(at(i, 'from')).map((f) => at(f, 'namespaceSelector.matchLabels'))),
+    [{ 'kubernetes.io/metadata.name': 'knative-eventing' }],
+    'only knative-eventing may call it',
+  );
   checkHardenedProxy(t, proxyPod, proxyContainer);
 });
 
@@ -453,8 +515,12 @@ t.test('RBAC: the ClusterRole allows every API-server call the code makes, and n
   // it in another namespace, a policy granting the first API, and one waiting for an API that
   // does not exist (its outcome is told in an Event)
   await byTest(() => w.create(api('httpbin', 'default')));
-  await byTest(() => w.create({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'staging-gateway', namespace: 'tyk' }, data: { TYK_MODE: b64('ce'), TYK_URL: b64(w.tyk.url), TYK_AUTH: b64(w.tyk.secret) } }));
-  await byTest(() => w.create({ apiVersion: 'tyk.tyk.io/v1alpha1', kind: 'OperatorContext', metadata: { name: 'staging', namespace: 'tyk' }, spec: { secretRef: { name: 'staging-gateway', namespace: 'tyk' } } }));
+  await byTest(() =>
+    w.create({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'staging-gateway', namespace: 'tyk' }, data: { TYK_MODE: b64('ce'), TYK_URL: b64(w.tyk.url), TYK_AUTH: b64(w.tyk.secret) } }),
+  );
+  await byTest(() =>
+    w.create({ apiVersion: 'tyk.tyk.io/v1alpha1', kind: 'OperatorContext', metadata: { name: 'staging', namespace: 'tyk' }, spec: { secretRef: { name: 'staging-gateway', namespace: 'tyk' } } }),
+  );
   await byTest(() => w.create(api('orders', 'shop', { contextRef: { name: 'staging', namespace: 'tyk' } })));
   await byTest(() => w.create(policy('httpbin', 'httpbin')));
   await byTest(() => w.create(policy('early', 'not-yet')));
@@ -474,7 +540,12 @@ t.test('RBAC: the ClusterRole allows every API-server call the code makes, and n
     objectRef: { resource, namespace, name, apiGroup: 'tyk.tyk.io', apiVersion: 'v1alpha1' },
     responseStatus: { metadata: {}, code: 201 },
   });
-  const audited = await w.audit({ kind: 'EventList', apiVersion: 'audit.k8s.io/v1', metadata: {}, items: [auditEvent('apidefinitions', 'shop', 'orders', 1), auditEvent('securitypolicies', 'default', 'httpbin', 2)] });
+  const audited = await w.audit({
+    kind: 'EventList',
+    apiVersion: 'audit.k8s.io/v1',
+    metadata: {},
+    items: [auditEvent('apidefinitions', 'shop', 'orders', 1), auditEvent('securitypolicies', 'default', 'httpbin', 2)],
+  });
   t.equal(audited.statusCode, 200, 'audit webhook answered');
   t.match(reportOf(audited.body.report, 'ApiDefinition', 'orders'), { result: 'synced', gateway: 'context:tyk/staging' }, 'audit event: synced through the OperatorContext');
 
@@ -507,7 +578,8 @@ t.test('RBAC: the ClusterRole allows every API-server call the code makes, and n
   t.ok(byTheTest.length > 0, `${byTheTest.length} setup calls of the test excluded`);
   for (const c of byTheTest) t.ok(isTestClientCall(c.request), `test-side call ${c.call.method} ${c.call.path} has the test client's shape`);
   // 404: a GET that finds nothing; 409 on an Event create: AlreadyExists, the cue to count on that Event instead
-  const expectedRefusal = (c: { call: { method: string; path: string; status: number } }) => c.call.status === 404 || (c.call.status === 409 && c.call.method === 'POST' && /\/events$/.test(c.call.path));
+  const expectedRefusal = (c: { call: { method: string; path: string; status: number } }) =>
+    c.call.status === 404 || (c.call.status === 409 && c.call.method === 'POST' && /\/events$/.test(c.call.path));
   for (const c of byTheCode) t.ok(c.call.status < 400 || expectedRefusal(c), `${c.call.method} ${c.call.path} → ${c.call.status}`);
 
   const distinct = new Map<string, RbacRequest>();
@@ -528,15 +600,21 @@ t.test('RBAC: the ClusterRole allows every API-server call the code makes, and n
     'some requests are cluster-wide (all namespaces): they need the ClusterRoleBinding, not RoleBindings',
   );
 
-  for (const [text, r] of distinct) t.ok(rules.some((rule) => ruleAllows(rule, r)), `allowed: ${text}`);
+  for (const [text, r] of distinct)
+    t.ok(
+      rules.some((rule) => ruleAllows(rule, r)),
+      `allowed: ${text}`,
+    );
 
   const wildcards = rules.filter((r) => [...(r.apiGroups ?? []), ...(r.resources ?? []), ...(r.verbs ?? [])].includes('*'));
   t.same(wildcards, [], 'no wildcards in the ClusterRole');
-  const unused = rules.flatMap(ruleGrants).filter(
-    (g) =>
-      ![...distinct.values()].some(
-        (r) => r.kind === 'resource' && r.req.apiGroup === g.apiGroup && r.req.verb === g.verb && (r.req.subresource ? `${r.req.resource}/${r.req.subresource}` : r.req.resource) === g.resource,
-      ),
-  );
+  const unused = rules
+    .flatMap(ruleGrants)
+    .filter(
+      (g) =>
+        ![...distinct.values()].some(
+          (r) => r.kind === 'resource' && r.req.apiGroup === g.apiGroup && r.req.verb === g.verb && (r.req.subresource ? `${r.req.resource}/${r.req.subresource}` : r.req.resource) === g.resource,
+        ),
+    );
   t.same(unused, [], 'every grant of the ClusterRole is used by the code (least privilege)');
 });

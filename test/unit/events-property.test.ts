@@ -5,11 +5,11 @@
  */
 import fc from 'fast-check';
 import t from 'tap';
+import { BadRequestError } from '../../lib/errors.js';
 import { parseAuditEventList } from '../../lib/events/audit.js';
 import { cloudEventItems, parseCloudEvents } from '../../lib/events/cloudevents.js';
 import { collect, type EventItem } from '../../lib/events/refs.js';
 import { parseWatchEvents } from '../../lib/events/watch.js';
-import { BadRequestError } from '../../lib/errors.js';
 
 const RUNS = 3_000;
 
@@ -60,7 +60,12 @@ const cloudEvent = fc.record(
     source: fc.string(),
     type: fc.constantFrom('dev.knative.apiserver.resource.add', 'dev.knative.apiserver.ref.delete', 'x'),
     subject: fc.oneof(fc.string(), fc.constant('/apis/tyk.tyk.io/v1alpha1/namespaces/default/apidefinitions/a')),
-    data: fc.oneof(apiObject, watchEvent, fc.anything(), fc.record({ type: fc.constantFrom('ADD', 'UPDATE', 'DELETE'), body: apiObject, group: fc.constantFrom('tyk.tyk.io', ''), resource: fc.string() })),
+    data: fc.oneof(
+      apiObject,
+      watchEvent,
+      fc.anything(),
+      fc.record({ type: fc.constantFrom('ADD', 'UPDATE', 'DELETE'), body: apiObject, group: fc.constantFrom('tyk.tyk.io', ''), resource: fc.string() }),
+    ),
     data_base64: fc.base64String(),
   },
   { requiredKeys: [] },
@@ -75,19 +80,52 @@ function mutated(valid: fc.Arbitrary<string>): fc.Arbitrary<string> {
 }
 
 t.test('watch parser: arbitrary and mutated bodies', async (t) => {
-  fc.assert(fc.property(fc.string(), (s) => wellBehaved(() => parseWatchEvents(s))), { numRuns: RUNS });
-  fc.assert(fc.property(fc.jsonValue().map((v) => JSON.stringify(v)), (s) => wellBehaved(() => parseWatchEvents(s))), { numRuns: RUNS });
-  fc.assert(fc.property(fc.array(watchEvent).map((a) => JSON.stringify(a)), (s) => wellBehaved(() => parseWatchEvents(s))), { numRuns: RUNS });
-  fc.assert(fc.property(mutated(fc.array(watchEvent, { minLength: 1 }).map((a) => a.map((e) => JSON.stringify(e)).join('\n'))), (s) => wellBehaved(() => parseWatchEvents(s))), { numRuns: RUNS });
+  fc.assert(
+    fc.property(fc.string(), (s) => wellBehaved(() => parseWatchEvents(s))),
+    { numRuns: RUNS },
+  );
+  fc.assert(
+    fc.property(
+      fc.jsonValue().map((v) => JSON.stringify(v)),
+      (s) => wellBehaved(() => parseWatchEvents(s)),
+    ),
+    { numRuns: RUNS },
+  );
+  fc.assert(
+    fc.property(
+      fc.array(watchEvent).map((a) => JSON.stringify(a)),
+      (s) => wellBehaved(() => parseWatchEvents(s)),
+    ),
+    { numRuns: RUNS },
+  );
+  fc.assert(
+    fc.property(mutated(fc.array(watchEvent, { minLength: 1 }).map((a) => a.map((e) => JSON.stringify(e)).join('\n'))), (s) => wellBehaved(() => parseWatchEvents(s))),
+    { numRuns: RUNS },
+  );
   t.pass(`${RUNS * 4} bodies, no crash`);
 });
 
 t.test('audit parser: arbitrary and mutated bodies', async (t) => {
   const list = fc.array(auditEvent).map((items) => JSON.stringify({ kind: 'EventList', apiVersion: 'audit.k8s.io/v1', items }));
-  fc.assert(fc.property(fc.string(), (s) => wellBehaved(() => parseAuditEventList(s))), { numRuns: RUNS });
-  fc.assert(fc.property(fc.jsonValue().map((v) => JSON.stringify(v)), (s) => wellBehaved(() => parseAuditEventList(s))), { numRuns: RUNS });
-  fc.assert(fc.property(list, fc.string(), (s, me) => wellBehaved(() => parseAuditEventList(s, me))), { numRuns: RUNS });
-  fc.assert(fc.property(mutated(list), (s) => wellBehaved(() => parseAuditEventList(s))), { numRuns: RUNS });
+  fc.assert(
+    fc.property(fc.string(), (s) => wellBehaved(() => parseAuditEventList(s))),
+    { numRuns: RUNS },
+  );
+  fc.assert(
+    fc.property(
+      fc.jsonValue().map((v) => JSON.stringify(v)),
+      (s) => wellBehaved(() => parseAuditEventList(s)),
+    ),
+    { numRuns: RUNS },
+  );
+  fc.assert(
+    fc.property(list, fc.string(), (s, me) => wellBehaved(() => parseAuditEventList(s, me))),
+    { numRuns: RUNS },
+  );
+  fc.assert(
+    fc.property(mutated(list), (s) => wellBehaved(() => parseAuditEventList(s))),
+    { numRuns: RUNS },
+  );
   t.pass(`${RUNS * 4} bodies, no crash`);
 });
 
@@ -95,13 +133,39 @@ t.test('CloudEvents parser: arbitrary and mutated bodies in every mode', async (
   const ce = (headers: Record<string, string | undefined>, body: string) => wellBehaved(() => cloudEventItems(parseCloudEvents({ headers, body })));
   const structured = { 'content-type': 'application/cloudevents+json' };
   const batch = { 'content-type': 'application/cloudevents-batch+json' };
-  fc.assert(fc.property(fc.string(), (s) => ce(structured, s) && ce(batch, s) && ce({}, s)), { numRuns: RUNS });
-  fc.assert(fc.property(mutated(cloudEvent.map((e) => JSON.stringify(e))), (s) => ce(structured, s)), { numRuns: RUNS });
-  fc.assert(fc.property(mutated(fc.array(cloudEvent).map((e) => JSON.stringify(e))), (s) => ce(batch, s)), { numRuns: RUNS });
+  fc.assert(
+    fc.property(fc.string(), (s) => ce(structured, s) && ce(batch, s) && ce({}, s)),
+    { numRuns: RUNS },
+  );
+  fc.assert(
+    fc.property(mutated(cloudEvent.map((e) => JSON.stringify(e))), (s) => ce(structured, s)),
+    { numRuns: RUNS },
+  );
+  fc.assert(
+    fc.property(mutated(fc.array(cloudEvent).map((e) => JSON.stringify(e))), (s) => ce(batch, s)),
+    { numRuns: RUNS },
+  );
   const binaryHeaders = fc.record(
-    { 'ce-specversion': fc.constantFrom('1.0', '2'), 'ce-id': fc.string(), 'ce-source': fc.string(), 'ce-type': fc.string(), 'ce-subject': fc.string(), 'content-type': fc.constantFrom('application/json', 'text/plain') },
+    {
+      'ce-specversion': fc.constantFrom('1.0', '2'),
+      'ce-id': fc.string(),
+      'ce-source': fc.string(),
+      'ce-type': fc.string(),
+      'ce-subject': fc.string(),
+      'content-type': fc.constantFrom('application/json', 'text/plain'),
+    },
     { requiredKeys: [] },
   );
-  fc.assert(fc.property(binaryHeaders, fc.oneof(fc.string(), fc.jsonValue().map((v) => JSON.stringify(v))), (h, s) => ce(h, s)), { numRuns: RUNS });
+  fc.assert(
+    fc.property(
+      binaryHeaders,
+      fc.oneof(
+        fc.string(),
+        fc.jsonValue().map((v) => JSON.stringify(v)),
+      ),
+      (h, s) => ce(h, s),
+    ),
+    { numRuns: RUNS },
+  );
   t.pass(`${RUNS * 6} bodies, no crash`);
 });

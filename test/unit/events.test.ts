@@ -1,8 +1,8 @@
 import t from 'tap';
+import { BadRequestError } from '../../lib/errors.js';
 import { parseAuditEventList } from '../../lib/events/audit.js';
 import { collect } from '../../lib/events/refs.js';
 import { parseWatchEvents } from '../../lib/events/watch.js';
-import { BadRequestError } from '../../lib/errors.js';
 import { apiDefinition } from '../fixtures/builders.js';
 
 const api = (name: string, ns = 'default') => apiDefinition(name).inNamespace(ns).build();
@@ -11,17 +11,42 @@ const names = (refs: readonly { namespace: string; name: string }[] | undefined)
 t.test('watch: single, array, and newline-delimited; duplicates coalesce', async (t) => {
   const one = collect(parseWatchEvents(JSON.stringify({ type: 'ADDED', object: api('a') })));
   t.same(names(one.scope.refs), ['default/a']);
-  const arr = collect(parseWatchEvents(JSON.stringify([{ type: 'ADDED', object: api('a') }, { type: 'MODIFIED', object: api('a') }, { type: 'DELETED', object: api('b', 'x') }])));
+  const arr = collect(
+    parseWatchEvents(
+      JSON.stringify([
+        { type: 'ADDED', object: api('a') },
+        { type: 'MODIFIED', object: api('a') },
+        { type: 'DELETED', object: api('b', 'x') },
+      ]),
+    ),
+  );
   t.same(names(arr.scope.refs), ['default/a', 'x/b']);
   t.equal(arr.accepted, 3);
-  const nd = collect(parseWatchEvents([{ type: 'ADDED', object: api('a') }, { type: 'BOOKMARK', object: { metadata: { resourceVersion: '5' } } }, { type: 'MODIFIED', object: api('c') }].map((e) => JSON.stringify(e)).join('\n') + '\n'));
+  const nd = collect(
+    parseWatchEvents(
+      `${[
+        { type: 'ADDED', object: api('a') },
+        { type: 'BOOKMARK', object: { metadata: { resourceVersion: '5' } } },
+        { type: 'MODIFIED', object: api('c') },
+      ]
+        .map((e) => JSON.stringify(e))
+        .join('\n')}\n`,
+    ),
+  );
   t.same(names(nd.scope.refs), ['default/a', 'default/c']);
   t.same(nd.ignored, { bookmark: 1 });
 });
 
 t.test('watch: other kinds and errors are counted, not taken', async (t) => {
   const pod = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p', namespace: 'default' } };
-  const r = collect(parseWatchEvents(JSON.stringify([{ type: 'ADDED', object: pod }, { type: 'ERROR', object: { kind: 'Status', code: 410 } }])));
+  const r = collect(
+    parseWatchEvents(
+      JSON.stringify([
+        { type: 'ADDED', object: pod },
+        { type: 'ERROR', object: { kind: 'Status', code: 410 } },
+      ]),
+    ),
+  );
   t.same(r.scope.refs, []);
   t.same(r.ignored, { 'kind not reconciled': 2 - 1, 'watch error': 1 });
   const portal = { apiVersion: 'tyk.tyk.io/v1alpha1', kind: 'PortalConfig', metadata: { name: 'p', namespace: 'default' } };
@@ -61,18 +86,20 @@ t.test('audit: takes completed writes of tyk.tyk.io resources', async (t) => {
 });
 
 t.test('audit: skips what must not trigger a run, counting why', async (t) => {
-  const r = collect(parseAuditEventList(
-    eventList([
-      auditEvent({ stage: 'RequestReceived' }),
-      auditEvent({}, { subresource: 'status' }),
-      auditEvent({ responseStatus: { code: 409 } }),
-      auditEvent({ requestURI: '/apis/tyk.tyk.io/v1alpha1/namespaces/default/apidefinitions/httpbin?dryRun=All' }),
-      auditEvent({ verb: 'get' }),
-      auditEvent({}, { apiGroup: '', resource: 'pods' }),
-      auditEvent({}, { resource: 'portalconfigs' }),
-      auditEvent({}, { namespace: undefined }),
-    ]),
-  ));
+  const r = collect(
+    parseAuditEventList(
+      eventList([
+        auditEvent({ stage: 'RequestReceived' }),
+        auditEvent({}, { subresource: 'status' }),
+        auditEvent({ responseStatus: { code: 409 } }),
+        auditEvent({ requestURI: '/apis/tyk.tyk.io/v1alpha1/namespaces/default/apidefinitions/httpbin?dryRun=All' }),
+        auditEvent({ verb: 'get' }),
+        auditEvent({}, { apiGroup: '', resource: 'pods' }),
+        auditEvent({}, { resource: 'portalconfigs' }),
+        auditEvent({}, { namespace: undefined }),
+      ]),
+    ),
+  );
   t.same(r.scope.refs, []);
   t.same(r.ignored, {
     'stage not ResponseComplete': 1,

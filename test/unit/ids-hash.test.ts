@@ -1,7 +1,7 @@
 import t from 'tap';
+import { API_DEFINITION } from '../../lib/kinds.js';
 import { canonicalJson, hashOf } from '../../lib/reconcile/hash.js';
 import { defaultId, gatewayIdFor } from '../../lib/reconcile/ids.js';
-import { API_DEFINITION } from '../../lib/kinds.js';
 import { apiDefinition } from '../fixtures/builders.js';
 
 t.test('default id is base64url without padding of namespace/name (Tyk Operator scheme)', async (t) => {
@@ -17,10 +17,7 @@ t.test('gateway id: spec.api_id, then status.api_id, then the default', async (t
   const base = apiDefinition('httpbin');
   t.equal(gatewayIdFor(API_DEFINITION, base.build()), 'ZGVmYXVsdC9odHRwYmlu');
   t.equal(gatewayIdFor(API_DEFINITION, apiDefinition('httpbin').withStatus({ api_id: 'from-status' }).build()), 'from-status');
-  t.equal(
-    gatewayIdFor(API_DEFINITION, apiDefinition('httpbin').withStatus({ api_id: 'from-status' }).withApiId('pinned').build()),
-    'pinned',
-  );
+  t.equal(gatewayIdFor(API_DEFINITION, apiDefinition('httpbin').withStatus({ api_id: 'from-status' }).withApiId('pinned').build()), 'pinned');
   t.equal(gatewayIdFor(API_DEFINITION, apiDefinition('httpbin').withApiId('  ').build()), 'ZGVmYXVsdC9odHRwYmlu', 'blank spec id ignored');
 });
 

@@ -33,16 +33,27 @@ t.test('problems: a Warning naming why, in the words of the report', async (t) =
   const w = (extra: Partial<Outcome>) => outcomeEvent(o(extra));
   t.same(w({ result: 'failed', reason: 'spec changed', action: 'UPDATE', error: 'write API x: 500 boom' }), { type: 'Warning', reason: 'SyncFailed', message: 'write API x: 500 boom' });
   t.same(w({ result: 'failed', reason: 'deleted in cluster', action: 'DELETE', error: 'delete API x: 500 boom' }), { type: 'Warning', reason: 'DeleteFailed', message: 'delete API x: 500 boom' });
-  t.same(w({ result: 'backoff', reason: 'retrying after failure', action: 'UPDATE', error: 'write API x: 500 boom' }), { type: 'Warning', reason: 'SyncFailed', message: 'write API x: 500 boom' }, 'backoff: the same Event as its failure');
+  t.same(
+    w({ result: 'backoff', reason: 'retrying after failure', action: 'UPDATE', error: 'write API x: 500 boom' }),
+    { type: 'Warning', reason: 'SyncFailed', message: 'write API x: 500 boom' },
+    'backoff: the same Event as its failure',
+  );
   t.match(w({ result: 'backoff', reason: 'deleted in cluster', action: 'DELETE', error: 'e' }), { reason: 'DeleteFailed' });
-  t.match(w({ result: 'failed', reason: 'gateway unavailable', action: 'NOOP', error: 'OperatorContext default/nope not found', code: 'GATEWAY_CONTEXT' }), { reason: 'GatewayUnavailable', message: 'OperatorContext default/nope not found' });
+  t.match(w({ result: 'failed', reason: 'gateway unavailable', action: 'NOOP', error: 'OperatorContext default/nope not found', code: 'GATEWAY_CONTEXT' }), {
+    reason: 'GatewayUnavailable',
+    message: 'OperatorContext default/nope not found',
+  });
   t.match(w({ result: 'failed', reason: 'read failed', action: 'NOOP', error: 'gateway default: connection refused', code: 'GATEWAY_UNAVAILABLE' }), { reason: 'GatewayUnavailable' });
   t.same(w({ result: 'failed', reason: 'not supported by gateway', action: 'NOOP', error: 'list policies: gateway default has no /tyk/policies API', code: 'GATEWAY_UNSUPPORTED' }), {
     type: 'Warning',
     reason: 'GatewayUnsupported',
     message: 'list policies: gateway default has no /tyk/policies API',
   });
-  t.match(w({ result: 'failed', reason: 'created in cluster', action: 'CREATE', error: 'write policy p: refused', code: 'GATEWAY_UNSUPPORTED' }), { reason: 'GatewayUnsupported' }, 'a write the gateway cannot take');
+  t.match(
+    w({ result: 'failed', reason: 'created in cluster', action: 'CREATE', error: 'write policy p: refused', code: 'GATEWAY_UNSUPPORTED' }),
+    { reason: 'GatewayUnsupported' },
+    'a write the gateway cannot take',
+  );
   t.match(w({ result: 'failed', reason: 'read failed', action: 'NOOP', error: 'list APIs: 500 x', code: 'GATEWAY_API_ERROR' }), { reason: 'ReadFailed' });
   t.match(w({ result: 'failed', reason: 'read failed', action: 'NOOP', error: 'get apidefinitions "x": 500', code: 'KUBE_API_ERROR' }), { reason: 'ReadFailed' });
   t.match(w({ result: 'failed', reason: 'read failed', action: 'NOOP' }), { reason: 'ReadFailed', message: 'failed' }, 'never an empty message');
@@ -62,7 +73,11 @@ t.test('problems: a Warning naming why, in the words of the report', async (t) =
     message: 'gateway changed what was sent: proxy.listen_path',
   });
   t.match(w({ result: 'diverged', reason: 'spec changed', action: 'UPDATE' }), { message: 'the gateway changed what was sent' });
-  t.match(w({ result: 'unchanged', reason: 'unchanged', action: 'NOOP', after: { result: 'diverged', error: 'gateway changed what was sent: x' } }), { reason: 'Diverged', message: 'gateway changed what was sent: x' }, 'a divergence lasts');
+  t.match(
+    w({ result: 'unchanged', reason: 'unchanged', action: 'NOOP', after: { result: 'diverged', error: 'gateway changed what was sent: x' } }),
+    { reason: 'Diverged', message: 'gateway changed what was sent: x' },
+    'a divergence lasts',
+  );
   t.match(w({ result: 'unchanged', reason: 'unchanged', action: 'NOOP', after: { result: 'diverged' } }), { reason: 'Diverged', message: 'the gateway changed what was sent' });
   t.equal(w({ result: 'unchanged', reason: 'unchanged', action: 'NOOP', after: { result: 'synced' } }), undefined);
   t.same(w({ result: 'pending', reason: 'created in cluster', action: 'CREATE', error: 'written to the gateway, not yet visible after reload; will retry' }), {
@@ -71,7 +86,11 @@ t.test('problems: a Warning naming why, in the words of the report', async (t) =
     message: 'written to the gateway, not yet visible after reload; will retry',
   });
   t.match(w({ result: 'pending', reason: 'created in cluster', action: 'CREATE', gateway: 'context:a/b' }), { message: 'not visible on gateway context:a/b after reload; will retry' });
-  t.same(statusPatchFailedEvent('patch status of apidefinitions "x": 422 no'), { type: 'Warning', reason: 'StatusPatchFailed', message: 'status not saved: patch status of apidefinitions "x": 422 no' });
+  t.same(statusPatchFailedEvent('patch status of apidefinitions "x": 422 no'), {
+    type: 'Warning',
+    reason: 'StatusPatchFailed',
+    message: 'status not saved: patch status of apidefinitions "x": 422 no',
+  });
 });
 
 t.test('every reason is UpperCamelCase', async (t) => {
@@ -94,7 +113,11 @@ t.test('eventName: deterministic per (uid, type, reason, message), a valid name 
   t.not(eventName(obj, 'Warning', 'Invalid', 'boom'), a, 'another reason');
   t.not(eventName(obj, 'Normal', 'SyncFailed', 'boom'), a, 'another type');
   t.not(eventName({ ...obj, metadata: { ...obj.metadata, uid: 'u-2' } }, 'Warning', 'SyncFailed', 'boom'), a, 'another object of the same name');
-  t.not(eventName({ ...obj, metadata: { name: 'httpbin', namespace: 'other' } }, 'Warning', 'SyncFailed', 'boom'), eventName({ ...obj, metadata: { name: 'httpbin', namespace: 'default' } }, 'Warning', 'SyncFailed', 'boom'), 'without a uid: by namespace and name');
+  t.not(
+    eventName({ ...obj, metadata: { name: 'httpbin', namespace: 'other' } }, 'Warning', 'SyncFailed', 'boom'),
+    eventName({ ...obj, metadata: { name: 'httpbin', namespace: 'default' } }, 'Warning', 'SyncFailed', 'boom'),
+    'without a uid: by namespace and name',
+  );
   const long = eventName({ ...obj, metadata: { name: `${'a'.repeat(230)}-${'b'.repeat(22)}`, uid: 'u' } }, 'Warning', 'X', 'y');
   t.ok(long.length <= 253, `at most 253 characters (${long.length})`);
   t.match(long, /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/, 'a DNS subdomain');
@@ -111,7 +134,10 @@ t.test('eventMessage: one line, secrets masked, at most 1024 bytes cut on a char
   t.equal(eventMessage('sent with bearer abc.def and Bearer [redacted]'), 'sent with bearer [redacted] and Bearer [redacted]');
   t.equal(eventMessage('basic authentication is not supported'), 'basic authentication is not supported', 'the word alone is not a credential');
   t.equal(eventMessage('redis://user:pw@redis:6379/0 and https://tok@example.com/x'), 'redis://[redacted]@redis:6379/0 and https://[redacted]@example.com/x');
-  t.equal(eventMessage('x-tyk-authorization: abc, TYK_AUTH=def; webhook_token="ghi" password: jkl api-key=mno'), 'x-tyk-authorization: [redacted], TYK_AUTH=[redacted]; webhook_token="[redacted]" password: [redacted] api-key=[redacted]');
+  t.equal(
+    eventMessage('x-tyk-authorization: abc, TYK_AUTH=def; webhook_token="ghi" password: jkl api-key=mno'),
+    'x-tyk-authorization: [redacted], TYK_AUTH=[redacted]; webhook_token="[redacted]" password: [redacted] api-key=[redacted]',
+  );
   t.equal(eventMessage('Secret tyk/staging lacks TYK_URL'), 'Secret tyk/staging lacks TYK_URL', 'words alone are not secrets');
   const long = eventMessage('é'.repeat(2000));
   t.ok(Buffer.byteLength(long, 'utf8') <= MESSAGE_LIMIT_BYTES, `${Buffer.byteLength(long, 'utf8')} bytes`);

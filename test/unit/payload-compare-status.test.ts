@@ -1,10 +1,10 @@
 import t from 'tap';
+import { GatewayApiError, GatewayRejectedError, InvalidSpecError } from '../../lib/errors.js';
+import { API_DEFINITION } from '../../lib/kinds.js';
 import { apiDefinitionPayload } from '../../lib/reconcile/api-payload.js';
 import { describeDifferences, sentFieldDifferences } from '../../lib/reconcile/compare.js';
 import { backoffMs, dispose, isTerminal } from '../../lib/reconcile/error-policy.js';
-import { API_DEFINITION } from '../../lib/kinds.js';
 import { statusPatch, transactionFor } from '../../lib/reconcile/status.js';
-import { GatewayApiError, GatewayRejectedError, InvalidSpecError } from '../../lib/errors.js';
 import { apiDefinition, record } from '../fixtures/builders.js';
 
 t.test('payload: api_id, org, default versions; spec fields kept as they are', async (t) => {
@@ -22,18 +22,36 @@ t.test('payload: given versions are kept; a named default version without versio
   const versions = { not_versioned: false, default_version: 'v1', versions: { v1: { name: 'v1', expires: '' } } };
   const kept = apiDefinitionPayload(apiDefinition('x').patchSpec({ version_data: versions }).build(), 'I', undefined);
   t.same(kept.ok && kept.body.version_data, versions);
-  const named = apiDefinitionPayload(apiDefinition('x').patchSpec({ version_data: { default_version: 'v2' } }).build(), 'I', undefined);
+  const named = apiDefinitionPayload(
+    apiDefinition('x')
+      .patchSpec({ version_data: { default_version: 'v2' } })
+      .build(),
+    'I',
+    undefined,
+  );
   t.same(named.ok && named.body.version_data, { default_version: 'v2', not_versioned: true, versions: { v2: { name: 'v2' } } });
   const org = apiDefinitionPayload(apiDefinition('x').patchSpec({ org_id: 'mine' }).build(), 'I', undefined);
   t.equal(org.ok && org.body.org_id, 'mine', 'spec org kept when TYK_ORG is not set');
 });
 
 t.test('payload: fields needing Secrets make the object unsupported, naming them', async (t) => {
-  const r = apiDefinitionPayload(apiDefinition('x').patchSpec({ upstream_certificate_refs: { '*': 'tls' }, pinned_public_keys_refs: { a: 'b' } }).build(), 'I', undefined);
+  const r = apiDefinitionPayload(
+    apiDefinition('x')
+      .patchSpec({ upstream_certificate_refs: { '*': 'tls' }, pinned_public_keys_refs: { a: 'b' } })
+      .build(),
+    'I',
+    undefined,
+  );
   t.notOk(r.ok);
   t.match(!r.ok && r.reason, /upstream_certificate_refs/);
   t.match(!r.ok && r.reason, /pinned_public_keys_refs/);
-  const routed = apiDefinitionPayload(apiDefinition('x').patchSpec({ contextRef: { name: 'c' } }).build(), 'I', undefined);
+  const routed = apiDefinitionPayload(
+    apiDefinition('x')
+      .patchSpec({ contextRef: { name: 'c' } })
+      .build(),
+    'I',
+    undefined,
+  );
   t.ok(routed.ok && !('contextRef' in routed.body), 'contextRef picks the gateway and is not sent');
   const empty = apiDefinitionPayload(apiDefinition('x').patchSpec({ upstream_certificate_refs: {}, certificate_secret_names: [] }).build(), 'I', undefined);
   t.ok(empty.ok, 'empty operator-only fields are dropped, not refused');
@@ -51,8 +69,14 @@ t.test('compare: only fields we sent; empties equal; absent fields ignored', asy
   t.same(diffs, [{ path: 'proxy.listen_path', sent: '/a', reported: '/a-ID' }]);
   t.match(describeDifferences(diffs), 'proxy.listen_path: sent "/a", gateway has "/a-ID"');
   t.same(sentFieldDifferences({ l: [1, 2] }, { l: [1, 3] }), [{ path: 'l[1]', sent: 2, reported: 3 }]);
-  t.same(sentFieldDifferences({ l: [1, 2] }, { l: [1] }).map((d) => d.path), ['l']);
-  t.same(sentFieldDifferences('a', 'b').map((d) => d.path), ['(root)']);
+  t.same(
+    sentFieldDifferences({ l: [1, 2] }, { l: [1] }).map((d) => d.path),
+    ['l'],
+  );
+  t.same(
+    sentFieldDifferences('a', 'b').map((d) => d.path),
+    ['(root)'],
+  );
   const many = sentFieldDifferences({ a: 1, b: 2, c: 3, d: 4 }, { a: 0, b: 0, c: 0, d: 0 });
   t.match(describeDifferences(many), /\(and 1 more\)$/);
 });
@@ -89,5 +113,9 @@ t.test('status: an id not known yet is left out, never sent as ""', async (t) =>
   const patch = statusPatch(API_DEFINITION, undefined, failed);
   t.same(patch, { latestTransaction: { status: 'Failed', time: failed.time, error: 'OperatorContext default/nope not found' } });
   t.equal(statusPatch(API_DEFINITION, { latestTransaction: { status: 'Failed', error: 'OperatorContext default/nope not found' } }, failed), undefined, 'said once');
-  t.equal(statusPatch(API_DEFINITION, { api_id: 'theirs', latestTransaction: { status: 'Failed', error: 'OperatorContext default/nope not found' } }, failed), undefined, 'an id written by someone else is not a change');
+  t.equal(
+    statusPatch(API_DEFINITION, { api_id: 'theirs', latestTransaction: { status: 'Failed', error: 'OperatorContext default/nope not found' } }, failed),
+    undefined,
+    'an id written by someone else is not a change',
+  );
 });

@@ -1,9 +1,9 @@
 import t from 'tap';
+import { SECURITY_POLICY } from '../../lib/kinds.js';
 import type { KubeObject } from '../../lib/kube/types.js';
 import { accessRefs, referencingPolicies } from '../../lib/reconcile/links.js';
 import { plan } from '../../lib/reconcile/plan.js';
 import { type ApiResolution, securityPolicyPayload } from '../../lib/reconcile/policy-payload.js';
-import { SECURITY_POLICY } from '../../lib/kinds.js';
 import { statusPatch } from '../../lib/reconcile/status.js';
 import { record } from '../fixtures/builders.js';
 
@@ -17,7 +17,7 @@ const known: Record<string, ApiResolution> = {
 };
 const resolve = (r: { namespace: string; name: string }): ApiResolution => known[`${r.namespace}/${r.name}`] ?? { ok: false, why: 'does not exist' };
 
-t.test('references: namespace defaults to the policy\'s, duplicates collapse, other kinds are not ApiDefinitions', async (t) => {
+t.test("references: namespace defaults to the policy's, duplicates collapse, other kinds are not ApiDefinitions", async (t) => {
   const p = policy('p', [{ name: 'a' }, { name: 'b', namespace: 'other' }, { name: 'a', namespace: 'team' }, { name: 'x', kind: 'TykOasApiDefinition' }, { namespace: 'n' }, 'junk']);
   t.same(accessRefs(p), [
     { namespace: 'team', name: 'a' },
@@ -25,14 +25,30 @@ t.test('references: namespace defaults to the policy\'s, duplicates collapse, ot
   ]);
   t.same(accessRefs({ ...p, spec: {} }), []);
   const deleting = { ...policy('gone', [{ name: 'a' }]), metadata: { name: 'gone', namespace: 'team', deletionTimestamp: 'x' } };
-  t.same(referencingPolicies({ namespace: 'team', name: 'a' }, [policy('z', [{ name: 'a' }]), policy('y', [{ name: 'a' }]), deleting, policy('n', [{ name: 'b' }])]), [
-    { namespace: 'team', name: 'y' },
-    { namespace: 'team', name: 'z' },
-  ], 'sorted, live policies only');
+  t.same(
+    referencingPolicies({ namespace: 'team', name: 'a' }, [policy('z', [{ name: 'a' }]), policy('y', [{ name: 'a' }]), deleting, policy('n', [{ name: 'b' }])]),
+    [
+      { namespace: 'team', name: 'y' },
+      { namespace: 'team', name: 'z' },
+    ],
+    'sorted, live policies only',
+  );
 });
 
-t.test('payload: access rights keyed by the APIs\' gateway ids, operator-only fields dropped', async (t) => {
-  const r = securityPolicyPayload(policy('p', [{ name: 'a', versions: ['v1'], allowed_urls: [{ url: '/x', methods: ['GET'] }] }, { name: 'b', namespace: 'other' }], { _id: 'mid', contextRef: { name: 'c' }, rate: 10 }), 'POL', 'org1', resolve);
+t.test("payload: access rights keyed by the APIs' gateway ids, operator-only fields dropped", async (t) => {
+  const r = securityPolicyPayload(
+    policy(
+      'p',
+      [
+        { name: 'a', versions: ['v1'], allowed_urls: [{ url: '/x', methods: ['GET'] }] },
+        { name: 'b', namespace: 'other' },
+      ],
+      { _id: 'mid', contextRef: { name: 'c' }, rate: 10 },
+    ),
+    'POL',
+    'org1',
+    resolve,
+  );
   t.ok('ok' in r && r.ok);
   if (!('ok' in r) || !r.ok) return;
   t.same(r.body.access_rights, {
@@ -41,12 +57,22 @@ t.test('payload: access rights keyed by the APIs\' gateway ids, operator-only fi
   });
   t.match(r.body, { id: 'POL', org_id: 'org1', rate: 10, name: 'p' });
   for (const k of ['_id', 'contextRef', 'access_rights_array']) t.notOk(k in r.body, `${k} not sent`);
-  t.same(r.links.map((l) => `${l.namespace}/${l.name}`), ['team/a', 'other/b']);
+  t.same(
+    r.links.map((l) => `${l.namespace}/${l.name}`),
+    ['team/a', 'other/b'],
+  );
 });
 
 t.test('payload: an unresolved reference makes the policy wait, naming every missing one', async (t) => {
   const r = securityPolicyPayload(policy('p', [{ name: 'a' }, { name: 'nope' }, { name: 'gone', namespace: 'x' }]), 'POL', undefined, resolve);
-  t.same(r, { waiting: 'waiting for ApiDefinition team/nope does not exist; ApiDefinition x/gone does not exist', links: [{ namespace: 'team', name: 'a' }, { namespace: 'team', name: 'nope' }, { namespace: 'x', name: 'gone' }] });
+  t.same(r, {
+    waiting: 'waiting for ApiDefinition team/nope does not exist; ApiDefinition x/gone does not exist',
+    links: [
+      { namespace: 'team', name: 'a' },
+      { namespace: 'team', name: 'nope' },
+      { namespace: 'x', name: 'gone' },
+    ],
+  });
   t.match(securityPolicyPayload(policy('p', [{ name: 'o', kind: 'TykOasApiDefinition' }]), 'POL', undefined, resolve), { ok: false, reason: /TykOasApiDefinition; only ApiDefinition/ });
   t.same(securityPolicyPayload({ ...policy('p', []), spec: undefined }, 'POL', undefined, resolve), { ok: false, reason: 'spec is missing' });
 });

@@ -1,5 +1,6 @@
 import t from 'tap';
-import { describeError, ConfigError } from '../../lib/errors.js';
+import { ConfigError, describeError } from '../../lib/errors.js';
+
 t.test('describeError', async (t) => {
   t.equal(describeError(new ConfigError([{ setting: 'TYK_URL', message: 'is required' }])), 'TYK_URL: is required');
 });
