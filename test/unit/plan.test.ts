@@ -58,3 +58,26 @@ t.test('diverged (the gateway renamed something) stays quiet until something cha
   t.equal(plan(desired(), observed('o1'), record().synced('d1', 'o1').diverged('renamed').build()).action, 'NOOP');
   t.equal(plan(desired(), observed('o9'), record().synced('d1', 'o1').diverged('renamed').build()).reason, 'drifted on gateway');
 });
+
+t.test('an invalid spec that changed is tried again; one that did not stays quiet', async (t) => {
+  const known = record().invalid('bad').build();
+  t.same(plan(desired({ invalid: 'bad', hash: known.desiredHash }), undefined, known).reason, 'invalid spec unchanged');
+  t.same(plan(desired({ invalid: 'bad', hash: 'other' }), undefined, known).reason, 'invalid spec', 'a new invalid spec is recorded anew');
+});
+
+t.test('a policy waiting for its API is a WAIT, and is written once the dependency is ready', async (t) => {
+  t.same(plan(desired({ waiting: 'ApiDefinition default/a is not synced yet' }), observed(), record().synced('d1', 'o1').build()), {
+    action: 'WAIT',
+    reason: 'waiting for dependency',
+    id: ID,
+  });
+  t.same(plan(desired(), observed('o1'), record().synced('d1', 'o1').waiting('was waiting').build()), { action: 'UPDATE', reason: 'dependency ready', id: ID });
+});
+
+t.test('a record from before the id was known ("") is no id change', async (t) => {
+  t.same(plan(desired(), observed('o1'), record().synced('d1', 'o1').withId('').build()), { action: 'NOOP', reason: 'unchanged', id: ID });
+});
+
+t.test('nothing desired, observed or recorded: not ours, and no id', async (t) => {
+  t.same(plan(undefined, undefined, undefined), { action: 'NOOP', reason: 'not managed', id: '' });
+});
