@@ -17,12 +17,12 @@ import { DEFAULT_TARGET, type GatewayTarget, GatewayTargets } from '../../lib/ga
 import type { Gateway } from '../../lib/gateway/types.js';
 import { API_DEFINITION, type ManagedKind, SECURITY_POLICY } from '../../lib/kinds.js';
 import type { KubeObject, ResourceKind } from '../../lib/kube/types.js';
-import type { Logger } from '../../lib/log.js';
 import { DEFAULT_RUN_SETTINGS, runReconcile } from '../../lib/reconcile/run.js';
 import type { ObjectReport, RunDeps, RunReport, RunRequest, RunSettings } from '../../lib/reconcile/types.js';
 import { MemoryStore } from '../../lib/store/memory.js';
 import type { Store, SyncRecord } from '../../lib/store/types.js';
 import { FakeClock } from '../harness/clock.js';
+import { capturingLogger } from '../harness/log.js';
 import { brokenGateway, MemoryTykDashboard, MemoryTykGateway, unreachable } from '../memory/gateway.js';
 import { MemoryKube } from '../memory/kube.js';
 
@@ -33,20 +33,6 @@ export class SteppingClock extends FakeClock {
     if (ms > 0) this.advance(ms);
     return woken;
   }
-}
-
-export interface LogEntry {
-  level: 'debug' | 'info' | 'warn' | 'error';
-  msg?: string;
-  [key: string]: unknown;
-}
-
-/** A Logger that keeps every entry (with its child bindings). */
-export function capturingLogger(entries: LogEntry[] = [], bindings: Record<string, unknown> = {}): Logger & { entries: LogEntry[] } {
-  const at = (level: LogEntry['level']) => (obj: object, msg?: string) => {
-    entries.push({ ...bindings, ...obj, level, ...(msg !== undefined ? { msg } : {}) });
-  };
-  return { entries, debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error'), child: (more) => capturingLogger(entries, { ...bindings, ...more }) };
 }
 
 export type MemoryGateway = MemoryTykGateway | MemoryTykDashboard;
