@@ -67,9 +67,14 @@ t.test('with everything set it serves, and the schedule reconciles', async (t) =
   });
   t.teardown(() => p.kill());
   const id = Buffer.from('default/scheduled').toString('base64url');
-  const deadline = Date.now() + 15_000;
-  while (!tyk.loaded('api').has(id) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
-  t.ok(tyk.loaded('api').has(id), 'the scheduled run created the API');
+  // generous bounds: starting tsx and loading every module takes long on a busy machine
+  const until = async (done: () => boolean, ms: number) => {
+    const deadline = Date.now() + ms;
+    while (!done() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    return done();
+  };
+  t.ok(await until(() => /"msg":"listening"/.test(p.out()), 60_000), `it listens (stderr: ${p.err()})`);
+  t.ok(await until(() => tyk.loaded('api').has(id), 30_000), 'the scheduled run created the API');
   const health = await fetch(`http://127.0.0.1:${port}/healthz`);
   t.equal(health.status, 200);
   const resync = await fetch(`http://127.0.0.1:${port}/resync`, { method: 'POST', headers: { authorization: `Bearer ${TOKEN}` } });
