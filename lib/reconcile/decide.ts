@@ -104,7 +104,7 @@ export interface Decision {
     /** a record to save; absent: the stored one stays */
     readonly save?: SyncRecord;
   };
-  /** the record the status is patched from (for a quiet object: now; for a write: recordAfter's); absent: no status patch */
+  /** the status is patched from the record this pass ends with (a quiet object's now, a write's from recordAfter), when it changes */
   readonly patchStatus: boolean;
   /** further status fields to keep equal (linked_by_policies, linked_apis) */
   readonly statusExtra?: Readonly<Record<string, unknown>>;

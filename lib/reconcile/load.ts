@@ -149,8 +149,8 @@ export async function loadState(ctx: RunContext, objects: readonly Found[], lc: 
   await mapLimit(drafts, ctx.settings.concurrency, (d) => resolveTarget(ctx, d));
   for (const d of drafts) computeDesired(d, lc);
   await loadObserved(ctx, drafts, lc.preferList);
-  if (lc.policies !== undefined) for (const d of drafts) if (d.kind === API_DEFINITION) d.referencedBy = referencingPolicies(d.ref, lc.policies);
-  if (lc.policies === undefined) for (const d of drafts) if (d.kind === API_DEFINITION) d.referencedBy = null;
+  const policies = lc.policies;
+  for (const d of drafts) if (d.kind === API_DEFINITION) d.referencedBy = policies === undefined ? null : referencingPolicies(d.ref, policies);
   return drafts;
 }
 
