@@ -115,19 +115,8 @@ function statusId(l: Loaded, d: Decision, record: SyncRecord, observedBody: Json
  */
 async function tell(ctx: RunContext, l: Loaded, obj: KubeObject | null | undefined, report: ObjectReport, after: SyncRecord | null, statusError: string | undefined): Promise<void> {
   if (!obj) return;
-  const before = l.record;
   const events: OutcomeEvent[] = [];
-  const told = outcomeEvent({
-    result: report.result,
-    reason: report.reason,
-    action: report.action,
-    id: report.id,
-    ...(report.gateway !== undefined ? { gateway: report.gateway } : {}),
-    ...(report.error !== undefined ? { error: report.error } : {}),
-    ...(report.code !== undefined ? { code: report.code } : {}),
-    ...(before ? { before: { result: before.result, ...(before.error !== undefined ? { error: before.error } : {}) } } : {}),
-    ...(after ? { after: { result: after.result, ...(after.error !== undefined ? { error: after.error } : {}) } } : {}),
-  });
+  const told = outcomeEvent({ ...report, before: l.record, after });
   if (told) events.push(told);
   if (statusError !== undefined) events.push(statusPatchFailedEvent(statusError));
   for (const e of events) {

@@ -39,19 +39,25 @@ export interface OutcomeEvent {
   message: string;
 }
 
-/** What a run did to one object, as far as its Event is concerned. */
+/** What a run did to one object, as far as its Event is concerned (an ObjectReport is one). */
 export interface Outcome {
   result: ObjectResult;
   reason: ReportReason;
   action: Action;
   id: string;
   /** the gateway's name; undefined means the default one */
-  gateway?: string;
-  error?: string;
-  code?: string;
-  /** the record before this run's decision, and after it */
-  before?: { result: SyncResult; error?: string };
-  after?: { result: SyncResult; error?: string };
+  gateway?: string | undefined;
+  error?: string | undefined;
+  code?: string | undefined;
+  /** the record before this run's decision, and after it (null or undefined: none) */
+  before?: RecordedOutcome | null | undefined;
+  after?: RecordedOutcome | null | undefined;
+}
+
+/** The part of a SyncRecord an Event looks at. */
+export interface RecordedOutcome {
+  result: SyncResult;
+  error?: string | undefined;
 }
 
 /** Reasons of a synced write that are a change the user made, told even when it was synced before. */
