@@ -121,6 +121,24 @@ t.test('a change that arrives while the lock is held is written before the lock 
   t.equal(await w.locked(KEY), false);
 });
 
+t.test('a dirty pass that writes again reports how that write ended', async (t) => {
+  const { w } = await hooked();
+  w.updateSpec(API_DEFINITION, 'httpbin', retarget('http://one.example'));
+  w.gateway.inject({
+    op: 'upsert',
+    hook: async () => {
+      w.updateSpec(API_DEFINITION, 'httpbin', retarget('http://two.example'));
+      await anotherRunWants(w);
+    },
+  });
+  // the second write is refused
+  w.gateway.inject({ op: 'upsert', afterCalls: 1, error: () => new Error('second write refused') });
+  const report = await w.run();
+  t.match(reported(report, 'httpbin'), { action: 'UPDATE', result: 'failed', error: 'second write refused' });
+  t.equal(report.objects.length, 1);
+  t.match(await w.record(API_DEFINITION, 'httpbin'), { result: 'failed', failures: 1 });
+});
+
 t.test('a dirty pass that finds nothing to do leaves the report of the write', async (t) => {
   const { w, store } = await hooked();
   w.updateSpec(API_DEFINITION, 'httpbin', retarget('http://one.example'));

@@ -34,6 +34,8 @@ t.test('a report names its run, trigger, start and duration, and counts results'
 
 t.test('objects are reported in kind, namespace, name order', async (t) => {
   const w = new FastWorld();
+  w.apply(apiDefinition('zz').build());
+  await w.run();
   w.apply(securityPolicy('a').build());
   w.apply(apiDefinition('z').build());
   w.apply(apiDefinition('b').inNamespace('ns2').build());
@@ -42,7 +44,7 @@ t.test('objects are reported in kind, namespace, name order', async (t) => {
   const report = await w.run();
   t.same(
     report.objects.map((o) => `${o.kind}/${o.namespace}/${o.name}`),
-    ['ApiDefinition/default/z', 'ApiDefinition/ns1/c', 'ApiDefinition/ns1/m', 'ApiDefinition/ns2/b', 'SecurityPolicy/default/a'],
+    ['ApiDefinition/default/z', 'ApiDefinition/default/zz', 'ApiDefinition/ns1/c', 'ApiDefinition/ns1/m', 'ApiDefinition/ns2/b', 'SecurityPolicy/default/a'],
   );
 });
 

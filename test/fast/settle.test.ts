@@ -70,6 +70,7 @@ t.test('an update whose reload is lost: the old state read back is not taken for
   t.match(reported(report, 'a'), { action: 'UPDATE', result: 'synced' });
   t.same(report.gateway, { writes: 1, reloads: 2 });
   t.equal(report.durationMs, 7750, 'waited for the re-issued reload');
+  t.equal(w.kube.count('addFinalizer') + w.kube.count('patchFinalizers'), 0, 'the finalizer is there already: not asked for again');
   t.match(ce(w).loaded('api').get(A), { proxy: { target_url: 'http://example.com' } });
 });
 
@@ -222,4 +223,52 @@ t.test('moved off a context that is gone: written to the new gateway, the old co
   t.equal(gw2.writes(), 0, 'nothing removed from the old one');
   t.same(report.gateway, { writes: 1, reloads: 1 });
   t.same(w.api('a')?.metadata.finalizers, [FINALIZER]);
+});
+
+t.test('an id change on a context gateway retires the old id there, not on the default gateway', async (t) => {
+  const w = new FastWorld();
+  const gw2 = w.addGateway('http://gw2:8080', { secret: 's2' });
+  w.apply(operatorContext('ctx').ce('http://gw2:8080', 's2').build());
+  w.apply(apiDefinition('a').inContext('ctx').build());
+  await w.run();
+  w.resetCounts();
+  w.updateSpec(API_DEFINITION, 'a', (s) => ({ ...s, api_id: 'new-id' }));
+  const report = await w.run();
+  t.match(reported(report, 'a'), { reason: 'id changed', result: 'synced', id: 'new-id', gateway: 'context:default/ctx' });
+  t.same(report.gateway, { writes: 2, reloads: 1 });
+  t.ok(gw2 instanceof MemoryTykGateway && [...gw2.loaded('api').keys()].join() === 'new-id', 'only the new id is left there');
+  t.equal(w.gateway.writes(), 0, 'the default gateway is not touched');
+});
+
+t.test('a pass that wrote to a Tyk Gateway and to a Dashboard waits for the reload before reading back', async (t) => {
+  const w = new FastWorld();
+  w.addGateway('http://dash:3000', { mode: 'pro', secret: 's2' });
+  w.apply(operatorContext('ctx').pro('http://dash:3000', 's2').build());
+  w.apply(apiDefinition('a').build());
+  w.apply(apiDefinition('b').inContext('ctx').build());
+  const report = await w.run();
+  t.same(report.counts, { synced: 2 });
+  t.same(report.gateway, { writes: 2, reloads: 1 });
+  t.equal(report.durationMs, w.settings.settle.initialDelayMs);
+});
+
+t.test('a Dashboard read-back that failed is tried again after a wait', async (t) => {
+  const w = new FastWorld({ mode: 'pro' });
+  w.apply(apiDefinition('a').build());
+  w.gateway.inject({ op: 'get', afterCalls: 1, error: () => new Error('read refused') });
+  const report = await w.run();
+  t.match(reported(report, 'a'), { result: 'synced' });
+  t.equal(report.durationMs, w.settings.settle.initialDelayMs, 'read at once, then after initialDelayMs');
+  t.equal(w.gateway.count('get', 'api'), 3);
+});
+
+t.test('a reload is re-issued as soon as reloadEveryMs has passed, not later', async (t) => {
+  const w = new FastWorld({ settings: { settle: { ...new FastWorld().settings.settle, reloadEveryMs: 3750 } } });
+  ce(w).dropReloads(1);
+  w.apply(apiDefinition('a').build());
+  const report = await w.run();
+  t.match(reported(report, 'a'), { result: 'synced' });
+  // the fourth read-back is at 3750, exactly reloadEveryMs after the lost reload: re-issued then, visible at 7750
+  t.equal(report.durationMs, 7750);
+  t.same(report.gateway, { writes: 1, reloads: 2 });
 });
