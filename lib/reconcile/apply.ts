@@ -113,7 +113,7 @@ async function applyPass(ctx: RunContext, planned: readonly Planned[]): Promise<
     ctx,
     planned.flatMap((p, i) => {
       const c = carried[i];
-      return c && c.touched.length > 0 ? [{ planned: p, carried: c }] : [];
+      return c ? [{ planned: p, carried: c }] : [];
     }),
   );
   return mapLimit(planned, ctx.settings.concurrency, (p, i) => finalize(ctx, p, carried[i]));
@@ -129,7 +129,7 @@ async function carryOut(ctx: RunContext, { loaded, decision }: Planned, write: W
   const gw = target.gateway;
   const gk = loaded.kind.gatewayKind;
   // a removal with nothing to remove (or only a retirement) needs no read-back
-  const done = (error?: unknown): Carried => ({ obj, sent, touched, visible: error === undefined && !sent, ...(error !== undefined ? { error } : {}) });
+  const done = (error?: unknown): Carried => ({ obj, sent, touched, visible: error === undefined && !sent, error });
   try {
     if (write.op === 'remove') {
       if (write.present) {
@@ -177,7 +177,6 @@ interface Settling {
  * Marks each write `visible` and keeps what the read-back found.
  */
 async function settle(ctx: RunContext, writes: readonly Settling[]): Promise<void> {
-  if (writes.length === 0) return;
   const gateways = new Set<Gateway>(writes.flatMap((w) => w.carried.touched));
   const { budgetMs, initialDelayMs, maxDelayMs, reloadEveryMs } = ctx.settings.settle;
   const clock = ctx.deps.clock;

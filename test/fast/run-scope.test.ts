@@ -1,0 +1,133 @@
+/**
+ * What a Run looks at and how it is cut up (lib/reconcile/run.ts): scopes per kind, policies
+ * that follow an ApiDefinition into the policy phase, guesses (optional refs) that are not
+ * reported, dry runs, and writes in chunks under a deadline.
+ */
+import t from 'tap';
+import { API_DEFINITION, SECURITY_POLICY } from '../../lib/kinds.js';
+import { apiDefinition, operatorContext, securityPolicy } from '../fixtures/builders.js';
+import { FastWorld, reported } from './world.js';
+
+const names = (r: { objects: { kind: string; namespace: string; name: string }[] }) => r.objects.map((o) => `${o.kind}/${o.namespace}/${o.name}`);
+
+t.test('a run for one ApiDefinition looks at it and at the policies that reference it, nothing else', async (t) => {
+  const w = new FastWorld();
+  w.apply(apiDefinition('a').build());
+  w.apply(apiDefinition('b').build());
+  w.apply(securityPolicy('p').granting('a').build());
+  w.apply(securityPolicy('q').granting('b').build());
+  const report = await w.runFor(API_DEFINITION, 'a');
+  t.same(names(report), ['ApiDefinition/default/a', 'SecurityPolicy/default/p']);
+  t.match(reported(report, 'p', 'SecurityPolicy'), { action: 'CREATE', result: 'synced' });
+  t.same(report.gateway, { writes: 2, reloads: 2 });
+  t.equal(w.kube.count('list', 'ApiDefinition'), 0, 'no ApiDefinition listed');
+});
+
+t.test('a run for one SecurityPolicy looks at no ApiDefinition', async (t) => {
+  const w = new FastWorld();
+  w.apply(apiDefinition('a').build());
+  w.apply(securityPolicy('p').build());
+  const report = await w.runFor(SECURITY_POLICY, 'p');
+  t.same(names(report), ['SecurityPolicy/default/p']);
+  t.equal(w.gateway.count('upsert', 'api'), 0);
+});
+
+t.test('a run over a namespace looks at that namespace only, both kinds', async (t) => {
+  const w = new FastWorld();
+  w.apply(apiDefinition('a').inNamespace('x').build());
+  w.apply(securityPolicy('p').inNamespace('x').build());
+  w.apply(apiDefinition('b').build());
+  const report = await w.run({ trigger: 'resync', scope: { namespaces: ['x'] } });
+  t.same(names(report), ['ApiDefinition/x/a', 'SecurityPolicy/x/p']);
+});
+
+t.test('a run with an empty scope looks at nothing and reads nothing but the policies', async (t) => {
+  const w = new FastWorld();
+  w.apply(apiDefinition('a').build());
+  const report = await w.run({ scope: {} });
+  t.same(report.objects, []);
+  t.equal(w.kube.count('get', 'ApiDefinition') + w.kube.count('list', 'ApiDefinition'), 0);
+  t.equal(w.gateway.count('get') + w.gateway.count('list'), 0);
+});
+
+t.test('a resync by name without a kind: the kind that exists is reported, the guess that does not is not', async (t) => {
+  const w = new FastWorld();
+  w.apply(apiDefinition('a').build());
+  const refs = [
+    { kind: API_DEFINITION, namespace: 'default', name: 'a', optional: true },
+    { kind: SECURITY_POLICY, namespace: 'default', name: 'a', optional: true },
+  ];
+  const report = await w.run({ trigger: 'resync', scope: { refs } });
+  t.same(names(report), ['ApiDefinition/default/a']);
+  t.match(reported(report, 'a'), { result: 'synced' });
+  const dry = await w.run({ trigger: 'resync', dryRun: true, scope: { refs: [{ ...refs[0]!, name: 'nothing' }, refs[1]!] } });
+  t.same(dry.objects, [], 'nor in a dry run');
+  const named = await w.run({ trigger: 'resync', scope: { refs: [{ kind: SECURITY_POLICY, namespace: 'default', name: 'a' }] } });
+  t.match(reported(named, 'a', 'SecurityPolicy'), { action: 'NOOP', result: 'skipped' }, 'a ref given with its kind is reported even when absent');
+});
+
+t.test('a guess whose object is gone but has a record is reported: its deletion is carried out', async (t) => {
+  const w = new FastWorld();
+  w.apply(securityPolicy('a').build());
+  await w.run();
+  w.remove(SECURITY_POLICY, 'a');
+  const report = await w.run({ trigger: 'resync', scope: { refs: [{ kind: SECURITY_POLICY, namespace: 'default', name: 'a', optional: true }] } });
+  t.match(reported(report, 'a', 'SecurityPolicy'), { action: 'DELETE', result: 'deleted' });
+});
+
+t.test('a dry run: planned, waiting or failed, as decided; nothing written, nothing patched', async (t) => {
+  const w = new FastWorld();
+  w.apply(apiDefinition('a').build());
+  w.apply(securityPolicy('p').granting('a').build());
+  await w.run();
+  w.apply(apiDefinition('b').build());
+  w.apply(operatorContext('ctx').ce('http://nowhere:8080', 's').build());
+  w.apply(apiDefinition('far').inContext('ctx').build());
+  w.delete(API_DEFINITION, 'a');
+  w.resetCounts();
+  const dry = await w.run({ dryRun: true });
+  t.equal(dry.dryRun, true);
+  t.match(reported(dry, 'a'), { action: 'WAIT', reason: 'referenced by policies', result: 'waiting' });
+  t.match(reported(dry, 'b'), { action: 'CREATE', result: 'planned' });
+  t.match(reported(dry, 'far'), { result: 'failed' });
+  t.match(reported(dry, 'p', 'SecurityPolicy'), { action: 'WAIT', result: 'waiting' });
+  t.same(dry.gateway, { writes: 0, reloads: 0 });
+  t.equal(w.gateway.writes(), 0);
+  t.equal(w.kube.count('patchStatus') + w.kube.count('patchFinalizers') + w.kube.count('createEvent'), 0);
+  t.equal(await w.record(API_DEFINITION, 'b'), null, 'no record');
+  t.equal(await w.locked('ApiDefinition/default/b'), false);
+});
+
+t.test('without a deadline every write goes in one batch: one reload', async (t) => {
+  const w = new FastWorld({ settings: { deadlineChunk: 1 } });
+  for (const n of ['a', 'b', 'c']) w.apply(apiDefinition(n).build());
+  const report = await w.run();
+  t.same(report.gateway, { writes: 3, reloads: 1 });
+  t.same(report.counts, { synced: 3 });
+});
+
+t.test('with a deadline, writes go in chunks of deadlineChunk, each settled on its own', async (t) => {
+  const w = new FastWorld({ settings: { deadlineChunk: 2 } });
+  for (const n of ['a', 'b', 'c']) w.apply(apiDefinition(n).build());
+  const report = await w.run({ deadline: w.clock.now() + 10_000 });
+  t.same(report.counts, { synced: 3 });
+  t.same(report.gateway, { writes: 3, reloads: 2 }, 'two chunks, a reload each');
+  t.equal(report.durationMs, 500);
+});
+
+t.test('a chunk not started by the deadline is deferred, out of time, unlocked and untouched', async (t) => {
+  const w = new FastWorld({ settings: { deadlineChunk: 1 } });
+  for (const n of ['a', 'b', 'c']) w.apply(apiDefinition(n).build());
+  // the first chunk's settle wait ends exactly at the deadline
+  const report = await w.run({ deadline: w.clock.now() + 250 });
+  t.match(reported(report, 'a'), { action: 'CREATE', result: 'synced' });
+  for (const n of ['b', 'c']) {
+    t.match(reported(report, n), { action: 'CREATE', reason: 'out of time', result: 'deferred' });
+    t.equal(await w.locked(`ApiDefinition/default/${n}`), false);
+    t.equal(await w.record(API_DEFINITION, n), null);
+  }
+  t.same(report.counts, { synced: 1, deferred: 2 });
+  t.same(report.gateway, { writes: 1, reloads: 1 });
+  const next = await w.run();
+  t.same(next.counts, { synced: 2, unchanged: 1 }, 'the next run takes them up');
+});

@@ -1,0 +1,92 @@
+/**
+ * mapLimit (lib/reconcile/concurrency.ts): at most `limit` calls in flight, results in input
+ * order, and on a failure no further item is started.
+ */
+import t from 'tap';
+import { mapLimit } from '../../lib/reconcile/concurrency.js';
+
+const tick = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+/** Runs mapLimit over `n` items, each taking a few ticks (the later ones fewer), and tracks how many were in flight. */
+async function tracked(n: number, limit: number): Promise<{ results: number[]; peak: number; started: number[] }> {
+  let inFlight = 0;
+  let peak = 0;
+  const started: number[] = [];
+  const results = await mapLimit(
+    Array.from({ length: n }, (_, i) => i),
+    limit,
+    async (item, index) => {
+      started.push(index);
+      inFlight++;
+      peak = Math.max(peak, inFlight);
+      for (let k = 0; k < n - item; k++) await tick();
+      inFlight--;
+      return item * 10;
+    },
+  );
+  return { results, peak, started };
+}
+
+t.test('results come back in input order, whatever order the calls end in', async (t) => {
+  const { results, started } = await tracked(5, 2);
+  t.same(results, [0, 10, 20, 30, 40]);
+  t.same(started, [0, 1, 2, 3, 4], 'items are started in order, each once');
+});
+
+t.test('never more than `limit` calls in flight, and exactly `limit` when there is enough work', async (t) => {
+  t.equal((await tracked(6, 3)).peak, 3);
+  t.equal((await tracked(6, 1)).peak, 1);
+  t.equal((await tracked(2, 8)).peak, 2, 'no more workers than items');
+});
+
+t.test('a limit below 1 still runs everything, one at a time', async (t) => {
+  const { results, peak } = await tracked(3, 0);
+  t.same(results, [0, 10, 20]);
+  t.equal(peak, 1);
+});
+
+t.test('no items: no call, an empty result', async (t) => {
+  let calls = 0;
+  t.same(
+    await mapLimit([], 4, async () => {
+      calls++;
+    }),
+    [],
+  );
+  t.equal(calls, 0);
+});
+
+t.test('after a failure no further item is started, and the first error is the answer', async (t) => {
+  const started: number[] = [];
+  await t.rejects(
+    mapLimit([0, 1, 2, 3, 4], 2, async (i) => {
+      started.push(i);
+      await tick();
+      if (i === 1) throw new Error('first');
+      if (i === 2) throw new Error('second');
+      return i;
+    }),
+    { message: 'first' },
+  );
+  t.same(started, [0, 1, 2], 'the worker that was free took item 2 before item 1 failed; nothing after');
+});
+
+t.test('a failure of the last item still rejects', async (t) => {
+  await t.rejects(
+    mapLimit([0, 1], 1, async (i) => {
+      if (i === 1) throw new Error('last');
+      return i;
+    }),
+    { message: 'last' },
+  );
+});
+
+t.test('a failure that is not an Error is passed on as it is', async (t) => {
+  const thrown = await mapLimit([0], 1, async () => {
+    throw undefined;
+  }).then(
+    () => 'resolved',
+    (e: unknown) => e,
+  );
+  t.equal(thrown, undefined, 'rejected with undefined, not resolved');
+});
