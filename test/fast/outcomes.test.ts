@@ -157,8 +157,8 @@ t.test('the id a status names', async (t) => {
   t.end();
 });
 
-t.test('a write the gateway changes on the way (Tyk renames a clashing listen path): diverged, and the report carries the record’s error', async (t) => {
-  const w = new FastWorld();
+/** Makes the gateway rename x's listen path on the read-back that follows the next write (as Tyk does for a clash). */
+function renamingNextWrite(w: FastWorld): void {
   const gw = w.gateway as MemoryTykGateway;
   const rename = (o: JsonObject) => {
     o.proxy = { ...(o.proxy as JsonObject), listen_path: '/x-renamed' };
@@ -176,10 +176,42 @@ t.test('a write the gateway changes on the way (Tyk renames a clashing listen pa
       }
     },
   });
+}
+
+t.test('a write the gateway changes on the way (Tyk renames a clashing listen path): diverged, and the report carries the record’s error', async (t) => {
+  t.test('a create', async (t) => {
+    const w = new FastWorld();
+    renamingNextWrite(w);
+    w.apply(apiDefinition('x').build());
+    const report = await w.run();
+    const rec = await w.record(API_DEFINITION, 'x');
+    t.match(rec, { result: 'diverged', error: /listen_path/ });
+    t.match(reported(report, 'x'), { result: 'diverged', error: rec?.error }, 'the report says what the record says');
+    t.match(w.kube.eventsAbout('ApiDefinition', 'x'), [{ reason: 'Diverged', message: rec?.error }]);
+  });
+  t.test('an update: the read-back moved from what was there before, so it is visible at once, and diverged', async (t) => {
+    const w = new FastWorld();
+    w.apply(apiDefinition('x').build());
+    await w.run();
+    renamingNextWrite(w);
+    w.updateSpec(API_DEFINITION, 'x', (s) => ({ ...s, proxy: { ...(s.proxy as JsonObject), target_url: 'http://example.com' } }));
+    w.resetCounts();
+    const report = await w.run();
+    t.match(reported(report, 'x'), { action: 'UPDATE', result: 'diverged', error: /listen_path/ });
+    t.equal(w.gateway.count('reload'), 1, 'no reload retries');
+  });
+  t.end();
+});
+
+t.test('a retry whose earlier write had landed after all: the same body read back is synced at once, with one reload', async (t) => {
+  const w = new FastWorld();
   w.apply(apiDefinition('x').build());
+  await w.run();
+  await w.editRecord(API_DEFINITION, 'x', (r) => ({ ...r, result: 'failed', failures: 1, retryAt: w.clock.now() - 1, error: 'write API: 503 boom' }));
+  w.resetCounts();
   const report = await w.run();
-  const rec = await w.record(API_DEFINITION, 'x');
-  t.match(rec, { result: 'diverged', error: /listen_path/ });
-  t.match(reported(report, 'x'), { result: 'diverged', error: rec?.error }, 'the report says what the record says');
-  t.match(w.kube.eventsAbout('ApiDefinition', 'x'), [{ reason: 'Diverged', message: rec?.error }]);
+  t.match(reported(report, 'x'), { action: 'UPDATE', reason: 'retrying after failure', result: 'synced' });
+  t.equal(w.gateway.count('upsert'), 1);
+  t.equal(w.gateway.count('reload'), 1, 'visible after the first reload: no retries');
+  t.match(await w.record(API_DEFINITION, 'x'), { result: 'synced', failures: 0 });
 });
