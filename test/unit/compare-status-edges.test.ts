@@ -38,6 +38,7 @@ t.test('compare: nested paths, arrays of objects, and shape changes', async (t) 
     'in key order',
   );
   t.same(sentFieldDifferences([1], [2]), [{ path: '[0]', sent: 1, reported: 2 }]);
+  t.same(sentFieldDifferences({ l: ['a'] }, { l: { 0: 'a', length: 1 } }), [{ path: 'l', sent: ['a'], reported: { 0: 'a', length: 1 } }], 'a list is not an object that looks like one');
   t.same(sentFieldDifferences({ a: 1 }, {}), [], 'a field the gateway does not report is no difference');
 });
 
@@ -66,7 +67,7 @@ t.test('status: the error, the status word and the links each make a patch', asy
   t.same(statusPatch(API_DEFINITION, cur, { ...failed, error: 'other' }), { api_id: failed.id, latestTransaction: { status: 'Failed', time: failed.time, error: 'other' } });
   t.same(statusPatch(API_DEFINITION, cur, { ...failed, result: 'pending' }), { api_id: failed.id, latestTransaction: { status: 'Pending', time: failed.time, error: 'boom' } });
   const synced = record().synced('d', 'o').build();
-  t.same(statusPatch(API_DEFINITION, cur, synced), { api_id: synced.id, latestTransaction: { status: 'Successful', time: synced.time, error: null } }, 'an error that went is removed');
+  t.strictSame(statusPatch(API_DEFINITION, cur, synced), { api_id: synced.id, latestTransaction: { status: 'Successful', time: synced.time, error: null } }, 'an error that went is removed (null: a merge patch removes it)');
   const okCur = { api_id: synced.id, latestTransaction: { status: 'Successful' } };
   t.equal(statusPatch(API_DEFINITION, okCur, synced), undefined);
   t.same(statusPatch(API_DEFINITION, { ...okCur, latestTransaction: { status: 'Successful', error: 'stale' } }, synced), {
@@ -82,6 +83,12 @@ t.test('status: links are compared canonically, and none is the same as an empty
   t.equal(statusPatch(API_DEFINITION, { ...base, linked_by_policies: [{ name: 'p', namespace: 'default' }] }, synced, { linked_by_policies: links }), undefined);
   t.equal(statusPatch(API_DEFINITION, base, synced, { linked_by_policies: [] }), undefined, 'no list and an empty one say the same');
   t.equal(statusPatch(API_DEFINITION, { ...base, linked_by_policies: [] }, synced, { linked_by_policies: undefined }), undefined);
+  t.strictSame(
+    statusPatch(API_DEFINITION, { ...base, linked_by_policies: links }, synced, { linked_by_policies: undefined }),
+    { api_id: synced.id, latestTransaction: { status: 'Successful', time: synced.time, error: null }, linked_by_policies: null },
+    'no links: removed with null, which a merge patch removes',
+  );
+  t.strictSame(statusPatch(API_DEFINITION, base, synced, { note: '' }), { api_id: synced.id, latestTransaction: { status: 'Successful', time: synced.time, error: null }, note: '' }, 'only lists are emptied to null');
   t.same(statusPatch(API_DEFINITION, base, synced, { linked_by_policies: links }), {
     api_id: synced.id,
     latestTransaction: { status: 'Successful', time: synced.time, error: null },

@@ -33,6 +33,9 @@ t.test('gateway id: a SecurityPolicy names it by spec.id, else status.pol_id', a
   const noNamespace = apiDefinition('httpbin').build();
   delete noNamespace.metadata.namespace;
   t.equal(gatewayIdFor(API_DEFINITION, noNamespace), Buffer.from('/httpbin').toString('base64url'));
+  const noSpec = apiDefinition('httpbin').build();
+  delete noSpec.spec;
+  t.equal(gatewayIdFor(API_DEFINITION, noSpec), 'ZGVmYXVsdC9odHRwYmlu', 'no spec: never throws, the default');
 });
 
 t.test('references: only named ApiDefinitions, namespace defaulting to the policy’s, once each, in order', async (t) => {
