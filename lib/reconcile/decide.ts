@@ -213,7 +213,7 @@ export function decide(l: Loaded, m: Moment): Decision {
   if (action === 'DELETE') {
     // plan deletes a resource that is still there only when it is being deleted and carries our finalizer
     const removeFinalizer = l.desired?.deleting === true;
-    return { ...common, action, reason, id, write: { op: 'remove', present: l.observed !== undefined, removeFinalizer, ...retireField }, patchStatus: false, next, ...extra };
+    return { ...common, action, reason, id, write: { op: 'remove', present: l.observed !== undefined, removeFinalizer, ...retireField }, patchStatus: false, next };
   }
   // plan writes only a valid spec that waits for nothing, and the load stage built its body
   if (!l.body || !l.obj) throw new Error(`internal: ${l.key} planned ${action} without a body`);
@@ -235,7 +235,7 @@ function recordBase(l: Loaded, id: string): RecordBase {
   const links = l.links ? l.links.map(nsName) : keepPrevious ? l.record?.links : undefined;
   return {
     key: l.key,
-    id: id || idOf(l),
+    id,
     gateway,
     links,
     generation: l.desired?.generation ?? l.record?.generation ?? 0,
@@ -251,7 +251,14 @@ function failedRecord(l: Loaded, error: string, time: string): { save?: SyncReco
   return { save: { ...recordBase(l, idOf(l)), result: 'failed', error, failures: 0, time } };
 }
 
-function quietOutcome(l: Loaded, action: Action, reason: ReportReason, waitReason: string | undefined, base: RecordBase, time: string): { quiet: NonNullable<Decision['quiet']>; patchStatus: boolean } {
+function quietOutcome(
+  l: Loaded,
+  action: Action,
+  reason: ReportReason,
+  waitReason: string | undefined,
+  base: RecordBase,
+  time: string,
+): { quiet: NonNullable<Decision['quiet']>; patchStatus: boolean } {
   let save: SyncRecord | undefined;
   if (reason === 'invalid spec' && l.desired && l.obj) save = { ...base, result: 'invalid', error: l.desired.invalid, failures: 0, time };
   if (action === 'WAIT' && l.obj) {

@@ -67,7 +67,11 @@ t.test('status: the error, the status word and the links each make a patch', asy
   t.same(statusPatch(API_DEFINITION, cur, { ...failed, error: 'other' }), { api_id: failed.id, latestTransaction: { status: 'Failed', time: failed.time, error: 'other' } });
   t.same(statusPatch(API_DEFINITION, cur, { ...failed, result: 'pending' }), { api_id: failed.id, latestTransaction: { status: 'Pending', time: failed.time, error: 'boom' } });
   const synced = record().synced('d', 'o').build();
-  t.strictSame(statusPatch(API_DEFINITION, cur, synced), { api_id: synced.id, latestTransaction: { status: 'Successful', time: synced.time, error: null } }, 'an error that went is removed (null: a merge patch removes it)');
+  t.strictSame(
+    statusPatch(API_DEFINITION, cur, synced),
+    { api_id: synced.id, latestTransaction: { status: 'Successful', time: synced.time, error: null } },
+    'an error that went is removed (null: a merge patch removes it)',
+  );
   const okCur = { api_id: synced.id, latestTransaction: { status: 'Successful' } };
   t.equal(statusPatch(API_DEFINITION, okCur, synced), undefined);
   t.same(statusPatch(API_DEFINITION, { ...okCur, latestTransaction: { status: 'Successful', error: 'stale' } }, synced), {
@@ -88,7 +92,11 @@ t.test('status: links are compared canonically, and none is the same as an empty
     { api_id: synced.id, latestTransaction: { status: 'Successful', time: synced.time, error: null }, linked_by_policies: null },
     'no links: removed with null, which a merge patch removes',
   );
-  t.strictSame(statusPatch(API_DEFINITION, base, synced, { note: '' }), { api_id: synced.id, latestTransaction: { status: 'Successful', time: synced.time, error: null }, note: '' }, 'only lists are emptied to null');
+  t.strictSame(
+    statusPatch(API_DEFINITION, base, synced, { note: '' }),
+    { api_id: synced.id, latestTransaction: { status: 'Successful', time: synced.time, error: null }, note: '' },
+    'only lists are emptied to null',
+  );
   t.same(statusPatch(API_DEFINITION, base, synced, { linked_by_policies: links }), {
     api_id: synced.id,
     latestTransaction: { status: 'Successful', time: synced.time, error: null },

@@ -117,6 +117,7 @@ t.test('an unresolvable context: the status keeps its links, and a changed failu
   const waiting = recordFor('ApiDefinition', 'httpbin').waiting('OperatorContext default/ctx not found').build();
   t.match(decide({ ...l, record: waiting }, at()).quiet?.save, { result: 'failed' }, 'the same words under another result are a change');
   t.equal(decide({ ...l, obj: null }, at()).patchStatus, false, 'no status for a vanished object');
+  t.match(decide(l, at()), { action: 'NOOP', reason: 'gateway unavailable', hold: undefined }, 'nothing to carry out: retried every run');
 });
 
 t.test('an unresolvable context: the record keeps what is known of the object', async (t) => {
@@ -151,6 +152,7 @@ t.test('an unresolvable context: the record keeps what is known of the object', 
 });
 
 t.test('only the label template=true makes a template', async (t) => {
+  t.match(decide(loaded({ obj: apiDefinition('httpbin').template().build(), record: null }), at()), { action: 'NOOP', reason: 'template', patchStatus: false });
   const obj = apiDefinition('httpbin').withLabels({ template: 'false' }).build();
   t.notMatch(decide(loaded({ obj, record: null }), at()), { reason: 'template' });
 });
@@ -221,6 +223,22 @@ t.test("a policy's id is not guessed without its gateway", async (t) => {
   t.equal(d.quiet?.save?.id, '', 'a Dashboard names a policy by its own _id: unknown without the gateway');
   t.equal(knownId(policy({ desired: undefined, record: null }), d), '');
   t.equal(knownId(loaded({ obj: null, desired: undefined, record: null }), d), '', 'nothing known of a vanished API');
+});
+
+t.test('an invalid spec is recorded with no failures counted', async (t) => {
+  const d = decide(loaded({ desired: desired({ invalid: 'spec.proxy is required', hash: 'bad', generation: 2 }), body: undefined }), at());
+  t.same(d.quiet?.save, {
+    key: 'ApiDefinition/default/httpbin',
+    id: ID,
+    gateway: 'default',
+    generation: 2,
+    desiredHash: 'bad',
+    observedHash: 'o1',
+    result: 'invalid',
+    error: 'spec.proxy is required',
+    failures: 0,
+    time: '2026-06-01T00:00:00.000Z',
+  });
 });
 
 t.test('an invalid spec of a vanished object is not recorded', async (t) => {
@@ -304,6 +322,7 @@ t.test('a write that keeps its id retires nothing; an id change retires the old 
   t.same(changed.write, { op: 'upsert', body: BODY, addFinalizer: false, retire: { id: ID } });
   const removed = decide(loaded({ desired: desired({ deleting: true }) }), at());
   t.same(removed.write, { op: 'remove', present: true, removeFinalizer: true });
+  t.equal(removed.patchStatus, false, 'an object being removed gets no status');
 });
 
 t.test('a write needs a body: planning one without is a bug, said loudly', async (t) => {

@@ -64,6 +64,19 @@ t.test('api payload: version data', async (t) => {
     ).version_data,
     { not_versioned: true, default_version: 'Default', versions: { Default: { name: 'Default' } } },
   );
+  t.same(
+    body(
+      apiDefinition('x')
+        .patchSpec({ version_data: { default_version: 'v1', versions: ['v1'] } })
+        .build(),
+    ).version_data,
+    {
+      not_versioned: true,
+      default_version: 'v1',
+      versions: { v1: { name: 'v1' } },
+    },
+    'versions that are not a map are replaced',
+  );
   const given = { default_version: 'v1', versions: { v1: { name: 'v1' } } };
   t.same(body(apiDefinition('x').patchSpec({ version_data: given }).build()).version_data, given, 'given versions are sent as they are');
 });
@@ -112,6 +125,7 @@ t.test('api payload: every field needing Secrets is named, and so is a federated
   t.same(graph.graphql, { enabled: true, graph_ref: '' }, 'a graph without a federation reference is sent');
   t.ok(apiDefinitionPayload(apiDefinition('x').patchSpec({ graphql: 'x', pinned_public_keys_refs: null }).build(), 'I', undefined).ok);
   t.same(apiDefinitionPayload({ ...apiDefinition('x').build(), spec: ['x'] as unknown as Record<string, unknown> }, 'I', undefined), { ok: false, reason: 'spec is missing' });
+  t.same(apiDefinitionPayload({ ...apiDefinition('x').build(), spec: null as unknown as Record<string, unknown> }, 'I', undefined), { ok: false, reason: 'spec is missing' });
 });
 
 const resolve = (r: { namespace: string; name: string }): ApiResolution => (r.name === 'a' ? { ok: true, id: `ID-${r.namespace}`, name: 'API a' } : { ok: false, why: 'does not exist' });
@@ -155,6 +169,13 @@ t.test('policy payload: entries without a usable name are skipped; an explicit n
   const bare = { ...policy({ access_rights_array: [{ name: 'a' }] }), metadata: { name: 'p' } };
   t.match(securityPolicyPayload(bare, 'POL', undefined, resolve), { ok: true, body: { access_rights: { 'ID-': { api_id: 'ID-' } } } });
   t.same(securityPolicyPayload(policy({ access_rights_array: 'junk', name: 'n' }), 'POL', undefined, resolve), { ok: true, body: { name: 'n', id: 'POL', access_rights: {} }, links: [] });
+});
+
+t.test('policy payload: TYK_ORG wins over the spec; without one the spec’s org is kept', async (t) => {
+  const spec = { org_id: 'mine', access_rights_array: [] };
+  t.match(securityPolicyPayload(policy(spec), 'POL', 'org1', resolve), { ok: true, body: { org_id: 'org1' } });
+  t.match(securityPolicyPayload(policy(spec), 'POL', undefined, resolve), { ok: true, body: { org_id: 'mine' } });
+  t.match(securityPolicyPayload(policy(spec), 'POL', '', resolve), { ok: true, body: { org_id: 'mine' } });
 });
 
 t.test('policy payload: any other kind is refused by name', async (t) => {
