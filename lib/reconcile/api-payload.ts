@@ -46,7 +46,7 @@ function jwtDefaultPolicies(value: unknown, policyIdOf: PolicyIdOf): unknown {
 
 function isEmpty(v: unknown): boolean {
   if (v === undefined || v === null || v === '') return true;
-  if (Array.isArray(v)) return v.length === 0;
+  // an array is an object: empty when it has no members
   if (typeof v === 'object') return Object.keys(v as object).length === 0;
   return false;
 }

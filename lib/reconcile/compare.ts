@@ -15,7 +15,7 @@ export interface FieldDifference {
 
 function isEmptyValue(v: unknown): boolean {
   if (v === null || v === undefined || v === '') return true;
-  if (Array.isArray(v)) return v.length === 0;
+  // an array is an object: empty when it has no members
   if (typeof v === 'object') return Object.keys(v as object).length === 0;
   return false;
 }
@@ -31,7 +31,7 @@ export function sentFieldDifferences(sent: unknown, reported: unknown, path = ''
   if (Array.isArray(sent) && Array.isArray(reported) && sent.length === reported.length) {
     return sent.flatMap((v, i) => sentFieldDifferences(v, reported[i], `${path}[${i}]`));
   }
-  if (typeof sent !== 'object' && sent === reported) return [];
+  if (sent === reported) return [];
   return [{ path: path === '' ? '(root)' : path, sent, reported }];
 }
 

@@ -143,7 +143,7 @@ export function knownId(l: Loaded, d: Decision): string {
 export function decide(l: Loaded, m: Moment): Decision {
   const time = new Date(m.now).toISOString();
   const gateway = l.target?.name ?? l.record?.gateway;
-  const common = { at: m.now, time, ...(gateway !== undefined ? { gateway } : {}) };
+  const common = { at: m.now, time, gateway };
   const targetId = l.desired?.id ?? l.record?.id ?? '';
 
   if (l.readError !== undefined) {
@@ -156,7 +156,7 @@ export function decide(l: Loaded, m: Moment): Decision {
       action: 'NOOP',
       reason: unsupported ? 'not supported by gateway' : 'read failed',
       id: targetId,
-      quiet: { result: 'failed', error: describeError(err), code: errorCode(err), ...(say?.save ? { save: say.save } : {}) },
+      quiet: { result: 'failed', error: describeError(err), code: errorCode(err), save: say?.save },
       patchStatus: say !== undefined,
       ...statusExtraOf(l),
     };
@@ -172,7 +172,7 @@ export function decide(l: Loaded, m: Moment): Decision {
       action: 'NOOP',
       reason: 'gateway unavailable',
       id: targetId,
-      quiet: { result: 'failed', error: l.targetError, code: 'GATEWAY_CONTEXT', ...(say?.save ? { save: say.save } : {}) },
+      quiet: { result: 'failed', error: l.targetError, code: 'GATEWAY_CONTEXT', save: say?.save },
       patchStatus: say !== undefined && !l.desired?.deleting,
       ...statusExtraOf(l),
     };
@@ -187,7 +187,7 @@ export function decide(l: Loaded, m: Moment): Decision {
   const p = plan(l.desired, l.observed, moved ? undefined : (l.record ?? undefined));
   let action: Action = p.action;
   let reason: ReportReason = moved && WRITES.has(p.action) && p.action !== 'DELETE' ? 'moved to another gateway' : p.reason;
-  let waitReason = p.action === 'WAIT' ? l.desired?.waiting : undefined;
+  let waitReason = l.desired?.waiting;
   let hold: Decision['hold'] = p.action === 'WAIT' ? 'dependency' : undefined;
   if (l.kind === API_DEFINITION && action === 'DELETE' && l.referencedBy !== undefined && (l.referencedBy === null || l.referencedBy.length > 0)) {
     action = 'WAIT';
@@ -200,19 +200,20 @@ export function decide(l: Loaded, m: Moment): Decision {
   const base = recordBase(l, id);
   const extra = statusExtraOf(l);
 
-  if (!WRITES.has(action)) return { ...common, action, reason, id, ...(hold ? { hold } : {}), ...quietOutcome(l, action, reason, waitReason ?? 'waiting', base, time), ...extra };
+  if (!WRITES.has(action)) return { ...common, action, reason, id, hold, ...quietOutcome(l, action, reason, waitReason, base, time), ...extra };
 
   const failures = (l.record?.result === 'failed' ? l.record.failures : 0) + 1;
   const next = { base, failures, backoff: m.backoff };
   const r = l.record;
   if (r?.result === 'failed' && r.retryAt !== undefined && m.trigger !== 'resync' && !BYPASS_BACKOFF.has(reason) && m.now < r.retryAt) {
-    return { ...common, action, reason, id, hold: 'backoff', quiet: { result: 'backoff', ...(r.error ? { error: r.error } : {}) }, patchStatus: false, ...extra };
+    return { ...common, action, reason, id, hold: 'backoff', quiet: { result: 'backoff', error: r.error }, patchStatus: false, ...extra };
   }
-  const retire: Retire | undefined = moved && l.record ? { id: l.record.id, gateway: l.previousTarget as string } : p.retireId !== undefined && p.retireId !== id ? { id: p.retireId } : undefined;
+  const retire: Retire | undefined = moved && l.record ? { id: l.record.id, gateway: l.previousTarget as string } : p.retireId !== undefined ? { id: p.retireId } : undefined;
   const retireField = retire ? { retire } : {};
   if (action === 'DELETE') {
-    const removeFinalizer = !!l.obj && l.desired?.deleting === true && l.desired.hasFinalizer;
-    return { ...common, action, reason, id, write: { op: 'remove', present: l.observed !== undefined, removeFinalizer, ...retireField }, patchStatus: false, next, ...extra };
+    // plan deletes a resource that is still there only when it is being deleted and carries our finalizer
+    const removeFinalizer = l.desired?.deleting === true;
+    return { ...common, action, reason, id, write: { op: 'remove', present: l.observed !== undefined, removeFinalizer, ...retireField }, patchStatus: false, next };
   }
   // plan writes only a valid spec that waits for nothing, and the load stage built its body
   if (!l.body || !l.obj) throw new Error(`internal: ${l.key} planned ${action} without a body`);
@@ -234,9 +235,9 @@ function recordBase(l: Loaded, id: string): RecordBase {
   const links = l.links ? l.links.map(nsName) : keepPrevious ? l.record?.links : undefined;
   return {
     key: l.key,
-    id: id || idOf(l),
-    ...(gateway !== undefined ? { gateway } : {}),
-    ...(links !== undefined ? { links } : {}),
+    id,
+    gateway,
+    links,
     generation: l.desired?.generation ?? l.record?.generation ?? 0,
     desiredHash: l.desired?.hash ?? l.record?.desiredHash ?? '',
     observedHash: keepPrevious ? (l.record?.observedHash ?? '') : '',
@@ -247,12 +248,19 @@ function recordBase(l: Loaded, id: string): RecordBase {
 function failedRecord(l: Loaded, error: string, time: string): { save?: SyncRecord } {
   const same = l.record?.result === 'failed' && l.record.error === error;
   if (same) return {};
-  return { save: { ...recordBase(l, l.desired?.id ?? l.record?.id ?? ''), result: 'failed', error, failures: 0, time } };
+  return { save: { ...recordBase(l, idOf(l)), result: 'failed', error, failures: 0, time } };
 }
 
-function quietOutcome(l: Loaded, action: Action, reason: ReportReason, waitReason: string, base: RecordBase, time: string): { quiet: NonNullable<Decision['quiet']>; patchStatus: boolean } {
+function quietOutcome(
+  l: Loaded,
+  action: Action,
+  reason: ReportReason,
+  waitReason: string | undefined,
+  base: RecordBase,
+  time: string,
+): { quiet: NonNullable<Decision['quiet']>; patchStatus: boolean } {
   let save: SyncRecord | undefined;
-  if (reason === 'invalid spec' && l.desired && l.obj) save = { ...base, result: 'invalid', error: l.desired.invalid ?? 'invalid spec', failures: 0, time };
+  if (reason === 'invalid spec' && l.desired && l.obj) save = { ...base, result: 'invalid', error: l.desired.invalid, failures: 0, time };
   if (action === 'WAIT' && l.obj) {
     const same = l.record?.result === 'waiting' && l.record.error === waitReason;
     // a wait keeps the hashes of the last sync, so the write it waits for is still seen as one
@@ -261,9 +269,9 @@ function quietOutcome(l: Loaded, action: Action, reason: ReportReason, waitReaso
   }
   const record = save ?? l.record;
   const patchStatus = record !== null && !!l.obj && (!l.desired?.deleting || action === 'WAIT');
-  const result: ObjectResult = action === 'WAIT' ? 'waiting' : reason.startsWith('invalid') ? 'invalid' : reason === 'not managed' || reason === 'template' ? 'skipped' : 'unchanged';
+  const result: ObjectResult = action === 'WAIT' ? 'waiting' : reason.startsWith('invalid') ? 'invalid' : reason === 'not managed' ? 'skipped' : 'unchanged';
   const error = action === 'WAIT' ? waitReason : record?.error;
-  return { quiet: { result, ...(error ? { error } : {}), ...(save ? { save } : {}) }, patchStatus };
+  return { quiet: { result, error, save }, patchStatus };
 }
 
 /** What a carried-out write led to. */

@@ -19,7 +19,7 @@ function write(value: unknown, out: string[]): void {
     out.push('[');
     for (let i = 0; i < value.length; i++) {
       if (i > 0) out.push(',');
-      write(value[i] === undefined ? null : value[i], out);
+      write(value[i], out);
     }
     out.push(']');
     return;

@@ -54,7 +54,8 @@ export function statusPatch(
   const cur = current ?? {};
   const hasTx = typeof cur.latestTransaction === 'object' && cur.latestTransaction !== null;
   const idSame = id === '' || nonEmpty(cur[kind.statusIdField]) === id;
-  const pruned = !hasTx && id !== '' && idSame;
+  // pruned: no transaction under a known id (a different id is patched anyway, below)
+  const pruned = !hasTx && id !== '';
   const curTx = (hasTx ? cur.latestTransaction : {}) as Record<string, unknown>;
   const txSame = pruned || (nonEmpty(curTx.status) === tx.status && (nonEmpty(curTx.error) ?? '') === (tx.error ?? ''));
   const extraSame = Object.entries(extra).every(([k, v]) => canonicalJson(norm(cur[k])) === canonicalJson(norm(v)));
