@@ -52,7 +52,10 @@ async function getOne(ctx: RunContext, kind: ManagedKind, ref: ObjectRef): Promi
   }
 }
 
-/** Desired objects of `kind` in `scope`; `complete` when every listing asked for succeeded. */
+/**
+ * Desired objects of `kind` in `scope` (the part of the request's scope for this kind: its refs
+ * are of `kind`, see run.ts scopeFor); `complete` when every listing asked for succeeded.
+ */
 export async function loadDesired(ctx: RunContext, kind: ManagedKind, scope: RunScope): Promise<{ found: Found[]; complete: boolean }> {
   const all = scope.all === true;
   const namespaces: (string | undefined)[] = all ? (ctx.settings.namespaces ? [...ctx.settings.namespaces] : [undefined]) : listedNamespaces(ctx, scope);
@@ -68,7 +71,7 @@ export async function loadDesired(ctx: RunContext, kind: ManagedKind, scope: Run
   }
   if (all) return { found: listed, complete };
   const inListed = new Set(namespaces);
-  const refs = dedupe((scope.refs ?? []).filter((r) => r.kind.kind === kind.kind && !inListed.has(r.namespace)));
+  const refs = dedupe((scope.refs ?? []).filter((r) => !inListed.has(r.namespace)));
   const single = await mapLimit(refs, ctx.settings.concurrency, (ref) => getOne(ctx, kind, ref));
   return { found: [...listed, ...single], complete };
 }
@@ -158,15 +161,17 @@ export async function loadState(ctx: RunContext, objects: readonly Found[], lc: 
  * gateway in `previousTarget`.
  */
 async function resolveTarget(ctx: RunContext, d: Draft): Promise<void> {
-  if (d.readError !== undefined || (!d.obj && !d.record)) return;
+  // an object that could not be read has neither (getOne; its record is not read)
+  if (!d.obj && !d.record) return;
   const resolution = d.obj ? await ctx.resolver.forObject(d.obj) : await ctx.resolver.byName(d.record?.gateway);
   if ('error' in resolution) {
     d.targetError = resolution.error;
     return;
   }
   d.target = resolution;
+  // a vanished object went to its record's gateway, so only an existing one can have moved
   const recorded = d.record?.gateway ?? 'default';
-  if (d.obj && d.record && recorded !== resolution.name && wasWritten(d.record)) d.previousTarget = recorded;
+  if (d.record && recorded !== resolution.name && wasWritten(d.record)) d.previousTarget = recorded;
 }
 
 /** The record says the object reached its gateway at some point (so a move must clean up there). */
