@@ -21,7 +21,7 @@ import type { Loaded } from './decide.js';
 import { hashOf } from './hash.js';
 import { defaultId, gatewayIdFor } from './ids.js';
 import { accessRefs, type NamespacedName, nsName, referencingPolicies } from './links.js';
-import type { DesiredState, ObservedState } from './plan.js';
+import type { ObservedState } from './plan.js';
 import { type ApiResolution, securityPolicyPayload } from './policy-payload.js';
 import type { RunContext } from './run-context.js';
 import type { RunScope } from './types.js';
@@ -39,7 +39,7 @@ export interface Found {
 export type ResolveApi = (ref: NamespacedName, target: GatewayTarget) => ApiResolution;
 
 function found(kind: ManagedKind, ref: ObjectRef, obj: KubeObject | null | undefined, readError?: unknown): Found {
-  return { kind, ref, key: refString(ref), obj, ...(readError !== undefined ? { readError } : {}) };
+  return { kind, ref, key: refString(ref), obj, readError };
 }
 
 /** GETs one object: null on 404, the error kept otherwise. */
@@ -52,7 +52,10 @@ async function getOne(ctx: RunContext, kind: ManagedKind, ref: ObjectRef): Promi
   }
 }
 
-/** Desired objects of `kind` in `scope`; `complete` when every listing asked for succeeded. */
+/**
+ * Desired objects of `kind` in `scope` (the part of the request's scope for this kind: its refs
+ * are of `kind`, see run.ts scopeFor); `complete` when every listing asked for succeeded.
+ */
 export async function loadDesired(ctx: RunContext, kind: ManagedKind, scope: RunScope): Promise<{ found: Found[]; complete: boolean }> {
   const all = scope.all === true;
   const namespaces: (string | undefined)[] = all ? (ctx.settings.namespaces ? [...ctx.settings.namespaces] : [undefined]) : listedNamespaces(ctx, scope);
@@ -68,7 +71,7 @@ export async function loadDesired(ctx: RunContext, kind: ManagedKind, scope: Run
   }
   if (all) return { found: listed, complete };
   const inListed = new Set(namespaces);
-  const refs = dedupe((scope.refs ?? []).filter((r) => r.kind.kind === kind.kind && !inListed.has(r.namespace)));
+  const refs = dedupe((scope.refs ?? []).filter((r) => !inListed.has(r.namespace)));
   const single = await mapLimit(refs, ctx.settings.concurrency, (ref) => getOne(ctx, kind, ref));
   return { found: [...listed, ...single], complete };
 }
@@ -140,12 +143,10 @@ type Draft = { -readonly [K in keyof Loaded]: Loaded[K] };
 export async function loadState(ctx: RunContext, objects: readonly Found[], lc: LoadContext): Promise<Loaded[]> {
   const drafts: Draft[] = objects.map((f) => ({ ...f, watched: ctx.watched(f.ref.namespace), record: null }));
   const readable = drafts.filter((d) => d.readError === undefined);
-  if (readable.length > 0) {
-    const records = await ctx.deps.store.getRecords(readable.map((d) => d.key));
-    readable.forEach((d, i) => {
-      d.record = records[i] ?? null;
-    });
-  }
+  const records = await ctx.deps.store.getRecords(readable.map((d) => d.key));
+  readable.forEach((d, i) => {
+    d.record = records[i] ?? null;
+  });
   await mapLimit(drafts, ctx.settings.concurrency, (d) => resolveTarget(ctx, d));
   for (const d of drafts) computeDesired(d, lc);
   await loadObserved(ctx, drafts, lc.preferList);
@@ -160,15 +161,17 @@ export async function loadState(ctx: RunContext, objects: readonly Found[], lc: 
  * gateway in `previousTarget`.
  */
 async function resolveTarget(ctx: RunContext, d: Draft): Promise<void> {
-  if (d.readError !== undefined || (!d.obj && !d.record)) return;
+  // an object that could not be read has neither (getOne; its record is not read)
+  if (!d.obj && !d.record) return;
   const resolution = d.obj ? await ctx.resolver.forObject(d.obj) : await ctx.resolver.byName(d.record?.gateway);
   if ('error' in resolution) {
     d.targetError = resolution.error;
     return;
   }
   d.target = resolution;
+  // a vanished object went to its record's gateway, so only an existing one can have moved
   const recorded = d.record?.gateway ?? 'default';
-  if (d.obj && d.record && recorded !== resolution.name && wasWritten(d.record)) d.previousTarget = recorded;
+  if (d.record && recorded !== resolution.name && wasWritten(d.record)) d.previousTarget = recorded;
 }
 
 /** The record says the object reached its gateway at some point (so a move must clean up there). */
@@ -208,17 +211,16 @@ function computeDesired(d: Draft, lc: LoadContext): void {
       d.links = payload.links;
     } else invalid = payload.reason;
   }
-  if (body !== undefined) d.body = body;
-  const desired: DesiredState = {
+  d.body = body;
+  d.desired = {
     id,
     hash: body ? hashOf(body) : hashOf(obj.spec ?? null),
     generation: obj.metadata.generation ?? 0,
     deleting: obj.metadata.deletionTimestamp !== undefined && obj.metadata.deletionTimestamp !== null,
     hasFinalizer: (obj.metadata.finalizers ?? []).includes(d.kind.finalizer),
-    ...(invalid !== undefined ? { invalid } : {}),
-    ...(waiting !== undefined ? { waiting } : {}),
+    invalid,
+    waiting,
   };
-  d.desired = desired;
 }
 
 /** A SecurityPolicy's gateway id, as an ApiDefinition's jwt_default_policies needs it. */
@@ -279,9 +281,12 @@ export async function readObserved(ctx: RunContext, reads: readonly ObservedRead
   return answers;
 }
 
-/** The observed state of each readable object with a gateway and an id (desired, else recorded). */
+/**
+ * The observed state of each object with a gateway. Only a readable object that exists or has
+ * a record gets one (resolveTarget), and so has an id: desired (computeDesired), else recorded.
+ */
 async function loadObserved(ctx: RunContext, drafts: Draft[], preferList: boolean): Promise<void> {
-  const wanted = drafts.filter((d) => d.readError === undefined && d.target && (d.obj || d.record) && (d.desired?.id ?? d.record?.id) !== undefined);
+  const wanted = drafts.filter((d) => d.target !== undefined);
   const answers = await readObserved(
     ctx,
     wanted.map((d) => ({ gateway: (d.target as GatewayTarget).gateway, gatewayName: (d.target as GatewayTarget).name, kind: d.kind, id: (d.desired?.id ?? d.record?.id) as string })),
@@ -312,12 +317,10 @@ export async function apiResolver(ctx: RunContext, policies: readonly Found[], a
   const wanted = new Map<string, NamespacedName>();
   for (const p of policies) for (const r of p.obj ? accessRefs(p.obj) : []) if (!apiPhase.has(nsName(r))) wanted.set(nsName(r), r);
   const known = new Map<string, { obj: KubeObject | null; record: SyncRecord | null; error?: string }>(apiPhase);
-  const extra = await mapLimit([...wanted.values()], ctx.settings.concurrency, async (r) => {
-    const f = await getOne(ctx, API_DEFINITION, { kind: API_DEFINITION, ...r });
-    return f.obj === undefined && f.readError === undefined ? { ...f, obj: null } : f;
-  });
+  // an API in a namespace we do not watch is not read (obj undefined): for a policy, it does not exist
+  const extra = await mapLimit([...wanted.values()], ctx.settings.concurrency, (r) => getOne(ctx, API_DEFINITION, { kind: API_DEFINITION, ...r }));
   const readable = extra.filter((f) => f.readError === undefined);
-  const records = readable.length > 0 ? await ctx.deps.store.getRecords(readable.map((f) => f.key)) : [];
+  const records = await ctx.deps.store.getRecords(readable.map((f) => f.key));
   const recordOf = new Map(readable.map((f, i) => [f.key, records[i] ?? null]));
   for (const f of extra) known.set(nsName(f.ref), { obj: f.obj ?? null, record: recordOf.get(f.key) ?? null, ...(f.readError !== undefined ? { error: 'could not be read' } : {}) });
   return (ref, target) => {

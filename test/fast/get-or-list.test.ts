@@ -1,0 +1,144 @@
+/**
+ * GET for a few, LIST for many (lib/reconcile/load.ts, readObserved and reread): the gateway
+ * state of a run over namespaces, or of more objects than `getThreshold`, is read with one
+ * LIST per gateway and kind; of a few named objects, with one GET each. Objects re-read under
+ * their locks follow the same rule against the API server, one LIST per namespace. A failed
+ * LIST fails every object it covered, and is a run error; it never makes an object absent.
+ */
+import t from 'tap';
+import { GatewayUnavailableError } from '../../lib/errors.js';
+import { API_DEFINITION, type ObjectRef, SECURITY_POLICY } from '../../lib/kinds.js';
+import { apiDefinition, defaultIdOf, securityPolicy } from '../fixtures/builders.js';
+import { MemoryTykGateway } from '../memory/gateway.js';
+import { kubeFailure } from '../memory/kube.js';
+import { FastWorld, reported } from './world.js';
+
+function ce(w: FastWorld): MemoryTykGateway {
+  if (!(w.gateway instanceof MemoryTykGateway)) throw new Error('not a Tyk Gateway');
+  return w.gateway;
+}
+
+const refs = (...names: string[]): ObjectRef[] => names.map((name) => ({ kind: API_DEFINITION, namespace: 'default', name }));
+
+async function synced(names: string[], getThreshold: number): Promise<FastWorld> {
+  const w = new FastWorld({ settings: { getThreshold } });
+  for (const n of names) w.apply(apiDefinition(n).build());
+  await w.run();
+  w.resetCounts();
+  return w;
+}
+
+t.test('the gateway: named objects up to getThreshold are read with a GET each, more with one LIST', async (t) => {
+  const w = await synced(['a', 'b', 'c'], 2);
+  const two = await w.run({ trigger: 'watch', scope: { refs: refs('a', 'b') } });
+  t.equal(w.gateway.count('get', 'api'), 2, 'two, at the threshold: a GET each');
+  t.equal(w.gateway.count('list', 'api'), 0);
+  t.match(reported(two, 'a'), { result: 'unchanged' });
+  w.resetCounts();
+  const three = await w.run({ trigger: 'watch', scope: { refs: refs('a', 'b', 'c') } });
+  t.equal(w.gateway.count('get', 'api'), 0, 'three, above it: no GET');
+  t.equal(w.gateway.count('list', 'api'), 1, 'one LIST');
+  for (const n of ['a', 'b', 'c']) t.match(reported(three, n), { result: 'unchanged' });
+});
+
+t.test('the gateway: a run over namespaces reads with one LIST, however few objects', async (t) => {
+  const w = await synced(['a'], 20);
+  const report = await w.run({ trigger: 'watch', scope: { namespaces: ['default'] } });
+  t.equal(w.gateway.count('list', 'api'), 1);
+  t.equal(w.gateway.count('get', 'api'), 0);
+  t.match(reported(report, 'a'), { result: 'unchanged' });
+});
+
+t.test('the gateway: a failed LIST fails each object it covered and is a run error; nothing is written', async (t) => {
+  const w = new FastWorld();
+  w.apply(apiDefinition('a').build());
+  w.apply(securityPolicy('p').granting('a').build());
+  await w.run();
+  w.resetCounts();
+  w.gateway.inject({ op: 'list', kind: 'api', error: () => new GatewayUnavailableError('gateway default: GET /tyk/apis: ECONNRESET') });
+  w.gateway.inject({ op: 'list', kind: 'policy', error: () => new GatewayUnavailableError('gateway default: GET /tyk/policies: ECONNRESET') });
+  const report = await w.run();
+  t.same(
+    report.errors.map((e) => e.stage),
+    ['list APIs on gateway default', 'list policies on gateway default'],
+  );
+  t.match(reported(report, 'a'), { action: 'NOOP', reason: 'read failed', result: 'failed', code: 'GATEWAY_UNAVAILABLE' });
+  t.match(reported(report, 'p', 'SecurityPolicy'), { action: 'NOOP', reason: 'read failed', result: 'failed', code: 'GATEWAY_UNAVAILABLE' });
+  t.equal(w.gateway.writes(), 0, 'nothing rewritten as if missing');
+  t.match(await w.record(API_DEFINITION, 'a'), { result: 'synced' });
+  t.match(await w.record(SECURITY_POLICY, 'p'), { result: 'synced' });
+});
+
+t.test('the gateway: a failed GET fails that object only', async (t) => {
+  const w = await synced(['a', 'b'], 20);
+  w.gateway.inject({ op: 'get', kind: 'api', match: (c) => c.id === defaultIdOf('a'), error: () => new GatewayUnavailableError('gateway default: GET /tyk/apis/a: ECONNRESET') });
+  const report = await w.run({ trigger: 'watch', scope: { refs: refs('a', 'b') } });
+  t.match(reported(report, 'a'), { reason: 'read failed', result: 'failed', code: 'GATEWAY_UNAVAILABLE', error: /ECONNRESET/ });
+  t.match(reported(report, 'b'), { reason: 'unchanged', result: 'unchanged' });
+  t.same(report.errors, [], 'not a run error');
+  t.equal(w.gateway.writes(), 0);
+});
+
+t.test('the gateway: an object a LIST lacks is missing there and written again', async (t) => {
+  const w = await synced(['a', 'b'], 20);
+  ce(w).restart({ keepFiles: false });
+  const report = await w.run();
+  t.equal(w.gateway.count('list', 'api'), 1);
+  for (const n of ['a', 'b']) t.match(reported(report, n), { action: 'CREATE', reason: 'missing on gateway', result: 'synced' });
+});
+
+t.test('under the lock: up to getThreshold objects are re-read with a GET each, more with a LIST per namespace', async (t) => {
+  t.test('at the threshold: GETs', async (t) => {
+    const w = new FastWorld({ settings: { getThreshold: 2 } });
+    w.apply(apiDefinition('a').build());
+    w.apply(apiDefinition('b').build());
+    const report = await w.run();
+    t.same(
+      w.kube.faults.calls.filter((c) => c.kind === 'ApiDefinition' && (c.op === 'get' || c.op === 'list')).map((c) => `${c.op} ${c.name ?? c.namespace ?? '*'}`),
+      ['list *', 'get a', 'get b'],
+    );
+    for (const n of ['a', 'b']) t.match(reported(report, n), { action: 'CREATE', result: 'synced' });
+  });
+  t.test('above it: a LIST per namespace', async (t) => {
+    const w = new FastWorld({ settings: { getThreshold: 2 } });
+    for (const [n, ns] of [
+      ['a', 'team-a'],
+      ['b', 'team-a'],
+      ['c', 'team-b'],
+    ] as const)
+      w.apply(apiDefinition(n).inNamespace(ns).build());
+    const report = await w.run();
+    t.same(
+      w.kube.faults.calls.filter((c) => c.kind === 'ApiDefinition' && (c.op === 'get' || c.op === 'list')).map((c) => `${c.op} ${c.name ?? c.namespace ?? '*'}`),
+      ['list *', 'list team-a', 'list team-b'],
+    );
+    for (const [n, ns] of [
+      ['a', 'team-a'],
+      ['b', 'team-a'],
+      ['c', 'team-b'],
+    ] as const)
+      t.match(reported(report, n, 'ApiDefinition', ns), { action: 'CREATE', result: 'synced' });
+    t.equal(ce(w).loaded('api').size, 3);
+  });
+  t.end();
+});
+
+t.test('under the lock: an object the LIST lacks is gone; a failed LIST fails its namespace only', async (t) => {
+  const w = new FastWorld({ settings: { getThreshold: 1 } });
+  for (const [n, ns] of [
+    ['a', 'team-a'],
+    ['gone', 'team-a'],
+    ['c', 'team-b'],
+    ['d', 'team-b'],
+  ] as const)
+    w.apply(apiDefinition(n).inNamespace(ns).build());
+  // the re-read LISTs (after the first, over all namespaces): team-a loses "gone" meanwhile, team-b cannot be listed
+  w.kube.inject({ op: 'list', kind: 'ApiDefinition', match: (c) => c.namespace === 'team-a', hook: () => void w.remove(API_DEFINITION, 'gone', 'team-a') });
+  w.kube.inject({ op: 'list', kind: 'ApiDefinition', match: (c) => c.namespace === 'team-b', error: () => kubeFailure({ unavailable: true }, 'list apidefinitions "team-b"') });
+  const report = await w.run();
+  t.match(reported(report, 'a', 'ApiDefinition', 'team-a'), { action: 'CREATE', result: 'synced' });
+  t.match(reported(report, 'gone', 'ApiDefinition', 'team-a'), { action: 'NOOP', reason: 'not managed', result: 'skipped' });
+  for (const n of ['c', 'd']) t.match(reported(report, n, 'ApiDefinition', 'team-b'), { reason: 'read failed', result: 'failed', code: 'KUBE_UNAVAILABLE' });
+  t.same([...ce(w).loaded('api').keys()], [defaultIdOf('a', 'team-a')], 'only a written');
+  t.equal(await w.record(API_DEFINITION, 'gone', 'team-a'), null);
+});
