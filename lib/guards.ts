@@ -5,6 +5,14 @@
  * Contract: pure, total (never throw), and narrow `unknown` without casting.
  */
 
+/** A JSON value that says nothing: absent, null, '', or an object or array without members. */
+export function isEmptyJson(v: unknown): boolean {
+  if (v === undefined || v === null || v === '') return true;
+  // an array is an object: empty when it has no members
+  if (typeof v === 'object') return Object.keys(v).length === 0;
+  return false;
+}
+
 /** A plain JSON object (not null, not an array). */
 export function isObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);

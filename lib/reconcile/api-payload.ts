@@ -16,6 +16,7 @@
  */
 
 import type { JsonObject } from '../gateway/types.js';
+import { isEmptyJson } from '../guards.js';
 import type { KubeObject } from '../kube/types.js';
 
 /** Operator-only fields that pick the gateway (handled by lib/gateway/targets.ts): not sent. */
@@ -44,13 +45,6 @@ function jwtDefaultPolicies(value: unknown, policyIdOf: PolicyIdOf): unknown {
   });
 }
 
-function isEmpty(v: unknown): boolean {
-  if (v === undefined || v === null || v === '') return true;
-  // an array is an object: empty when it has no members
-  if (typeof v === 'object') return Object.keys(v as object).length === 0;
-  return false;
-}
-
 function isPlainObject(v: unknown): v is JsonObject {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
@@ -72,9 +66,9 @@ export function apiDefinitionPayload(obj: KubeObject, id: string, orgId: string 
   const spec = obj.spec;
   if (!isPlainObject(spec)) return { ok: false, reason: 'spec is missing' };
   const problems = Object.keys(UNSUPPORTED_FIELDS)
-    .filter((field) => !isEmpty(spec[field]))
+    .filter((field) => !isEmptyJson(spec[field]))
     .map((field) => `${field}: ${UNSUPPORTED_FIELDS[field]}`);
-  if (isPlainObject(spec.graphql) && !isEmpty(spec.graphql.graph_ref)) {
+  if (isPlainObject(spec.graphql) && !isEmptyJson(spec.graphql.graph_ref)) {
     problems.push('graphql.graph_ref: GraphQL federation (SuperGraph and SubGraph resources) is not supported yet');
   }
   if (problems.length > 0) return { ok: false, reason: `unsupported: ${problems.join('; ')}` };

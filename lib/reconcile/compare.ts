@@ -6,22 +6,15 @@
  * not model) is not a difference. Empty values (null, "", [], {}) are equal to each other.
  * A difference is reported by its dotted path, e.g. "proxy.listen_path".
  */
-import { isObject } from '../guards.js';
+import { isEmptyJson, isObject } from '../guards.js';
 export interface FieldDifference {
   path: string;
   sent: unknown;
   reported: unknown;
 }
 
-function isEmptyValue(v: unknown): boolean {
-  if (v === null || v === undefined || v === '') return true;
-  // an array is an object: empty when it has no members
-  if (typeof v === 'object') return Object.keys(v as object).length === 0;
-  return false;
-}
-
 export function sentFieldDifferences(sent: unknown, reported: unknown, path = ''): FieldDifference[] {
-  if (isEmptyValue(sent) && isEmptyValue(reported)) return [];
+  if (isEmptyJson(sent) && isEmptyJson(reported)) return [];
   if (isObject(sent) && isObject(reported)) {
     return Object.keys(sent)
       .sort()

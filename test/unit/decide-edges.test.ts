@@ -6,44 +6,11 @@
  */
 import t from 'tap';
 import { GatewayApiError, GatewayUnavailableError, GatewayUnsupportedError } from '../../lib/errors.js';
-import type { GatewayTarget } from '../../lib/gateway/targets.js';
-import { API_DEFINITION, SECURITY_POLICY } from '../../lib/kinds.js';
-import { decide, knownId, type Loaded, type Moment, recordAfter } from '../../lib/reconcile/decide.js';
+import { SECURITY_POLICY } from '../../lib/kinds.js';
+import { decide, knownId, type Loaded, recordAfter } from '../../lib/reconcile/decide.js';
 import { DEFAULT_BACKOFF } from '../../lib/reconcile/error-policy.js';
-import type { DesiredState } from '../../lib/reconcile/plan.js';
 import { apiDefinition, recordFor, securityPolicy } from '../fixtures/builders.js';
-import { FakeClock } from '../harness/clock.js';
-import { MemoryTykGateway } from '../memory/gateway.js';
-
-const NOW = Date.parse('2026-06-01T00:00:00Z');
-const at = (over: Partial<Moment> = {}): Moment => ({ now: NOW, trigger: 'schedule', backoff: DEFAULT_BACKOFF, ...over });
-const gateway = new MemoryTykGateway({ clock: new FakeClock(NOW) });
-const target = (name = 'default'): GatewayTarget => ({ name, gateway, mode: 'ce' });
-const ID = Buffer.from('default/httpbin').toString('base64url');
-const BODY = { api_id: ID, name: 'httpbin' };
-
-function desired(over: Partial<DesiredState> = {}): DesiredState {
-  return { id: ID, hash: 'd1', generation: 1, deleting: false, hasFinalizer: true, ...over };
-}
-
-/** An ApiDefinition "httpbin" as load finds it: synced, unchanged, on the default gateway. */
-function loaded(over: Partial<Loaded> = {}): Loaded {
-  return {
-    kind: API_DEFINITION,
-    ref: { kind: API_DEFINITION, namespace: 'default', name: 'httpbin' },
-    key: 'ApiDefinition/default/httpbin',
-    obj: apiDefinition('httpbin').withFinalizer().build(),
-    watched: true,
-    record: recordFor('ApiDefinition', 'httpbin').synced('d1', 'o1').build(),
-    target: target(),
-    desired: desired(),
-    body: BODY,
-    observedBody: BODY,
-    observed: { id: ID, hash: 'o1' },
-    referencedBy: [],
-    ...over,
-  };
-}
+import { at, BODY, desired, ID, loaded, NOW, target } from '../fixtures/loaded.js';
 
 const POLICY_ID = Buffer.from('default/p').toString('base64url');
 

@@ -4,7 +4,7 @@
  */
 import t from 'tap';
 import { parseConnection } from '../../lib/gateway/connection.js';
-import { isObject, nonEmpty, parseFlag, trimmed } from '../../lib/guards.js';
+import { isEmptyJson, isObject, nonEmpty, parseFlag, trimmed } from '../../lib/guards.js';
 
 t.test('guards', async (t) => {
   t.ok(isObject({}));
@@ -19,6 +19,11 @@ t.test('guards', async (t) => {
   for (const v of [false, 'false', 'No', '0']) t.equal(parseFlag(v), false, `${String(v)} → false`);
   for (const v of [undefined, null, '', '  ']) t.equal(parseFlag(v), undefined, `${String(v)} → absent`);
   for (const v of ['maybe', 2, {}]) t.equal(parseFlag(v), null, `${String(v)} → invalid`);
+});
+
+t.test('isEmptyJson: a value that says nothing', async (t) => {
+  for (const v of [undefined, null, '', {}, []]) t.ok(isEmptyJson(v), `${JSON.stringify(v)} is empty`);
+  for (const v of [0, false, ' ', { a: null }, [null], 'x']) t.notOk(isEmptyJson(v), `${JSON.stringify(v)} says something`);
 });
 
 t.test('parseConnection: defaults, normalisation, one problem per setting', async (t) => {
