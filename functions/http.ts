@@ -4,7 +4,10 @@
  * its HttpOutput → the JSON result. Errors map as in lib/triggers/respond.ts; one raised while
  * building the service (a bad setting) is answered the same way.
  */
+
+import type { Service } from '../lib/service.js';
 import type { HttpFunction, HttpInput, HttpOutput } from '../lib/triggers/io.js';
+import { logRequest } from '../lib/triggers/request-log.js';
 import { errorOutput, respond } from '../lib/triggers/respond.js';
 import { lambdaServiceFromEnv } from './service.js';
 
@@ -37,14 +40,26 @@ function fromApiGatewayV2(event: ApiGatewayV2Event): HttpInput {
   };
 }
 
-export function lambdaHttp(fn: HttpFunction): (event: ApiGatewayV2Event) => Promise<ApiGatewayV2Result> {
-  return async (event) => {
+/** The part of the Lambda context the adapters read. */
+export interface LambdaRequestContext {
+  awsRequestId?: string;
+}
+
+export function lambdaHttp(fn: HttpFunction): (event: ApiGatewayV2Event, context?: LambdaRequestContext) => Promise<ApiGatewayV2Result> {
+  return async (event, context) => {
+    const started = performance.now();
+    const input = fromApiGatewayV2(event);
     let out: HttpOutput;
+    let svc: Service | undefined;
     try {
-      const svc = await lambdaServiceFromEnv();
-      out = await respond(svc, fromApiGatewayV2(event), fn);
+      svc = await lambdaServiceFromEnv();
+      out = await respond(svc, input, fn);
     } catch (err) {
       out = errorOutput(undefined, err);
+    }
+    // without a service (a bad setting) there is no logger; the answer names the setting
+    if (svc) {
+      logRequest(svc.log, { awsRequestId: context?.awsRequestId, method: input.method, route: event.rawPath ?? '', status: out.statusCode, durationMs: performance.now() - started });
     }
     return { statusCode: out.statusCode, headers: { 'content-type': 'application/json', ...out.headers }, body: JSON.stringify(out.body) };
   };

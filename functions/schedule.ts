@@ -16,12 +16,13 @@ export interface ScheduledEvent {
 
 export interface LambdaContext {
   getRemainingTimeInMillis(): number;
+  awsRequestId?: string;
 }
 
 export async function handler(event?: ScheduledEvent, context?: LambdaContext): Promise<{ counts: RunReport['counts']; errors: number; writes: number; reloads: number; deferred: number }> {
   const svc = await lambdaServiceFromEnv();
   const deadline = deadlineWithin(svc, context?.getRemainingTimeInMillis());
-  svc.log.info({ scheduledAt: event?.time, deadline }, 'scheduled run');
+  svc.log.info({ awsRequestId: context?.awsRequestId, scheduledAt: event?.time, deadline }, 'scheduled run');
   const report = await scheduledRun(svc, deadline);
   return {
     counts: report.counts,

@@ -37,6 +37,8 @@ export interface Config {
     /** distinct objects one request may name before they are folded into namespace-wide or full runs */
     maxRefs: number;
   };
+  /** MAX_DELETES_PER_RUN: a run that would delete more gateway objects deletes none; 0: no limit */
+  maxDeletesPerRun: number;
   /** our own identity in audit events; undefined: learned from the API server */
   reconcilerUsername?: string;
   /** self-hosted HTTPS: paths of the PEM files */
@@ -177,6 +179,7 @@ export function loadConfig(env: Env): Config {
       rateLimitPerMinute: integer(env, 'WEBHOOK_RATE_LIMIT', 600, 0, 1_000_000, problems),
       maxRefs: integer(env, 'WEBHOOK_MAX_REFS', 500, 1, 100_000, problems),
     },
+    maxDeletesPerRun: integer(env, 'MAX_DELETES_PER_RUN', 50, 0, 1_000_000, problems),
     reconcilerUsername: value(env, 'RECONCILER_USERNAME'),
     tls: tls(env, problems),
   };

@@ -1,7 +1,7 @@
 /**
  * Logging. lib/ code takes a `Logger` (the subset of pino it uses), so tests can pass a
  * silent or capturing one. `createLogger` builds pino with redaction of every header and
- * field that may carry a secret.
+ * field that may carry a secret, and levels by name ("info", "warn").
  */
 import { pino } from 'pino';
 
@@ -27,7 +27,16 @@ const REDACT_PATHS = [
 ];
 
 export function createLogger(level = 'info', destination?: pino.DestinationStream): Logger {
-  return pino({ level, redact: { paths: REDACT_PATHS, censor: '[redacted]' }, base: { service: 'gateway-reconciler' } }, destination);
+  return pino(
+    {
+      level,
+      redact: { paths: REDACT_PATHS, censor: '[redacted]' },
+      base: { service: 'gateway-reconciler' },
+      // "level":"warn", not 40: readable as it is, and what CloudWatch and Loki filters expect
+      formatters: { level: (label) => ({ level: label }) },
+    },
+    destination,
+  );
 }
 
 export const silentLogger: Logger = {

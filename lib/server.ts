@@ -7,6 +7,7 @@
  * `bodyLimit` are refused with 413 before they are read whole.
  */
 
+import { randomUUID } from 'node:crypto';
 import type { TLSSocket } from 'node:tls';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { CLOUDEVENTS_TYPES } from './events/cloudevents.js';
@@ -15,6 +16,7 @@ import { auditWebhook } from './triggers/audit.js';
 import { cloudEventsWebhook } from './triggers/cloudevents.js';
 import { healthz, readyz } from './triggers/health.js';
 import type { HttpFunction, HttpInput } from './triggers/io.js';
+import { logRequest } from './triggers/request-log.js';
 import { respond } from './triggers/respond.js';
 import { resync } from './triggers/resync.js';
 import { watchWebhook } from './triggers/watch.js';
@@ -24,7 +26,7 @@ export interface AppOptions {
   bodyLimit?: number;
   /** serve HTTPS with these PEMs; `ca` makes the server ask for client certificates */
   https?: { cert: string | Buffer; key: string | Buffer; ca?: string | Buffer };
-  /** fastify's own request logging; default off (the service logs runs) */
+  /** fastify's own request logging besides ours (one line per request through the service's logger); default off */
   logger?: boolean;
 }
 
@@ -61,7 +63,13 @@ function httpsOptions(https: NonNullable<AppOptions['https']>) {
 }
 
 export function buildApp(svc: Service, options: AppOptions = {}): FastifyInstance {
-  const base = { logger: options.logger ?? false, bodyLimit: options.bodyLimit ?? svc.webhookLimits.bodyLimit, return503OnClosing: true };
+  const base = {
+    logger: options.logger ?? false,
+    bodyLimit: options.bodyLimit ?? svc.webhookLimits.bodyLimit,
+    return503OnClosing: true,
+    requestIdHeader: 'x-request-id',
+    genReqId: () => randomUUID(),
+  };
   const app = (options.https ? Fastify({ ...base, https: httpsOptions(options.https) }) : Fastify(base)) as unknown as FastifyInstance;
   app.removeAllContentTypeParsers();
   app.addContentTypeParser(TEXT_TYPES, { parseAs: 'string' }, (_req, body, done) => done(null, body));
@@ -73,6 +81,10 @@ export function buildApp(svc: Service, options: AppOptions = {}): FastifyInstanc
       .headers(out.headers ?? {})
       .send(out.body);
   };
+  // one line per request through our logger, rejections (400/401/413/415/429/503) included
+  app.addHook('onResponse', async (req, reply) => {
+    logRequest(svc.log, { reqId: req.id, method: req.method, route: req.url.split('?')[0] ?? req.url, status: reply.statusCode, durationMs: reply.elapsedTime });
+  });
   app.post('/webhooks/watch', route(watchWebhook));
   app.post('/webhooks/audit', route(auditWebhook));
   app.post('/webhooks/cloudevents', route(cloudEventsWebhook));

@@ -70,7 +70,7 @@ export class Service {
     private readonly config: Config,
     private readonly parts: ServiceParts,
   ) {
-    this.settings = { ...DEFAULT_RUN_SETTINGS, ...parts.settings, namespaces: config.watchNamespaces };
+    this.settings = { ...DEFAULT_RUN_SETTINGS, maxDeletesPerRun: config.maxDeletesPerRun, ...parts.settings, namespaces: config.watchNamespaces };
     const defaultTarget: GatewayTarget = { name: DEFAULT_TARGET, gateway: parts.gateway, mode: config.tyk.mode, ...(config.tyk.org ? { orgId: config.tyk.org } : {}) };
     this.targets = new GatewayTargets(defaultTarget, parts.kube, parts.factory);
     this.rateLimiter = new RateLimiter(config.webhook.rateLimitPerMinute, parts.clock);

@@ -19,6 +19,7 @@ import { API_DEFINITION, type ManagedKind, type ObjectRef } from '../kinds.js';
 import type { KubeObject } from '../kube/types.js';
 import type { SyncRecord } from '../store/types.js';
 import { describeDifferences, type FieldDifference } from './compare.js';
+import { PAUSE_ANNOTATION, pausedMessage } from './conditions.js';
 import { type BackoffSettings, dispose } from './error-policy.js';
 import { gatewayIdFor } from './ids.js';
 import { type NamespacedName, nsName } from './links.js';
@@ -93,7 +94,7 @@ export interface Decision {
   /** the gateway's name; absent when unknown */
   readonly gateway?: string;
   /** what holds the object back from a write it would otherwise make */
-  readonly hold?: 'backoff' | 'policies' | 'dependency';
+  readonly hold?: 'backoff' | 'policies' | 'dependency' | 'paused' | 'delete-limit';
   /** the gateway write to carry out; absent when nothing is written */
   readonly write?: Write;
   /** the outcome when nothing is written (known now); absent when a write decides it */
@@ -200,6 +201,11 @@ export function decide(l: Loaded, m: Moment): Decision {
   const base = recordBase(l, id);
   const extra = statusExtraOf(l);
 
+  if (l.obj?.metadata.annotations?.[PAUSE_ANNOTATION] === 'true') {
+    // paused: report what would be done (drift included), write and delete nothing, keep the finalizer
+    return { ...common, action, reason, id, hold: 'paused', quiet: { result: 'paused', error: pausedMessage(action, reason) }, patchStatus: l.record !== null, ...extra };
+  }
+
   if (!WRITES.has(action)) return { ...common, action, reason, id, hold, ...quietOutcome(l, action, reason, waitReason, base, time), ...extra };
 
   const failures = (l.record?.result === 'failed' ? l.record.failures : 0) + 1;
@@ -241,6 +247,7 @@ function recordBase(l: Loaded, id: string): RecordBase {
     generation: l.desired?.generation ?? l.record?.generation ?? 0,
     desiredHash: l.desired?.hash ?? l.record?.desiredHash ?? '',
     observedHash: keepPrevious ? (l.record?.observedHash ?? '') : '',
+    ...(l.record?.conditionsPruned ? { conditionsPruned: true } : {}),
   };
 }
 

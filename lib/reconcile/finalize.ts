@@ -14,6 +14,7 @@ import type { KubeObject } from '../kube/types.js';
 import type { SyncRecord } from '../store/types.js';
 import type { Carried, Planned } from './apply.js';
 import { sentFieldDifferences } from './compare.js';
+import type { ConditionFacts } from './conditions.js';
 import { type Decision, type Happened, knownId, type Loaded, recordAfter } from './decide.js';
 import { hashOf } from './hash.js';
 import { type OutcomeEvent, outcomeEvent, statusPatchFailedEvent } from './outcome-events.js';
@@ -38,17 +39,29 @@ export async function finalize(ctx: RunContext, { loaded, decision }: Planned, c
   let statusError: string | undefined;
   const observedBody = carried ? carried.observedBody : l.observedBody;
 
-  const patch = async (r: SyncRecord): Promise<void> => {
-    if (!obj) return;
-    const p = statusPatch(l.kind, obj.status, r, d.statusExtra ?? {}, statusId(l, d, r, observedBody));
-    if (p === undefined) return;
+  /** Patches the status from `r` when it changes; returns the record, with what the answer taught about conditions. */
+  const patch = async (r: SyncRecord): Promise<SyncRecord> => {
+    if (!obj) return r;
+    const facts = conditionFacts(l, d, r);
+    const known = r.conditionsPruned === true;
+    // a write of a new generation looks again, so a CRD that started keeping them is noticed
+    const recheck = carried !== undefined && l.record?.generation !== facts.generation;
+    const conditions = { facts, time: d.time, pruned: known && !recheck };
+    const p = statusPatch(l.kind, obj.status, r, d.statusExtra ?? {}, statusId(l, d, r, observedBody), conditions);
+    if (p === undefined) return r;
     try {
       obj = await ctx.deps.kube.patchStatus(l.kind, obj, p);
     } catch (err) {
       // the record is already saved; the object keeps its old status, so the report and an Event say so
       statusError = describeError(err);
       ctx.log.warn({ key: l.key, err: statusError, code: errorCode(err), status: httpStatusOf(err) }, 'status patch failed');
+      return r;
     }
+    // the CRD dropped the conditions (Tyk Operator's), or keeps them again: remembered, so they are not patched in a loop
+    const pruned = !Array.isArray(obj.status?.conditions);
+    if (pruned === known) return r;
+    const { conditionsPruned: _, ...rest } = r;
+    return save(ctx, pruned ? { ...rest, conditionsPruned: true } : rest);
   };
 
   if (d.write && carried) {
@@ -65,19 +78,28 @@ export async function finalize(ctx: RunContext, { loaded, decision }: Planned, c
       }
     } else {
       record = await save(ctx, after.record);
-      if (d.patchStatus) await patch(record);
+      if (d.patchStatus) record = await patch(record);
       const extra = carried.error !== undefined ? errorFields(carried.error) : record.error ? { error: record.error } : {};
       report = reportOf(l, d, after.result, extra);
     }
   } else {
     const q = d.quiet ?? { result: 'unchanged' as const };
     if (q.save) record = await save(ctx, q.save);
-    if (d.patchStatus && record) await patch(record);
+    if (d.patchStatus && record) record = await patch(record);
     report = reportOf(l, d, q.result, { ...(q.error ? { error: q.error } : {}), ...(q.code ? { code: q.code } : {}) });
   }
   if (statusError !== undefined) report = { ...report, statusError };
   await tell(ctx, l, obj, report, record, statusError);
   return { loaded: l, decision: d, record, report };
+}
+
+/** What the conditions are derived from, besides the record: the generation read, deletion, a pause. */
+function conditionFacts(l: Loaded, d: Decision, r: SyncRecord): ConditionFacts {
+  return {
+    generation: l.obj?.metadata.generation ?? r.generation,
+    deleting: l.desired?.deleting === true,
+    paused: d.hold === 'paused' ? { action: d.action, reason: d.reason } : undefined,
+  };
 }
 
 /** What carrying out the write led to, for recordAfter. */

@@ -24,6 +24,8 @@
  * | the gateway lacks the kind's API (Tyk 3.1: policies) | Warning | GatewayUnsupported |
  * | any other failed read of its state                   | Warning | ReadFailed         |
  * | the API server refused its status patch              | Warning | StatusPatchFailed  |
+ * | paused (tyk.tyk.io/reconcile-paused) with a write held| Normal  | ReconcilePaused    |
+ * | a deletion held by MAX_DELETES_PER_RUN               | Warning | TooManyDeletions   |
  *
  * None: unchanged (but a recorded divergence is still told), deferred (another run holds the
  * object's lock and tells its outcome; or the run ran out of time and the next one takes it
@@ -85,6 +87,10 @@ export function outcomeEvent(o: Outcome): OutcomeEvent | undefined {
       return warning('Diverged', o.error, 'the gateway changed what was sent');
     case 'pending':
       return warning('NotVisible', o.error, `not visible on gateway ${gateway} after reload; will retry`);
+    case 'paused':
+      return o.action === 'NOOP' || o.action === 'WAIT' ? undefined : { type: 'Normal', reason: 'ReconcilePaused', message: o.error || 'paused' };
+    case 'held':
+      return warning('TooManyDeletions', o.error, 'deletion held by MAX_DELETES_PER_RUN');
     case 'deferred':
     case 'planned':
     case 'skipped':

@@ -19,6 +19,8 @@ export class RunContext {
   readonly log: Logger;
   writes = 0;
   reloads = 0;
+  /** gateway deletions let through by MAX_DELETES_PER_RUN so far */
+  deletions = 0;
   private policyList?: Promise<KubeObject[] | undefined>;
 
   constructor(

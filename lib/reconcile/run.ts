@@ -26,6 +26,7 @@ import type { KubeObject } from '../kube/types.js';
 import { applyLocked, type Planned } from './apply.js';
 import { mapLimit } from './concurrency.js';
 import { decide, type Moment } from './decide.js';
+import { limitDeletions } from './delete-limit.js';
 import { DEFAULT_BACKOFF } from './error-policy.js';
 import { type Done, finalize, httpStatusOf } from './finalize.js';
 import { accessRefs, type NamespacedName, nsName, referencingPolicies } from './links.js';
@@ -44,6 +45,7 @@ export const DEFAULT_RUN_SETTINGS: RunSettings = {
   maxDirtyPasses: 5,
   backoff: DEFAULT_BACKOFF,
   deadlineChunk: 500,
+  maxDeletesPerRun: 50,
 };
 
 export async function runReconcile(deps: RunDeps, request: RunRequest): Promise<RunReport> {
@@ -98,11 +100,15 @@ async function runPhase(
     const moment: Moment = { now: ctx.deps.clock.now(), trigger: ctx.request.trigger, backoff: ctx.settings.backoff };
     return loaded.map((l) => ({ loaded: l, decision: decide(l, moment) }));
   };
-  const planned = await decideAll(objects, scope.all === true || (scope.namespaces ?? []).length > 0);
+  const limit = { max: ctx.settings.maxDeletesPerRun, used: ctx.deletions };
+  const { planned, deletions, held } = limitDeletions(await decideAll(objects, scope.all === true || (scope.namespaces ?? []).length > 0), limit);
+  if (held) ctx.log.warn({ kind: kind.kind, deletions, alreadyDeleted: limit.used, max: limit.max }, 'deletions held by MAX_DELETES_PER_RUN');
+  else ctx.deletions += deletions;
 
   if (ctx.request.dryRun === true) {
     return planned.map((p) => {
-      const result = p.decision.quiet?.result === 'failed' ? 'failed' : p.decision.action === 'WAIT' ? 'waiting' : 'planned';
+      const quiet = p.decision.quiet?.result;
+      const result = quiet === 'failed' || quiet === 'held' || quiet === 'paused' ? quiet : p.decision.action === 'WAIT' ? 'waiting' : 'planned';
       const done: Done = { ...p, record: p.loaded.record, report: reportOf(p.loaded, p.decision, result) };
       if (!unreported(p)) reports.push(done.report);
       return done;

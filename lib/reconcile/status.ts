@@ -14,10 +14,19 @@
  * ('', e.g. the gateway's context cannot be read before the first sync) is left out, never sent
  * as "" (kube-apiserver 1.20 built with Go >= 1.16 refuses "" in a string field as null, 422);
  * a field to remove (no error, no links) is sent as null, which a merge patch removes.
+ *
+ * Conditions (conditions.ts) and `observedGeneration` go with every patch when `conditions`
+ * is given. Whether they alone cause a patch depends on the CRD: ours keeps them, Tyk
+ * Operator's prunes them. `pruned` (learnt from the API server's answer to an earlier patch,
+ * kept in the record) says they are dropped, so they never cause a patch by themselves and a
+ * pruning CRD is not patched in a loop; they still ride along with any other change, and the
+ * caller (finalize) looks again when a new generation is written, so a CRD upgraded to ours is
+ * noticed with the next spec change.
  */
 import { nonEmpty } from '../guards.js';
 import type { ManagedKind } from '../kinds.js';
 import type { SyncRecord } from '../store/types.js';
+import { type ConditionFacts, conditionsFor } from './conditions.js';
 import { canonicalJson } from './hash.js';
 
 export type TransactionStatus = 'Successful' | 'Failed' | 'Pending';
@@ -38,10 +47,18 @@ function norm(v: unknown): unknown {
   return v === undefined || (Array.isArray(v) && v.length === 0) ? null : v;
 }
 
+/** The conditions to keep: their facts, the pass's time (for transitions), and whether the CRD prunes them. */
+export interface ConditionsInput {
+  readonly facts: ConditionFacts;
+  readonly time: string;
+  readonly pruned: boolean;
+}
+
 /**
  * The merge patch for `status`, or undefined when nothing would change.
  * `id` is what the status names the gateway object by (the Dashboard's _id for pro policies);
- * `extra` are further fields to keep equal (links).
+ * `extra` are further fields to keep equal (links); `conditions`, Ready and Synced (absent:
+ * conditions are not touched).
  */
 export function statusPatch(
   kind: ManagedKind,
@@ -49,6 +66,7 @@ export function statusPatch(
   record: SyncRecord,
   extra: Record<string, unknown> = {},
   id: string = record.id,
+  conditions?: ConditionsInput,
 ): Record<string, unknown> | undefined {
   const tx = transactionFor(record);
   const cur = current ?? {};
@@ -59,10 +77,13 @@ export function statusPatch(
   const curTx = (hasTx ? cur.latestTransaction : {}) as Record<string, unknown>;
   const txSame = pruned || (nonEmpty(curTx.status) === tx.status && (nonEmpty(curTx.error) ?? '') === (tx.error ?? ''));
   const extraSame = Object.entries(extra).every(([k, v]) => canonicalJson(norm(cur[k])) === canonicalJson(norm(v)));
-  if (idSame && txSame && extraSame) return undefined;
+  const conds = conditions ? conditionsFor(record, conditions.facts, cur.conditions, conditions.time) : undefined;
+  const condSame = conditions === undefined || conditions.pruned || (canonicalJson(cur.conditions) === canonicalJson(conds) && cur.observedGeneration === conditions.facts.generation);
+  if (idSame && txSame && extraSame && condSame) return undefined;
   return {
     ...(id !== '' ? { [kind.statusIdField]: id } : {}),
     latestTransaction: { status: tx.status, time: tx.time, error: tx.error ?? null },
     ...Object.fromEntries(Object.entries(extra).map(([k, v]) => [k, norm(v)])),
+    ...(conditions ? { conditions: conds, observedGeneration: conditions.facts.generation } : {}),
   };
 }

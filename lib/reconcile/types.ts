@@ -34,6 +34,8 @@ export interface RunSettings {
   backoff: BackoffSettings;
   /** with a deadline, writes are applied (locked, written, settled, released) in chunks of this size */
   deadlineChunk: number;
+  /** MAX_DELETES_PER_RUN: a run that would delete more gateway objects holds all its deletions; 0: no limit */
+  maxDeletesPerRun: number;
 }
 
 export interface RunDeps {
@@ -68,7 +70,23 @@ export interface RunRequest {
   deadline?: number;
 }
 
-export type ObjectResult = 'synced' | 'unchanged' | 'diverged' | 'pending' | 'waiting' | 'failed' | 'invalid' | 'deleted' | 'deferred' | 'backoff' | 'planned' | 'skipped';
+export type ObjectResult =
+  | 'synced'
+  | 'unchanged'
+  | 'diverged'
+  | 'pending'
+  | 'waiting'
+  | 'failed'
+  | 'invalid'
+  | 'deleted'
+  | 'deferred'
+  | 'backoff'
+  | 'planned'
+  | 'skipped'
+  /** tyk.tyk.io/reconcile-paused: nothing written or deleted; what would have been is the action and reason */
+  | 'paused'
+  /** a deletion held by MAX_DELETES_PER_RUN */
+  | 'held';
 
 export type ReportReason = Reason | 'read failed' | 'not supported by gateway' | 'not watched' | 'gateway unavailable' | 'out of time';
 

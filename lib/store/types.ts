@@ -59,6 +59,8 @@ export interface SyncRecord {
   retryAt?: number;
   /** ISO time of the last transaction */
   time: string;
+  /** the resource's CRD prunes status.conditions (Tyk Operator's): learnt from a status patch's answer */
+  conditionsPruned?: true;
 }
 
 export type LockOutcome = 'acquired' | 'marked-dirty';

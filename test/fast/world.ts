@@ -43,6 +43,8 @@ export interface FastWorldOptions {
   /** WATCH_NAMESPACE */
   namespaces?: string[];
   settings?: Partial<RunSettings>;
+  /** per kind, the status fields its CRD keeps (Tyk Operator's CRDs prune conditions); absent: ours */
+  statusFields?: Record<string, readonly string[]>;
   /** wraps the store the run uses (e.g. to observe or fail calls); the world keeps the MemoryStore under it */
   store?: (store: MemoryStore) => Store;
 }
@@ -65,7 +67,7 @@ export class FastWorld {
   private readonly registry = new Map<string, Registered>();
 
   constructor(options: FastWorldOptions = {}) {
-    this.kube = new MemoryKube({ clock: this.clock });
+    this.kube = new MemoryKube({ clock: this.clock, ...(options.statusFields ? { statusFields: options.statusFields } : {}) });
     this.gateway = options.mode === 'pro' ? new MemoryTykDashboard({ clock: this.clock }) : new MemoryTykGateway({ clock: this.clock });
     this.memoryStore = new MemoryStore({ clock: this.clock });
     this.store = options.store ? options.store(this.memoryStore) : this.memoryStore;

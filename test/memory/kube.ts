@@ -24,7 +24,8 @@
  *   patchFinalizers (each finalizer write attempt), recordEvent, createEvent, patchEvent,
  *   getEvent, whoAmI, ping. Errors to inject: KubeApiError, KubeConflictError,
  *   KubeUnavailableError (lib/errors.ts), as the real client throws them.
- * Leaves out (the HTTP tier covers them): CRD schema pruning and validation, paging,
+ * - statusFields (an option): the status fields a kind's CRD keeps; a status patch prunes the rest.
+ * Leaves out (the HTTP tier covers them): CRD schema validation, pruning below status, paging,
  * selectors, watches, authentication.
  */
 import { randomUUID } from 'node:crypto';
@@ -43,6 +44,12 @@ export interface MemoryKubeOptions {
   username?: string;
   /** attempts for a finalizer change that keeps meeting 409; default 5, as KubeClient */
   conflictRetries?: number;
+  /**
+   * Per kind, the only top-level status fields its CRD keeps (Tyk Operator's CRDs keep no
+   * conditions or observedGeneration): a status patch drops the others, as the API server's
+   * pruning does. Absent: every field is kept (our CRDs).
+   */
+  statusFields?: Readonly<Record<string, readonly string[]>>;
 }
 
 const KNOWN_KINDS: readonly ResourceKind[] = [API_DEFINITION, SECURITY_POLICY, OPERATOR_CONTEXT, SECRET, EVENT];
@@ -103,6 +110,8 @@ export class MemoryKube implements KubeApi, EventSink {
   private readonly clock: Clock;
   private readonly username: string;
   private readonly conflictRetries: number;
+  /** the statusFields option; a test replaces it as a CRD upgrade would */
+  statusFields: Readonly<Record<string, readonly string[]>>;
   private readonly buckets = new Map<string, Map<string, KubeObject>>();
   private readonly events: EventRecorder;
   private rv = 0;
@@ -111,6 +120,7 @@ export class MemoryKube implements KubeApi, EventSink {
     this.clock = options.clock;
     this.username = options.username ?? 'system:serviceaccount:gateway-reconciler:gateway-reconciler';
     this.conflictRetries = options.conflictRetries ?? 5;
+    this.statusFields = options.statusFields ?? {};
     this.faults = new PortFaults<KubeOp>(options.clock);
     this.events = new EventRecorder(this, { component: 'gateway-reconciler', instance: 'memory', now: () => this.clock.now() });
   }
@@ -135,6 +145,8 @@ export class MemoryKube implements KubeApi, EventSink {
     if (!current) throw new KubeApiError(404, `patch status of ${kind.plural} "${name}": 404 ${kind.plural}.${kind.group} "${name}" not found`, { context: { reason: 'NotFound' } });
     const next = clone(current);
     const merged = mergePatch(current.status ?? {}, status);
+    const keep = this.statusFields[kind.kind];
+    if (keep && isObject(merged)) for (const k of Object.keys(merged)) if (!keep.includes(k)) delete merged[k];
     if (isObject(merged) && Object.keys(merged).length > 0) next.status = merged;
     else delete next.status;
     return this.write(kind, next, current);

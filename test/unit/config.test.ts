@@ -30,6 +30,10 @@ t.test('defaults', async (t) => {
   t.equal(c.httpTimeoutMs, 10_000);
   t.equal(loadConfig({ ...base, HTTP_TIMEOUT_MS: '250' }).httpTimeoutMs, 250);
   t.match(problems({ ...base, HTTP_TIMEOUT_MS: '5' }), [/HTTP_TIMEOUT_MS: must be milliseconds/]);
+  t.equal(c.maxDeletesPerRun, 50);
+  t.equal(loadConfig({ ...base, MAX_DELETES_PER_RUN: '0' }).maxDeletesPerRun, 0, '0: no limit');
+  t.same(problems({ ...base, MAX_DELETES_PER_RUN: '-1' }), ['MAX_DELETES_PER_RUN: must be a whole number from 0 to 1000000, got "-1"']);
+  t.same(problems({ ...base, MAX_DELETES_PER_RUN: 'many' }), ['MAX_DELETES_PER_RUN: must be a whole number from 0 to 1000000, got "many"']);
 });
 
 t.test('lists and flags', async (t) => {

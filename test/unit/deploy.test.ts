@@ -618,3 +618,18 @@ t.test('RBAC: the ClusterRole allows every API-server call the code makes, and n
     );
   t.same(unused, [], 'every grant of the ClusterRole is used by the code (least privilege)');
 });
+
+t.test('our CRDs print Ready, Synced and Age from the conditions the reconciler writes', async (t) => {
+  for (const plural of ['apidefinitions', 'securitypolicies']) {
+    const crd = one(`deploy/crds/tyk.tyk.io_${plural}.yaml`, 'CustomResourceDefinition');
+    const version = (at(crd, 'spec.versions') as Obj[])[0] as Obj;
+    const columns = (version.additionalPrinterColumns ?? []) as Obj[];
+    const byName = new Map(columns.map((c) => [c.name, c]));
+    t.match(byName.get('Ready'), { jsonPath: '.status.conditions[?(@.type=="Ready")].status', type: 'string' }, `${plural}: Ready`);
+    t.match(byName.get('Synced'), { jsonPath: '.status.conditions[?(@.type=="Synced")].status', type: 'string' }, `${plural}: Synced`);
+    t.match(byName.get('Age'), { jsonPath: '.metadata.creationTimestamp', type: 'date' }, `${plural}: Age`);
+    const status = at(version, 'schema.openAPIV3Schema.properties.status.properties') as Obj;
+    t.match(status.conditions, { type: 'array', 'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': ['type'] }, `${plural}: conditions kept, one per type`);
+    t.match(status.observedGeneration, { type: 'integer' }, `${plural}: observedGeneration kept`);
+  }
+});
