@@ -249,18 +249,32 @@ const samples = yamlFiles(SAMPLES_DIR).flatMap((file) =>
 /** Drops undefined members, so "absent" and "undefined" compare equal. */
 const plain = (v: unknown): unknown => (v === undefined ? undefined : JSON.parse(JSON.stringify(v)));
 
-function versionsOf(crd: Crd): unknown {
+/** The printer columns ours add after Tyk Operator's (from the conditions; issue 10). */
+const OUR_COLUMNS = [
+  { jsonPath: '.status.conditions[?(@.type=="Ready")].status', name: 'Ready', type: 'string' },
+  { jsonPath: '.status.conditions[?(@.type=="Synced")].status', name: 'Synced', type: 'string' },
+  { jsonPath: '.metadata.creationTimestamp', name: 'Age', type: 'date' },
+];
+
+/** Served versions as kubectl sees them; `extraColumns` are appended to the printer columns (ours add them to Tyk Operator's). */
+function versionsOf(crd: Crd, extraColumns: readonly unknown[] = []): unknown {
   return plain(
     [...crd.spec.versions]
       .sort((a, b) => a.name.localeCompare(b.name))
-      .map((v) => ({ name: v.name, served: v.served, storage: v.storage, subresources: v.subresources, additionalPrinterColumns: v.additionalPrinterColumns ?? [] })),
+      .map((v) => ({
+        name: v.name,
+        served: v.served,
+        storage: v.storage,
+        subresources: v.subresources,
+        additionalPrinterColumns: [...(v.additionalPrinterColumns ?? []), ...extraColumns],
+      })),
   );
 }
 
 const NAME_FIELDS = ['kind', 'listKind', 'plural', 'singular', 'shortNames', 'categories'];
 
 for (const { kind } of KINDS) {
-  t.test(`${kind}: same group, names, scope, versions, subresources and printer columns as Tyk Operator's`, async (t) => {
+  t.test(`${kind}: same group, names, scope, versions, subresources and printer columns as Tyk Operator's (plus ours)`, async (t) => {
     const o = oursOf(kind);
     const r = theirsOf(kind);
     t.equal(o.apiVersion, 'apiextensions.k8s.io/v1');
@@ -270,7 +284,8 @@ for (const { kind } of KINDS) {
     for (const f of NAME_FIELDS) t.strictSame(plain(o.spec.names[f]), plain(r.spec.names[f]), `names.${f}`);
     t.strictSame(Object.keys(o.spec.names).sort(), Object.keys(r.spec.names).sort(), 'no other names');
     t.equal(o.spec.scope, r.spec.scope, 'scope');
-    t.strictSame(versionsOf(o), versionsOf(r), 'versions: served, storage, subresources, printer columns');
+    const extra = kind === 'OperatorContext' ? [] : OUR_COLUMNS;
+    t.strictSame(versionsOf(o), versionsOf(r, extra), "versions: served, storage, subresources; Tyk Operator's printer columns, then Ready, Synced and Age");
     t.equal(o.spec.conversion, undefined, 'no conversion webhook');
     t.not(o.spec.preserveUnknownFields, true, 'pruning stays on');
   });
