@@ -23,6 +23,17 @@ t.test('a run for one ApiDefinition looks at it and at the policies that referen
   t.equal(w.kube.count('list', 'ApiDefinition'), 0, 'no ApiDefinition listed');
 });
 
+t.test('a policy follows an ApiDefinition it references among others; without any ApiDefinition looked at, none follows', async (t) => {
+  const w = new FastWorld();
+  for (const n of ['a', 'b']) w.apply(apiDefinition(n).build());
+  w.apply(securityPolicy('both').granting('a', 'b').build());
+  await w.run();
+  const report = await w.runFor(API_DEFINITION, 'a');
+  t.same(names(report), ['ApiDefinition/default/a', 'SecurityPolicy/default/both'], 'one of its APIs is enough');
+  const none = await w.runFor(API_DEFINITION, 'gone');
+  t.same(names(none), ['ApiDefinition/default/gone'], 'an API that does not exist is looked at; no policy follows it');
+});
+
 t.test('a run for one SecurityPolicy looks at no ApiDefinition', async (t) => {
   const w = new FastWorld();
   w.apply(apiDefinition('a').build());
