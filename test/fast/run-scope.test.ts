@@ -75,6 +75,9 @@ t.test('a resync by name without a kind: the kind that exists is reported, the g
   t.same(dry.objects, [], 'nor in a dry run');
   const named = await w.run({ trigger: 'resync', scope: { refs: [{ kind: SECURITY_POLICY, namespace: 'default', name: 'a' }] } });
   t.match(reported(named, 'a', 'SecurityPolicy'), { action: 'NOOP', result: 'skipped' }, 'a ref given with its kind is reported even when absent');
+  w.apply(apiDefinition('bad').unsupported().build());
+  const quiet = await w.run({ trigger: 'resync', scope: { refs: [{ kind: API_DEFINITION, namespace: 'default', name: 'bad', optional: true }] } });
+  t.match(reported(quiet, 'bad'), { action: 'NOOP', result: 'invalid' }, 'a guess that exists is reported when nothing is written for it, too');
 });
 
 t.test('a guess whose object is gone but has a record is reported: its deletion is carried out', async (t) => {
