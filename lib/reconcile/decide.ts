@@ -294,7 +294,7 @@ export function recordAfter(d: Decision, l: Loaded, happened: Happened): { recor
   const next = d.next as NonNullable<Decision['next']>;
   const remove = d.write?.op === 'remove';
   if ('failed' in happened) {
-    const disposition = dispose(happened.failed, next.failures, d.at, next.backoff);
+    const disposition = dispose(happened.failed, next.failures, d.at, next.backoff, l.key);
     const result = disposition.result;
     const record: SyncRecord = {
       ...next.base,

@@ -8,7 +8,7 @@ import t from 'tap';
 import { GatewayApiError, GatewayUnavailableError, GatewayUnsupportedError } from '../../lib/errors.js';
 import { SECURITY_POLICY } from '../../lib/kinds.js';
 import { decide, knownId, type Loaded, recordAfter } from '../../lib/reconcile/decide.js';
-import { DEFAULT_BACKOFF } from '../../lib/reconcile/error-policy.js';
+import { DEFAULT_BACKOFF, retryDelayMs } from '../../lib/reconcile/error-policy.js';
 import { apiDefinition, recordFor, securityPolicy } from '../fixtures/builders.js';
 import { at, BODY, desired, ID, loaded, NOW, target } from '../fixtures/loaded.js';
 
@@ -316,7 +316,7 @@ t.test('a failed write: the record keeps the spec it tried, a failed removal the
     result: 'failed',
     error: 'busy',
     failures: 1,
-    retryAt: NOW + DEFAULT_BACKOFF.baseMs,
+    retryAt: NOW + retryDelayMs(1, DEFAULT_BACKOFF, 'ApiDefinition/default/httpbin'),
     time: '2026-06-01T00:00:00.000Z',
   });
   const unrecorded = loaded({ desired: desired({ deleting: true, hash: 'd3' }), record: null });

@@ -7,7 +7,7 @@ import t from 'tap';
 import { GatewayApiError, GatewayRejectedError, GatewayUnavailableError, GatewayUnsupportedError } from '../../lib/errors.js';
 import { SECURITY_POLICY } from '../../lib/kinds.js';
 import { type Decision, decide, type Loaded, recordAfter } from '../../lib/reconcile/decide.js';
-import { DEFAULT_BACKOFF } from '../../lib/reconcile/error-policy.js';
+import { DEFAULT_BACKOFF, retryDelayMs } from '../../lib/reconcile/error-policy.js';
 import type { SyncRecord } from '../../lib/store/types.js';
 import { apiDefinition, recordFor, securityPolicy } from '../fixtures/builders.js';
 import { at, BODY, desired, ID, loaded, NOW, target } from '../fixtures/loaded.js';
@@ -151,7 +151,8 @@ t.test('recordAfter: what a write leads to', async (t) => {
   t.match(renamed, { result: 'diverged', record: { result: 'diverged', observedHash: 'o3', error: /proxy\.listen_path/ } });
   t.match(recordAfter(d, l, { visible: false }), { result: 'pending', record: { result: 'pending', error: /written to the gateway, not yet visible/ } });
   const transient = recordAfter(d, l, { failed: new GatewayApiError(503, 'busy') });
-  t.match(transient, { result: 'failed', record: { result: 'failed', failures: 1, retryAt: NOW + DEFAULT_BACKOFF.baseMs, error: /busy/ } });
+  t.match(transient, { result: 'failed', record: { result: 'failed', failures: 1, retryAt: NOW + retryDelayMs(1, DEFAULT_BACKOFF, l.key), error: /busy/ } });
+  t.ok((transient.record?.retryAt ?? 0) <= NOW + DEFAULT_BACKOFF.baseMs, 'never later than the backoff');
   const terminal = recordAfter(d, l, { failed: new GatewayRejectedError(400, 'bad listen path') });
   t.match(terminal, { result: 'invalid', record: { result: 'invalid', failures: 1 } });
   t.notOk(terminal.record && 'retryAt' in terminal.record, 'a terminal failure has no retry time');

@@ -5,7 +5,7 @@
 import t from 'tap';
 import { GatewayApiError, InvalidSpecError } from '../../lib/errors.js';
 import { API_DEFINITION, SECURITY_POLICY } from '../../lib/kinds.js';
-import { backoffMs, DEFAULT_BACKOFF, dispose } from '../../lib/reconcile/error-policy.js';
+import { backoffMs, DEFAULT_BACKOFF, dispose, jitterOf, retryDelayMs } from '../../lib/reconcile/error-policy.js';
 import { canonicalJson, hashOf } from '../../lib/reconcile/hash.js';
 import { gatewayIdFor } from '../../lib/reconcile/ids.js';
 import { accessRefs, referencingPolicies } from '../../lib/reconcile/links.js';
@@ -104,5 +104,29 @@ t.test('backoff: doubles per failure up to 2^30 times the base, never past the c
   t.same(dispose(new GatewayApiError(500, 'x'), 3, 1000), { result: 'failed', retryAt: 1000 + 4 * DEFAULT_BACKOFF.baseMs }, 'default settings');
   t.same(dispose(new GatewayApiError(500, 'x'), 2, 0, { baseMs: 7, maxMs: 100 }), { result: 'failed', retryAt: 14 });
   t.same(dispose(new InvalidSpecError('bad'), 2, 0), { result: 'invalid' });
-  t.same(DEFAULT_BACKOFF, { baseMs: 10_000, maxMs: 300_000 });
+  t.same(DEFAULT_BACKOFF, { baseMs: 10_000, maxMs: 300_000, jitter: 0.2 });
+});
+
+t.test('jitter: a delay shortened by up to its fraction, fixed per object and attempt, spread across objects', async (t) => {
+  const settings = { baseMs: 10_000, maxMs: 300_000, jitter: 0.2 };
+  t.equal(retryDelayMs(1, settings), 10_000, 'without a key: the backoff as it is');
+  t.equal(retryDelayMs(2, { ...settings, jitter: 0 }, 'k'), 20_000, 'no jitter');
+  t.equal(retryDelayMs(2, { baseMs: 10_000, maxMs: 300_000 }, 'k'), 20_000, 'jitter absent');
+  const keys = Array.from({ length: 200 }, (_, i) => `ApiDefinition/default/api-${i}`);
+  const delays = keys.map((k) => retryDelayMs(1, settings, k));
+  t.ok(
+    delays.every((d) => d >= 8_000 && d <= 10_000),
+    'within [80%, 100%] of the backoff',
+  );
+  t.ok(new Set(delays).size > 150, 'objects that failed together retry apart');
+  t.ok(Math.min(...delays) < 8_500 && Math.max(...delays) > 9_500, 'over the whole window');
+  t.equal(retryDelayMs(1, settings, keys[0]), delays[0], 'the same object and attempt wait the same');
+  t.not(retryDelayMs(2, settings, keys[0]) / 2, delays[0], 'another attempt, another fraction');
+  for (const k of keys) {
+    const f = jitterOf(k, 1);
+    if (f < 0 || f >= 1) t.fail(`jitterOf out of [0, 1): ${f}`);
+  }
+  t.ok(retryDelayMs(3, { ...settings, jitter: 5 }, 'k') >= 0, 'a jitter above 1 is taken as 1');
+  t.equal(retryDelayMs(3, { ...settings, jitter: -1 }, 'k'), 40_000, 'below 0 as 0');
+  t.same(dispose(new GatewayApiError(500, 'x'), 1, 1000, settings, 'k'), { result: 'failed', retryAt: 1000 + retryDelayMs(1, settings, 'k') });
 });
