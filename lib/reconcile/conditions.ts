@@ -12,6 +12,7 @@
  * Conditions of other types that someone else keeps on the resource are left in place.
  * Messages are never empty (kube-apiserver 1.20 refuses "" in a required string).
  */
+import { isObject } from '../guards.js';
 import type { SyncRecord } from '../store/types.js';
 import type { Action } from './plan.js';
 import type { ReportReason } from './types.js';
@@ -93,7 +94,7 @@ function ready(record: SyncRecord, facts: ConditionFacts): Verdict {
 }
 
 function isCondition(v: unknown): v is Condition {
-  return typeof v === 'object' && v !== null && typeof (v as { type?: unknown }).type === 'string';
+  return isObject(v) && typeof v.type === 'string';
 }
 
 /**

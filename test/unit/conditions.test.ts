@@ -69,6 +69,8 @@ t.test('transition times move only when a status changes; observedGeneration is 
     { type: 'Synced', status: 'False', reason: 'ReconcileError', message: 'down', lastTransitionTime: T0, observedGeneration: 1 },
     { type: 'Other', status: 'Unknown', reason: 'Theirs', message: 'kept', lastTransitionTime: T0 },
     'not a condition',
+    null,
+    { status: 'True', reason: 'NoType' },
   ];
   t.same(conditionsFor(synced, facts(), before, T1), [
     { type: 'Ready', status: 'True', reason: 'Available', message: 'the gateway serves the current spec', lastTransitionTime: T0, observedGeneration: 4 },
