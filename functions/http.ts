@@ -2,7 +2,8 @@
  * The Lambda adapter of the HTTP triggers (API Gateway HTTP API, payload format 2.0): the
  * event → lib/triggers' HttpInput, the trigger run on the container's service (./service.ts),
  * its HttpOutput → the JSON result. Errors map as in lib/triggers/respond.ts; one raised while
- * building the service (a bad setting) is answered the same way.
+ * building the service (a bad setting) is answered the same way. Each invocation leaves one
+ * request log line and its metrics as EMF lines (lib/metrics/emf.ts).
  */
 
 import type { Service } from '../lib/service.js';
@@ -59,7 +60,10 @@ export function lambdaHttp(fn: HttpFunction): (event: ApiGatewayV2Event, context
     }
     // without a service (a bad setting) there is no logger; the answer names the setting
     if (svc) {
-      logRequest(svc.log, { awsRequestId: context?.awsRequestId, method: input.method, route: event.rawPath ?? '', status: out.statusCode, durationMs: performance.now() - started });
+      const route = event.rawPath ?? '';
+      logRequest(svc.log, { awsRequestId: context?.awsRequestId, method: input.method, route, status: out.statusCode, durationMs: performance.now() - started });
+      svc.recordRequest(route, out.statusCode);
+      svc.flushMetrics();
     }
     return { statusCode: out.statusCode, headers: { 'content-type': 'application/json', ...out.headers }, body: JSON.stringify(out.body) };
   };

@@ -1,6 +1,7 @@
 /**
  * AWS Lambda: the EventBridge schedule → a full run (lib/triggers/schedule.ts) with a deadline
- * from the invocation's remaining time → a summary (the full report goes to the log).
+ * from the invocation's remaining time → a summary (the full report goes to the log; the
+ * run's metrics go out as EMF lines, lib/metrics/emf.ts).
  */
 import type { RunReport } from '../lib/reconcile/types.js';
 import { deadlineWithin, scheduledRun } from '../lib/triggers/schedule.js';
@@ -23,7 +24,12 @@ export async function handler(event?: ScheduledEvent, context?: LambdaContext): 
   const svc = await lambdaServiceFromEnv();
   const deadline = deadlineWithin(svc, context?.getRemainingTimeInMillis());
   svc.log.info({ awsRequestId: context?.awsRequestId, scheduledAt: event?.time, deadline }, 'scheduled run');
-  const report = await scheduledRun(svc, deadline);
+  let report: RunReport;
+  try {
+    report = await scheduledRun(svc, deadline);
+  } finally {
+    svc.flushMetrics();
+  }
   return {
     counts: report.counts,
     errors: report.errors.length,

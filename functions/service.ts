@@ -1,11 +1,13 @@
 /**
  * The service of a Lambda container: built from the environment on first use and shared by
  * every invocation the container serves. Concurrent containers share nothing, so REDIS_URL is
- * required (records and locks must live in Redis). A failed build is retried by the next
+ * required (records and locks must live in Redis). Metrics go to CloudWatch as EMF lines on
+ * stdout, written at the end of each invocation. A failed build is retried by the next
  * invocation.
  */
 import { loadConfig } from '../lib/config.js';
 import { ConfigError } from '../lib/errors.js';
+import { EmfMetrics } from '../lib/metrics/emf.js';
 import { createService, type Service } from '../lib/service.js';
 
 let lambdaService: Promise<Service> | undefined;
@@ -14,7 +16,7 @@ export function lambdaServiceFromEnv(): Promise<Service> {
   lambdaService ??= Promise.resolve().then(() => {
     const config = loadConfig(process.env);
     if (!config.redisUrl) throw new ConfigError([{ setting: 'REDIS_URL', message: 'is required on AWS Lambda (containers share no memory)' }]);
-    return createService(config, process.env);
+    return createService(config, process.env, { metrics: new EmfMetrics() });
   });
   lambdaService.catch(() => {
     lambdaService = undefined;

@@ -21,6 +21,8 @@ export interface Config {
   redisUrl?: string;
   webhookTokens: string[];
   resyncTokens: string[];
+  /** METRICS_TOKEN: when set, GET /metrics needs one of these; empty: open, like the probes */
+  metricsTokens: string[];
   allowUnauthenticated: boolean;
   /** cron expression; undefined when RESYNC_SCHEDULE=off (the schedule comes from outside) */
   resyncSchedule?: string;
@@ -151,6 +153,7 @@ export function loadConfig(env: Env): Config {
   for (const p of tyk.problems) problems.add(p.setting, p.message);
   const webhookTokens = tokens(env, 'WEBHOOK_TOKEN', problems);
   const resyncTokens = tokens(env, 'RESYNC_TOKEN', problems);
+  const metricsTokens = tokens(env, 'METRICS_TOKEN', problems);
   const allowUnauthenticated = bool(env, 'ALLOW_UNAUTHENTICATED', problems);
   if (!allowUnauthenticated) {
     if (webhookTokens.length === 0) problems.add('WEBHOOK_TOKEN', 'is required (or set ALLOW_UNAUTHENTICATED=true to run without authentication)');
@@ -168,6 +171,7 @@ export function loadConfig(env: Env): Config {
     redisUrl: redisUrl(env, problems),
     webhookTokens,
     resyncTokens,
+    metricsTokens,
     allowUnauthenticated,
     ...(resyncSchedule !== undefined ? { resyncSchedule } : {}),
     port: port(env, problems),

@@ -16,6 +16,7 @@ import { readFileSync } from 'node:fs';
 import cron from 'node-cron';
 import { type Config, loadConfig } from './config.js';
 import { ConfigError, describeError } from './errors.js';
+import { PrometheusMetrics } from './metrics/prometheus.js';
 import { type AppOptions, buildApp } from './server.js';
 import { createService, type Service } from './service.js';
 import { scheduledRun } from './triggers/schedule.js';
@@ -39,7 +40,7 @@ async function main(): Promise<void> {
       https = { cert: readPem('TLS_CERT', tls.certFile), key: readPem('TLS_KEY', tls.keyFile) };
       if (tls.clientCaFile) https.ca = readPem('TLS_CLIENT_CA', tls.clientCaFile);
     }
-    svc = createService(config, process.env);
+    svc = createService(config, process.env, { metrics: new PrometheusMetrics() });
   } catch (err) {
     if (err instanceof ConfigError) {
       for (const p of err.problems) process.stderr.write(`gateway-reconciler: ${p.setting}: ${p.message}\n`);

@@ -16,6 +16,7 @@ import { auditWebhook } from './triggers/audit.js';
 import { cloudEventsWebhook } from './triggers/cloudevents.js';
 import { healthz, readyz } from './triggers/health.js';
 import type { HttpFunction, HttpInput } from './triggers/io.js';
+import { metrics } from './triggers/metrics.js';
 import { logRequest } from './triggers/request-log.js';
 import { respond } from './triggers/respond.js';
 import { resync } from './triggers/resync.js';
@@ -81,9 +82,11 @@ export function buildApp(svc: Service, options: AppOptions = {}): FastifyInstanc
       .headers(out.headers ?? {})
       .send(out.body);
   };
-  // one line per request through our logger, rejections (400/401/413/415/429/503) included
+  // one line per request through our logger, rejections (400/401/413/415/429/503) included, and its count in the metrics
   app.addHook('onResponse', async (req, reply) => {
-    logRequest(svc.log, { reqId: req.id, method: req.method, route: req.url.split('?')[0] ?? req.url, status: reply.statusCode, durationMs: reply.elapsedTime });
+    const route = req.url.split('?')[0] ?? req.url;
+    logRequest(svc.log, { reqId: req.id, method: req.method, route, status: reply.statusCode, durationMs: reply.elapsedTime });
+    svc.recordRequest(route, reply.statusCode);
   });
   app.post('/webhooks/watch', route(watchWebhook));
   app.post('/webhooks/audit', route(auditWebhook));
@@ -91,6 +94,7 @@ export function buildApp(svc: Service, options: AppOptions = {}): FastifyInstanc
   app.post('/resync', route(resync));
   app.get('/healthz', route(healthz));
   app.get('/readyz', route(readyz));
+  app.get('/metrics', route(metrics));
 
   app.setErrorHandler((err: { statusCode?: number; code?: string; message: string }, _req, reply) => {
     const status = err.statusCode && err.statusCode >= 400 && err.statusCode < 500 ? err.statusCode : 500;

@@ -14,12 +14,15 @@ import { ConfigError, describeError } from './errors.js';
 import { RateLimiter } from './events/rate-limit.js';
 import type { ConnectionSettings } from './gateway/connection.js';
 import { DEFAULT_TARGET, type GatewayFactory, type GatewayTarget, GatewayTargets } from './gateway/targets.js';
+import type { GatewayObserver } from './gateway/transport.js';
 import { TykGatewayClient } from './gateway/tyk-ce.js';
 import type { Gateway } from './gateway/types.js';
 import { API_DEFINITION } from './kinds.js';
 import { KubeClient } from './kube/client.js';
 import type { KubeApi } from './kube/types.js';
 import { createLogger, type Logger } from './log.js';
+import { discardMetrics, type Figure, type MetricsSink } from './metrics/catalogue.js';
+import { gatewayCallFigures, requestFigures, runFigures } from './metrics/figures.js';
 import { DEFAULT_RUN_SETTINGS, type RunReport, type RunRequest, type RunSettings, runReconcile } from './reconcile/run.js';
 import { MemoryStore } from './store/memory.js';
 import { createRedisStore } from './store/redis.js';
@@ -35,6 +38,8 @@ export interface ServiceParts {
   clock: Clock;
   log: Logger;
   settings: Partial<RunSettings>;
+  /** where run, request and gateway figures go: Prometheus self-hosted, EMF on Lambda; default: dropped */
+  metrics: MetricsSink;
   /** called by close(), for parts the service built itself */
   closers: (() => Promise<void>)[];
 }
@@ -97,8 +102,10 @@ export class Service {
   }
 
   /** The credentials the webhooks (WEBHOOK_TOKEN) or /resync (RESYNC_TOKEN) require. */
-  access(route: 'webhook' | 'resync'): RouteAccess {
+  access(route: 'webhook' | 'resync' | 'metrics'): RouteAccess {
     const { config } = this;
+    // /metrics is open like the probes unless METRICS_TOKEN is set; scrapers present no client certificate
+    if (route === 'metrics') return { tokens: config.metricsTokens, allowUnauthenticated: true, clientCertRequired: false };
     return {
       tokens: route === 'webhook' ? config.webhookTokens : config.resyncTokens,
       allowUnauthenticated: config.allowUnauthenticated,
@@ -136,9 +143,45 @@ export class Service {
     return this.username;
   }
 
-  run(request: RunRequest): Promise<RunReport> {
+  async run(request: RunRequest): Promise<RunReport> {
     const { kube, store, clock, log } = this.parts;
-    return runReconcile({ kube, targets: this.targets, store, clock, log, settings: this.settings }, request);
+    const started = performance.now();
+    const seconds = () => (performance.now() - started) / 1000;
+    try {
+      const report = await runReconcile({ kube, targets: this.targets, store, clock, log, settings: this.settings }, request);
+      this.record(runFigures(request, { report }, seconds(), clock.now()));
+      return report;
+    } catch (err) {
+      this.record(runFigures(request, { failed: true }, seconds(), clock.now()));
+      throw err;
+    }
+  }
+
+  /** Counts an answered HTTP request (route without query, status code). */
+  recordRequest(route: string, status: number): void {
+    this.record(requestFigures(route, status));
+  }
+
+  /** The Prometheus text exposition, or undefined when this service's metrics are not served over HTTP (Lambda). */
+  async metricsExposition(): Promise<{ contentType: string; text: string } | undefined> {
+    return this.parts.metrics.exposition?.();
+  }
+
+  /** Writes the metrics gathered per invocation (EMF on Lambda); nothing for Prometheus. */
+  flushMetrics(): void {
+    try {
+      this.parts.metrics.flush?.();
+    } catch (err) {
+      this.log.warn({ err: describeError(err) }, 'could not write metrics');
+    }
+  }
+
+  private record(figures: Figure[]): void {
+    try {
+      this.parts.metrics.record(figures);
+    } catch (err) {
+      this.log.warn({ err: describeError(err) }, 'could not record metrics');
+    }
   }
 
   async readiness(): Promise<ReadinessCheck> {
@@ -183,7 +226,8 @@ export function createService(config: Config, env: Record<string, string | undef
     closers.push(() => client.close());
     kube = client;
   }
-  const factory = parts.factory ?? gatewayFactory(config.httpTimeoutMs);
+  const metrics = parts.metrics ?? discardMetrics;
+  const factory = parts.factory ?? gatewayFactory(config.httpTimeoutMs, (call) => metrics.record(gatewayCallFigures(call)));
   let gateway = parts.gateway;
   if (!gateway) {
     const { mode, url, auth, org, insecureSkipVerify } = config.tyk;
@@ -199,12 +243,12 @@ export function createService(config: Config, env: Record<string, string | undef
       log.warn({ store: 'memory' }, 'REDIS_URL is not set: records and locks are kept in this process only; run a single instance');
     }
   }
-  return new Service(config, { kube, gateway, factory, store, clock: parts.clock ?? systemClock, log, settings: parts.settings ?? {}, closers });
+  return new Service(config, { kube, gateway, factory, store, clock: parts.clock ?? systemClock, log, settings: parts.settings ?? {}, metrics, closers });
 }
 
 /** The secret values of the settings, which no Kubernetes Event may carry. */
 export function secretsOf(config: Config): string[] {
-  const secrets = [config.tyk.auth, ...config.webhookTokens, ...config.resyncTokens];
+  const secrets = [config.tyk.auth, ...config.webhookTokens, ...config.resyncTokens, ...config.metricsTokens];
   if (config.redisUrl) {
     try {
       const password = decodeURIComponent(new URL(config.redisUrl).password);
@@ -221,9 +265,9 @@ export function secretsOf(config: Config): string[] {
  * on the first call a pro connection makes, not when this module loads: a CE deployment (and
  * a Lambda's cold start) never loads it, and its bundle keeps it in a chunk of its own.
  */
-function gatewayFactory(timeoutMs: number): GatewayFactory {
+function gatewayFactory(timeoutMs: number, observe: GatewayObserver): GatewayFactory {
   return (name: string, s: ConnectionSettings) => {
-    const options = { name, url: s.url, secret: s.auth, insecureSkipVerify: s.insecureSkipVerify, timeoutMs };
+    const options = { name, url: s.url, secret: s.auth, insecureSkipVerify: s.insecureSkipVerify, timeoutMs, observe };
     if (s.mode !== 'pro') return new TykGatewayClient(options);
     // reloadRequired: the Dashboard applies writes itself (TykDashboardClient.reloadRequired)
     return lazyGateway(name, false, () => import('./gateway/tyk-dashboard.js').then((m) => new m.TykDashboardClient(options)));

@@ -2,17 +2,42 @@
  * One HTTP call to a gateway or Dashboard admin API: `httpRequest` with the client's agent
  * and timeout, where a transport failure (refused, reset, dropped, timed out) becomes a
  * GatewayUnavailableError naming the target. The request headers, which carry the secret,
- * never reach the error. `answerMessage` is what an error answer says, for error messages.
+ * never reach the error. Every call, answered or not, is told to the client's observer (the
+ * metrics) with its method, outcome and wall time; an observer that throws is ignored.
+ * `answerMessage` is what an error answer says, for error messages.
  */
 import { GatewayUnavailableError } from '../errors.js';
 import { isObject, nonEmpty } from '../guards.js';
 import { type HttpRequest, type HttpResponse, httpRequest, TransportError } from '../http.js';
+import type { GatewayCallFigure } from '../metrics/catalogue.js';
 
-export async function gatewayCall(target: string, req: HttpRequest): Promise<HttpResponse> {
+/** Told of every call a gateway client makes (lib/metrics). */
+export type GatewayObserver = (call: GatewayCallFigure) => void;
+
+export interface CallTarget {
+  /** for error messages: "gateway <name>" or "dashboard <name>" */
+  readonly label: string;
+  /** the target's name, for the observer */
+  readonly name: string;
+  readonly observe?: GatewayObserver;
+}
+
+export async function gatewayCall(target: CallTarget, req: HttpRequest): Promise<HttpResponse> {
+  const started = performance.now();
+  const tell = (outcome: string): void => {
+    try {
+      target.observe?.({ gateway: target.name, method: req.method, outcome, seconds: (performance.now() - started) / 1000 });
+    } catch {
+      // a metric never fails a call
+    }
+  };
   try {
-    return await httpRequest(req);
+    const res = await httpRequest(req);
+    tell(`${Math.floor(res.status / 100)}xx`);
+    return res;
   } catch (err) {
-    if (err instanceof TransportError) throw new GatewayUnavailableError(`${target}: ${err.message}`, { cause: err });
+    tell('unavailable');
+    if (err instanceof TransportError) throw new GatewayUnavailableError(`${target.label}: ${err.message}`, { cause: err });
     throw err;
   }
 }

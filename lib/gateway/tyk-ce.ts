@@ -22,7 +22,7 @@ import type { Agent } from 'undici';
 import { GatewayApiError, GatewayRejectedError, GatewayUnsupportedError } from '../errors.js';
 import { isObject } from '../guards.js';
 import { type HttpResponse, makeAgent, redactUrl } from '../http.js';
-import { answerMessage, gatewayCall } from './transport.js';
+import { answerMessage, type CallTarget, type GatewayObserver, gatewayCall } from './transport.js';
 import type { Gateway, GatewayObjectKind, JsonObject } from './types.js';
 
 export interface TykGatewayOptions {
@@ -32,6 +32,8 @@ export interface TykGatewayOptions {
   insecureSkipVerify?: boolean;
   /** per-request timeout; default 10 s */
   timeoutMs?: number;
+  /** told of every request (the metrics) */
+  observe?: GatewayObserver;
 }
 
 const PATHS: Record<GatewayObjectKind, { collection: string; idField: string; label: string; missing: string }> = {
@@ -56,6 +58,7 @@ export class TykGatewayClient implements Gateway {
   private readonly secret: string;
   private readonly timeoutMs: number;
   private readonly agent: Agent;
+  private readonly target: CallTarget;
 
   constructor(options: TykGatewayOptions) {
     this.name = options.name;
@@ -63,6 +66,7 @@ export class TykGatewayClient implements Gateway {
     this.secret = options.secret;
     this.timeoutMs = options.timeoutMs ?? 10_000;
     this.agent = makeAgent(options.insecureSkipVerify ? { rejectUnauthorized: false } : {});
+    this.target = { label: `gateway ${options.name}`, name: options.name, ...(options.observe ? { observe: options.observe } : {}) };
   }
 
   async list(kind: GatewayObjectKind): Promise<Map<string, JsonObject>> {
@@ -152,7 +156,7 @@ export class TykGatewayClient implements Gateway {
   }
 
   private async call(method: 'GET' | 'POST' | 'DELETE', path: string, body?: unknown): Promise<HttpResponse> {
-    return gatewayCall(`gateway ${this.name}`, {
+    return gatewayCall(this.target, {
       method,
       url: this.base + path,
       headers: { 'x-tyk-authorization': this.secret },

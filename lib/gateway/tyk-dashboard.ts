@@ -54,7 +54,7 @@ import type { Agent } from 'undici';
 import { GatewayApiError, GatewayRejectedError } from '../errors.js';
 import { isObject, nonEmpty } from '../guards.js';
 import { type HttpResponse, makeAgent, redactUrl } from '../http.js';
-import { answerMessage, gatewayCall } from './transport.js';
+import { answerMessage, type CallTarget, type GatewayObserver, gatewayCall } from './transport.js';
 import type { Gateway, GatewayObjectKind, JsonObject } from './types.js';
 
 export interface TykDashboardOptions {
@@ -65,6 +65,8 @@ export interface TykDashboardOptions {
   insecureSkipVerify?: boolean;
   /** per-request timeout; default 10 s */
   timeoutMs?: number;
+  /** told of every request (the metrics) */
+  observe?: GatewayObserver;
   /** how long a complete policy list is trusted to say an id is absent; default 5 s (0: list on every miss) */
   listFreshMs?: number;
 }
@@ -117,6 +119,7 @@ export class TykDashboardClient implements Gateway {
   private readonly secret: string;
   private readonly timeoutMs: number;
   private readonly agent: Agent;
+  private readonly target: CallTarget;
   private readonly listFreshMs: number;
   /** when the last complete policy list started (epoch ms) */
   private policiesListedAt = -Infinity;
@@ -134,6 +137,7 @@ export class TykDashboardClient implements Gateway {
     this.timeoutMs = options.timeoutMs ?? 10_000;
     this.listFreshMs = options.listFreshMs ?? 5_000;
     this.agent = makeAgent(options.insecureSkipVerify ? { rejectUnauthorized: false } : {});
+    this.target = { label: `dashboard ${options.name}`, name: options.name, ...(options.observe ? { observe: options.observe } : {}) };
   }
 
   list(kind: GatewayObjectKind): Promise<Map<string, JsonObject>> {
@@ -460,7 +464,7 @@ export class TykDashboardClient implements Gateway {
   }
 
   private async call(method: Method, path: string, body?: unknown): Promise<HttpResponse> {
-    return gatewayCall(`dashboard ${this.name}`, {
+    return gatewayCall(this.target, {
       method,
       url: this.base + path,
       headers: { authorization: this.secret },

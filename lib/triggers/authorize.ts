@@ -1,5 +1,5 @@
 /**
- * The checks every webhook and /resync request passes before anything is read: a verified
+ * The checks every webhook, /resync and /metrics request passes before anything is read: a verified
  * client certificate when TLS_CLIENT_CA is set, the bearer token (compared in constant time),
  * and, for webhooks, the per-source rate limit. Each failure is thrown as UnauthorizedError
  * or RateLimitedError (mapped to 401 and 429 by ./respond.ts).
@@ -25,7 +25,7 @@ function requireBearer(tokens: readonly string[], allowUnauthenticated: boolean,
   if (!ok) throw new UnauthorizedError('invalid bearer token');
 }
 
-export function authorize(svc: Service, input: HttpInput, route: 'webhook' | 'resync'): void {
+export function authorize(svc: Service, input: HttpInput, route: 'webhook' | 'resync' | 'metrics'): void {
   const access = svc.access(route);
   if (access.clientCertRequired && input.clientCertVerified !== true) {
     throw new UnauthorizedError('a client certificate signed by TLS_CLIENT_CA is required');

@@ -134,13 +134,38 @@ function clusterState(kube: FakeKubeApiServer): Record<string, unknown> {
   return out;
 }
 
+/** The EMF documents the functions write to stdout (taken out of it, so tap's stream stays TAP). */
+interface EmfDoc {
+  _aws: { CloudWatchMetrics: { Namespace: string; Dimensions: string[][] }[] };
+  [member: string]: unknown;
+}
+
+function captureEmf(): { docs: EmfDoc[]; restore(): void } {
+  const docs: EmfDoc[] = [];
+  const write = process.stdout.write;
+  process.stdout.write = ((chunk: string | Uint8Array, ...rest: unknown[]) => {
+    const text = typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString();
+    if (!text.startsWith('{"_aws"')) return (write as (...a: unknown[]) => boolean).call(process.stdout, chunk, ...rest);
+    for (const line of text.split('\n')) if (line !== '') docs.push(JSON.parse(line) as EmfDoc);
+    return true;
+  }) as typeof process.stdout.write;
+  return {
+    docs,
+    restore: () => {
+      process.stdout.write = write;
+    },
+  };
+}
+
 /** Fakes and Redis for the Lambda side, and the environment a deployed function would have. */
-async function lambdaWorld(t: { teardown(fn: () => unknown): void }): Promise<{ kube: FakeKubeApiServer; tyk: FakeTykGateway; redisUrl: string }> {
+async function lambdaWorld(t: { teardown(fn: () => unknown): void }): Promise<{ kube: FakeKubeApiServer; tyk: FakeTykGateway; redisUrl: string; emf: EmfDoc[] }> {
   const [kube, tyk, redis] = await Promise.all([startFakeKubeApiServer(), startFakeTykGateway(), startRedis()]);
   const dir = await mkdtemp(join(tmpdir(), 'gr-lambda-'));
   const saved = { ...process.env };
+  const emf = captureEmf();
   t.teardown(async () => {
     await closeLambdaService();
+    emf.restore();
     process.env = saved;
     await Promise.all([kube.close(), tyk.close(), redis.owned ? redis.stop() : Promise.resolve()]);
     await rm(dir, { recursive: true, force: true });
@@ -148,11 +173,23 @@ async function lambdaWorld(t: { teardown(fn: () => unknown): void }): Promise<{ 
   await closeLambdaService();
   Object.assign(process.env, { KUBECONFIG: await kube.writeKubeconfig(dir), TYK_URL: tyk.url, TYK_AUTH: tyk.secret, WEBHOOK_TOKEN: TOKEN, RESYNC_TOKEN: TOKEN, LOG_LEVEL: 'silent' });
   delete process.env.REDIS_URL;
-  return { kube, tyk, redisUrl: redis.url };
+  process.env.AWS_LAMBDA_FUNCTION_NAME = 'gateway-reconciler-test-watch';
+  return { kube, tyk, redisUrl: redis.url, emf: emf.docs };
+}
+
+/** The value of `metric` in the EMF documents whose dimensions include `dims`, summed. */
+function emfSum(docs: readonly EmfDoc[], metric: string, dims: Record<string, string> = {}): number {
+  let sum = 0;
+  for (const d of docs) {
+    if (!(metric in d) || !Object.entries(dims).every(([k, v]) => d[k] === v)) continue;
+    const v = d[metric];
+    sum += Array.isArray(v) ? v.length : (v as number);
+  }
+  return sum;
 }
 
 t.test('Lambda handlers over a real-shaped event reach the same state as the routes', async (t) => {
-  const { kube, tyk, redisUrl } = await lambdaWorld(t);
+  const { kube, tyk, redisUrl, emf } = await lambdaWorld(t);
 
   // without Redis, a Lambda refuses to run (containers share no memory)
   const refused = await watchHandler(httpApiEvent('POST', '/webhooks/watch', '[]', { authorization: `Bearer ${TOKEN}` }));
@@ -177,6 +214,19 @@ t.test('Lambda handlers over a real-shaped event reach the same state as the rou
 
   const ready = await readyHandler(httpApiEvent('GET', '/readyz', ''));
   t.equal(ready.statusCode, 200);
+
+  // each invocation wrote its metrics as EMF lines: the watch run, the rejected audit, the tick
+  t.ok(emf.length > 0, 'EMF documents on stdout');
+  for (const d of emf) t.match(d, { _aws: { Timestamp: Number, CloudWatchMetrics: [{ Namespace: 'GatewayReconciler' }] }, function: 'gateway-reconciler-test-watch' });
+  t.equal(emfSum(emf, 'runs_total', { trigger: 'watch', outcome: 'ok' }), 1);
+  t.equal(emfSum(emf, 'runs_total', { trigger: 'schedule', outcome: 'ok' }), 1);
+  t.equal(emfSum(emf, 'http_requests_total', { route: '/webhooks/audit', status: '401' }), 1, 'the rejected request is counted');
+  t.equal(emfSum(emf, 'http_requests_total', { route: '/webhooks/watch', status: '200' }), 1);
+  t.equal(emfSum(emf, 'objects_total', { kind: 'ApiDefinition', action: 'CREATE', result: 'synced' }), 2, 'a by the watch run, b by the tick');
+  t.equal(emfSum(emf, 'gateway_writes_total'), 2);
+  t.equal(emfSum(emf, 'gateway_requests_total', { gateway: 'default', method: 'POST', outcome: '2xx' }), 2);
+  t.ok(emfSum(emf, 'last_full_run_success_timestamp_seconds') > 0);
+  t.notMatch(JSON.stringify(emf), TOKEN, 'no token in the metrics');
 });
 
 t.test('an audit EventList over HTTP API 2.0, then an EventBridge tick: the same gateway and cluster state as the server routes', async (t) => {

@@ -68,9 +68,13 @@ t.test('with everything set it serves, and the schedule reconciles', async (t) =
   t.teardown(() => p.kill());
   const id = Buffer.from('default/scheduled').toString('base64url');
   // generous bounds: starting tsx and loading every module takes long on a busy machine
-  const until = async (done: () => boolean, ms: number) => {
+  const until = async (done: () => boolean, ms: number, poll?: () => Promise<void>) => {
     const deadline = Date.now() + ms;
-    while (!done() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    await poll?.();
+    while (!done() && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 100));
+      await poll?.();
+    }
     return done();
   };
   t.ok(await until(() => /"msg":"listening"/.test(p.out()), 60_000), `it listens (stderr: ${p.err()})`);
@@ -79,6 +83,23 @@ t.test('with everything set it serves, and the schedule reconciles', async (t) =
   t.equal(health.status, 200);
   const resync = await fetch(`http://127.0.0.1:${port}/resync`, { method: 'POST', headers: { authorization: `Bearer ${TOKEN}` } });
   t.equal(resync.status, 200);
+  // the first scheduled run may still be settling when its API shows: poll until it is counted
+  const scrape = async () => (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+  let text = '';
+  const counted = /gateway_reconciler_runs_total\{trigger="schedule",outcome="ok"\} [1-9]/;
+  t.ok(
+    await until(
+      () => counted.test(text),
+      30_000,
+      async () => {
+        text = await scrape();
+      },
+    ),
+    'the scheduled runs are counted on /metrics (open without METRICS_TOKEN)',
+  );
+  t.match(text, /gateway_reconciler_runs_total\{trigger="resync",outcome="ok"\} 1/);
+  t.match(text, /gateway_reconciler_gateway_writes_total [1-9]/);
+  t.match(text, /process_resident_memory_bytes/, "with prom-client's process metrics");
   p.kill();
   t.equal(await p.code, 0, 'SIGTERM stops it cleanly');
   t.match(p.out(), /"msg":"listening"/);

@@ -192,6 +192,11 @@ t.test('npm run bundle: one working bundle per function, small where it matters'
       inputs.some((p) => p.includes('node_modules/fastify/')),
       `${name}: no fastify (the server is not a function)`,
     );
+    t.notOk(
+      inputs.some((p) => p.includes('node_modules/prom-client/')),
+      `${name}: no prom-client (Lambda's metrics are EMF lines)`,
+    );
+    t.ok([...inputs, ...lazyInputs].includes('lib/metrics/emf.ts'), `${name}: the EMF writer is in the bundle`);
     if (WEBHOOKS.includes(name)) t.ok(bytes <= WEBHOOK_LIMIT_KB * 1024, `${name}: ${Math.round(bytes / 1024)} KB loaded at start (limit ${WEBHOOK_LIMIT_KB} KB)`);
   }
 

@@ -20,6 +20,7 @@ import { loadConfig } from '../../lib/config.js';
 import { KubeClient } from '../../lib/kube/client.js';
 import type { KubeObject } from '../../lib/kube/types.js';
 import { type Logger, silentLogger } from '../../lib/log.js';
+import { PrometheusMetrics } from '../../lib/metrics/prometheus.js';
 import type { RunReport, RunSettings } from '../../lib/reconcile/run.js';
 import { buildApp } from '../../lib/server.js';
 import { createService, loadKubeConfig, type Service, secretsOf } from '../../lib/service.js';
@@ -28,6 +29,7 @@ import type { FakeKubeApiServerOptions } from '../fakes/kube-apiserver.js';
 import { type FakeTykDashboard, type FakeTykDashboardOptions, startFakeTykDashboard } from '../fakes/tyk-dashboard.js';
 import { type FakeTykGateway, type FakeTykOptions, startFakeTykGateway } from '../fakes/tyk-gateway.js';
 import { type Cluster, ensureNamespace, startCluster } from './cluster.js';
+import { parseExposition, type Sample } from './prometheus.js';
 import { startRedis, type TestRedis } from './redis.js';
 
 export const WEBHOOK_TOKEN = 'test-webhook-token-0123456789';
@@ -188,6 +190,13 @@ export class World {
     return this.inject('POST', '/resync', JSON.stringify(params), { authorization: `Bearer ${token}` });
   }
 
+  /** GET /metrics as Prometheus scrapes it: the status, the text, and its samples. */
+  async scrape(token?: string): Promise<{ statusCode: number; contentType: string; text: string; samples: Sample[] }> {
+    const res = await this.app.inject({ method: 'GET', url: '/metrics', headers: token === undefined ? {} : { authorization: `Bearer ${token}` } });
+    const contentType = String(res.headers['content-type'] ?? '');
+    return { statusCode: res.statusCode, contentType, text: res.body, samples: res.statusCode === 200 ? parseExposition(res.body) : [] };
+  }
+
   /** One scheduled run, as node-cron or EventBridge would start it. */
   tick(): Promise<RunReport> {
     return this.svc.run({ trigger: 'schedule', scope: { all: true } });
@@ -265,6 +274,8 @@ export async function startWorld(options: WorldOptions = {}): Promise<World> {
   const client = new Redis(redis.url, { maxRetriesPerRequest: 1 });
   const store = new RedisStore({ redis: client, prefix: `test:${Math.random().toString(36).slice(2)}:` });
   const clock = new OffsetClock();
+  // one registry per world, shared by its services, as one process's /metrics
+  const metrics = new PrometheusMetrics({ defaultMetrics: false });
   const kubeClient = (pageSize: number) => {
     const client = new KubeClient(loadKubeConfig(config, env), { pageSize, timeoutMs: config.httpTimeoutMs, now: () => clock.now(), secrets: secretsOf(config) });
     return { kube: client, closers: [() => client.close()] };
@@ -274,6 +285,7 @@ export async function startWorld(options: WorldOptions = {}): Promise<World> {
       ...(options.kubePageSize === undefined ? {} : kubeClient(options.kubePageSize)),
       store,
       clock,
+      metrics,
       log: options.log ?? silentLogger,
       settings: { settle: { budgetMs: 3_000, initialDelayMs: 15, maxDelayMs: 200, reloadEveryMs: 150 }, ...options.settings },
     });
