@@ -12,6 +12,10 @@
  *   marked dirty while we held its lock is refreshed and applied again before its lock is
  *   released (bounded by maxDirtyPasses), so an event that arrived meanwhile is never lost.
  *
+ * While it holds locks, a batch renews them every lockRenewMs (real time, as the store's TTLs),
+ * so lockTtlMs can be short: a holder that dies blocks its objects for seconds, one that works
+ * long keeps them. A renewal that finds a lock gone is logged.
+ *
  * Locks are released only when nothing of the batch is still in flight, also on failure; a
  * StoreUnavailableError is thrown after that (locks released first), since without records
  * and locks no safe decision can be made. Object failures are recorded, never thrown.
@@ -63,29 +67,79 @@ export async function applyLocked(ctx: RunContext, batch: readonly Planned[], re
   const { held, deferred } = await lockAll(ctx, batch);
   const out = new Map<string, Done>();
   let current = held;
-  for (let pass = 0; current.length > 0; pass++) {
-    let done: Done[];
-    try {
-      done = await applyPass(ctx, await refresh(current.map((h) => h.found)));
-    } catch (err) {
-      await Promise.allSettled(current.map((h) => ctx.deps.store.forceRelease(h.found.key, h.token)));
-      throw err;
-    }
-    // a dirty re-run that found nothing to do does not hide what the first pass did
-    for (const d of done) if (!out.has(d.loaded.key) || d.report.action !== 'NOOP') out.set(d.loaded.key, d);
-    const last = pass + 1 >= ctx.settings.maxDirtyPasses;
-    const again = await mapLimit(current, ctx.settings.concurrency, async (h) => {
-      if (last) {
-        await ctx.deps.store.forceRelease(h.found.key, h.token);
-        return undefined;
-      }
-      const outcome = await ctx.deps.store.release(h.found.key, h.token);
-      if (outcome === 'lost') ctx.log.warn({ key: h.found.key }, 'lock expired before release');
-      return outcome === 'dirty' ? h : undefined;
-    });
-    current = again.filter((h): h is Held => h !== undefined);
+  // locks on their way back to the store are no longer renewed
+  const releasing = new Set<Held>();
+  const heartbeat = keepLocks(ctx, () => current.filter((h) => !releasing.has(h)));
+  try {
+    await passes();
+  } finally {
+    heartbeat.stop();
   }
   return { done: [...out.values()], deferred };
+
+  async function passes(): Promise<void> {
+    for (let pass = 0; current.length > 0; pass++) {
+      let done: Done[];
+      try {
+        done = await applyPass(ctx, await refresh(current.map((h) => h.found)));
+      } catch (err) {
+        await Promise.allSettled(current.map((h) => ctx.deps.store.forceRelease(h.found.key, h.token)));
+        throw err;
+      }
+      // a dirty re-run that found nothing to do does not hide what the first pass did
+      for (const d of done) if (!out.has(d.loaded.key) || d.report.action !== 'NOOP') out.set(d.loaded.key, d);
+      const last = pass + 1 >= ctx.settings.maxDirtyPasses;
+      const again = await mapLimit(current, ctx.settings.concurrency, async (h) => {
+        releasing.add(h);
+        if (last) {
+          await ctx.deps.store.forceRelease(h.found.key, h.token);
+          return undefined;
+        }
+        const outcome = await ctx.deps.store.release(h.found.key, h.token);
+        if (outcome === 'lost') ctx.log.warn({ key: h.found.key }, 'lock expired before release');
+        if (outcome !== 'dirty') return undefined;
+        releasing.delete(h);
+        return h;
+      });
+      current = again.filter((h): h is Held => h !== undefined);
+    }
+  }
+}
+
+/**
+ * Renews the locks `held()` names every lockRenewMs until stopped. Real timers, unref'd (they
+ * never keep a process alive); a failed renewal is logged and tried again at the next beat.
+ */
+function keepLocks(ctx: RunContext, held: () => readonly Held[]): { stop(): void } {
+  const every = ctx.settings.lockRenewMs;
+  if (every <= 0) return { stop: () => undefined };
+  let timer: NodeJS.Timeout | undefined;
+  let stopped = false;
+  const beat = async (): Promise<void> => {
+    const locks = held().map((h) => ({ key: h.found.key, token: h.token }));
+    try {
+      const ours = await ctx.deps.store.renew(locks, ctx.settings.lockTtlMs);
+      // a lock released while the renewal was on its way is not lost
+      const still = new Set(held().map((h) => h.token));
+      locks.forEach((l, i) => {
+        if (ours[i] === false && !stopped && still.has(l.token)) ctx.log.warn({ key: l.key }, 'lock lost while held');
+      });
+    } catch (err) {
+      ctx.log.warn({ err: describeError(err), code: errorCode(err) }, 'could not renew locks');
+    }
+    if (!stopped) schedule();
+  };
+  const schedule = () => {
+    timer = setTimeout(() => void beat(), every);
+    timer.unref();
+  };
+  schedule();
+  return {
+    stop: () => {
+      stopped = true;
+      clearTimeout(timer);
+    },
+  };
 }
 
 /** Takes each object's lock; if taking one throws, releases those taken and rethrows. */

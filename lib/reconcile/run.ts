@@ -39,7 +39,8 @@ export type { ObjectReport, RunDeps, RunReport, RunRequest, RunSettings } from '
 
 export const DEFAULT_RUN_SETTINGS: RunSettings = {
   concurrency: 8,
-  lockTtlMs: 10 * 60_000,
+  lockTtlMs: 15_000,
+  lockRenewMs: 5_000,
   getThreshold: 20,
   settle: { budgetMs: 20_000, initialDelayMs: 250, maxDelayMs: 4_000, reloadEveryMs: 3_000 },
   maxDirtyPasses: 5,

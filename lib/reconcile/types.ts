@@ -26,7 +26,10 @@ export interface RunSettings {
   /** WATCH_NAMESPACE; undefined means all namespaces */
   namespaces?: readonly string[];
   concurrency: number;
+  /** how long a lock lives unless renewed: what a crashed holder costs its objects */
   lockTtlMs: number;
+  /** how often (real time: the store's TTLs are) a run renews the locks it holds; 0: never */
+  lockRenewMs: number;
   /** up to this many objects, state is read with one GET each; above, with LISTs */
   getThreshold: number;
   settle: SettleSettings;

@@ -96,6 +96,19 @@ export class MemoryStore implements Store {
     return 'released';
   }
 
+  async renew(locks: readonly { key: string; token: string }[], ttlMs: number): Promise<boolean[]> {
+    this.assertOpen('renew');
+    const now = this.clock.now();
+    return locks.map(({ key, token }) => {
+      const held = this.liveLock(key, now);
+      if (held?.token !== token) return false;
+      held.expiresAt = now + ttlMs;
+      const mark = this.liveDirty(key, now);
+      if (mark !== undefined && mark < now + 2 * ttlMs) this.dirty.set(key, now + 2 * ttlMs);
+      return true;
+    });
+  }
+
   async forceRelease(key: string, token: string): Promise<boolean> {
     this.assertOpen('forceRelease');
     if (this.liveLock(key, this.clock.now())?.token !== token) return false;

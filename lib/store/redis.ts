@@ -80,6 +80,19 @@ end
 redis.call('DEL', KEYS[1])
 return 'released'`;
 
+/** KEYS lock, dirty; ARGV token, ttl. Extends a lock still ours, and a dirty mark on it past the lock's new end. */
+const RENEW = `
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then
+  return 0
+end
+local ttl = tonumber(ARGV[2])
+redis.call('PEXPIRE', KEYS[1], ttl)
+local mark = redis.call('PTTL', KEYS[2])
+if mark > 0 and mark < ttl * 2 then
+  redis.call('PEXPIRE', KEYS[2], ttl * 2)
+end
+return 1`;
+
 /** KEYS lock; ARGV token. */
 const FORCE_RELEASE = `
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then
@@ -94,6 +107,7 @@ interface ScriptCommands {
   grLock(lock: string, dirty: string, token: string, ttlMs: number): Promise<LockOutcome>;
   grRelease(lock: string, dirty: string, token: string): Promise<ReleaseOutcome>;
   grForceRelease(lock: string, token: string): Promise<number>;
+  grRenew(lock: string, dirty: string, token: string, ttlMs: number): Promise<number>;
 }
 
 export class RedisStore implements Store {
@@ -114,6 +128,7 @@ export class RedisStore implements Store {
     this.redis.defineCommand('grLock', { numberOfKeys: 2, lua: LOCK });
     this.redis.defineCommand('grRelease', { numberOfKeys: 2, lua: RELEASE });
     this.redis.defineCommand('grForceRelease', { numberOfKeys: 1, lua: FORCE_RELEASE });
+    this.redis.defineCommand('grRenew', { numberOfKeys: 2, lua: RENEW });
     this.scripts = this.redis as unknown as ScriptCommands;
   }
 
@@ -159,6 +174,19 @@ export class RedisStore implements Store {
 
   release(key: string, token: string): Promise<ReleaseOutcome> {
     return this.run('release', () => this.scripts.grRelease(this.lockKey(key), this.dirtyKey(key), token));
+  }
+
+  renew(locks: readonly { key: string; token: string }[], ttlMs: number): Promise<boolean[]> {
+    return this.run('renew', async () => {
+      if (locks.length === 0) return [];
+      const pipeline = this.redis.pipeline() as unknown as { grRenew(...a: unknown[]): void; exec(): Promise<[Error | null, unknown][] | null> };
+      for (const l of locks) pipeline.grRenew(this.lockKey(l.key), this.dirtyKey(l.key), l.token, ttlMs);
+      const results = (await pipeline.exec()) ?? [];
+      return results.map(([err, reply]) => {
+        if (err) throw err;
+        return reply === 1;
+      });
+    });
   }
 
   forceRelease(key: string, token: string): Promise<boolean> {

@@ -15,7 +15,10 @@
  *   keeps the lock and clears the mark when the key was marked dirty meanwhile ("dirty"),
  *   or reports the lock is no longer ours ("lost"). Together these make an event that
  *   arrives while its object is being reconciled impossible to lose.
- * - locks expire after their ttl, so a crashed holder blocks nobody for longer than that.
+ * - locks expire after their ttl, so a crashed holder blocks nobody for longer than that;
+ *   renew(locks, ttl) extends those still held by their token (and a dirty mark on each past
+ *   the lock's new end, so a holder that works long still sees the mark at release), in one
+ *   round trip, and says which were still ours.
  * - markSeen(ids, ttl) marks each id and says which were new, atomically per id, in one round
  *   trip: of two concurrent callers marking the same id, exactly one sees it as new. Marks
  *   expire after ttl (used to drop webhook deliveries a sender repeats).
@@ -76,6 +79,8 @@ export interface Store {
   listRecordKeys(prefix: string): Promise<string[]>;
   lock(key: string, token: string, ttlMs: number): Promise<LockOutcome>;
   release(key: string, token: string): Promise<ReleaseOutcome>;
+  /** Extends each lock still held by its token to ttlMs from now; true for each that was. */
+  renew(locks: readonly { key: string; token: string }[], ttlMs: number): Promise<boolean[]>;
   /** Releases regardless of dirty marks (used when giving up); true if it was ours. */
   forceRelease(key: string, token: string): Promise<boolean>;
   /** Marks each id as seen for ttlMs; true for the ids that were not marked already. */

@@ -11,6 +11,7 @@ import { API_DEFINITION } from '../../lib/kinds.js';
 import type { MemoryStore } from '../../lib/store/memory.js';
 import type { LockOutcome, ReleaseOutcome, Store, SyncRecord } from '../../lib/store/types.js';
 import { apiDefinition, defaultIdOf } from '../fixtures/builders.js';
+import { DelegatingStore } from '../fixtures/delegating-store.js';
 import { FastWorld, reported } from './world.js';
 
 const KEY = 'ApiDefinition/default/httpbin';
@@ -18,50 +19,34 @@ const HTTPBIN = defaultIdOf('httpbin');
 const retarget = (url: string) => (s: Record<string, unknown>) => ({ ...s, proxy: { ...(s.proxy as JsonObject), target_url: url } });
 
 /** A Store over MemoryStore that counts lock calls and lets a test act before getRecords, lock and release. */
-class HookedStore implements Store {
-  readonly kind = 'memory' as const;
+class HookedStore extends DelegatingStore {
   readonly calls: string[] = [];
   beforeGetRecords: () => Promise<void> | void = () => {};
   beforeLock: (key: string) => Promise<void> | void = () => {};
 
-  constructor(private readonly inner: MemoryStore) {}
-
-  async getRecords(keys: readonly string[]): Promise<(SyncRecord | null)[]> {
+  override async getRecords(keys: readonly string[]): Promise<(SyncRecord | null)[]> {
     await this.beforeGetRecords();
-    return this.inner.getRecords(keys);
+    return super.getRecords(keys);
   }
-  putRecord(record: SyncRecord): Promise<boolean> {
-    return this.inner.putRecord(record);
-  }
-  deleteRecord(key: string): Promise<void> {
-    return this.inner.deleteRecord(key);
-  }
-  listRecordKeys(prefix: string): Promise<string[]> {
-    return this.inner.listRecordKeys(prefix);
-  }
-  async lock(key: string, token: string, ttlMs: number): Promise<LockOutcome> {
+  override async lock(key: string, token: string, ttlMs: number): Promise<LockOutcome> {
     await this.beforeLock(key);
     this.calls.push(`lock ${key} ${ttlMs}`);
-    return this.inner.lock(key, token, ttlMs);
+    return super.lock(key, token, ttlMs);
   }
-  async release(key: string, token: string): Promise<ReleaseOutcome> {
-    const outcome = await this.inner.release(key, token);
+  override async release(key: string, token: string): Promise<ReleaseOutcome> {
+    const outcome = await super.release(key, token);
     this.calls.push(`release ${key} ${outcome}`);
     return outcome;
   }
-  async forceRelease(key: string, token: string): Promise<boolean> {
-    const ours = await this.inner.forceRelease(key, token);
-    this.calls.push(`forceRelease ${key} ${ours}`);
+  override async renew(locks: readonly { key: string; token: string }[], ttlMs: number): Promise<boolean[]> {
+    const ours = await super.renew(locks, ttlMs);
+    this.calls.push(`renew ${locks.map((l) => l.key).join(',')} ${ours.join(',')}`);
     return ours;
   }
-  markSeen(ids: readonly string[], ttlMs: number): Promise<boolean[]> {
-    return this.inner.markSeen(ids, ttlMs);
-  }
-  ping(): Promise<void> {
-    return this.inner.ping();
-  }
-  close(): Promise<void> {
-    return this.inner.close();
+  override async forceRelease(key: string, token: string): Promise<boolean> {
+    const ours = await super.forceRelease(key, token);
+    this.calls.push(`forceRelease ${key} ${ours}`);
+    return ours;
   }
 }
 

@@ -17,6 +17,7 @@ import { mapLimit } from '../../lib/reconcile/concurrency.js';
 import type { MemoryStore } from '../../lib/store/memory.js';
 import type { LockOutcome, ReleaseOutcome, Store, SyncRecord } from '../../lib/store/types.js';
 import { apiDefinition, defaultIdOf } from '../fixtures/builders.js';
+import { DelegatingStore } from '../fixtures/delegating-store.js';
 import { FastWorld, reported } from './world.js';
 
 const retarget = (url: string) => (s: Record<string, unknown>) => ({ ...s, proxy: { ...(s.proxy as JsonObject), target_url: url } });
@@ -38,54 +39,33 @@ function gate(): Gate {
  * A Store over MemoryStore that writes every lock, release and record write into `timeline`
  * (record writes as "start" and "end") and lets a test hold or fail calls per key.
  */
-class ObservedStore implements Store {
-  readonly kind = 'memory' as const;
+class ObservedStore extends DelegatingStore {
   readonly timeline: string[] = [];
   /** awaited before a record write; may throw */
   beforePut: (rec: SyncRecord) => Promise<void> | void = () => {};
   /** awaited before a lock; may throw */
   beforeLock: (key: string) => Promise<void> | void = () => {};
 
-  constructor(private readonly inner: MemoryStore) {}
-
-  getRecords(keys: readonly string[]): Promise<(SyncRecord | null)[]> {
-    return this.inner.getRecords(keys);
-  }
-  async putRecord(record: SyncRecord): Promise<boolean> {
+  override async putRecord(record: SyncRecord): Promise<boolean> {
     this.timeline.push(`putRecord ${record.key} start`);
     await this.beforePut(record);
-    const stored = await this.inner.putRecord(record);
+    const stored = await super.putRecord(record);
     this.timeline.push(`putRecord ${record.key} end`);
     return stored;
   }
-  deleteRecord(key: string): Promise<void> {
-    return this.inner.deleteRecord(key);
-  }
-  listRecordKeys(prefix: string): Promise<string[]> {
-    return this.inner.listRecordKeys(prefix);
-  }
-  async lock(key: string, token: string, ttlMs: number): Promise<LockOutcome> {
+  override async lock(key: string, token: string, ttlMs: number): Promise<LockOutcome> {
     await this.beforeLock(key);
-    const outcome = await this.inner.lock(key, token, ttlMs);
+    const outcome = await super.lock(key, token, ttlMs);
     this.timeline.push(`lock ${key} ${outcome}`);
     return outcome;
   }
-  async release(key: string, token: string): Promise<ReleaseOutcome> {
+  override async release(key: string, token: string): Promise<ReleaseOutcome> {
     this.timeline.push(`release ${key}`);
-    return this.inner.release(key, token);
+    return super.release(key, token);
   }
-  async forceRelease(key: string, token: string): Promise<boolean> {
+  override async forceRelease(key: string, token: string): Promise<boolean> {
     this.timeline.push(`forceRelease ${key}`);
-    return this.inner.forceRelease(key, token);
-  }
-  markSeen(ids: readonly string[], ttlMs: number): Promise<boolean[]> {
-    return this.inner.markSeen(ids, ttlMs);
-  }
-  ping(): Promise<void> {
-    return this.inner.ping();
-  }
-  close(): Promise<void> {
-    return this.inner.close();
+    return super.forceRelease(key, token);
   }
 }
 

@@ -71,7 +71,8 @@ export class FastWorld {
     this.gateway = options.mode === 'pro' ? new MemoryTykDashboard({ clock: this.clock }) : new MemoryTykGateway({ clock: this.clock });
     this.memoryStore = new MemoryStore({ clock: this.clock });
     this.store = options.store ? options.store(this.memoryStore) : this.memoryStore;
-    this.settings = { ...DEFAULT_RUN_SETTINGS, ...options.settings, ...(options.namespaces ? { namespaces: options.namespaces } : {}) };
+    // no renewal by default: it runs on real time, and these tests run on SteppingClock's
+    this.settings = { ...DEFAULT_RUN_SETTINGS, lockRenewMs: 0, ...options.settings, ...(options.namespaces ? { namespaces: options.namespaces } : {}) };
     const orgId = this.gateway instanceof MemoryTykDashboard ? this.gateway.orgId : undefined;
     const defaultTarget: GatewayTarget = { name: DEFAULT_TARGET, gateway: this.gateway, mode: options.mode ?? 'ce', ...(orgId ? { orgId } : {}) };
     this.targets = new GatewayTargets(defaultTarget, this.kube, (name, settings) => this.connect(name, settings));

@@ -231,6 +231,42 @@ function storeContract(t: Test, makeStore: MakeStore): void {
     t.equal(await store.release('k', 'C'), 'released');
   });
 
+  t.test('renew: extends the locks still ours, in one call, and says which were', async (t) => {
+    const { store, pass } = await makeStore(t);
+    await store.lock('a', 'A', 3 * S);
+    await store.lock('b', 'B', 3 * S);
+    t.strictSame(await store.renew([], 3 * S), [], 'nothing to renew');
+    await pass(2 * S);
+    t.strictSame(
+      await store.renew(
+        [
+          { key: 'a', token: 'A' },
+          { key: 'b', token: 'wrong' },
+          { key: 'c', token: 'C' },
+        ],
+        3 * S,
+      ),
+      [true, false, false],
+      'ours; a wrong token; never locked',
+    );
+    await pass(2 * S);
+    t.equal(await store.lock('a', 'X', L), 'marked-dirty', 'renewed: held past its first ttl');
+    t.equal(await store.lock('b', 'X', L), 'acquired', 'not renewed: expired');
+    await pass(4 * S);
+    t.strictSame(await store.renew([{ key: 'a', token: 'A' }], 3 * S), [false], 'once expired, a renewal cannot bring it back');
+  });
+
+  t.test('renew keeps a dirty mark alive past the renewed lock', async (t) => {
+    const { store, pass } = await makeStore(t);
+    await store.lock('k', 'A', 3 * S);
+    t.equal(await store.lock('k', 'B', S), 'marked-dirty');
+    for (let i = 0; i < 4; i++) {
+      await pass(2 * S);
+      t.strictSame(await store.renew([{ key: 'k', token: 'A' }], 3 * S), [true]);
+    }
+    t.equal(await store.release('k', 'A'), 'dirty', 'after working 8 S on a 3 S lock, the holder still sees the event');
+  });
+
   t.test('a dirty mark outlives the lock it was set against', async (t) => {
     const { store, pass } = await makeStore(t);
     await store.lock('k', 'A', L);
@@ -298,6 +334,7 @@ t.test('MemoryStore', async (t) => {
     await assertUnavailable(t, store.lock('k', 'A', 1), 'lock');
     await assertUnavailable(t, store.release('k', 'A'), 'release');
     await assertUnavailable(t, store.forceRelease('k', 'A'), 'forceRelease');
+    await assertUnavailable(t, store.renew([{ key: 'k', token: 'A' }], 1), 'renew');
     await assertUnavailable(t, store.markSeen(['x'], 1), 'markSeen');
   });
 });
@@ -462,6 +499,7 @@ t.test('RedisStore failures, on servers of its own', async (t) => {
       ['lock', () => store.lock('k', 'B', L)],
       ['release', () => store.release('k', 'A')],
       ['forceRelease', () => store.forceRelease('k', 'A')],
+      ['renew', () => store.renew([{ key: 'k', token: 'A' }], L)],
       ['ping', () => store.ping()],
     ];
     for (const [name, operation] of operations) {
