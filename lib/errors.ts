@@ -95,6 +95,14 @@ export class StoreUnavailableError extends ReconcilerError {
   readonly code = 'STORE_UNAVAILABLE';
 }
 
+/** The process is stopping (SIGTERM) and starts no new run. Maps to 503: the sender retries elsewhere or later. */
+export class ShuttingDownError extends ReconcilerError {
+  readonly code = 'SHUTTING_DOWN';
+  constructor() {
+    super('shutting down: no new runs are started; retry later');
+  }
+}
+
 /** A request to one of our endpoints was malformed. Maps to a 4xx. */
 export class BadRequestError extends ReconcilerError {
   readonly code: string = 'BAD_REQUEST';

@@ -9,13 +9,14 @@
  * certificate signed by that CA.
  *
  * With a setting missing or malformed it prints one line per bad setting, naming it, and
- * exits with status 2; no stack trace. SIGTERM and SIGINT stop the schedule, finish the
- * requests in flight, and close the clients.
+ * exits with status 2; no stack trace. SIGTERM and SIGINT stop the schedule (no run starts
+ * after them), let runs in flight stop writing, settle, record and release within
+ * SHUTDOWN_GRACE_MS, finish the requests in flight, and close the clients, Redis last.
  */
 import { readFileSync } from 'node:fs';
 import cron from 'node-cron';
 import { type Config, loadConfig } from './config.js';
-import { ConfigError, describeError } from './errors.js';
+import { ConfigError, describeError, ShuttingDownError } from './errors.js';
 import { PrometheusMetrics } from './metrics/prometheus.js';
 import { type AppOptions, buildApp } from './server.js';
 import { createService, type Service } from './service.js';
@@ -60,20 +61,28 @@ async function main(): Promise<void> {
       : cron.schedule(
           config.resyncSchedule,
           async () => {
+            // a tick that fires while stopping starts nothing
+            if (svc.stopping) return;
             try {
               await scheduledRun(svc);
             } catch (err) {
+              if (err instanceof ShuttingDownError) return;
               log.error({ err: describeError(err) }, 'scheduled run failed');
             }
           },
           { name: 'resync', noOverlap: true },
         );
 
+  // SIGTERM: no new scheduled run; runs in flight (scheduled or from a request) stop writing,
+  // settle, record and release within SHUTDOWN_GRACE_MS; then requests drain, and Redis is closed last
   const stop = async (signal: string): Promise<void> => {
-    log.info({ signal }, 'stopping');
+    log.info({ signal, graceMs: config.shutdownGraceMs }, 'stopping');
     await task?.stop();
+    const { drained } = await svc.shutdown(config.shutdownGraceMs);
+    if (!drained) log.warn({ graceMs: config.shutdownGraceMs }, 'runs still in flight after SHUTDOWN_GRACE_MS; their locks expire with their TTL');
     await app.close();
     await svc.close();
+    log.info({ drained }, 'stopped');
     process.exit(0);
   };
   process.once('SIGTERM', () => void stop('SIGTERM'));

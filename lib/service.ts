@@ -10,7 +10,7 @@
 import { KubeConfig } from '@kubernetes/client-node';
 import { type Clock, systemClock } from './clock.js';
 import type { Config } from './config.js';
-import { ConfigError, describeError } from './errors.js';
+import { ConfigError, describeError, ShuttingDownError } from './errors.js';
 import { RateLimiter } from './events/rate-limit.js';
 import type { ConnectionSettings } from './gateway/connection.js';
 import { DEFAULT_TARGET, type GatewayFactory, type GatewayTarget, GatewayTargets } from './gateway/targets.js';
@@ -70,6 +70,9 @@ export class Service {
   private readonly rateLimiter: RateLimiter;
   private readonly targets: GatewayTargets;
   private username?: Promise<string | undefined>;
+  /** set by shutdown(): runs in flight see it through RunDeps.stop */
+  private readonly stop: { deadline: number | undefined } = { deadline: undefined };
+  private readonly inFlight = new Set<Promise<unknown>>();
 
   constructor(
     private readonly config: Config,
@@ -143,12 +146,48 @@ export class Service {
     return this.username;
   }
 
-  async run(request: RunRequest): Promise<RunReport> {
+  /** Runs the reconcile; throws ShuttingDownError once shutdown() was called. */
+  run(request: RunRequest): Promise<RunReport> {
+    if (this.stopping) return Promise.reject(new ShuttingDownError());
+    const running = this.runMeasured(request);
+    this.inFlight.add(running);
+    const forget = () => this.inFlight.delete(running);
+    running.then(forget, forget);
+    return running;
+  }
+
+  /** shutdown() was called: no new run starts. */
+  get stopping(): boolean {
+    return this.stop.deadline !== undefined;
+  }
+
+  /**
+   * Stops the service's runs (SIGTERM): no new run starts (ShuttingDownError, a 503), and
+   * runs in flight start no further gateway write, settle and record what they wrote, and
+   * release their locks within `graceMs` (they get 80% of it, the rest is for their last
+   * records). Resolves with whether every run ended in time; the caller closes the service
+   * after, so Redis is closed last.
+   */
+  async shutdown(graceMs: number): Promise<{ drained: boolean }> {
+    const clock = this.parts.clock;
+    this.stop.deadline ??= clock.now() + Math.floor(graceMs * 0.8);
+    const ended = Promise.allSettled([...this.inFlight]).then(() => true);
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<boolean>((resolve) => {
+      timer = setTimeout(() => resolve(false), graceMs);
+      timer.unref();
+    });
+    const drained = await Promise.race([ended, late]);
+    clearTimeout(timer);
+    return { drained };
+  }
+
+  private async runMeasured(request: RunRequest): Promise<RunReport> {
     const { kube, store, clock, log } = this.parts;
     const started = performance.now();
     const seconds = () => (performance.now() - started) / 1000;
     try {
-      const report = await runReconcile({ kube, targets: this.targets, store, clock, log, settings: this.settings }, request);
+      const report = await runReconcile({ stop: this.stop, kube, targets: this.targets, store, clock, log, settings: this.settings }, request);
       this.record(runFigures(request, { report }, seconds(), clock.now()));
       return report;
     } catch (err) {

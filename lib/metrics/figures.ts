@@ -5,12 +5,15 @@
  * A run's figures come from its RunReport, the same facts the report and the log give:
  * objects by kind/action/result, drift (reason "drifted on gateway" → changed, "missing on
  * gateway" → missing), lock contention (deferred because another invocation held the lock;
- * "out of time" is not contention), writes and reloads. Its outcome is ok when the report has
+ * "out of time", "shutting down" and "store unavailable" are not contention), writes and reloads. Its outcome is ok when the report has
  * no run-level error, partial when it has some, failed when the run threw. A full run (scope
  * all, not a dry run) that ends ok sets the last-success gauge to `nowMs`.
  */
 import type { RunReport, RunRequest } from '../reconcile/types.js';
 import type { Figure, GatewayCallFigure } from './catalogue.js';
+
+/** Deferred for these reasons, an object met no lock of another invocation. */
+const NOT_CONTENTION: ReadonlySet<string> = new Set(['out of time', 'shutting down', 'store unavailable']);
 
 export type RunOutcome = { report: RunReport } | { failed: true };
 
@@ -38,7 +41,7 @@ export function runFigures(request: RunRequest, outcome: RunOutcome, seconds: nu
     add('objects_total', { kind: o.kind, action: o.action, result: o.result });
     if (o.reason === 'drifted on gateway') add('drift_detected_total', { kind: o.kind, drift: 'changed' });
     if (o.reason === 'missing on gateway') add('drift_detected_total', { kind: o.kind, drift: 'missing' });
-    if (o.result === 'deferred' && o.reason !== 'out of time') add('lock_contention_total', { kind: o.kind });
+    if (o.result === 'deferred' && !NOT_CONTENTION.has(o.reason)) add('lock_contention_total', { kind: o.kind });
   }
   out.push(...tally.values());
   if (report.gateway.writes > 0) out.push({ name: 'gateway_writes_total', labels: {}, value: report.gateway.writes });

@@ -81,14 +81,18 @@ export async function applyLocked(ctx: RunContext, batch: readonly Planned[], re
     for (let pass = 0; current.length > 0; pass++) {
       let done: Done[];
       try {
-        done = await applyPass(ctx, await refresh(current.map((h) => h.found)));
+        const pass = await applyPass(ctx, await refresh(current.map((h) => h.found)));
+        done = pass.done;
+        // skipped in a dirty re-run: what the first pass did stands
+        for (const [p, reason] of pass.skipped) if (!out.has(p.loaded.key)) deferred.push(reportOf(p.loaded, p.decision, 'deferred', { reason }));
       } catch (err) {
         await Promise.allSettled(current.map((h) => ctx.deps.store.forceRelease(h.found.key, h.token)));
         throw err;
       }
       // a dirty re-run that found nothing to do does not hide what the first pass did
       for (const d of done) if (!out.has(d.loaded.key) || d.report.action !== 'NOOP') out.set(d.loaded.key, d);
-      const last = pass + 1 >= ctx.settings.maxDirtyPasses;
+      // stopping: no further pass; a dirty mark stays for the next run (forceRelease leaves it)
+      const last = pass + 1 >= ctx.settings.maxDirtyPasses || ctx.stopping();
       const again = await mapLimit(current, ctx.settings.concurrency, async (h) => {
         releasing.add(h);
         if (last) {
@@ -160,9 +164,22 @@ async function lockAll(ctx: RunContext, batch: readonly Planned[]): Promise<{ he
   return { held, deferred };
 }
 
-/** One pass under the locks: write, settle, finalize. */
-async function applyPass(ctx: RunContext, planned: readonly Planned[]): Promise<Done[]> {
-  const carried = await mapLimit(planned, ctx.settings.concurrency, (p) => (p.decision.write ? carryOut(ctx, p, p.decision.write) : Promise.resolve(undefined)));
+/**
+ * One pass under the locks: write, settle, finalize. Once the process is stopping, or the
+ * store is gone (no record could be saved), writes not yet started are not made: those
+ * objects are left as they were (no record, no status) and reported deferred, for the next run.
+ */
+async function applyPass(ctx: RunContext, planned: readonly Planned[]): Promise<{ done: Done[]; skipped: Map<Planned, 'shutting down' | 'store unavailable'> }> {
+  const skipped = new Map<Planned, NonNullable<ReturnType<RunContext['writesHeld']>>>();
+  const carried = await mapLimit(planned, ctx.settings.concurrency, (p) => {
+    if (!p.decision.write) return Promise.resolve(undefined);
+    const held = ctx.writesHeld();
+    if (held !== undefined) {
+      skipped.set(p, held);
+      return Promise.resolve(undefined);
+    }
+    return carryOut(ctx, p, p.decision.write);
+  });
   await settle(
     ctx,
     planned.flatMap((p, i) => {
@@ -170,7 +187,11 @@ async function applyPass(ctx: RunContext, planned: readonly Planned[]): Promise<
       return c ? [{ planned: p, carried: c }] : [];
     }),
   );
-  return mapLimit(planned, ctx.settings.concurrency, (p, i) => finalize(ctx, p, carried[i]));
+  const done = await mapLimit(planned, ctx.settings.concurrency, (p, i) => (skipped.has(p) ? Promise.resolve(undefined) : finalize(ctx, p, carried[i])));
+  return {
+    done: done.filter((d): d is Done => d !== undefined),
+    skipped,
+  };
 }
 
 /** Carries out one write; a failure is kept in the result, never thrown. */

@@ -36,9 +36,21 @@ export class RunContext {
     return this.deps.settings;
   }
 
-  /** Milliseconds left before the request's deadline (Infinity without one). */
+  /** Milliseconds left before the request's deadline or the process's stop, whichever is first (Infinity without either). */
   remainingMs(): number {
-    return this.request.deadline === undefined ? Infinity : this.request.deadline - this.deps.clock.now();
+    const until = Math.min(this.request.deadline ?? Infinity, this.deps.stop?.deadline ?? Infinity);
+    return until === Infinity ? Infinity : until - this.deps.clock.now();
+  }
+
+  /** The process is stopping (SIGTERM): start no further gateway write. */
+  stopping(): boolean {
+    return this.deps.stop?.deadline !== undefined;
+  }
+
+  /** Why no further gateway write may start now, if none may: the process is stopping, or the store is gone (its record could not be saved). */
+  writesHeld(): 'shutting down' | 'store unavailable' | undefined {
+    if (this.stopping()) return 'shutting down';
+    return this.deps.store.reachable() ? undefined : 'store unavailable';
   }
 
   watched(namespace: string): boolean {

@@ -128,8 +128,9 @@ async function runPhase(
   // complete (records saved, locks released) before the next is started or left for later.
   const size = ctx.request.deadline === undefined ? Math.max(1, writers.length) : ctx.settings.deadlineChunk;
   for (let i = 0; i < writers.length; i += size) {
-    if (ctx.remainingMs() <= 0) {
-      for (const p of writers.slice(i)) reports.push(reportOf(p.loaded, p.decision, 'deferred', { reason: 'out of time' }));
+    if (ctx.stopping() || ctx.remainingMs() <= 0) {
+      const reason = ctx.stopping() ? 'shutting down' : 'out of time';
+      for (const p of writers.slice(i)) reports.push(reportOf(p.loaded, p.decision, 'deferred', { reason }));
       break;
     }
     const { done, deferred } = await applyLocked(ctx, writers.slice(i, i + size), refresh);

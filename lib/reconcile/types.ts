@@ -41,7 +41,17 @@ export interface RunSettings {
   maxDeletesPerRun: number;
 }
 
+/**
+ * A process-wide stop (SIGTERM): once `deadline` is set (epoch ms on the run's clock), runs
+ * start no further gateway write, and what they wrote settles and is recorded by then.
+ */
+export interface StopSignal {
+  readonly deadline: number | undefined;
+}
+
 export interface RunDeps {
+  /** the process is stopping; absent: it never does */
+  stop?: StopSignal;
   kube: KubeApi;
   targets: GatewayTargets;
   store: Store;
@@ -91,7 +101,7 @@ export type ObjectResult =
   /** a deletion held by MAX_DELETES_PER_RUN */
   | 'held';
 
-export type ReportReason = Reason | 'read failed' | 'not supported by gateway' | 'not watched' | 'gateway unavailable' | 'out of time';
+export type ReportReason = Reason | 'read failed' | 'not supported by gateway' | 'not watched' | 'gateway unavailable' | 'out of time' | 'shutting down' | 'store unavailable';
 
 export interface ObjectReport {
   kind: string;

@@ -109,6 +109,10 @@ export class MemoryStore implements Store {
     });
   }
 
+  reachable(): boolean {
+    return !this.closed;
+  }
+
   async forceRelease(key: string, token: string): Promise<boolean> {
     this.assertOpen('forceRelease');
     if (this.liveLock(key, this.clock.now())?.token !== token) return false;

@@ -213,6 +213,11 @@ export class RedisStore implements Store {
   }
 
   /** Quits politely when connected, then makes sure the client stops reconnecting. Never throws. */
+  reachable(): boolean {
+    // 'wait' (not connected yet: lazyConnect), 'connecting', 'connect', 'ready' may all still work
+    return !['close', 'reconnecting', 'end'].includes(this.redis.status);
+  }
+
   async close(): Promise<void> {
     if (this.redis.status === 'ready') await Promise.allSettled([this.redis.quit()]);
     this.redis.disconnect();

@@ -86,5 +86,11 @@ export interface Store {
   /** Marks each id as seen for ttlMs; true for the ids that were not marked already. */
   markSeen(ids: readonly string[], ttlMs: number): Promise<boolean[]>;
   ping(): Promise<void>;
+  /**
+   * False once the connection is known to be gone (Redis closed it, or the store was closed);
+   * no round trip. Runs check it before each gateway write, so a store lost mid-run stops
+   * the writes whose records could not be saved.
+   */
+  reachable(): boolean;
   close(): Promise<void>;
 }

@@ -4,14 +4,18 @@
  *
  * Deliveries the sender repeats (same auditID, same CloudEvent source and id) within
  * DELIVERY_MEMORY_MS are dropped, so an API server resending a batch costs no second run. A
- * delivery that names nothing new runs nothing.
+ * delivery that names nothing new runs nothing. Once the service is stopping, a delivery is
+ * refused (503) before it is marked, so its retry is taken by the next process.
  */
+import { ShuttingDownError } from '../errors.js';
 import { collect, type EventItem } from '../events/refs.js';
 import type { Trigger } from '../reconcile/types.js';
 import type { Service } from '../service.js';
 import type { HttpOutput } from './io.js';
 
 export async function runIntake(svc: Service, trigger: Trigger, items: EventItem[]): Promise<HttpOutput> {
+  // before the delivery is marked seen: the sender's retry after this 503 must not be dropped as a repeat
+  if (svc.stopping) throw new ShuttingDownError();
   const ids = [...new Set(items.flatMap((i) => (i.id === undefined ? [] : [i.id])))];
   const seen = await svc.markDelivered(ids);
   const intake = collect(items, { seen, maxRefs: svc.webhookLimits.maxRefs });

@@ -106,3 +106,51 @@ t.test('with everything set it serves, and the schedule reconciles', async (t) =
   t.match(p.out(), /REDIS_URL is not set/, 'says it runs with the in-process store');
   t.notMatch(p.out() + p.err(), new RegExp(`${tyk.secret}|${TOKEN}`), 'no secret in the logs');
 });
+
+t.test('SIGTERM during a scheduled run: the run finishes its write, records it, and the process exits; no run starts after', async (t) => {
+  const kube = await startFakeKubeApiServer();
+  const tyk = await startFakeTykGateway();
+  const dir = await mkdtemp(join(tmpdir(), 'gr-main-'));
+  t.teardown(async () => {
+    await Promise.all([kube.close(), tyk.close()]);
+    await rm(dir, { recursive: true, force: true });
+  });
+  kube.put(apiDefinition('slow').build());
+  // the scheduled run's write takes 1.5 s: SIGTERM arrives while it is in flight
+  tyk.inject({ method: 'POST', path: '/tyk/apis', delayMs: 1_500 });
+  const p = start({
+    KUBECONFIG: await kube.writeKubeconfig(dir),
+    TYK_URL: tyk.url,
+    TYK_AUTH: tyk.secret,
+    WEBHOOK_TOKEN: TOKEN,
+    RESYNC_TOKEN: TOKEN,
+    PORT: String(await freePort()),
+    HOST: '127.0.0.1',
+    RESYNC_SCHEDULE: '* * * * * *',
+    SHUTDOWN_GRACE_MS: '20000',
+    LOG_LEVEL: 'info',
+  });
+  t.teardown(() => p.kill('SIGKILL'));
+  const deadline = Date.now() + 60_000;
+  while (tyk.count('POST', '/tyk/apis') === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+  t.equal(tyk.count('POST', '/tyk/apis'), 1, `the write is in flight (stderr: ${p.err()})`);
+  p.kill('SIGTERM');
+  t.equal(await p.code, 0, 'it exits cleanly');
+  const lines = p
+    .out()
+    .split('\n')
+    .filter((l) => l.startsWith('{'))
+    .map((l) => JSON.parse(l) as { msg: string; drained?: boolean; counts?: Record<string, number> });
+  const stopping = lines.findIndex((l) => l.msg === 'stopping');
+  t.ok(stopping >= 0, 'it said it was stopping');
+  const after = lines.slice(stopping);
+  t.match(
+    after.filter((l) => l.msg === 'run finished'),
+    [{ counts: { synced: 1 } }],
+    'the run in flight finished, synced; no other run finished after the signal',
+  );
+  t.match(after.at(-1), { msg: 'stopped', drained: true });
+  t.ok(tyk.loaded('api').has(Buffer.from('default/slow').toString('base64url')), 'the API is served');
+  t.equal(tyk.count('POST', '/tyk/apis'), 1, 'one write');
+  t.match(kube.getObject('apidefinitions', 'default', 'slow')?.status, { latestTransaction: { status: 'Successful' } }, 'its status was written before the exit');
+});

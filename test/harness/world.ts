@@ -134,6 +134,16 @@ export class World {
     this.app = buildApp(this.svc);
   }
 
+  /**
+   * Another invocation beside the current one (a second Lambda container, another replica):
+   * its own clients and memory, the same Redis and settings. Closed with the world.
+   */
+  anotherInvocation(): Service {
+    const svc = this.newService();
+    this.retired.push(svc);
+    return svc;
+  }
+
   // ── the cluster, as a user changes it ──
 
   /** Creates a tyk.tyk.io object (any kind) as kubectl would; a Secret or ConfigMap is put as an admin. */

@@ -4,12 +4,30 @@
  * its objects for a TTL of seconds; a slow one keeps them), and a shutdown in the middle of a
  * run (it stops writing, settles and records what it wrote, and releases its locks).
  */
+import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import t from 'tap';
 import { apiDefinition, defaultIdOf } from '../fixtures/builders.js';
 import { reported, worldFor } from '../harness/world.js';
 
 const one = (name: string) => ({ namespace: 'default', name });
+
+/** An audit EventList as the API server sends it: one update of an ApiDefinition, with its own auditID. */
+function auditOf(name: string) {
+  const item = {
+    level: 'Metadata',
+    auditID: randomUUID(),
+    stage: 'ResponseComplete',
+    requestURI: `/apis/tyk.tyk.io/v1alpha1/namespaces/default/apidefinitions/${name}`,
+    verb: 'update',
+    user: { username: 'jane@example.com', groups: ['system:authenticated'] },
+    objectRef: { resource: 'apidefinitions', namespace: 'default', name, apiGroup: 'tyk.tyk.io', apiVersion: 'v1alpha1' },
+    responseStatus: { metadata: {}, code: 200 },
+    requestReceivedTimestamp: '2026-11-24T10:00:00.000000Z',
+    stageTimestamp: '2026-11-24T10:00:00.010000Z',
+  };
+  return { kind: 'EventList', apiVersion: 'audit.k8s.io/v1', metadata: {}, items: [item] };
+}
 
 t.test('a lock held by a dead invocation blocks its object for one short TTL, then the next run converges', async (t) => {
   const w = await worldFor(t, { settings: { lockTtlMs: 500, lockRenewMs: 150 } });
@@ -47,4 +65,118 @@ t.test('without renewal the same wait lets the second invocation in: the test ab
   const second = await w.resync(one('a'));
   t.not(reported(second.body, 'a').result, 'deferred', 'the expired lock was taken');
   await first;
+});
+
+t.test('SIGTERM mid-run: writes not started are left, what was written settles and is recorded, locks are released, no new run starts', async (t) => {
+  const w = await worldFor(t, { settings: { concurrency: 1 } });
+  const names = ['a', 'b', 'c'];
+  for (const n of names) await w.create(apiDefinition(n).build());
+  w.tyk.inject({ method: 'POST', path: '/tyk/apis', delayMs: 400 });
+  const run = w.resync();
+  while (w.tyk.count('POST', '/tyk/apis') === 0) await sleep(10);
+  const stopped = w.svc.shutdown(5_000);
+  const report = (await run).body;
+  t.same(await stopped, { drained: true }, 'the run ended within the grace');
+
+  const results = names.map((n) => reported(report, n));
+  const synced = results.filter((r) => r.result === 'synced');
+  const left = results.filter((r) => r.result === 'deferred');
+  t.equal(synced.length, 1, 'the write in flight finished');
+  t.equal(left.length, 2);
+  for (const r of left) t.match(r, { action: 'CREATE', reason: 'shutting down' });
+  t.equal(w.tyk.count('POST', '/tyk/apis'), 1, 'no write started after the stop');
+  t.equal(w.tyk.loaded('api').size, 1, 'the one written was reloaded and is served');
+  const done = await w.get(synced[0]?.name as string);
+  t.match(done?.status, { api_id: defaultIdOf(synced[0]?.name as string), latestTransaction: { status: 'Successful' } }, 'its status and record were written');
+  for (const r of left) {
+    t.equal((await w.get(r.name))?.status?.api_id, undefined, `${r.name} untouched`);
+    t.equal(await w.store.lock(`ApiDefinition/default/${r.name}`, 'probe', 1_000), 'acquired', `${r.name}'s lock was released`);
+    await w.store.release(`ApiDefinition/default/${r.name}`, 'probe');
+  }
+
+  const refused = await w.resync();
+  t.equal(refused.statusCode, 503, 'a run asked for after the stop is refused');
+  t.match(refused.body, { code: 'SHUTTING_DOWN' });
+  const delivery = auditOf('b');
+  const webhook = await w.audit(delivery);
+  t.equal(webhook.statusCode, 503, 'so is a webhook delivery: the API server retries it against the next process');
+
+  // the next process takes up what was left, each API written once in all
+  await w.restartService();
+  const next = await w.resync();
+  for (const r of left) t.match(reported(next.body, r.name), { action: 'CREATE', result: 'synced' });
+  t.match(reported(next.body, synced[0]?.name as string), { action: 'NOOP', result: 'unchanged' });
+  t.equal(w.tyk.count('POST', '/tyk/apis'), 3, 'three APIs, three writes');
+  const again = await w.audit(delivery);
+  t.equal(again.statusCode, 200);
+  t.match(again.body, { accepted: 1 }, 'the refused delivery was not remembered as seen: its retry is taken');
+});
+
+t.test('Redis killed mid-run: no further write starts, the run answers 503; once Redis is back the next run converges with no duplicate', async (t) => {
+  const w = await worldFor(t, { settings: { concurrency: 1 } });
+  if (!w.redis.owned) return t.pass('REDIS_URL points at a shared server: this test needs its own');
+  const names = ['a', 'b', 'c'];
+  for (const n of names) await w.create(apiDefinition(n).build());
+  let killed: Promise<void> | undefined;
+  // the first write reaches the gateway, and Redis dies (with every record and lock) while it is answered
+  w.tyk.inject({
+    method: 'POST',
+    path: '/tyk/apis',
+    match: () => {
+      killed ??= w.redis.stop();
+      return true;
+    },
+    // long enough for redis-server to exit and the client to see its connection close
+    delayMs: 1_500,
+  });
+  const res = await w.resync();
+  await killed;
+  t.equal(res.statusCode, 503, 'the run could not record: the caller is told to retry');
+  t.match(res.body, { code: 'STORE_UNAVAILABLE' });
+  t.equal(w.tyk.count('POST', '/tyk/apis'), 1, 'no write started after the store was gone');
+
+  await w.redis.start();
+  await w.restartService();
+  const next = await w.resync();
+  t.equal(next.statusCode, 200);
+  const results = names.map((n) => reported(next.body, n));
+  t.equal(results.filter((r) => r.action === 'CREATE' && r.result === 'synced').length, 2, 'the two never written are created');
+  // Redis lost its records with it: the API written before the loss is found on the gateway by
+  // its id and adopted with one write (nothing recorded says it is ours and current), never created twice
+  t.equal(results.filter((r) => r.action === 'UPDATE' && r.reason === 'adopted from gateway' && r.result === 'synced').length, 1);
+  t.equal(w.tyk.count('POST', '/tyk/apis'), 4, 'one write per object in each run: 1 before the loss, 3 after');
+  t.equal(w.tyk.loaded('api').size, 3, 'each API exactly once on the gateway');
+  for (const n of names) t.match((await w.get(n))?.status, { api_id: defaultIdOf(n) }, `${n}'s status names its API`);
+  const quiet = await w.resync();
+  t.equal(quiet.body.counts.unchanged, 3, 'then steady');
+});
+
+t.test('eight concurrent invocations over the same 200 objects: one write per object, then one per change', async (t) => {
+  const w = await worldFor(t);
+  const names = Array.from({ length: 200 }, (_, i) => `api-${String(i).padStart(3, '0')}`);
+  for (const n of names) await w.create(apiDefinition(n).build());
+  const invocations = Array.from({ length: 8 }, () => w.anotherInvocation());
+  const all = () => Promise.all(invocations.map((svc) => svc.run({ trigger: 'schedule', scope: { all: true } })));
+
+  const first = await all();
+  t.equal(w.tyk.count('POST', '/tyk/apis'), 200, '200 creates among the eight');
+  t.equal(w.tyk.loaded('api').size, 200);
+  for (const n of names) {
+    const synced = first.filter((r) => reported(r, n).result === 'synced').length;
+    if (synced !== 1) t.fail(`${n} synced by ${synced} invocations`);
+  }
+  t.ok(
+    first.every((r) => r.errors.length === 0),
+    'no run-level error',
+  );
+
+  const changed = names.filter((_, i) => i % 4 === 0);
+  for (const n of changed) await w.updateSpec(n, (s) => ({ ...s, proxy: { ...(s.proxy as object), target_url: 'http://changed.default.svc:8080' } }));
+  w.resetCounts();
+  await all();
+  t.equal(w.tyk.count('POST', '/tyk/apis'), changed.length, 'one write per change');
+  for (const n of changed) t.match(w.gatewayApi(defaultIdOf(n)), { proxy: { target_url: 'http://changed.default.svc:8080' } });
+  w.resetCounts();
+  await all();
+  t.equal(w.tyk.writes(), 0, 'then silence');
 });

@@ -29,6 +29,26 @@ t.test('when the API server list fails midway, nothing is deleted', async (t) =>
   t.equal(w.tyk.loaded('api').size, 3);
 });
 
+t.test('410 Expired mid-pagination, again and again: the run reports it and deletes nothing; once the API server recovers, it converges', async (t) => {
+  const w = await world(t, { settings: { getThreshold: 1 }, kubePageSize: 1 });
+  for (const n of ['a', 'b', 'c']) await w.create(apiDefinition(n).build());
+  await w.tick();
+  await w.delete('c');
+  // every page after the first answers 410 (the continue token outlived etcd's compaction): the
+  // client restarts the list twice, then gives up
+  const expired = { kind: 'Status', apiVersion: 'v1', status: 'Failure', reason: 'Expired', code: 410, message: 'The provided continue parameter is too old to display a consistent list result.' };
+  w.kube.fake.inject({ method: 'GET', path: /\/apidefinitions$/, match: (call) => call.query.continue !== undefined, status: 410, body: expired, times: Infinity });
+  w.resetCounts();
+  const report = await w.tick();
+  t.match(report.errors, [{ stage: 'list apidefinitions', message: /410/ }]);
+  t.equal(w.tyk.count('DELETE'), 0, 'no delete on a partial list');
+  t.equal(w.tyk.loaded('api').size, 3);
+  w.kube.fake.clearFaults();
+  const healed = await w.tick();
+  t.match(obj(healed, 'ApiDefinition', 'c'), { action: 'DELETE', result: 'deleted' }, 'the deletion the user asked for happens once the list is whole');
+  t.equal(w.tyk.loaded('api').size, 2);
+});
+
 t.test('a policy listing that fails holds every API deletion (never delete on doubt)', async (t) => {
   const w = await world(t);
   await w.create(apiDefinition('a').build());
