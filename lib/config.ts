@@ -41,6 +41,8 @@ export interface Config {
   };
   /** MAX_DELETES_PER_RUN: a run that would delete more gateway objects deletes none; 0: no limit */
   maxDeletesPerRun: number;
+  /** GATEWAY_MAX_CONCURRENT_WRITES: writes in flight toward one gateway from all invocations together; 0: no limit */
+  gatewayMaxConcurrentWrites: number;
   /** SHUTDOWN_GRACE_MS: after SIGTERM, how long runs in flight get to settle, record and release */
   shutdownGraceMs: number;
   /** our own identity in audit events; undefined: learned from the API server */
@@ -186,6 +188,7 @@ export function loadConfig(env: Env): Config {
       maxRefs: integer(env, 'WEBHOOK_MAX_REFS', 500, 1, 100_000, problems),
     },
     maxDeletesPerRun: integer(env, 'MAX_DELETES_PER_RUN', 50, 0, 1_000_000, problems),
+    gatewayMaxConcurrentWrites: integer(env, 'GATEWAY_MAX_CONCURRENT_WRITES', 16, 0, 10_000, problems),
     shutdownGraceMs: integer(env, 'SHUTDOWN_GRACE_MS', 25_000, 0, 600_000, problems),
     reconcilerUsername: value(env, 'RECONCILER_USERNAME'),
     tls: tls(env, problems),

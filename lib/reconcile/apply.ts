@@ -6,6 +6,8 @@
  * - under the lock each object is re-read and decided again (`refresh`), so a change since
  *   the load is never overwritten; then its write is carried out: finalizer first, then the
  *   gateway, then the retirement of an old id or of its copy on its old gateway.
+ * - each gateway write takes one of the gateway's write slots (GATEWAY_MAX_CONCURRENT_WRITES,
+ *   in the store, so every invocation together stays under it) and gives it back after.
  * - settle: per gateway, one reload (where the gateway needs one), then a read-back until the
  *   writes are visible, re-issuing a lost reload with backoff within the budget.
  * - finalize (finalize.ts) records what happened; then each lock is released. An object
@@ -21,7 +23,7 @@
  * and locks no safe decision can be made. Object failures are recorded, never thrown.
  */
 import { randomUUID } from 'node:crypto';
-import { describeError, errorCode, InvalidSpecError } from '../errors.js';
+import { describeError, errorCode, GatewayUnavailableError, InvalidSpecError } from '../errors.js';
 import type { Gateway, JsonObject } from '../gateway/types.js';
 import type { KubeObject } from '../kube/types.js';
 import { sentFieldDifferences } from './compare.js';
@@ -211,25 +213,49 @@ async function carryOut(ctx: RunContext, { loaded, decision }: Planned, write: W
         sent = true;
         touched.push(gw);
         ctx.writes++;
-        await gw.remove(gk, decision.id);
+        await withWriteSlot(ctx, gw, () => gw.remove(gk, decision.id));
       }
     } else {
       if (write.addFinalizer && obj) obj = await ctx.deps.kube.addFinalizer(loaded.kind, obj, loaded.kind.finalizer);
       sent = true;
       touched.push(gw);
       ctx.writes++;
-      await gw.upsert(gk, decision.id, write.body);
+      await withWriteSlot(ctx, gw, () => gw.upsert(gk, decision.id, write.body));
     }
     if (write.retire) {
       const where = write.retire.gateway === undefined ? gw : await gatewayNamed(ctx, write.retire.gateway);
+      const retireId = write.retire.id;
       touched.push(where);
       ctx.writes++;
-      await where.remove(gk, write.retire.id);
+      await withWriteSlot(ctx, where, () => where.remove(gk, retireId));
     }
     return done();
   } catch (err) {
     ctx.log.warn({ key: loaded.key, action: decision.action, err: describeError(err), code: errorCode(err) }, 'apply failed');
     return done(err);
+  }
+}
+
+/**
+ * Runs one gateway write in one of the gateway's write slots (GATEWAY_MAX_CONCURRENT_WRITES,
+ * shared by every invocation through the store), waiting for a free one with backoff; the slot
+ * is given back when the write ends. No slot within waitMs: GatewayUnavailableError (retried
+ * with backoff like a gateway that does not answer).
+ */
+async function withWriteSlot<T>(ctx: RunContext, gw: Gateway, write: () => Promise<T>): Promise<T> {
+  const { max, slotTtlMs, waitMs } = ctx.settings.gatewayWrites;
+  if (max <= 0) return write();
+  const { store, clock } = ctx.deps;
+  const holder = randomUUID();
+  const giveUpAt = clock.now() + waitMs;
+  for (let delay = 25; !(await store.acquireSlot(gw.name, holder, max, slotTtlMs)); delay = Math.min(delay * 2, 500)) {
+    if (clock.now() >= giveUpAt) throw new GatewayUnavailableError(`gateway ${gw.name}: ${max} writes already in flight (GATEWAY_MAX_CONCURRENT_WRITES); no slot within ${waitMs} ms`);
+    await clock.sleep(delay);
+  }
+  try {
+    return await write();
+  } finally {
+    await store.releaseSlot(gw.name, holder).catch((err: unknown) => ctx.log.warn({ gateway: gw.name, err: describeError(err) }, 'write slot not released; it expires'));
   }
 }
 

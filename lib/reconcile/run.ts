@@ -47,6 +47,7 @@ export const DEFAULT_RUN_SETTINGS: RunSettings = {
   backoff: DEFAULT_BACKOFF,
   deadlineChunk: 500,
   maxDeletesPerRun: 50,
+  gatewayWrites: { max: 16, slotTtlMs: 30_000, waitMs: 60_000 },
 };
 
 export async function runReconcile(deps: RunDeps, request: RunRequest): Promise<RunReport> {

@@ -37,6 +37,12 @@ export interface RunSettings {
   backoff: BackoffSettings;
   /** with a deadline, writes are applied (locked, written, settled, released) in chunks of this size */
   deadlineChunk: number;
+  /**
+   * GATEWAY_MAX_CONCURRENT_WRITES: writes in flight toward one gateway from every invocation
+   * together (slots in the store); max 0: no limit. A slot lives slotTtlMs unless released; a
+   * write that finds no slot within waitMs fails as the gateway being unavailable (retried).
+   */
+  gatewayWrites: { max: number; slotTtlMs: number; waitMs: number };
   /** MAX_DELETES_PER_RUN: a run that would delete more gateway objects holds all its deletions; 0: no limit */
   maxDeletesPerRun: number;
 }

@@ -38,6 +38,8 @@ export class MemoryStore implements Store {
   /** key → expiry (epoch ms) */
   private readonly dirty = new Map<string, number>();
   private readonly seen = new Map<string, number>();
+  /** pool → holder → expiry (epoch ms) */
+  private readonly slots = new Map<string, Map<string, number>>();
   private closed = false;
 
   constructor(options: MemoryStoreOptions = {}) {
@@ -107,6 +109,22 @@ export class MemoryStore implements Store {
       if (mark !== undefined && mark < now + 2 * ttlMs) this.dirty.set(key, now + 2 * ttlMs);
       return true;
     });
+  }
+
+  async acquireSlot(pool: string, holder: string, limit: number, ttlMs: number): Promise<boolean> {
+    this.assertOpen('acquireSlot');
+    const now = this.clock.now();
+    const slots = this.slots.get(pool) ?? new Map<string, number>();
+    for (const [h, until] of slots) if (until <= now) slots.delete(h);
+    this.slots.set(pool, slots);
+    if (slots.size >= limit) return false;
+    slots.set(holder, now + ttlMs);
+    return true;
+  }
+
+  async releaseSlot(pool: string, holder: string): Promise<void> {
+    this.assertOpen('releaseSlot');
+    this.slots.get(pool)?.delete(holder);
   }
 
   reachable(): boolean {

@@ -3,7 +3,8 @@
  * processes.
  *
  * Layout: records `<prefix>rec:<key>` (JSON strings, no expiry), locks `<prefix>lock:<key>`
- * (token, PX ttl), dirty marks `<prefix>dirty:<key>` ("1", PX). Every compare-then-write is
+ * (token, PX ttl), dirty marks `<prefix>dirty:<key>` ("1", PX), write slots per gateway
+ * `<prefix>slots:<pool>` (a sorted set: holder → expiry on the server's clock). Every compare-then-write is
  * one Lua script, so it is atomic on the server; getRecords is one MGET; listRecordKeys
  * pages with SCAN, never KEYS.
  *
@@ -93,6 +94,21 @@ if mark > 0 and mark < ttl * 2 then
 end
 return 1`;
 
+/** KEYS pool; ARGV holder, limit, ttl. Drops expired slots (on the server's clock), then takes one if one is free. */
+const ACQUIRE_SLOT = `
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local ttl = tonumber(ARGV[3])
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[2]) then
+  return 0
+end
+redis.call('ZADD', KEYS[1], now + ttl, ARGV[1])
+if redis.call('PTTL', KEYS[1]) < ttl then
+  redis.call('PEXPIRE', KEYS[1], ttl)
+end
+return 1`;
+
 /** KEYS lock; ARGV token. */
 const FORCE_RELEASE = `
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then
@@ -108,6 +124,7 @@ interface ScriptCommands {
   grRelease(lock: string, dirty: string, token: string): Promise<ReleaseOutcome>;
   grForceRelease(lock: string, token: string): Promise<number>;
   grRenew(lock: string, dirty: string, token: string, ttlMs: number): Promise<number>;
+  grAcquireSlot(pool: string, holder: string, limit: number, ttlMs: number): Promise<number>;
 }
 
 export class RedisStore implements Store {
@@ -129,6 +146,7 @@ export class RedisStore implements Store {
     this.redis.defineCommand('grRelease', { numberOfKeys: 2, lua: RELEASE });
     this.redis.defineCommand('grForceRelease', { numberOfKeys: 1, lua: FORCE_RELEASE });
     this.redis.defineCommand('grRenew', { numberOfKeys: 2, lua: RENEW });
+    this.redis.defineCommand('grAcquireSlot', { numberOfKeys: 1, lua: ACQUIRE_SLOT });
     this.scripts = this.redis as unknown as ScriptCommands;
   }
 
@@ -186,6 +204,16 @@ export class RedisStore implements Store {
         if (err) throw err;
         return reply === 1;
       });
+    });
+  }
+
+  acquireSlot(pool: string, holder: string, limit: number, ttlMs: number): Promise<boolean> {
+    return this.run('acquireSlot', async () => (await this.scripts.grAcquireSlot(this.slotsKey(pool), holder, limit, ttlMs)) === 1);
+  }
+
+  releaseSlot(pool: string, holder: string): Promise<void> {
+    return this.run('releaseSlot', async () => {
+      await this.redis.zrem(this.slotsKey(pool), holder);
     });
   }
 
@@ -269,6 +297,10 @@ export class RedisStore implements Store {
 
   private lockKey(key: string): string {
     return `${this.prefix}lock:${key}`;
+  }
+
+  private slotsKey(pool: string): string {
+    return `${this.prefix}slots:${pool}`;
   }
 
   private dirtyKey(key: string): string {

@@ -19,6 +19,8 @@
  *   renew(locks, ttl) extends those still held by their token (and a dirty mark on each past
  *   the lock's new end, so a holder that works long still sees the mark at release), in one
  *   round trip, and says which were still ours.
+ * - acquireSlot(pool, holder, limit, ttl) takes a slot atomically: of concurrent callers, no
+ *   more than `limit` hold slots of one pool at once; slots expire after ttl.
  * - markSeen(ids, ttl) marks each id and says which were new, atomically per id, in one round
  *   trip: of two concurrent callers marking the same id, exactly one sees it as new. Marks
  *   expire after ttl (used to drop webhook deliveries a sender repeats).
@@ -83,6 +85,13 @@ export interface Store {
   renew(locks: readonly { key: string; token: string }[], ttlMs: number): Promise<boolean[]>;
   /** Releases regardless of dirty marks (used when giving up); true if it was ours. */
   forceRelease(key: string, token: string): Promise<boolean>;
+  /**
+   * Takes one of `limit` slots of `pool` for `holder` until released or ttlMs passed (so a
+   * dead holder frees its slot); false when all are taken. Shared by every process on the
+   * store: the write limit per gateway.
+   */
+  acquireSlot(pool: string, holder: string, limit: number, ttlMs: number): Promise<boolean>;
+  releaseSlot(pool: string, holder: string): Promise<void>;
   /** Marks each id as seen for ttlMs; true for the ids that were not marked already. */
   markSeen(ids: readonly string[], ttlMs: number): Promise<boolean[]>;
   ping(): Promise<void>;

@@ -11,7 +11,7 @@ import { startFakeKubeApiServer } from '../fakes/kube-apiserver.js';
 import { startFakeTykGateway } from '../fakes/tyk-gateway.js';
 import { apiDefinition } from '../fixtures/builders.js';
 import { type Child, runTs } from '../harness/child.js';
-import { freePort } from '../harness/redis.js';
+import { freePort, startRedis } from '../harness/redis.js';
 
 const MAIN = new URL('../../lib/main.ts', import.meta.url).pathname;
 const TOKEN = 'main-test-token-0123456789';
@@ -153,4 +153,55 @@ t.test('SIGTERM during a scheduled run: the run finishes its write, records it, 
   t.ok(tyk.loaded('api').has(Buffer.from('default/slow').toString('base64url')), 'the API is served');
   t.equal(tyk.count('POST', '/tyk/apis'), 1, 'one write');
   t.match(kube.getObject('apidefinitions', 'default', 'slow')?.status, { latestTransaction: { status: 'Successful' } }, 'its status was written before the exit');
+});
+
+t.test('SIGKILL between the gateway writes and the status patches: after a restart the next run converges, each API once', async (t) => {
+  const [kube, tyk, redis] = await Promise.all([startFakeKubeApiServer(), startFakeTykGateway(), startRedis()]);
+  const dir = await mkdtemp(join(tmpdir(), 'gr-main-'));
+  t.teardown(async () => {
+    await Promise.all([kube.close(), tyk.close(), redis.owned ? redis.stop() : Promise.resolve()]);
+    await rm(dir, { recursive: true, force: true });
+  });
+  const names = ['a', 'b', 'c'];
+  for (const n of names) kube.put(apiDefinition(n).build());
+  // the status patches never answer: the process is killed while it waits for them
+  kube.inject({ method: 'PATCH', path: /\/status$/, hang: true, times: Infinity });
+  const env = {
+    KUBECONFIG: await kube.writeKubeconfig(dir),
+    TYK_URL: tyk.url,
+    TYK_AUTH: tyk.secret,
+    WEBHOOK_TOKEN: TOKEN,
+    RESYNC_TOKEN: TOKEN,
+    REDIS_URL: redis.url,
+    HOST: '127.0.0.1',
+    RESYNC_SCHEDULE: '* * * * * *',
+    LOG_LEVEL: 'warn',
+  };
+  const first = start({ ...env, PORT: String(await freePort()) });
+  t.teardown(() => first.kill('SIGKILL'));
+  const waitFor = async (done: () => boolean, ms: number) => {
+    const deadline = Date.now() + ms;
+    while (!done() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    return done();
+  };
+  t.ok(await waitFor(() => kube.count('PATCH', /\/status$/) > 0, 60_000), `the first process wrote the APIs and is patching statuses (stderr: ${first.err()})`);
+  t.equal(tyk.loaded('api').size, 3, 'the three APIs are on the gateway');
+  first.kill('SIGKILL');
+  t.equal(await first.code, null, 'killed');
+  t.equal(kube.getObject('apidefinitions', 'default', 'a')?.status?.api_id, undefined, 'no status was written');
+  kube.clearFaults();
+
+  const started = Date.now();
+  const second = start({ ...env, PORT: String(await freePort()) });
+  t.teardown(() => second.kill('SIGKILL'));
+  const converged = () => names.every((n) => kube.getObject('apidefinitions', 'default', n)?.status?.latestTransaction !== undefined);
+  t.ok(await waitFor(converged, 60_000), `the restarted process converged within a minute (${Math.round((Date.now() - started) / 1000)} s)`);
+  for (const n of names) {
+    const id = Buffer.from(`default/${n}`).toString('base64url');
+    t.match(kube.getObject('apidefinitions', 'default', n)?.status, { api_id: id, latestTransaction: { status: 'Successful' } }, `${n}: status right`);
+  }
+  t.equal(tyk.loaded('api').size, 3, 'each API exactly once on the gateway');
+  t.equal(tyk.count('POST', '/tyk/apis'), 3, 'and written once: the records saved before the kill say they are current');
+  second.kill('SIGTERM');
+  t.equal(await second.code, 0);
 });

@@ -33,6 +33,8 @@ export abstract class TykFakeBase {
   private readonly sleepTimers = new Set<NodeJS.Timeout>();
   private readonly hung = new Set<ServerResponse>();
   private readonly isWrite: (call: CallRecord) => boolean;
+  private writesInFlight = 0;
+  private peakWrites = 0;
   private closed = false;
 
   /**
@@ -90,9 +92,24 @@ export abstract class TykFakeBase {
     };
     if (raw !== '') call.body = parseLoose(raw);
     this.callLog.push(call);
-    const fault = this.faults.take(call);
-    if (fault && (await this.applyFault(req, res, call, fault))) return;
-    this.send(res, call, await this.handle(req, url, call.method, raw));
+    const write = this.isWrite(call);
+    if (write) this.peakWrites = Math.max(this.peakWrites, ++this.writesInFlight);
+    try {
+      const fault = this.faults.take(call);
+      if (fault && (await this.applyFault(req, res, call, fault))) return;
+      this.send(res, call, await this.handle(req, url, call.method, raw));
+    } finally {
+      if (write) this.writesInFlight--;
+    }
+  }
+
+  /** The most writes this fake was answering at once (since the start, or the last resetPeak). */
+  peakConcurrentWrites(): number {
+    return this.peakWrites;
+  }
+
+  resetPeak(): void {
+    this.peakWrites = this.writesInFlight;
   }
 
   /** Returns true when the fault answered (or withheld) the response. */

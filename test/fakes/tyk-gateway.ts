@@ -139,6 +139,8 @@ export interface FakeTykGateway {
   count(method?: string, path?: RegExp | string): number;
   writes(): number;
   resetCalls(): void;
+  /** The most writes (create, update, delete) answered at once since the start or the last resetCalls. */
+  peakConcurrentWrites(): number;
 }
 
 // ---------------------------------------------------------------------------
@@ -1004,7 +1006,11 @@ function facade(fake: FakeTyk, url: string): FakeTykGateway {
     },
     count: (method, path) => fake.count(method, path),
     writes: () => fake.writes(),
-    resetCalls: () => fake.callLog.clear(),
+    resetCalls: () => {
+      fake.callLog.clear();
+      fake.resetPeak();
+    },
+    peakConcurrentWrites: () => fake.peakConcurrentWrites(),
   };
 }
 

@@ -6,7 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { apiDefinition, defaultIdOf } from '../fixtures/builders.js';
 import { reported, worldFor } from '../harness/world.js';
 
@@ -179,4 +179,41 @@ t.test('eight concurrent invocations over the same 200 objects: one write per ob
   w.resetCounts();
   await all();
   t.equal(w.tyk.writes(), 0, 'then silence');
+});
+
+/** Two invocations at once, each syncing its own namespace of 12 APIs, against a gateway that answers each write in 150 ms. */
+async function twoInvocationsWriting(t: Test, limit: string): Promise<{ peak: number; synced: number }> {
+  const w = await worldFor(t, { env: { GATEWAY_MAX_CONCURRENT_WRITES: limit }, settings: { concurrency: 8 } });
+  // names unique across both namespaces: the gateway would rename clashing listen paths
+  for (const ns of ['team-a', 'team-b']) for (let i = 0; i < 12; i++) await w.create({ ...apiDefinition(`${ns}-${i}`).build(), metadata: { name: `${ns}-${i}`, namespace: ns } });
+  w.tyk.inject({ method: 'POST', path: '/tyk/apis', delayMs: 150, times: Infinity });
+  w.resetCounts();
+  const [a, b] = await Promise.all(['team-a', 'team-b'].map((ns) => w.anotherInvocation().run({ trigger: 'resync', scope: { namespaces: [ns] } })));
+  const synced = [...(a?.objects ?? []), ...(b?.objects ?? [])].filter((o) => o.result === 'synced').length;
+  return { peak: w.tyk.peakConcurrentWrites(), synced };
+}
+
+t.test('GATEWAY_MAX_CONCURRENT_WRITES holds every invocation together under the limit', async (t) => {
+  const limited = await twoInvocationsWriting(t, '3');
+  t.equal(limited.synced, 24, 'every API written');
+  t.ok(limited.peak <= 3, `at most 3 writes at once toward the gateway (${limited.peak})`);
+  t.ok(limited.peak >= 2, 'and the slots were used');
+  const unlimited = await twoInvocationsWriting(t, '0');
+  t.equal(unlimited.synced, 24);
+  t.ok(unlimited.peak > 3, `without the limit the two invocations write ${unlimited.peak} at once: the test above can fail`);
+});
+
+t.test('a gateway restarted empty drops the first reload: the run re-issues it and every API is served again, one write each', async (t) => {
+  const w = await worldFor(t);
+  const names = ['a', 'b', 'c', 'd'];
+  for (const n of names) await w.create(apiDefinition(n).build());
+  await w.tick();
+  w.tyk.restart();
+  w.tyk.dropReloads(1);
+  w.resetCounts();
+  const healed = await w.tick();
+  for (const n of names) t.match(reported(healed, n), { action: 'CREATE', reason: 'missing on gateway', result: 'synced' });
+  t.equal(w.tyk.count('POST', '/tyk/apis'), 4, 'one write each');
+  t.ok(w.tyk.reloads.requested >= 2, `the lost reload was re-issued (${w.tyk.reloads.requested} requested, ${w.tyk.reloads.dropped} dropped)`);
+  t.equal(w.tyk.loaded('api').size, 4);
 });

@@ -267,6 +267,29 @@ function storeContract(t: Test, makeStore: MakeStore): void {
     t.equal(await store.release('k', 'A'), 'dirty', 'after working 8 S on a 3 S lock, the holder still sees the event');
   });
 
+  t.test('write slots: at most `limit` holders per pool, freed by release or by their ttl', async (t) => {
+    const { store, pass } = await makeStore(t);
+    t.equal(await store.acquireSlot('gw', 'h1', 2, 3 * S), true);
+    t.equal(await store.acquireSlot('gw', 'h2', 2, 3 * S), true);
+    t.equal(await store.acquireSlot('gw', 'h3', 2, 3 * S), false, 'both taken');
+    t.equal(await store.acquireSlot('other', 'h3', 2, 3 * S), true, 'pools are apart');
+    await store.releaseSlot('gw', 'h1');
+    t.equal(await store.acquireSlot('gw', 'h3', 2, 3 * S), true, 'a released slot is free');
+    t.equal(await store.acquireSlot('gw', 'h4', 2, 3 * S), false);
+    await store.releaseSlot('gw', 'nobody');
+    t.equal(await store.acquireSlot('gw', 'h4', 2, 3 * S), false, 'releasing a slot never held frees nothing');
+    await pass(4 * S);
+    t.equal(await store.acquireSlot('gw', 'h4', 2, 3 * S), true, 'a dead holder frees its slot with the ttl');
+    t.equal(await store.acquireSlot('gw', 'h5', 2, 3 * S), true);
+    t.equal(await store.acquireSlot('gw', 'h6', 2, 3 * S), false);
+  });
+
+  t.test('write slots under contention: of many concurrent callers, exactly `limit` get one', async (t) => {
+    const { store } = await makeStore(t);
+    const got = await Promise.all(Array.from({ length: 20 }, (_, i) => store.acquireSlot('gw', `h${i}`, 3, L)));
+    t.equal(got.filter(Boolean).length, 3);
+  });
+
   t.test('a dirty mark outlives the lock it was set against', async (t) => {
     const { store, pass } = await makeStore(t);
     await store.lock('k', 'A', L);
@@ -335,6 +358,8 @@ t.test('MemoryStore', async (t) => {
     await assertUnavailable(t, store.release('k', 'A'), 'release');
     await assertUnavailable(t, store.forceRelease('k', 'A'), 'forceRelease');
     await assertUnavailable(t, store.renew([{ key: 'k', token: 'A' }], 1), 'renew');
+    await assertUnavailable(t, store.acquireSlot('gw', 'h', 1, 1), 'acquireSlot');
+    await assertUnavailable(t, store.releaseSlot('gw', 'h'), 'releaseSlot');
     await assertUnavailable(t, store.markSeen(['x'], 1), 'markSeen');
   });
 });
@@ -500,6 +525,7 @@ t.test('RedisStore failures, on servers of its own', async (t) => {
       ['release', () => store.release('k', 'A')],
       ['forceRelease', () => store.forceRelease('k', 'A')],
       ['renew', () => store.renew([{ key: 'k', token: 'A' }], L)],
+      ['acquireSlot', () => store.acquireSlot('gw', 'h', 1, L)],
       ['ping', () => store.ping()],
     ];
     for (const [name, operation] of operations) {
