@@ -7,8 +7,8 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
-import { startFakeKubeApiServer } from '../fakes/kube-apiserver.js';
-import { startFakeTykGateway } from '../fakes/tyk-gateway.js';
+import { type FakeKubeApiServer, startFakeKubeApiServer } from '../fakes/kube-apiserver.js';
+import { type FakeTykGateway, startFakeTykGateway } from '../fakes/tyk-gateway.js';
 import { apiDefinition } from '../fixtures/builders.js';
 import { type Child, runTs } from '../harness/child.js';
 import { freePort, startRedis } from '../harness/redis.js';
@@ -18,6 +18,18 @@ const TOKEN = 'main-test-token-0123456789';
 
 function start(env: Record<string, string>): Child {
   return runTs(MAIN, env);
+}
+
+/** The fakes a started process talks to, closed when the test ends, and the settings that point it at them. */
+async function fakesFor(t: { teardown(fn: () => unknown): void }): Promise<{ kube: FakeKubeApiServer; tyk: FakeTykGateway; env: Record<string, string> }> {
+  const [kube, tyk] = await Promise.all([startFakeKubeApiServer(), startFakeTykGateway()]);
+  const dir = await mkdtemp(join(tmpdir(), 'gr-main-'));
+  t.teardown(async () => {
+    await Promise.all([kube.close(), tyk.close()]);
+    await rm(dir, { recursive: true, force: true });
+  });
+  const env = { KUBECONFIG: await kube.writeKubeconfig(dir), TYK_URL: tyk.url, TYK_AUTH: tyk.secret, WEBHOOK_TOKEN: TOKEN, RESYNC_TOKEN: TOKEN, HOST: '127.0.0.1' };
+  return { kube, tyk, env };
 }
 
 t.test('a missing setting: one line naming it, exit 2', async (t) => {
@@ -45,23 +57,12 @@ t.test('no kubeconfig and not in a cluster: one line naming KUBECONFIG', async (
 });
 
 t.test('with everything set it serves, and the schedule reconciles', async (t) => {
-  const kube = await startFakeKubeApiServer();
-  const tyk = await startFakeTykGateway();
-  const dir = await mkdtemp(join(tmpdir(), 'gr-main-'));
-  t.teardown(async () => {
-    await Promise.all([kube.close(), tyk.close()]);
-    await rm(dir, { recursive: true, force: true });
-  });
+  const { kube, tyk, env } = await fakesFor(t);
   kube.put(apiDefinition('scheduled').build());
   const port = await freePort();
   const p = start({
-    KUBECONFIG: await kube.writeKubeconfig(dir),
-    TYK_URL: tyk.url,
-    TYK_AUTH: tyk.secret,
-    WEBHOOK_TOKEN: TOKEN,
-    RESYNC_TOKEN: TOKEN,
+    ...env,
     PORT: String(port),
-    HOST: '127.0.0.1',
     RESYNC_SCHEDULE: '* * * * * *',
     LOG_LEVEL: 'info',
   });
@@ -108,24 +109,13 @@ t.test('with everything set it serves, and the schedule reconciles', async (t) =
 });
 
 t.test('SIGTERM during a scheduled run: the run finishes its write, records it, and the process exits; no run starts after', async (t) => {
-  const kube = await startFakeKubeApiServer();
-  const tyk = await startFakeTykGateway();
-  const dir = await mkdtemp(join(tmpdir(), 'gr-main-'));
-  t.teardown(async () => {
-    await Promise.all([kube.close(), tyk.close()]);
-    await rm(dir, { recursive: true, force: true });
-  });
+  const { kube, tyk, env } = await fakesFor(t);
   kube.put(apiDefinition('slow').build());
   // the scheduled run's write takes 1.5 s: SIGTERM arrives while it is in flight
   tyk.inject({ method: 'POST', path: '/tyk/apis', delayMs: 1_500 });
   const p = start({
-    KUBECONFIG: await kube.writeKubeconfig(dir),
-    TYK_URL: tyk.url,
-    TYK_AUTH: tyk.secret,
-    WEBHOOK_TOKEN: TOKEN,
-    RESYNC_TOKEN: TOKEN,
+    ...env,
     PORT: String(await freePort()),
-    HOST: '127.0.0.1',
     RESYNC_SCHEDULE: '* * * * * *',
     SHUTDOWN_GRACE_MS: '20000',
     LOG_LEVEL: 'info',
@@ -156,24 +146,16 @@ t.test('SIGTERM during a scheduled run: the run finishes its write, records it, 
 });
 
 t.test('SIGKILL between the gateway writes and the status patches: after a restart the next run converges, each API once', async (t) => {
-  const [kube, tyk, redis] = await Promise.all([startFakeKubeApiServer(), startFakeTykGateway(), startRedis()]);
-  const dir = await mkdtemp(join(tmpdir(), 'gr-main-'));
-  t.teardown(async () => {
-    await Promise.all([kube.close(), tyk.close(), redis.owned ? redis.stop() : Promise.resolve()]);
-    await rm(dir, { recursive: true, force: true });
-  });
+  const { kube, tyk, env: fakes } = await fakesFor(t);
+  const redis = await startRedis();
+  t.teardown(() => (redis.owned ? redis.stop() : undefined));
   const names = ['a', 'b', 'c'];
   for (const n of names) kube.put(apiDefinition(n).build());
   // the status patches never answer: the process is killed while it waits for them
   kube.inject({ method: 'PATCH', path: /\/status$/, hang: true, times: Infinity });
   const env = {
-    KUBECONFIG: await kube.writeKubeconfig(dir),
-    TYK_URL: tyk.url,
-    TYK_AUTH: tyk.secret,
-    WEBHOOK_TOKEN: TOKEN,
-    RESYNC_TOKEN: TOKEN,
+    ...fakes,
     REDIS_URL: redis.url,
-    HOST: '127.0.0.1',
     RESYNC_SCHEDULE: '* * * * * *',
     LOG_LEVEL: 'warn',
   };

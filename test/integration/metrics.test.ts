@@ -5,6 +5,12 @@
  * METRICS_TOKEN guards the route without ever appearing in it.
  */
 import t from 'tap';
+import { loadConfig } from '../../lib/config.js';
+import { silentLogger } from '../../lib/log.js';
+import { EmfMetrics } from '../../lib/metrics/emf.js';
+import { buildApp } from '../../lib/server.js';
+import { createService } from '../../lib/service.js';
+import { MemoryStore } from '../../lib/store/memory.js';
 import { apiDefinition } from '../fixtures/builders.js';
 import { sumOf } from '../harness/prometheus.js';
 import { RESYNC_TOKEN, WEBHOOK_TOKEN, worldFor } from '../harness/world.js';
@@ -86,4 +92,18 @@ t.test('METRICS_TOKEN guards /metrics and never appears in it', async (t) => {
   for (const secret of [token, WEBHOOK_TOKEN, RESYNC_TOKEN, w.tyk.secret]) t.notMatch(ok.text, secret, 'no secret in the exposition');
   // the probes stay open
   t.equal((await w.app.inject({ method: 'GET', url: '/healthz' })).statusCode, 200);
+});
+
+t.test('a service whose metrics are not served over HTTP (Lambda-style) answers /metrics 404 with the reason', async (t) => {
+  const w = await worldFor(t);
+  const env = { KUBECONFIG: w.kubeconfigPath, TYK_URL: w.tyk.url, TYK_AUTH: w.tyk.secret, ALLOW_UNAUTHENTICATED: 'true' };
+  const svc = createService(loadConfig(env), env, { store: new MemoryStore(), log: silentLogger, metrics: new EmfMetrics(() => undefined) });
+  const app = buildApp(svc);
+  t.teardown(async () => {
+    await app.close();
+    await svc.close();
+  });
+  const res = await app.inject({ method: 'GET', url: '/metrics' });
+  t.equal(res.statusCode, 404);
+  t.match(res.json(), { code: 'NOT_FOUND', error: /CloudWatch/ });
 });

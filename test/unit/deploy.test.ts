@@ -379,6 +379,7 @@ t.test('Deployment: hardened, probed, and consistent with the image, the Service
   for (const [k, v] of Object.entries(strings(CONFIGMAP.data))) t.notMatch(v, /REPLACE|<[^>]*>/, `ConfigMap ${k} is not a placeholder (kustomize applies it as it is)`);
   const env = { ...strings(CONFIGMAP.data), ...strings(SECRET.stringData) };
   t.doesNotThrow(() => loadConfig(env), 'lib/config.ts accepts the ConfigMap and the Secret template together');
+  t.ok(loadConfig(env).shutdownGraceMs < Number(POD.terminationGracePeriodSeconds) * 1000, 'SHUTDOWN_GRACE_MS ends before the kubelet kills the pod');
 
   // identity
   const sa = one(`${K}rbac.yaml`, 'ServiceAccount');
