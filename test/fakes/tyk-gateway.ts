@@ -58,8 +58,9 @@
  * - Test controls: back-door edits of either layer, fault injection (status,
  *   delay, dropped socket, hang) and a log of calls, shaped like the
  *   Kubernetes fake's.
+ * - /tyk/certs: the certificate store (./tyk-certs.ts).
  *
- * Leaves out: OAS API bodies and writes, keys, orgs, certificates, versions
+ * Leaves out: OAS API bodies and writes, keys, orgs, versions
  * endpoints, the proxying itself (so no "Version information not found"),
  * reload coalescing (each kept reload is applied once), API load-time
  * skipping (which does not change what GET shows), Go's case-insensitive key
@@ -67,11 +68,13 @@
  * and the newest gateways' refusal of a policy POST without an id (here one
  * is generated, as older gateways do).
  */
+
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { isIP } from 'node:net';
 import type { FaultSpec as BaseFaultSpec, FaultHandle } from './faults.js';
 import { listenOnLoopback } from './http-plumbing.js';
+import { CertStore, type StoredCert } from './tyk-certs.js';
 import { type CallRecord, type Reply, TykFakeBase } from './tyk-fake-base.js';
 
 export type { FaultHandle } from './faults.js';
@@ -139,6 +142,8 @@ export interface FakeTykGateway {
   count(method?: string, path?: RegExp | string): number;
   writes(): number;
   resetCalls(): void;
+  /** The certificate store (/tyk/certs), by id. */
+  certs(): ReadonlyMap<string, StoredCert>;
   /** The most writes (create, update, delete) answered at once since the start or the last resetCalls. */
   peakConcurrentWrites(): number;
 }
@@ -731,9 +736,18 @@ const PAGE_NOT_FOUND: Reply = {
 };
 
 /** The /tyk/ routes the fake serves. */
-type Route = { name: 'collection'; kind: Kind } | { name: 'item'; kind: Kind; id: string } | { name: 'oas-collection' } | { name: 'oas-item'; id: string } | { name: 'reload'; group: boolean };
+type Route =
+  | { name: 'collection'; kind: Kind }
+  | { name: 'item'; kind: Kind; id: string }
+  | { name: 'oas-collection' }
+  | { name: 'oas-item'; id: string }
+  | { name: 'reload'; group: boolean }
+  | { name: 'certs'; id?: string };
 
 function routeOf(path: string): Route | undefined {
+  if (/^\/tyk\/certs\/?$/.test(path)) return { name: 'certs' };
+  const cert = /^\/tyk\/certs\/([^/]+)$/.exec(path);
+  if (cert) return { name: 'certs', id: decodeURIComponent(cert[1] ?? '') };
   if (/^\/tyk\/apis\/oas\/?$/.test(path)) return { name: 'oas-collection' };
   const oas = /^\/tyk\/apis\/oas\/([^/]+)$/.exec(path);
   if (oas) return { name: 'oas-item', id: decodeURIComponent(oas[1] ?? '') };
@@ -766,6 +780,8 @@ class FakeTyk extends TykFakeBase {
   private joinUntil: number;
   private dropNext = 0;
   readonly counts: ReloadCounts = { requested: 0, applied: 0, dropped: 0 };
+  /** /tyk/certs (./tyk-certs.ts): kept in the gateway's Redis, so a restart keeps them */
+  readonly certs = new CertStore();
   private readonly reloadTimers = new Map<NodeJS.Timeout, () => void>();
   private readonly pending = new Set<Promise<void>>();
 
@@ -894,6 +910,8 @@ class FakeTyk extends TykFakeBase {
         return this.onOas(route.name === 'oas-item' ? route.id : undefined, method);
       case 'reload':
         return this.onReload(method, route.group, !route.group && url.searchParams.get('block') === 'true');
+      case 'certs':
+        return this.certs.handle(method, route.id, url.searchParams, raw);
     }
   }
 
@@ -1011,6 +1029,7 @@ function facade(fake: FakeTyk, url: string): FakeTykGateway {
       fake.resetPeak();
     },
     peakConcurrentWrites: () => fake.peakConcurrentWrites(),
+    certs: () => fake.certs.all,
   };
 }
 
