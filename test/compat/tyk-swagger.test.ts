@@ -11,6 +11,7 @@
  * schema lacks, and echo every field of the model. The Dashboard client's "absent" answers are
  * the swagger's.
  */
+import { createHash, X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import yaml from 'js-yaml';
 import t, { type Test } from 'tap';
@@ -83,7 +84,8 @@ function schemaProps(doc: Obj, name: string): string[] {
   return Object.keys(doc.components.schemas[name].properties ?? {}).sort();
 }
 
-const ID_LIKE = /^[0-9a-f]{24,32}$/i;
+/** An object id, an API id, or a certificate id (an org id and a SHA-256: 88 hex digits). */
+const ID_LIKE = /^([0-9a-f]{24,32}|[0-9a-f]{88})$/i;
 
 /**
  * A produced body against the documented example: a list or a model (a definition, a policy,
@@ -318,6 +320,12 @@ async function gcall(gw: FakeTykGateway, method: string, path: string, body?: un
   return { status: res.status, body: text === '' ? undefined : JSON.parse(text) };
 }
 
+/** A certificate the fake's store takes, and its id in the org the swagger's examples use. */
+const CERT_PEM = readFileSync(new URL('../fixtures/tls/server.pem', import.meta.url), 'utf8');
+const CERT_ORG = '5e9d9544a1dcd60001d0ed20';
+const CERT_ID = CERT_ORG + createHash('sha256').update(new X509Certificate(CERT_PEM).raw).digest('hex');
+const withCert = async (gw: FakeTykGateway) => gcall(gw, 'POST', `/tyk/certs?org_id=${CERT_ORG}`, CERT_PEM);
+
 const gapi = (apiId: string) => ({ api_id: apiId, name: apiId, use_keyless: true, proxy: { listen_path: `/${apiId}/`, target_url: 'http://x' } });
 const gpol = (id: string) => ({ id, name: id, active: true });
 
@@ -350,6 +358,18 @@ const GATEWAY: (Scenario<FakeTykGateway> & { options?: FakeTykOptions })[] = [
   { op: 'DELETE /tyk/policies/{polID}', status: 500, run: (gw) => gcall(gw, 'DELETE', '/tyk/policies/unknown') },
   { op: 'GET /tyk/reload', status: 200, run: (gw) => gcall(gw, 'GET', '/tyk/reload') },
   { op: 'GET /tyk/reload/group', status: 200, run: (gw) => gcall(gw, 'GET', '/tyk/reload/group') },
+  { op: 'GET /tyk/certs', status: 200, run: async (gw) => (await withCert(gw), gcall(gw, 'GET', `/tyk/certs?org_id=${CERT_ORG}`)) },
+  { op: 'POST /tyk/certs', status: 200, run: (gw) => withCert(gw) },
+  {
+    op: 'POST /tyk/certs',
+    status: 403,
+    note: 'the same certificate again',
+    otherMessage: `Certificate with ${CERT_ID} ID already exists.`,
+    run: async (gw) => (await withCert(gw), withCert(gw)),
+  },
+  { op: 'GET /tyk/certs/{certID}', status: 200, run: async (gw) => (await withCert(gw), gcall(gw, 'GET', `/tyk/certs/${CERT_ID}`)) },
+  { op: 'GET /tyk/certs/{certID}', status: 404, run: (gw) => gcall(gw, 'GET', `/tyk/certs/${CERT_ID}`) },
+  { op: 'DELETE /tyk/certs/{certID}', status: 200, run: async (gw) => (await withCert(gw), gcall(gw, 'DELETE', `/tyk/certs/${CERT_ID}?org_id=${CERT_ORG}`)) },
 ];
 
 /** Documented answers the Gateway fake gives only through fault injection (or not at all), and why. */
@@ -358,6 +378,7 @@ const GATEWAY_INJECTED: Record<string, Record<number, string>> = {
   'PUT /tyk/apis/{apiID}': { 500: 'a failed file write' },
   'PUT /tyk/policies/{polID}': { 500: 'a failed file write' },
   'DELETE /tyk/policies/{polID}': { 400: 'an empty polID: /tyk/policies/ is the collection route, never this one' },
+  'POST /tyk/certs': { 405: 'a request body that cannot be read (the connection dropped mid-body)' },
 };
 
 const FORBIDDEN_PROBES: Record<string, [string, string, unknown?]> = {
@@ -373,6 +394,10 @@ const FORBIDDEN_PROBES: Record<string, [string, string, unknown?]> = {
   'DELETE /tyk/policies/{polID}': ['DELETE', '/tyk/policies/x'],
   'GET /tyk/reload': ['GET', '/tyk/reload'],
   'GET /tyk/reload/group': ['GET', '/tyk/reload/group'],
+  'GET /tyk/certs': ['GET', '/tyk/certs'],
+  'POST /tyk/certs': ['POST', '/tyk/certs', CERT_PEM],
+  'GET /tyk/certs/{certID}': ['GET', `/tyk/certs/${CERT_ID}`],
+  'DELETE /tyk/certs/{certID}': ['DELETE', `/tyk/certs/${CERT_ID}`],
 };
 
 async function gateway(tt: Test, options: FakeTykOptions = {}): Promise<FakeTykGateway> {
@@ -407,7 +432,7 @@ t.test('the Tyk Gateway fake against tyk-gateway-swagger.yml', async (t) => {
       const res = await s.run(await gateway(tt, s.options));
       const what = `${s.op} ${s.status}${s.note ? ` (${s.note})` : ''}`;
       tt.equal(res.status, s.status, `${what}: status`);
-      conforms(tt, res.body, example(doc, s.op, s.status), what);
+      conforms(tt, res.body, example(doc, s.op, s.status), what, s.otherMessage);
     }
   });
 
@@ -416,7 +441,9 @@ t.test('the Tyk Gateway fake against tyk-gateway-swagger.yml', async (t) => {
     for (const [op, [method, path, body]] of Object.entries(FORBIDDEN_PROBES)) {
       const res = await gcall(gw, method, path, body, false);
       tt.equal(res.status, 403, `${op}: 403`);
-      sameAs(tt, res.body, example(doc, op, 403), `${op} 403`);
+      // POST /tyk/certs documents its other 403 (a certificate already there); the auth answer is every route's
+      const other = op === 'POST /tyk/certs' ? example(doc, 'GET /tyk/certs', 403)?.message : undefined;
+      sameAs(tt, res.body, example(doc, op, 403), `${op} 403`, other);
     }
   });
 
