@@ -18,7 +18,10 @@ export interface HttpRequest {
   method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
   url: string;
   headers?: Record<string, string>;
+  /** sent as JSON */
   body?: unknown;
+  /** sent as it is (a PEM, say), instead of `body` */
+  rawBody?: string;
   contentType?: string;
   timeoutMs: number;
   dispatcher?: Dispatcher;
@@ -58,7 +61,10 @@ function isReset(err: unknown): boolean {
 async function attempt(req: HttpRequest): Promise<HttpResponse> {
   const headers: Record<string, string> = { accept: 'application/json', ...req.headers };
   let body: string | undefined;
-  if (req.body !== undefined) {
+  if (req.rawBody !== undefined) {
+    body = req.rawBody;
+    headers['content-type'] = req.contentType ?? 'text/plain';
+  } else if (req.body !== undefined) {
     body = JSON.stringify(req.body);
     headers['content-type'] = req.contentType ?? 'application/json';
   }

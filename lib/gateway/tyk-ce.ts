@@ -3,7 +3,9 @@
  *
  * Calls: GET /tyk/apis, GET /tyk/apis/{id}, POST /tyk/apis (an upsert: the gateway writes the
  * definition file whether or not it exists), DELETE /tyk/apis/{id}; the same under
- * /tyk/policies; GET /tyk/reload/group. Every call carries `x-tyk-authorization` and a timeout.
+ * /tyk/policies; GET /tyk/reload/group; the certificate store (./certificates.ts): POST, GET
+ * and DELETE under /tyk/certs, where a certificate already there (403 "… already exists")
+ * counts as uploaded. Every call carries `x-tyk-authorization` and a timeout.
  *
  * Real-gateway behaviour this relies on: writes become visible to reads only after a reload
  * (so `reloadRequired` is true); a DELETE of an id the gateway does not have answers 404 on
@@ -22,6 +24,7 @@ import type { Agent } from 'undici';
 import { GatewayApiError, GatewayRejectedError, GatewayUnsupportedError } from '../errors.js';
 import { isObject } from '../guards.js';
 import { type HttpResponse, makeAgent, redactUrl } from '../http.js';
+import { type CertificateStore, certificateId } from './certificates.js';
 import { answerMessage, type CallTarget, type GatewayObserver, gatewayCall } from './transport.js';
 import type { Gateway, GatewayObjectKind, JsonObject } from './types.js';
 
@@ -46,12 +49,21 @@ const PATHS: Record<GatewayObjectKind, { collection: string; idField: string; la
   },
 };
 
+function orgQuery(orgId: string): string {
+  return orgId === '' ? '' : `?org_id=${encodeURIComponent(orgId)}`;
+}
+
 /** Go's http.NotFound body: the router has no such route (not Tyk's JSON "not found"). */
 const NO_ROUTE = '404 page not found';
 /** The start of the refusal of a gateway whose policies come from a Dashboard. */
 const SERVICE_POLICY_SOURCE = /^due to enabled service policy source/i;
 
-export class TykGatewayClient implements Gateway {
+/** The gateway's answer to a certificate it has already. */
+const CERT_EXISTS = /already exists/i;
+/** The gateway's answer to a missing or wrong secret (403 on every route). */
+const FORBIDDEN = /administrative access/i;
+
+export class TykGatewayClient implements Gateway, CertificateStore {
   readonly name: string;
   readonly reloadRequired = true;
   private readonly base: string;
@@ -110,6 +122,44 @@ export class TykGatewayClient implements Gateway {
     this.expect2xx(res, `delete ${label} ${id}`, kind);
   }
 
+  // ── the certificate store (/tyk/certs) ──
+
+  async uploadCertificate(pem: string, orgId = ''): Promise<string> {
+    const id = certificateId(pem, orgId);
+    const res = await this.call('POST', `/tyk/certs${orgQuery(orgId)}`, undefined, pem);
+    if (res.status >= 200 && res.status < 300) {
+      const given = isObject(res.json) ? res.json.id : undefined;
+      return typeof given === 'string' && given !== '' ? given : id;
+    }
+    const message = answerMessage(res, 'message');
+    if (res.status === 403 && CERT_EXISTS.test(message)) return id;
+    if (res.status === 403 && !FORBIDDEN.test(message)) throw new GatewayRejectedError(403, `upload certificate ${id}: rejected by the gateway: ${message}`);
+    this.expect2xx(res, `upload certificate ${id}`);
+    return id;
+  }
+
+  async hasCertificate(id: string): Promise<boolean> {
+    const res = await this.call('GET', `/tyk/certs/${encodeURIComponent(id)}`);
+    if (this.isTykNotFound(res)) return false;
+    this.expect2xx(res, `get certificate ${id}`);
+    return true;
+  }
+
+  async removeCertificate(id: string, orgId = ''): Promise<void> {
+    const res = await this.call('DELETE', `/tyk/certs/${encodeURIComponent(id)}${orgQuery(orgId)}`);
+    if (this.isTykNotFound(res)) return;
+    this.expect2xx(res, `delete certificate ${id}`);
+  }
+
+  async listCertificates(orgId = ''): Promise<string[]> {
+    const res = await this.call('GET', `/tyk/certs${orgQuery(orgId)}`);
+    this.expect2xx(res, 'list certificates');
+    const certs = isObject(res.json) ? res.json.certs : undefined;
+    if (certs === null) return [];
+    if (!Array.isArray(certs) || !certs.every((c) => typeof c === 'string')) throw new GatewayApiError(res.status, 'list certificates: the gateway answered something other than a list of ids');
+    return certs;
+  }
+
   async reload(): Promise<void> {
     const res = await this.call('GET', '/tyk/reload/group');
     this.expect2xx(res, 'reload');
@@ -155,12 +205,13 @@ export class TykGatewayClient implements Gateway {
     throw new GatewayApiError(res.status, `${what}: ${res.status} ${message}`);
   }
 
-  private async call(method: 'GET' | 'POST' | 'DELETE', path: string, body?: unknown): Promise<HttpResponse> {
+  private async call(method: 'GET' | 'POST' | 'DELETE', path: string, body?: unknown, rawBody?: string): Promise<HttpResponse> {
     return gatewayCall(this.target, {
       method,
       url: this.base + path,
       headers: { 'x-tyk-authorization': this.secret },
       body,
+      ...(rawBody === undefined ? {} : { rawBody }),
       timeoutMs: this.timeoutMs,
       dispatcher: this.agent,
     });

@@ -5,8 +5,10 @@
  * predates the policy API (Tyk Gateway 3.1), a gateway whose policies come from a Dashboard,
  * and error mapping.
  */
+import { readFileSync } from 'node:fs';
 import t, { type Test as TapTest } from 'tap';
-import { GatewayApiError, GatewayRejectedError, GatewayUnsupportedError } from '../../lib/errors.js';
+import { GatewayApiError, GatewayRejectedError, GatewayUnsupportedError, InvalidSpecError } from '../../lib/errors.js';
+import { certificateId } from '../../lib/gateway/certificates.js';
 import { TykGatewayClient, type TykGatewayOptions } from '../../lib/gateway/tyk-ce.js';
 import type { JsonObject } from '../../lib/gateway/types.js';
 import { type FakeTykGateway, type FakeTykOptions, startFakeTykGateway } from '../fakes/tyk-gateway.js';
@@ -162,4 +164,44 @@ t.test('an unknown route elsewhere: unsupported, naming no kind', async (tt) => 
   const { gw, client } = await setup(tt);
   gw.inject({ path: '/tyk/reload/group', status: 404, body: '404 page not found\n', headers: { 'Content-Type': 'text/plain; charset=utf-8' } });
   await fails(tt, client.reload(), GatewayUnsupportedError, /reload: gateway default has no such route: it answered "404 page not found"$/, 'reload');
+});
+
+t.test('the certificate store: upload once per certificate, the id known before, absent is fine, no key in any error', async (tt) => {
+  const { gw, client } = await setup(tt);
+  const tls = new URL('../fixtures/tls/', import.meta.url);
+  const cert = readFileSync(new URL('server.pem', tls), 'utf8');
+  const key = readFileSync(new URL('server-key.pem', tls), 'utf8');
+  const org = '5e9d9544a1dcd60001d0ed20';
+  const id = certificateId(cert, org);
+  tt.match(id, /^5e9d9544a1dcd60001d0ed20[0-9a-f]{64}$/, 'the org id and a SHA-256');
+
+  tt.equal(await client.hasCertificate(id), false);
+  tt.equal(await client.uploadCertificate(cert + key, org), id, 'the gateway gives the id computed before');
+  tt.equal(await client.uploadCertificate(cert + key, org), id, 'again: "already exists" counts as uploaded');
+  tt.equal(gw.certs().size, 1);
+  tt.equal(gw.certs().get(id)?.hasPrivate, true, 'the key went with it');
+  tt.equal(await client.hasCertificate(id), true);
+  tt.same(await client.listCertificates(org), [id]);
+  tt.same(await client.listCertificates('another-org'), []);
+
+  await client.removeCertificate(id, org);
+  await client.removeCertificate(id, org);
+  tt.equal(gw.certs().size, 0, 'removed; removing again is fine');
+
+  // a PEM with a key and no certificate: refused before any call, and the key is not quoted
+  const before = gw.count('POST', '/tyk/certs');
+  const err = await client.uploadCertificate(key, org).catch((e: unknown) => e);
+  tt.ok(err instanceof InvalidSpecError, 'an invalid spec, not a gateway error');
+  tt.notMatch(String((err as Error).message), /PRIVATE KEY|MII/, 'no key material in the error');
+  tt.equal(gw.count('POST', '/tyk/certs'), before, 'nothing sent');
+
+  // the gateway refusing what it cannot decode, and a wrong secret: told apart
+  gw.inject({ method: 'POST', path: '/tyk/certs', status: 403, body: { status: 'error', message: 'Failed to decode certificate' } });
+  await tt.rejects(client.uploadCertificate(cert, org), GatewayRejectedError);
+  const wrong = new TykGatewayClient({ name: 'default', url: gw.url, secret: 'not-the-secret-0123', timeoutMs: 2000 });
+  tt.teardown(() => wrong.close());
+  const denied = await wrong.uploadCertificate(cert, org).catch((e: unknown) => e);
+  tt.ok(denied instanceof GatewayApiError && !(denied instanceof GatewayRejectedError), 'a wrong secret is no rejection of the certificate');
+  tt.match((denied as Error).message, /check TYK_AUTH/);
+  tt.notMatch((denied as Error).message, 'not-the-secret', 'no secret in the error');
 });

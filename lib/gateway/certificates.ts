@@ -1,0 +1,38 @@
+/**
+ * Certificates in a gateway's certificate store (Tyk Gateway /tyk/certs), for APIs that name
+ * TLS Secrets. `certificateId` computes the id Tyk gives a PEM: the org id followed by the hex
+ * SHA-256 of the certificate's DER (the first CERTIFICATE block: the leaf), so a run knows a
+ * certificate's id before any upload, and an upload repeated after a crash is recognised.
+ *
+ * Guarantees of a CertificateStore: `uploadCertificate` is idempotent (the same certificate
+ * again answers its id); `removeCertificate` of an absent id succeeds; errors never carry the
+ * PEM (private keys) or the gateway secret.
+ * Throws InvalidSpecError (no certificate in the PEM), GatewayRejectedError, GatewayApiError,
+ * GatewayUnavailableError.
+ */
+import { createHash, X509Certificate } from 'node:crypto';
+import { InvalidSpecError } from '../errors.js';
+
+const CERT_BLOCK = /-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/;
+
+/** The id Tyk gives `pem` in `orgId`'s store; InvalidSpecError when it holds no parsable certificate (the message never quotes it). */
+export function certificateId(pem: string, orgId = ''): string {
+  const block = CERT_BLOCK.exec(pem)?.[0];
+  if (block === undefined) throw new InvalidSpecError('no PEM certificate block (BEGIN CERTIFICATE) found');
+  let cert: X509Certificate;
+  try {
+    cert = new X509Certificate(block);
+  } catch {
+    throw new InvalidSpecError('the PEM certificate block is not a parsable X.509 certificate');
+  }
+  return orgId + createHash('sha256').update(cert.raw).digest('hex');
+}
+
+export interface CertificateStore {
+  /** Uploads a PEM (a certificate, optionally followed by its private key) to the store; returns its id. */
+  uploadCertificate(pem: string, orgId?: string): Promise<string>;
+  hasCertificate(id: string): Promise<boolean>;
+  removeCertificate(id: string, orgId?: string): Promise<void>;
+  /** The ids of the org's certificates (all, without an org). */
+  listCertificates(orgId?: string): Promise<string[]>;
+}
