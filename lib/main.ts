@@ -61,11 +61,10 @@ async function main(): Promise<void> {
       : cron.schedule(
           config.resyncSchedule,
           async () => {
-            // a tick that fires while stopping starts nothing
-            if (svc.stopping) return;
             try {
               await scheduledRun(svc);
             } catch (err) {
+              // a tick that fires while stopping starts nothing
               if (err instanceof ShuttingDownError) return;
               log.error({ err: describeError(err) }, 'scheduled run failed');
             }

@@ -22,7 +22,7 @@
  * The PEM (private keys included) is kept as sent, for tests to inspect; it is never echoed.
  */
 import { createHash, X509Certificate } from 'node:crypto';
-import type { Reply } from './tyk-fake-base.js';
+import { gatewayError as apiError, type Reply, reply } from './tyk-fake-base.js';
 
 export interface StoredCert {
   readonly id: string;
@@ -35,14 +35,6 @@ export interface StoredCert {
 const CERT_BLOCK = /-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/;
 const KEY_BLOCK = /-----BEGIN ([A-Z]+ )?PRIVATE KEY-----/;
 const NOT_FOUND = 'Certificate with given SHA256 fingerprint not found.';
-
-function reply(status: number, body: unknown): Reply {
-  return { status, body };
-}
-
-function apiError(status: number, message: string): Reply {
-  return reply(status, { status: 'error', message });
-}
 
 /** Go's pkix.Name as JSON, with the fields a parsed X509Certificate gives. */
 function pkixName(dn: string): Record<string, unknown> {

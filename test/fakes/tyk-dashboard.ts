@@ -69,7 +69,7 @@ import type { IncomingMessage } from 'node:http';
 import { isIP } from 'node:net';
 import type { FaultSpec as BaseFaultSpec, FaultHandle } from './faults.js';
 import { listenOnLoopback } from './http-plumbing.js';
-import { type CallRecord, type Reply, TykFakeBase } from './tyk-fake-base.js';
+import { type CallRecord, type Reply, reply, TykFakeBase } from './tyk-fake-base.js';
 
 export type { FaultHandle } from './faults.js';
 export type { CallRecord } from './tyk-fake-base.js';
@@ -619,10 +619,6 @@ const OBJECT_ID = /^[0-9a-f]{24}$/i;
 
 // ---------------------------------------------------------------------------
 // The fake.
-
-function reply(status: number, body: unknown): Reply {
-  return { status, body };
-}
 
 function ok(message: string, meta: Json = null, extra: JsonObject = {}): Reply {
   return reply(200, { Status: 'OK', Message: message, Meta: meta, ...extra });

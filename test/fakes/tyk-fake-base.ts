@@ -26,6 +26,16 @@ export interface Reply {
   headers?: Record<string, string>;
 }
 
+/** An answer with a JSON body. */
+export function reply(status: number, body: unknown): Reply {
+  return { status, body };
+}
+
+/** The Tyk Gateway's error answer (ApiStatusMessage): `{"status":"error","message":...}`. */
+export function gatewayError(status: number, message: string): Reply {
+  return reply(status, { status: 'error', message });
+}
+
 export abstract class TykFakeBase {
   readonly server: Server;
   readonly callLog = new CallLog<CallRecord>();

@@ -75,7 +75,7 @@ import { isIP } from 'node:net';
 import type { FaultSpec as BaseFaultSpec, FaultHandle } from './faults.js';
 import { listenOnLoopback } from './http-plumbing.js';
 import { CertStore, type StoredCert } from './tyk-certs.js';
-import { type CallRecord, type Reply, TykFakeBase } from './tyk-fake-base.js';
+import { gatewayError as apiError, type CallRecord, type Reply, reply, TykFakeBase } from './tyk-fake-base.js';
 
 export type { FaultHandle } from './faults.js';
 export type { CallRecord } from './tyk-fake-base.js';
@@ -710,14 +710,6 @@ export function loadKind(kind: Kind, files: Map<string, JsonObject>): JsonObject
 
 // ---------------------------------------------------------------------------
 // The fake.
-
-function reply(status: number, body: unknown): Reply {
-  return { status, body };
-}
-
-function apiError(status: number, message: string): Reply {
-  return reply(status, { status: 'error', message });
-}
 
 function modified(key: string, action: 'added' | 'modified' | 'deleted'): Reply {
   return reply(200, { key, status: 'ok', action });
