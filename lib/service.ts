@@ -11,7 +11,9 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { type Clock, systemClock } from './clock.js';
 import type { Config } from './config.js';
 import { ConfigError, describeError, ShuttingDownError } from './errors.js';
+import { resolveDependents } from './events/dependents.js';
 import { RateLimiter } from './events/rate-limit.js';
+import type { EventItem } from './events/refs.js';
 import type { ConnectionSettings } from './gateway/connection.js';
 import { DEFAULT_TARGET, type GatewayFactory, type GatewayTarget, GatewayTargets } from './gateway/targets.js';
 import type { GatewayObserver } from './gateway/transport.js';
@@ -127,6 +129,11 @@ export class Service {
    * Marks delivery ids as handled (for DELIVERY_MEMORY_MS) and returns those that were marked
    * already: of two concurrent deliveries of one id, exactly one finds it new.
    */
+  /** Events about Secrets → the objects whose records use them (lib/events/dependents.ts); other events as given. */
+  dependents(items: readonly EventItem[]): Promise<EventItem[]> {
+    return resolveDependents(this.parts.store, items);
+  }
+
   async markDelivered(ids: readonly string[]): Promise<ReadonlySet<string>> {
     if (ids.length === 0) return new Set();
     const fresh = await this.parts.store.markSeen(ids, DELIVERY_MEMORY_MS);

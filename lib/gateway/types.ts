@@ -16,6 +16,8 @@
  * GatewayUnavailableError (network, timeout).
  */
 
+import type { CertificateStore } from './certificates.js';
+
 export type GatewayObjectKind = 'api' | 'policy';
 
 export type JsonObject = Record<string, unknown>;
@@ -33,4 +35,6 @@ export interface Gateway {
   reload(): Promise<void>;
   /** Resolves when the gateway answers and accepts our secret; for /readyz. */
   ping(): Promise<void>;
+  /** The gateway's certificate store (./certificates.ts), where it has one we can reach. */
+  readonly certificates?: CertificateStore;
 }
