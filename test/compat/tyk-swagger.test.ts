@@ -393,6 +393,8 @@ t.test('the Tyk Dashboard fake against tyk-dashboard-swagger.yml', async (t) => 
       ['getPolicy', 'GET /api/portal/policies/{id}', [404]],
       ['putPolicy', 'PUT /api/portal/policies/{id}', [404]],
       ['deletePolicy', 'DELETE /api/portal/policies/{id}', [404]],
+      ['getCertificate', 'GET /api/certs/{certId}', [404]],
+      ['deleteCertificate', 'DELETE /api/certs/{certId}', [404]],
     ];
     for (const [key, op, statuses] of pairs) {
       const answer = ABSENT_ANSWERS[key];
@@ -403,6 +405,7 @@ t.test('the Tyk Dashboard fake against tyk-dashboard-swagger.yml', async (t) => 
     }
     tt.same(ABSENT_ANSWERS.getApi.statuses, [400, 404], 'GET of an API: the documented 400, and the 404 its DELETE documents with the same message');
     tt.equal(example(doc, 'DELETE /api/apis/{apiId}', 404)?.Message, ABSENT_ANSWERS.getApi.message);
+    tt.same(ABSENT_ANSWERS.getCertificate.statuses, [404], 'a certificate of another org (400 "non-owned") is not absent');
   });
 });
 
