@@ -474,11 +474,9 @@ export class TykDashboardClient implements Gateway, CertificateStore {
       return given ?? (await this.listedCertificateId(fingerprint, what));
     }
     const message = this.message(res, pem);
-    const exists = res.status >= 400 && res.status < 500 && this.isDashboardError(res) ? CERT_EXISTS.exec(message) : null;
-    if (exists) return exists[1]?.endsWith(fingerprint) ? exists[1] : await this.listedCertificateId(fingerprint, what);
-    if (res.status === 404 && this.isDashboardError(res) && CERT_NOT_CREATED.test(message)) {
-      throw new GatewayRejectedError(404, `${what}: rejected by the Dashboard: ${message}`);
-    }
+    const refused = res.status >= 400 && res.status < 500 && this.isDashboardError(res);
+    if (refused && CERT_EXISTS.test(message)) return this.existingCertificateId(message, fingerprint, what);
+    if (refused && res.status === 404 && CERT_NOT_CREATED.test(message)) throw new GatewayRejectedError(404, `${what}: rejected by the Dashboard: ${message}`);
     this.fail(res, what, true, pem);
   }
 
@@ -505,7 +503,13 @@ export class TykDashboardClient implements Gateway, CertificateStore {
     return [...new Set(items)];
   }
 
-  /** The listed id of the certificate with this SHA-256 (after an upload that did not name it). */
+  /** The id of a certificate the Dashboard says it has already: the one its message names, when that is this certificate's, else the listed one. */
+  private async existingCertificateId(message: string, fingerprint: string, what: string): Promise<string> {
+    const named = CERT_EXISTS.exec(message)?.[1];
+    return named?.endsWith(fingerprint) ? named : this.listedCertificateId(fingerprint, what);
+  }
+
+  /** The listed id of the certificate with this SHA-256 (after an upload whose answer did not name it). */
   private async listedCertificateId(fingerprint: string, what: string): Promise<string> {
     const id = (await this.listCertificates()).find((listed) => listed.endsWith(fingerprint));
     if (id === undefined) throw new GatewayApiError(200, `${what}: the Dashboard took the certificate but does not list it`);
