@@ -1,8 +1,11 @@
 /**
- * Certificates in a gateway's certificate store (Tyk Gateway /tyk/certs), for APIs that name
- * TLS Secrets. `certificateId` computes the id Tyk gives a PEM: the org id followed by the hex
- * SHA-256 of the certificate's DER (the first CERTIFICATE block: the leaf), so a run knows a
- * certificate's id before any upload, and an upload repeated after a crash is recognised.
+ * Certificates in a gateway's certificate store (Tyk Gateway /tyk/certs: ./tyk-ce.ts; Tyk
+ * Dashboard /api/certs: ./tyk-dashboard.ts), for APIs that name TLS Secrets. `certificateId`
+ * computes the id Tyk gives a PEM: the org id followed by the hex SHA-256 of the certificate's
+ * DER (the first CERTIFICATE block: the leaf), so a run knows a certificate's id before any
+ * upload, and an upload repeated after a crash is recognised. The gateway stores under the
+ * org a call names; the Dashboard under its key's org, whatever a call names (its client
+ * ignores `orgId`).
  *
  * Guarantees of a CertificateStore: `uploadCertificate` is idempotent (the same certificate
  * again answers its id, with `created` false: the store had it already, from us or anyone); `removeCertificate` of an absent id succeeds; errors never carry the
