@@ -84,7 +84,7 @@ import type { Agent } from 'undici';
 import { GatewayApiError, GatewayRejectedError } from '../errors.js';
 import { isObject, nonEmpty } from '../guards.js';
 import { type HttpResponse, makeAgent, redactUrl } from '../http.js';
-import { type CertificateStore, certificateId } from './certificates.js';
+import { type CertificateStore, certificateId, type Uploaded } from './certificates.js';
 import { answerMessage, type CallTarget, type GatewayObserver, gatewayCall } from './transport.js';
 import type { Gateway, GatewayObjectKind, JsonObject } from './types.js';
 
@@ -177,6 +177,7 @@ function withoutPem(text: string, pem?: string): string {
 }
 
 export class TykDashboardClient implements Gateway, CertificateStore {
+  readonly certificates: CertificateStore = this;
   readonly name: string;
   readonly reloadRequired = false;
   private readonly base: string;
@@ -465,17 +466,17 @@ export class TykDashboardClient implements Gateway, CertificateStore {
   // --- the certificate store (/api/certs) ----------------------------------------
 
   /** Uploads to the key's org (`_orgId` is ignored: see the header); resolves with the certificate's id there. */
-  async uploadCertificate(pem: string, _orgId?: string): Promise<string> {
+  async uploadCertificate(pem: string, _orgId?: string): Promise<Uploaded> {
     const fingerprint = certificateId(pem);
     const what = `upload certificate ${fingerprint}`;
     const res = await this.call('POST', CERTS, undefined, certUpload(pem));
     if (res.status >= 200 && res.status < 300) {
       const given = isObject(res.json) ? nonEmpty(res.json.id) : undefined;
-      return given ?? (await this.listedCertificateId(fingerprint, what));
+      return { id: given ?? (await this.listedCertificateId(fingerprint, what)), created: true };
     }
     const message = this.message(res, pem);
     const refused = res.status >= 400 && res.status < 500 && this.isDashboardError(res);
-    if (refused && CERT_EXISTS.test(message)) return this.existingCertificateId(message, fingerprint, what);
+    if (refused && CERT_EXISTS.test(message)) return { id: await this.existingCertificateId(message, fingerprint, what), created: false };
     if (refused && res.status === 404 && CERT_NOT_CREATED.test(message)) throw new GatewayRejectedError(404, `${what}: rejected by the Dashboard: ${message}`);
     this.fail(res, what, true, pem);
   }

@@ -225,3 +225,39 @@ t.test('no private key in any log line, report, Event or status', async (t) => {
   t.notOk(everything.includes('PRIVATE KEY'), 'no PEM key block');
   t.notOk(everything.includes(Buffer.from(PEM.serverKey).toString('base64').slice(0, 40)), 'not base64 either');
 });
+
+t.test('pro mode, against the Dashboard: the same flows through /api/certs', async (t) => {
+  const w = await worldFor(t, { mode: 'pro' });
+  const dash = w.dashboard as NonNullable<World['dashboard']>;
+  const dashUploads = () => dash.count('POST', '/api/certs');
+  const dashRemovals = () => dash.count('DELETE', /^\/api\/certs\//);
+  await w.create(tlsSecret('shared-tls'));
+  await w.create(upstreamApi('a', 'shared-tls'));
+  await w.create(upstreamApi('b', 'shared-tls'));
+  const first = await w.tick();
+  const oldId = certId(PEM.server, dash.orgId);
+  t.match(reported(first, 'a'), { action: 'CREATE', result: 'synced' });
+  t.match(reported(first, 'b'), { action: 'CREATE', result: 'synced' });
+  t.equal(dashUploads(), 1, 'two APIs sharing one Secret: one upload');
+  t.ok(dash.certs().has(oldId), 'filed under the org and SHA-256');
+  t.strictSame(dash.apis().get(defaultIdOf('a'))?.upstream_certificates, { '*': oldId });
+  t.strictSame(await w.store.owned('default'), [oldId]);
+  dash.resetCalls();
+  for (let i = 0; i < 10; i++) await w.tick();
+  t.equal(dash.writes() + dashUploads() + dashRemovals(), 0, 'silent for ten ticks');
+
+  await w.kube.put(tlsSecret('shared-tls', PEM.stranger, PEM.strangerKey));
+  const res = await w.audit(secretAudit('shared-tls'));
+  const newId = certId(PEM.stranger, dash.orgId);
+  t.strictSame((res.body.report?.objects ?? []).map((o) => `${o.name}:${o.action}:${o.result}`).sort(), ['a:UPDATE:synced', 'b:UPDATE:synced']);
+  t.equal(dashUploads(), 1, 'one upload');
+  t.equal(dash.writes(), 2, 'one write per API');
+  t.strictSame(dash.apis().get(defaultIdOf('b'))?.upstream_certificates, { '*': newId });
+  t.strictSame([...dash.certs().keys()], [newId], 'the old certificate removed');
+
+  await w.delete('a');
+  await w.delete('b');
+  await w.tick();
+  t.equal(dash.certs().size, 0, 'the last API gone: its certificate too');
+  t.strictSame(await w.store.owned('default'), []);
+});

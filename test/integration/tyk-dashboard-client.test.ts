@@ -524,16 +524,16 @@ for (const variant of DASHBOARD_VARIANTS) {
       tt.equal(await client.hasCertificate(id), false);
       tt.same(await client.listCertificates(), [], 'none');
 
-      tt.equal(await client.uploadCertificate(SERVER + SERVER_KEY, 'not-the-keys-org'), id, 'the id in the key’s org, whatever orgId says');
-      tt.equal(await client.uploadCertificate(SERVER + SERVER_KEY), id, 'again: the same id');
-      tt.equal(await client.uploadCertificate(SERVER), id, 'without its key too');
+      tt.strictSame(await client.uploadCertificate(SERVER + SERVER_KEY, 'not-the-keys-org'), { id, created: true }, 'the id in the key’s org, whatever orgId says');
+      tt.strictSame(await client.uploadCertificate(SERVER + SERVER_KEY), { id, created: false }, 'again: the same id, not created by this upload');
+      tt.strictSame(await client.uploadCertificate(SERVER), { id, created: false }, 'without its key too');
       tt.equal(d.certs().size, 1, 'stored once');
       tt.equal(d.certs().get(id)?.hasPrivate, true, 'with the key the first upload carried');
       tt.equal(await client.hasCertificate(id), true);
 
       const others = [CA, CLIENT_KEY + CLIENT, STRANGER];
       const ids = [id];
-      for (const pem of others) ids.push(await client.uploadCertificate(pem));
+      for (const pem of others) ids.push((await client.uploadCertificate(pem)).id);
       tt.same(ids.slice(1), [certificateId(CA, d.orgId), certificateId(CLIENT, d.orgId), certificateId(STRANGER, d.orgId)], 'each named by its leaf');
       d.storeCert(CA, OTHER_ORG);
       d.resetCalls();
@@ -690,11 +690,11 @@ t.test('certificate uploads: the id of a repeat from the Dashboard’s words, el
 
   d.resetCalls();
   d.inject({ method: 'POST', path: '/api/certs', status: 400, body: e(`Could not create certificate.Certificate with ${id} id already exists`) });
-  tt.equal(await client.uploadCertificate(SERVER), id, 'newer Tyk’s words, another 4xx: the id it names');
+  tt.strictSame(await client.uploadCertificate(SERVER), { id, created: false }, 'newer Tyk’s words, another 4xx: the id it names');
   d.inject({ method: 'POST', path: '/api/certs', status: 404, body: e('Could not create certificate.Certificate with 5e9d9... ID already exists.') });
-  tt.equal(await client.uploadCertificate(SERVER), id, 'an id cut short (as in the swagger’s example): the listed one');
+  tt.strictSame(await client.uploadCertificate(SERVER), { id, created: false }, 'an id cut short (as in the swagger’s example): the listed one');
   d.inject({ method: 'POST', path: '/api/certs', status: 200, body: { status: 'ok', message: 'Certificate added.' } });
-  tt.equal(await client.uploadCertificate(SERVER), id, 'a success without an id: the listed one');
+  tt.strictSame(await client.uploadCertificate(SERVER), { id, created: true }, 'a success without an id: the listed one');
   tt.same(
     d.calls.map((c) => `${c.method} ${c.path} ${c.status}`),
     ['POST /api/certs 400', 'POST /api/certs 404', 'GET /api/certs 200', 'POST /api/certs 200', 'GET /api/certs 200'],
@@ -765,7 +765,7 @@ t.test('certificate uploads: the id of a repeat from the Dashboard’s words, el
 t.test('certificates: has, remove and list answer errors as errors: another org’s id, a proxy’s 404, 5xx, a failed page, the network', async (tt) => {
   const { d, client, fresh } = await setupOn(tt, { pageSize: 1 });
   const e = (message: string) => ({ Status: 'Error', Message: message, Meta: null });
-  const id = await client.uploadCertificate(SERVER);
+  const { id } = await client.uploadCertificate(SERVER);
   await client.uploadCertificate(CA);
   const theirs = d.storeCert(CLIENT, OTHER_ORG);
 
@@ -793,7 +793,7 @@ t.test('certificates: has, remove and list answer errors as errors: another org�
   d.inject({ method: 'DELETE', path: `/api/certs/${id}`, status: 404, body: e('Not found') });
   await fails(tt, client.removeCertificate(id), GatewayApiError, { status: 404 }, 'DELETE 404 with another message');
 
-  const stranger = await client.uploadCertificate(STRANGER);
+  const { id: stranger } = await client.uploadCertificate(STRANGER);
   d.inject({ method: 'GET', path: '/api/certs', status: 503, afterCalls: 1 });
   await fails(tt, client.listCertificates(), GatewayApiError, { status: 503, message: /list certificates \(page 2\)/ }, 'a failed page fails the list');
   d.inject({ method: 'GET', path: '/api/certs', status: 200, body: { certs: [7], pages: 1 } });
