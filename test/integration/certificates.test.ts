@@ -261,3 +261,40 @@ t.test('pro mode, against the Dashboard: the same flows through /api/certs', asy
   t.equal(dash.certs().size, 0, 'the last API gone: its certificate too');
   t.strictSame(await w.store.owned('default'), []);
 });
+
+t.test('pro mode with a TYK_ORG that is not the org of the Dashboard key: Failed, naming TYK_ORG; the API is not written', async (t) => {
+  const w = await worldFor(t, { mode: 'pro', env: { TYK_ORG: 'not-the-keys-org' } });
+  const dash = w.dashboard as NonNullable<World['dashboard']>;
+  await w.create(tlsSecret('tls'));
+  await w.create(upstreamApi('api', 'tls'));
+  const report = await w.tick();
+  t.match(reported(report, 'api'), {
+    result: 'failed',
+    code: 'CONFIG_INVALID',
+    error: /^TYK_ORG: the gateway filed the certificate of Secret default\/tls as .*set it to the org of the gateway's key/,
+  });
+  t.equal(dash.writes(), 0, 'an API naming an id the store does not have is not sent');
+  t.equal(dash.count('POST', '/api/certs'), 1, 'uploaded once');
+  t.equal(dash.certs().size, 0, 'what it uploaded, used by nothing, is not left behind (the run collects it)');
+  t.strictSame(await w.store.owned('default'), []);
+});
+
+t.test('a removal that fails is logged and done by a later run', async (t) => {
+  const entries: LogEntry[] = [];
+  const w = await worldFor(t, { log: capturingLogger(entries) });
+  await w.create(tlsSecret('tls'));
+  await w.create(upstreamApi('api', 'tls'));
+  await w.tick();
+  await w.delete('api');
+  w.tyk.inject({ method: 'DELETE', path: /^\/tyk\/certs\//, status: 500, body: { status: 'error', message: 'storage down' } });
+  const report = await w.tick();
+  t.match(reported(report, 'api'), { action: 'DELETE', result: 'deleted' }, 'the API goes regardless');
+  t.ok(
+    entries.some((e) => e.msg === 'certificates not collected; the next run tries again'),
+    'the failure is logged',
+  );
+  t.equal(w.tyk.certs().size, 1, 'still there');
+  await w.tick();
+  t.equal(w.tyk.certs().size, 0, 'the next full run removes it');
+  t.strictSame(await w.store.owned('default'), []);
+});
