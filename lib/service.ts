@@ -126,15 +126,15 @@ export class Service {
     return this.rateLimiter.take(source);
   }
 
-  /**
-   * Marks delivery ids as handled (for DELIVERY_MEMORY_MS) and returns those that were marked
-   * already: of two concurrent deliveries of one id, exactly one finds it new.
-   */
   /** Events about Secrets → the objects whose records use them (lib/events/dependents.ts); other events as given. */
   dependents(items: readonly EventItem[]): Promise<EventItem[]> {
     return resolveDependents(this.parts.store, items);
   }
 
+  /**
+   * Marks delivery ids as handled (for DELIVERY_MEMORY_MS) and returns those that were marked
+   * already: of two concurrent deliveries of one id, exactly one finds it new.
+   */
   async markDelivered(ids: readonly string[]): Promise<ReadonlySet<string>> {
     if (ids.length === 0) return new Set();
     const fresh = await this.parts.store.markSeen(ids, DELIVERY_MEMORY_MS);

@@ -13,9 +13,8 @@ import type { EventItem } from './refs.js';
 export async function resolveDependents(store: Store, items: readonly EventItem[]): Promise<EventItem[]> {
   const uses = [...new Set(items.flatMap((i) => ('dependency' in i ? [useOf(i.dependency)] : [])))];
   if (uses.length === 0) return [...items];
-  const users = new Map<string, string[]>();
   const found = await store.recordsUsing(uses);
-  uses.forEach((u, i) => users.set(u, found[i] ?? []));
+  const users = new Map(uses.map((u, i) => [u, found[i] ?? []]));
   return items.flatMap((item): EventItem[] => {
     if (!('dependency' in item)) return [item];
     const id = item.id === undefined ? {} : { id: item.id };

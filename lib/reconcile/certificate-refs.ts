@@ -55,6 +55,13 @@ export interface CertificateUpload {
   readonly secret: string;
 }
 
+export const CERTIFICATE_USE_PREFIX = 'Certificate/';
+
+/** The record use naming certificate `id` on gateway `gateway` ("Certificate/<gateway>/<id>"). */
+export function certificateUse(gateway: string, id: string): string {
+  return `${CERTIFICATE_USE_PREFIX}${gateway}/${id}`;
+}
+
 /** A Secret as the load stage read it: the object, null when the API server said 404. */
 export type SecretLookup = (name: string) => KubeObject | null;
 
@@ -158,6 +165,6 @@ export function resolveCertificates(spec: Record<string, unknown>, namespace: st
     const known = uploads.get(m.id);
     if (!known || (m.hasKey && !known.pem.reveal().includes('PRIVATE KEY'))) uploads.set(m.id, { id: m.id, pem: new SecretText(m.pem), secret: `${namespace}/${name}` });
   }
-  const certUses = [...uploads.keys()].map((id) => `Certificate/${gateway}/${id}`);
+  const certUses = [...uploads.keys()].map((id) => certificateUse(gateway, id));
   return { ok: true, fields, uploads: [...uploads.values()], contentHash: content.digest('hex'), uses: [...secretUses, ...certUses] };
 }

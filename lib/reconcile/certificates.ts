@@ -18,16 +18,9 @@
  */
 import { ConfigError, describeError, errorCode, GatewayUnsupportedError } from '../errors.js';
 import type { GatewayTarget } from '../gateway/targets.js';
-import type { CertificateUpload } from './certificate-refs.js';
+import { CERTIFICATE_USE_PREFIX, type CertificateUpload, certificateUse } from './certificate-refs.js';
 import type { RunContext } from './run-context.js';
 import { withWriteSlot } from './write-slots.js';
-
-const USE_PREFIX = 'Certificate/';
-
-/** The record use naming certificate `id` on gateway `gateway`. */
-export function certificateUse(gateway: string, id: string): string {
-  return `${USE_PREFIX}${gateway}/${id}`;
-}
 
 export async function uploadCertificates(ctx: RunContext, target: GatewayTarget, uploads: readonly CertificateUpload[]): Promise<void> {
   const store = target.gateway.certificates;
@@ -54,8 +47,8 @@ export async function collectCertificates(ctx: RunContext, candidates: Iterable<
   const byGateway = new Map<string, Set<string>>();
   const add = (gateway: string, id: string) => byGateway.set(gateway, (byGateway.get(gateway) ?? new Set<string>()).add(id));
   for (const use of candidates) {
-    if (!use.startsWith(USE_PREFIX)) continue;
-    const rest = use.slice(USE_PREFIX.length);
+    if (!use.startsWith(CERTIFICATE_USE_PREFIX)) continue;
+    const rest = use.slice(CERTIFICATE_USE_PREFIX.length);
     const cut = rest.lastIndexOf('/');
     if (cut > 0) add(rest.slice(0, cut), rest.slice(cut + 1));
   }

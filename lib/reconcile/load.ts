@@ -9,6 +9,7 @@
  * per gateway, with one GET per object for a few and one LIST for many.
  */
 
+import type { CertificateStore } from '../gateway/certificates.js';
 import type { GatewayTarget } from '../gateway/targets.js';
 import type { Gateway, JsonObject } from '../gateway/types.js';
 import { nonBlank } from '../guards.js';
@@ -360,17 +361,18 @@ async function loadObserved(ctx: RunContext, drafts: Draft[], preferList: boolea
  * error and changes nothing (a certificate not known to be missing is taken to be there).
  */
 async function checkCertificates(ctx: RunContext, drafts: Draft[]): Promise<void> {
-  const byGateway = new Map<string, { target: GatewayTarget; users: Draft[] }>();
+  const byGateway = new Map<string, { target: GatewayTarget; store: CertificateStore; users: Draft[] }>();
   for (const d of drafts) {
-    if (!d.certificates || d.certificates.length === 0 || !d.observed || !d.target?.gateway.certificates) continue;
-    const entry = byGateway.get(d.target.name) ?? { target: d.target, users: [] };
+    const store = d.target?.gateway.certificates;
+    if (!d.certificates || d.certificates.length === 0 || !d.observed || !d.target || !store) continue;
+    const entry = byGateway.get(d.target.name) ?? { target: d.target, store, users: [] };
     entry.users.push(d);
     byGateway.set(d.target.name, entry);
   }
-  for (const { target, users } of byGateway.values()) {
+  for (const { target, store, users } of byGateway.values()) {
     let present: Set<string>;
     try {
-      present = new Set(await (target.gateway.certificates as NonNullable<typeof target.gateway.certificates>).listCertificates(target.orgId ?? ''));
+      present = new Set(await store.listCertificates(target.orgId ?? ''));
     } catch (err) {
       ctx.runError(`list certificates on gateway ${target.name}`, err);
       continue;
