@@ -156,15 +156,16 @@ export function resolveCertificates(spec: Record<string, unknown>, namespace: st
     }
     fields[ref.into] = map;
   }
-  const uploads = new Map<string, CertificateUpload>();
+  // one upload per certificate; named by two Secrets, one with its key: the one with the key
+  const chosen = new Map<string, { name: string; m: Material }>();
   const content = createHash('sha256');
   for (const name of names) {
     const m = material.get(name) as Material;
     content.update(`${name}\u0000${m.pem}\u0000`);
-    // one Secret's certificate reused by another with its key: upload the one with the key
-    const known = uploads.get(m.id);
-    if (!known || (m.hasKey && !known.pem.reveal().includes('PRIVATE KEY'))) uploads.set(m.id, { id: m.id, pem: new SecretText(m.pem), secret: `${namespace}/${name}` });
+    const known = chosen.get(m.id);
+    if (!known || (m.hasKey && !known.m.hasKey)) chosen.set(m.id, { name, m });
   }
-  const certUses = [...uploads.keys()].map((id) => certificateUse(gateway, id));
-  return { ok: true, fields, uploads: [...uploads.values()], contentHash: content.digest('hex'), uses: [...secretUses, ...certUses] };
+  const uploads = [...chosen.values()].map(({ name, m }): CertificateUpload => ({ id: m.id, pem: new SecretText(m.pem), secret: `${namespace}/${name}` }));
+  const certUses = uploads.map((u) => certificateUse(gateway, u.id));
+  return { ok: true, fields, uploads, contentHash: content.digest('hex'), uses: [...secretUses, ...certUses] };
 }
