@@ -182,6 +182,19 @@ async function withPolicy(d: FakeTykDashboard, name = 'known'): Promise<string> 
 
 const UNKNOWN_MID = '66570989d98dd00001da17f1';
 
+let dashboardDoc: Obj | undefined;
+/** The swagger's own example body of an OAS write, under `id` (none: the Dashboard's). */
+function doas(id?: string, op = 'POST /api/apis/oas'): Obj {
+  dashboardDoc ??= load(DASHBOARD_FILE);
+  const body = requestExample(dashboardDoc, op);
+  if (id !== undefined) body['x-tyk-api-gateway'].info.id = id;
+  return body;
+}
+
+async function withOas(d: FakeTykDashboard, id = 'known'): Promise<string> {
+  return (await dcall(d, 'POST', '/api/apis/oas', doas(id))).body.ID as string;
+}
+
 const DASHBOARD: Scenario<FakeTykDashboard>[] = [
   { op: 'GET /api/apis', status: 200, run: async (d) => (await withApi(d), dcall(d, 'GET', '/api/apis?p=1')) },
   { op: 'POST /api/apis', status: 200, run: (d) => dcall(d, 'POST', '/api/apis', wrap(apiDef('b84fe1a04e5648927971c0557971565c'))) },
@@ -209,6 +222,43 @@ const DASHBOARD: Scenario<FakeTykDashboard>[] = [
   { op: 'DELETE /api/portal/policies/{id}', status: 200, run: async (d) => dcall(d, 'DELETE', `/api/portal/policies/${await withPolicy(d)}`) },
   { op: 'DELETE /api/portal/policies/{id}', status: 400, run: (d) => dcall(d, 'DELETE', '/api/portal/policies/not-an-object-id') },
   { op: 'DELETE /api/portal/policies/{id}', status: 404, run: (d) => dcall(d, 'DELETE', `/api/portal/policies/${UNKNOWN_MID}`) },
+  { op: 'POST /api/apis/oas', status: 200, run: (d) => dcall(d, 'POST', '/api/apis/oas', doas('4c1c0d8fc885401053ddac4e39ef676b')) },
+  { op: 'POST /api/apis/oas', status: 400, run: (d) => dcall(d, 'POST', '/api/apis/oas', '{') },
+  {
+    op: 'POST /api/apis/oas',
+    status: 400,
+    otherMessage: 'The payload should contain x-tyk-api-gateway.',
+    note: 'no x-tyk-api-gateway (PUT’s documented reason)',
+    run: (d) => dcall(d, 'POST', '/api/apis/oas', { ...doas(), 'x-tyk-api-gateway': undefined }),
+  },
+  { op: 'POST /api/apis/oas', status: 409, run: async (d) => (await withOas(d), dcall(d, 'POST', '/api/apis/oas', doas('known'))) },
+  { op: 'GET /api/apis/oas/{apiId}', status: 200, run: async (d) => (await withOas(d), dcall(d, 'GET', '/api/apis/oas/known')) },
+  { op: 'GET /api/apis/oas/{apiId}', status: 400, run: (d) => dcall(d, 'GET', '/api/apis/oas/unknown') },
+  { op: 'PUT /api/apis/oas/{apiId}', status: 200, run: async (d) => (await withOas(d), dcall(d, 'PUT', '/api/apis/oas/known', doas('known', 'PUT /api/apis/oas/{apiId}'))) },
+  {
+    op: 'PUT /api/apis/oas/{apiId}',
+    status: 400,
+    run: async (d) => (await withOas(d), dcall(d, 'PUT', '/api/apis/oas/known', { ...doas(), 'x-tyk-api-gateway': undefined })),
+  },
+  {
+    op: 'PUT /api/apis/oas/{apiId}',
+    status: 400,
+    otherMessage: 'Invalid `ID` value',
+    note: 'another info.id (PATCH’s documented reason)',
+    run: async (d) => (await withOas(d), dcall(d, 'PUT', '/api/apis/oas/known', doas('other'))),
+  },
+  {
+    op: 'PUT /api/apis/oas/{apiId}',
+    status: 403,
+    run: async (d) => {
+      await withOas(d);
+      await dcall(d, 'POST', '/api/apis/oas', doas('other', 'PUT /api/apis/oas/{apiId}'));
+      return dcall(d, 'PUT', '/api/apis/oas/known', doas('known', 'PUT /api/apis/oas/{apiId}'));
+    },
+  },
+  { op: 'PUT /api/apis/oas/{apiId}', status: 404, run: (d) => dcall(d, 'PUT', '/api/apis/oas/unknown', doas('unknown')) },
+  { op: 'DELETE /api/apis/oas/{apiId}', status: 200, run: async (d) => (await withOas(d), dcall(d, 'DELETE', '/api/apis/oas/known')) },
+  { op: 'DELETE /api/apis/oas/{apiId}', status: 404, run: (d) => dcall(d, 'DELETE', '/api/apis/oas/unknown') },
 ];
 
 /** Documented answers the Dashboard fake gives only through fault injection, and why. */
@@ -223,6 +273,10 @@ const DASHBOARD_INJECTED: Record<string, Record<number, string>> = {
   'GET /api/portal/policies/{id}': { 403: 'user permissions are not modelled', 500: 'a server failure' },
   'PUT /api/portal/policies/{id}': { 500: 'a server failure' },
   'DELETE /api/portal/policies/{id}': { 403: 'user permissions are not modelled', 500: 'a server failure' },
+  'POST /api/apis/oas': { 403: 'user permissions are not modelled', 500: 'a failure of the schema validator itself' },
+  'GET /api/apis/oas/{apiId}': { 403: 'user permissions are not modelled', 500: 'a server failure' },
+  'PUT /api/apis/oas/{apiId}': { 500: 'a failure of the schema validator itself' },
+  'DELETE /api/apis/oas/{apiId}': { 400: 'a failed database delete', 403: 'user permissions are not modelled' },
 };
 
 const UNAUTHORISED_PROBES: Record<string, [string, string, unknown?]> = {
@@ -236,6 +290,10 @@ const UNAUTHORISED_PROBES: Record<string, [string, string, unknown?]> = {
   'GET /api/portal/policies/{id}': ['GET', `/api/portal/policies/${UNKNOWN_MID}`],
   'PUT /api/portal/policies/{id}': ['PUT', `/api/portal/policies/${UNKNOWN_MID}`, pol('x')],
   'DELETE /api/portal/policies/{id}': ['DELETE', `/api/portal/policies/${UNKNOWN_MID}`],
+  'POST /api/apis/oas': ['POST', '/api/apis/oas', { openapi: '3.0.3' }],
+  'GET /api/apis/oas/{apiId}': ['GET', '/api/apis/oas/x'],
+  'PUT /api/apis/oas/{apiId}': ['PUT', '/api/apis/oas/x', { openapi: '3.0.3' }],
+  'DELETE /api/apis/oas/{apiId}': ['DELETE', '/api/apis/oas/x'],
 };
 
 async function dashboard(tt: Test, options: FakeTykDashboardOptions = {}): Promise<FakeTykDashboard> {
@@ -317,6 +375,23 @@ t.test('the Tyk Dashboard fake against tyk-dashboard-swagger.yml', async (t) => 
     const right = (await dcall(d, 'GET', `/api/portal/policies/${mid}`)).body.access_rights.a;
     tt.same(Object.keys(right).sort(), schemaProps(doc, 'AccessDefinition'), 'AccessDefinition: its fields');
     tt.same(Object.keys((await dcall(d, 'GET', '/api/portal/policies')).body).sort(), schemaProps(doc, 'ReturnDataStruct'));
+  });
+
+  t.test('Tyk OAS APIs: x-tyk-api-gateway as XTykAPIGateway has it (no field it lacks); the Classic form’s wrapper carries oas', async (tt) => {
+    const d = await dashboard(tt);
+    await withOas(d);
+    const one = (await dcall(d, 'GET', '/api/apis/oas/known')).body;
+    const vendor = swaggerSchema(doc, 'XTykAPIGateway');
+    tt.ok(vendor(one['x-tyk-api-gateway']), JSON.stringify(vendor.errors));
+    tt.match(one['x-tyk-api-gateway'].info, { id: 'known', dbId: /^[0-9a-f]{24}$/, orgId: d.orgId }, 'the Dashboard’s additions');
+    const { 'x-tyk-api-gateway': _ext, ...rest } = one;
+    const { 'x-tyk-api-gateway': _sent, ...sent } = doas('known');
+    tt.same(rest, sent, 'the document’s own fields as sent');
+    const wrapper = (await dcall(d, 'GET', '/api/apis/known')).body;
+    tt.same(Object.keys(wrapper).sort(), schemaProps(doc, 'ApiDefinitionWrapper'), 'every wrapper field, oas too');
+    tt.same(wrapper.oas, one);
+    tt.same(Object.keys(wrapper.api_definition).sort(), schemaProps(doc, 'APIDefinition'), 'its Classic form is an APIDefinition');
+    tt.equal(wrapper.api_definition.is_oas, true);
   });
 
   t.test('the client takes as "absent" exactly the documented answers for an unknown id', async (tt) => {
