@@ -402,6 +402,9 @@ t.test('the Tyk Dashboard fake against tyk-dashboard-swagger.yml', async (t) => 
       ['getPolicy', 'GET /api/portal/policies/{id}', [404]],
       ['putPolicy', 'PUT /api/portal/policies/{id}', [404]],
       ['deletePolicy', 'DELETE /api/portal/policies/{id}', [404]],
+      ['getOas', 'GET /api/apis/oas/{apiId}', [400]],
+      ['putOas', 'PUT /api/apis/oas/{apiId}', [404]],
+      ['deleteOas', 'DELETE /api/apis/oas/{apiId}', [404]],
     ];
     for (const [key, op, statuses] of pairs) {
       const answer = ABSENT_ANSWERS[key];
@@ -411,6 +414,8 @@ t.test('the Tyk Dashboard fake against tyk-dashboard-swagger.yml', async (t) => 
       }
     }
     tt.same(ABSENT_ANSWERS.getApi.statuses, [400, 404], 'GET of an API: the documented 400, and the 404 its DELETE documents with the same message');
+    tt.same(ABSENT_ANSWERS.getOas.statuses, [400, 404], 'GET of an OAS API: the same');
+    tt.equal(example(doc, 'DELETE /api/apis/oas/{apiId}', 404)?.Message, ABSENT_ANSWERS.getOas.message);
     tt.equal(example(doc, 'DELETE /api/apis/{apiId}', 404)?.Message, ABSENT_ANSWERS.getApi.message);
   });
 });

@@ -738,6 +738,12 @@ function newObjectId(): string {
   return seconds + newHex(8);
 }
 
+/** The OAS documents of the loaded OAS APIs (`apis`: the loaded Classic forms), as reads answer them (see the header). */
+export function loadOas(apis: Map<string, JsonObject>, files: Map<string, JsonObject>): Map<string, JsonObject> {
+  const docs = [...apis].filter(([, classic]) => classic.is_oas === true);
+  return new Map(docs.map(([id, classic]) => [id, filledOas(files.get(id) ?? {}, classic)]));
+}
+
 export function loadKind(kind: Kind, files: Map<string, JsonObject>): JsonObject[] {
   const idField = KINDS[kind].idField;
   return [...files.keys()].sort().map((key) => {
@@ -763,7 +769,7 @@ const OAS_PUT_ON_CLASSIC_ROUTE = 'this API endpoint only supports Tyk Classic AP
 const LEGACY_MISMATCH = 'Request APIID does not match that in Definition! For Updtae operations these must match.';
 
 /** The gateway's words for an OAS body it cannot take (./tyk-oas.ts); schema problems say their own. */
-const OAS_REFUSALS = { malformed: 'request malformed', 'no-extension': 'the payload should contain x-tyk-api-gateway' } as const;
+export const OAS_REFUSALS = { malformed: 'request malformed', 'no-extension': 'the payload should contain x-tyk-api-gateway' } as const;
 
 /** The documented query parameters of POST /tyk/apis/oas that the fake does not apply (API versions). */
 const OAS_VERSION_PARAMS = ['base_api_id', 'base_api_version_name', 'new_version_name', 'set_default'];
@@ -874,7 +880,7 @@ class FakeTyk extends TykFakeBase {
 
   applyReload(): void {
     this.store.loaded.api = this.loadApis();
-    this.store.loaded.oas = this.loadOas(this.store.loaded.api);
+    this.store.loaded.oas = loadOas(this.store.loaded.api, this.layer('files', 'oas'));
     const policies = loadKind('policy', this.layer('files', 'policy'));
     this.store.loaded.policy = new Map(policies.map((p) => [str(p.id), p]));
   }
@@ -886,13 +892,6 @@ class FakeTyk extends TykFakeBase {
     const counts = countByListenHash(specs);
     for (const s of specs) fixListenPath(s, counts, prev.get(str(s.api_id)));
     return new Map(specs.map((s) => [str(s.api_id), s]));
-  }
-
-  /** The OAS documents of the loaded OAS APIs, as reads answer them (see the header). */
-  private loadOas(apis: Map<string, JsonObject>): Map<string, JsonObject> {
-    const files = this.layer('files', 'oas');
-    const docs = [...apis].filter(([, classic]) => classic.is_oas === true);
-    return new Map(docs.map(([id, classic]) => [id, filledOas(files.get(id) ?? {}, classic)]));
   }
 
   private objectIdFor(apiId: string): string {
