@@ -10,8 +10,11 @@
 import { KubeConfig } from '@kubernetes/client-node';
 import { type Clock, systemClock } from './clock.js';
 import type { Config } from './config.js';
-import { ConfigError, describeError, ShuttingDownError } from './errors.js';
+import { ConfigError, describeError, GatewayUnsupportedError, ShuttingDownError } from './errors.js';
+import { resolveDependents } from './events/dependents.js';
 import { RateLimiter } from './events/rate-limit.js';
+import type { EventItem } from './events/refs.js';
+import type { CertificateStore } from './gateway/certificates.js';
 import type { ConnectionSettings } from './gateway/connection.js';
 import { DEFAULT_TARGET, type GatewayFactory, type GatewayTarget, GatewayTargets } from './gateway/targets.js';
 import type { GatewayObserver } from './gateway/transport.js';
@@ -127,6 +130,11 @@ export class Service {
    * Marks delivery ids as handled (for DELIVERY_MEMORY_MS) and returns those that were marked
    * already: of two concurrent deliveries of one id, exactly one finds it new.
    */
+  /** Events about Secrets → the objects whose records use them (lib/events/dependents.ts); other events as given. */
+  dependents(items: readonly EventItem[]): Promise<EventItem[]> {
+    return resolveDependents(this.parts.store, items);
+  }
+
   async markDelivered(ids: readonly string[]): Promise<ReadonlySet<string>> {
     if (ids.length === 0) return new Set();
     const fresh = await this.parts.store.markSeen(ids, DELIVERY_MEMORY_MS);
@@ -321,6 +329,11 @@ type ClosableGateway = Gateway & { close(): Promise<void> };
 function lazyGateway(name: string, reloadRequired: boolean, load: () => Promise<ClosableGateway>): ClosableGateway {
   let client: Promise<ClosableGateway> | undefined;
   const loaded = (): Promise<ClosableGateway> => (client ??= load());
+  const store = async (): Promise<CertificateStore> => {
+    const certificates = (await loaded()).certificates;
+    if (!certificates) throw new GatewayUnsupportedError(501, `gateway ${name} has no certificate store`);
+    return certificates;
+  };
   return {
     name,
     reloadRequired,
@@ -330,6 +343,12 @@ function lazyGateway(name: string, reloadRequired: boolean, load: () => Promise<
     remove: async (kind, id) => (await loaded()).remove(kind, id),
     reload: async () => (await loaded()).reload(),
     ping: async () => (await loaded()).ping(),
+    certificates: {
+      uploadCertificate: async (pem, orgId) => (await store()).uploadCertificate(pem, orgId),
+      hasCertificate: async (id) => (await store()).hasCertificate(id),
+      removeCertificate: async (id, orgId) => (await store()).removeCertificate(id, orgId),
+      listCertificates: async (orgId) => (await store()).listCertificates(orgId),
+    },
     close: async () => (client ? (await client).close() : undefined),
   };
 }

@@ -2,7 +2,9 @@
  * audit.k8s.io/v1 EventList → EventItems, as the API server's audit webhook sends it.
  *
  * Takes only stage ResponseComplete writes (create, update, patch, delete, deletecollection)
- * of tyk.tyk.io resources; skips requests that failed (responseStatus.code >= 300), dry runs,
+ * of tyk.tyk.io resources, and of the core resources ours are built from (Secrets: an
+ * EventItem `dependency`, by name; only the objectRef is read, so a Metadata audit level is
+ * enough and Secret data never needs to be in the audit log); skips requests that failed (responseStatus.code >= 300), dry runs,
  * the status subresource, and requests made by our own identity (`ownUsername`: our finalizer
  * patches come back as audit events). Each item carries its auditID, so a batch the API server
  * resends is recognised. A create whose objectRef has no name takes it from responseObject
@@ -13,7 +15,7 @@
 import { BadRequestError } from '../errors.js';
 import { isObject, nonEmpty } from '../guards.js';
 import { findKind } from '../kinds.js';
-import type { EventItem } from './refs.js';
+import { type EventItem, findDependencyKind } from './refs.js';
 
 const WRITE_VERBS = new Set(['create', 'update', 'patch', 'delete', 'deletecollection']);
 
@@ -43,9 +45,11 @@ function auditItem(ev: Record<string, unknown>, ownUsername: string | undefined)
   if (ev.stage !== 'ResponseComplete') return { ignored: 'stage not ResponseComplete' };
   if (!WRITE_VERBS.has(nonEmpty(ev.verb) ?? '')) return { ignored: 'read-only verb' };
   const ref = isObject(ev.objectRef) ? ev.objectRef : undefined;
-  if (!ref || nonEmpty(ref.apiGroup) !== 'tyk.tyk.io') return { ignored: 'kind not reconciled' };
+  if (!ref) return { ignored: 'kind not reconciled' };
   const resource = nonEmpty(ref.resource) ?? '';
-  if (findKind(resource) === undefined) return { ignored: 'kind not reconciled' };
+  const group = nonEmpty(ref.apiGroup);
+  const dependency = group === undefined ? findDependencyKind(resource) : undefined;
+  if (dependency === undefined && (group !== 'tyk.tyk.io' || findKind(resource) === undefined)) return { ignored: 'kind not reconciled' };
   if (nonEmpty(ref.subresource) === 'status') return { ignored: 'status subresource' };
   const code = isObject(ev.responseStatus) ? ev.responseStatus.code : undefined;
   if (typeof code === 'number' && code >= 300) return { ignored: 'request failed' };
@@ -55,6 +59,11 @@ function auditItem(ev: Record<string, unknown>, ownUsername: string | undefined)
   const namespace = nonEmpty(ref.namespace);
   if (!namespace) return { ignored: 'no namespace' };
   const name = nonEmpty(ref.name) ?? nameFrom(ev.responseObject) ?? nameFrom(ev.requestObject);
+  if (dependency !== undefined) {
+    // which of ours use a Secret is known by name only; a nameless write of one changes nothing we can find
+    if (name === undefined || ev.verb === 'deletecollection') return { ignored: 'dependency without a name' };
+    return { dependency: { kind: dependency, namespace, name } };
+  }
   if (name === undefined || ev.verb === 'deletecollection') return { namespace: { kind: resource, namespace } };
   return { object: { kind: resource, namespace, name } };
 }

@@ -13,8 +13,23 @@ export type EventItem =
   | { id?: string; object: { kind: string; namespace: string; name: string } }
   /** a whole namespace to look at (a create whose name the event lacks, a deletecollection) */
   | { id?: string; namespace: { kind: string; namespace: string } }
+  /** a resource ours are built from (a Secret): the objects whose records use it are looked at (dependents.ts) */
+  | { id?: string; dependency: { kind: DependencyKind; namespace: string; name: string } }
   /** nothing to do, and why */
   | { id?: string; ignored: string };
+
+/** Core kinds whose change changes what our objects send. */
+export type DependencyKind = 'Secret';
+
+const DEPENDENCY_KINDS: ReadonlyMap<string, DependencyKind> = new Map([
+  ['secret', 'Secret'],
+  ['secrets', 'Secret'],
+]);
+
+/** The dependency kind of a core (group "") resource, by Kind or plural, case-insensitively. */
+export function findDependencyKind(name: string): DependencyKind | undefined {
+  return DEPENDENCY_KINDS.get(name.toLowerCase());
+}
 
 export interface Intake {
   scope: RunScope;
@@ -45,6 +60,11 @@ export function collect(items: readonly EventItem[], options: CollectOptions = {
     }
     if ('ignored' in item) {
       ignore(item.ignored);
+      continue;
+    }
+    if ('dependency' in item) {
+      // resolved to the objects using it before collect (lib/events/dependents.ts)
+      ignore('dependency not resolved');
       continue;
     }
     const target = 'object' in item ? item.object : item.namespace;

@@ -3,14 +3,15 @@
  * returns the EventItem, or undefined when the payload is not of that shape; they throw
  * BadRequestError when it is of that shape but incomplete.
  *
- * - a Kubernetes object: {apiVersion, kind, metadata: {name, namespace}}
+ * - a Kubernetes object: {apiVersion, kind, metadata: {name, namespace}}; a core Secret is a
+ *   `dependency` (the objects built from it are looked at), any other non-tyk.tyk.io kind ignored
  * - a reference: {apiVersion, kind, name, namespace} (Knative ApiServerSource, Reference mode)
  * - a WatchEvent: {type: ADDED|MODIFIED|DELETED|BOOKMARK|ERROR, object}
  * - an Argo Events resource event: {type: ADD|UPDATE|DELETE, body, group, version, resource}
  */
 import { BadRequestError } from '../errors.js';
 import { isObject, nonEmpty } from '../guards.js';
-import type { EventItem } from './refs.js';
+import { type EventItem, findDependencyKind } from './refs.js';
 
 const WATCH_TYPES = new Set(['ADDED', 'MODIFIED', 'DELETED', 'BOOKMARK', 'ERROR']);
 const ARGO_TYPES = new Set(['ADD', 'UPDATE', 'DELETE']);
@@ -22,11 +23,12 @@ function fromObject(obj: unknown, where: string): EventItem | undefined {
   const apiVersion = nonEmpty(obj.apiVersion);
   const kind = nonEmpty(obj.kind);
   if (!apiVersion || !kind || (!meta && !('name' in obj))) return undefined;
-  if (!apiVersion.startsWith('tyk.tyk.io/')) return { ignored: 'kind not reconciled' };
+  const dependency = apiVersion === 'v1' ? findDependencyKind(kind) : undefined;
+  if (!apiVersion.startsWith('tyk.tyk.io/') && dependency === undefined) return { ignored: 'kind not reconciled' };
   const name = nonEmpty(meta ? meta.name : obj.name);
   const namespace = nonEmpty(meta ? meta.namespace : obj.namespace);
   if (!name || !namespace) throw new BadRequestError(`${where}: the object's name and namespace are required`);
-  return { object: { kind, namespace, name } };
+  return dependency === undefined ? { object: { kind, namespace, name } } : { dependency: { kind: dependency, namespace, name } };
 }
 
 export function fromWatchEvent(ev: unknown, where: string): EventItem | undefined {
@@ -42,7 +44,7 @@ export function fromArgoEvent(ev: unknown, where: string): EventItem | undefined
   if (!isObject(ev) || typeof ev.type !== 'string' || !ARGO_TYPES.has(ev.type) || !isObject(ev.body) || typeof ev.resource !== 'string') {
     return undefined;
   }
-  if (ev.group !== 'tyk.tyk.io') return { ignored: 'kind not reconciled' };
+  if (ev.group !== 'tyk.tyk.io' && !(ev.group === '' && findDependencyKind(ev.resource) !== undefined)) return { ignored: 'kind not reconciled' };
   const item = fromObject(ev.body, where);
   if (!item) throw new BadRequestError(`${where}: an Argo Events resource event's body must be the Kubernetes object`);
   return item;

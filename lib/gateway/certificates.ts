@@ -1,11 +1,14 @@
 /**
- * Certificates in a gateway's certificate store (Tyk Gateway /tyk/certs), for APIs that name
- * TLS Secrets. `certificateId` computes the id Tyk gives a PEM: the org id followed by the hex
- * SHA-256 of the certificate's DER (the first CERTIFICATE block: the leaf), so a run knows a
- * certificate's id before any upload, and an upload repeated after a crash is recognised.
+ * Certificates in a gateway's certificate store (Tyk Gateway /tyk/certs: ./tyk-ce.ts; Tyk
+ * Dashboard /api/certs: ./tyk-dashboard.ts), for APIs that name TLS Secrets. `certificateId`
+ * computes the id Tyk gives a PEM: the org id followed by the hex SHA-256 of the certificate's
+ * DER (the first CERTIFICATE block: the leaf), so a run knows a certificate's id before any
+ * upload, and an upload repeated after a crash is recognised. The gateway stores under the
+ * org a call names; the Dashboard under its key's org, whatever a call names (its client
+ * ignores `orgId`).
  *
  * Guarantees of a CertificateStore: `uploadCertificate` is idempotent (the same certificate
- * again answers its id); `removeCertificate` of an absent id succeeds; errors never carry the
+ * again answers its id, with `created` false: the store had it already, from us or anyone); `removeCertificate` of an absent id succeeds; errors never carry the
  * PEM (private keys) or the gateway secret.
  * Throws InvalidSpecError (no certificate in the PEM), GatewayRejectedError, GatewayApiError,
  * GatewayUnavailableError.
@@ -28,9 +31,15 @@ export function certificateId(pem: string, orgId = ''): string {
   return orgId + createHash('sha256').update(cert.raw).digest('hex');
 }
 
+/** What an upload did: the certificate's id, and whether this upload put it there. */
+export interface Uploaded {
+  readonly id: string;
+  readonly created: boolean;
+}
+
 export interface CertificateStore {
-  /** Uploads a PEM (a certificate, optionally followed by its private key) to the store; returns its id. */
-  uploadCertificate(pem: string, orgId?: string): Promise<string>;
+  /** Uploads a PEM (a certificate, optionally followed by its private key) to the store. */
+  uploadCertificate(pem: string, orgId?: string): Promise<Uploaded>;
   hasCertificate(id: string): Promise<boolean>;
   removeCertificate(id: string, orgId?: string): Promise<void>;
   /** The ids of the org's certificates (all, without an org). */

@@ -49,7 +49,7 @@ import type { Agent } from 'undici';
 import { GatewayApiError, GatewayRejectedError, GatewayUnsupportedError } from '../errors.js';
 import { isObject } from '../guards.js';
 import { type HttpResponse, makeAgent, redactUrl } from '../http.js';
-import { type CertificateStore, certificateId } from './certificates.js';
+import { type CertificateStore, certificateId, type Uploaded } from './certificates.js';
 import { oasApiId, withOasId } from './oas.js';
 import { answerMessage, type CallTarget, type GatewayObserver, gatewayCall } from './transport.js';
 import { GATEWAY_OBJECT_NAMES, type Gateway, type GatewayObjectKind, type JsonObject } from './types.js';
@@ -109,6 +109,7 @@ const CLASSIC_FORMAT = /tyk classic format/i;
 
 export class TykGatewayClient implements Gateway, CertificateStore {
   readonly name: string;
+  readonly certificates: CertificateStore = this;
   readonly reloadRequired = true;
   private readonly base: string;
   private readonly secret: string;
@@ -196,18 +197,18 @@ export class TykGatewayClient implements Gateway, CertificateStore {
 
   // ── the certificate store (/tyk/certs) ──
 
-  async uploadCertificate(pem: string, orgId = ''): Promise<string> {
+  async uploadCertificate(pem: string, orgId = ''): Promise<Uploaded> {
     const id = certificateId(pem, orgId);
     const res = await this.call('POST', `/tyk/certs${orgQuery(orgId)}`, undefined, pem);
     if (res.status >= 200 && res.status < 300) {
       const given = isObject(res.json) ? res.json.id : undefined;
-      return typeof given === 'string' && given !== '' ? given : id;
+      return { id: typeof given === 'string' && given !== '' ? given : id, created: true };
     }
     const message = answerMessage(res, 'message');
-    if (res.status === 403 && CERT_EXISTS.test(message)) return id;
+    if (res.status === 403 && CERT_EXISTS.test(message)) return { id, created: false };
     if (res.status === 403 && !FORBIDDEN.test(message)) throw new GatewayRejectedError(403, `upload certificate ${id}: rejected by the gateway: ${message}`);
     this.expect2xx(res, `upload certificate ${id}`);
-    return id;
+    return { id, created: true };
   }
 
   async hasCertificate(id: string): Promise<boolean> {

@@ -1,12 +1,15 @@
 /**
- * The Tyk Dashboard API ("pro" mode, TYK_MODE=pro) as a Gateway (./types.ts).
+ * The Tyk Dashboard API ("pro" mode, TYK_MODE=pro) as a Gateway (./types.ts), and as a
+ * CertificateStore (./certificates.ts).
  *
  * Calls (the Dashboard swagger): GET /api/apis?p=N&sort=created_at, GET/PUT/DELETE
  * /api/apis/{id}, POST /api/apis, all with the `{"api_definition": ...}` wrapper; GET
  * /api/portal/policies?p=N, GET/PUT/DELETE /api/portal/policies/{_id}, POST
- * /api/portal/policies, with bare Policy bodies. Every call carries `Authorization: <key>`
- * (the Dashboard user's API key, no "Bearer") and a timeout. No reload: the Dashboard's
- * writes are visible at once, so `reloadRequired` is false and `reload()` does nothing.
+ * /api/portal/policies, with bare Policy bodies; the certificate store: POST /api/certs
+ * (multipart), GET /api/certs?p=N, GET/DELETE /api/certs/{certId}. Every call carries
+ * `Authorization: <key>` (the Dashboard user's API key, no "Bearer") and a timeout. No reload:
+ * the Dashboard's writes are visible at once, so `reloadRequired` is false and `reload()` does
+ * nothing.
  *
  * Tyk OAS APIs ('oas', ./oas.ts): GET/PUT/DELETE /api/apis/oas/{id} and POST /api/apis/oas,
  * with the bare OpenAPI document; {id} is the API's public id, `x-tyk-api-gateway.info.id` (the
@@ -42,7 +45,8 @@
  *   get/list include `_id`; policies are also found by their `_id` (Tyk Operator adopts a policy by setting spec.id to its _id). When two
  *   policies carry the same `id`, the first listed (oldest) is ours.
  * - `list` follows every page (sorted oldest first, so new objects land on the last page) and
- *   starts again when the page count changes under it; a failed page fails the list. (A
+ *   starts again when the page count changes under it; a failed page fails the list, and so
+ *   does a page without its list field (`apis`, `Data`, `certs`; null is an empty page). (A
  *   delete by someone else while we page, with the page count unchanged, can shift one item
  *   past us; the worst it costs is one adopting write, never a delete.)
  * - A policy create's `_id` is read from the answer's Meta, else its Message (where the
@@ -62,6 +66,31 @@
  * - Deletes verify first: a read by our id finds the object (by its real identity), then it is
  *   deleted by its internal id / _id; absent (as above) is done, and a failed delete is done
  *   when a read confirms the object is gone.
+ *
+ * The certificate store (/api/certs):
+ * - The Dashboard keeps certificates in the org of its key, and names them as Tyk does: that
+ *   org id followed by the hex SHA-256 of the leaf's DER. The `orgId` parameters of the
+ *   CertificateStore calls are accepted for the interface and ignored: the Dashboard takes no
+ *   org, and an id built from TYK_ORG would be wrong where TYK_ORG is not the key's org.
+ * - `uploadCertificate` checks the PEM first (certificateId: InvalidSpecError, nothing sent),
+ *   then posts it as multipart/form-data, the same file under two fields: `file` (the
+ *   swagger's) and `cert` (what Tyk Operator and tyk-sync send, which real Dashboards read).
+ *   A Dashboard reads one of them, and either way gets the same PEM. The id is the one the
+ *   answer gives. A certificate the org has already (any 4xx ApiResponse whose Message says
+ *   "Certificate with <id> ID already exists", the swagger's 404) is uploaded: its id is the
+ *   one named there, when it ends with the certificate's SHA-256, else the listed id that does.
+ *   Another 404 "Could not create certificate.…" (expired, a key that does not match, …) →
+ *   GatewayRejectedError.
+ * - `hasCertificate`: the certificate's metadata (an object carrying its id) → true; the
+ *   documented 404 "Could not retrieve certificate details. Certificate with given SHA256
+ *   fingerprint not found." → false. Another org's id (400 "Attempted access to non-owned
+ *   certificate.") is an error, never "absent".
+ * - `removeCertificate`: 2xx, or the documented 404 "Could not delete certificate.", is done
+ *   (Dashboards answer an unknown id either way); a failed delete (5xx) is done when
+ *   `hasCertificate` confirms the certificate is gone.
+ * - `listCertificates` follows every page of ids, as `list` does.
+ * - Errors never carry a PEM: PEM blocks in an answer, and any line of the uploaded PEM, are
+ *   cut out of messages.
  * Errors: a body refused with 400 → GatewayRejectedError with the Dashboard's Message (also 403
  * "Request body malformed.", the Dashboard's answer to a policy it cannot decode, and 403 "Found
  * API with same url." to an OAS API on another API's listen path); a 400 to a
@@ -69,10 +98,12 @@
  * GatewayApiError naming TYK_AUTH; other ≥ 400 → GatewayApiError; network/timeout →
  * GatewayUnavailableError. The key never appears in an error.
  */
+import { randomBytes } from 'node:crypto';
 import type { Agent } from 'undici';
 import { GatewayApiError, GatewayRejectedError } from '../errors.js';
 import { isObject, nonEmpty } from '../guards.js';
 import { type HttpResponse, makeAgent, redactUrl } from '../http.js';
+import { type CertificateStore, certificateId, type Uploaded } from './certificates.js';
 import { oasApiId, withOasId, withoutOasFields } from './oas.js';
 import { answerMessage, type CallTarget, type GatewayObserver, gatewayCall } from './transport.js';
 import type { Gateway, GatewayObjectKind, JsonObject } from './types.js';
@@ -94,6 +125,15 @@ export interface TykDashboardOptions {
 const APIS = '/api/apis';
 const OAS_APIS = '/api/apis/oas';
 const POLICIES = '/api/portal/policies';
+const CERTS = '/api/certs';
+/** The multipart fields an upload carries the PEM under: the swagger's, then Tyk Operator's. */
+const CERT_UPLOAD_FIELDS = ['file', 'cert'] as const;
+/** The certificate manager's answer to a certificate the org has already ("ID" in the swagger's words, "id" in newer Tyk's). */
+const CERT_EXISTS = /Certificate with (\S*) id already exists/i;
+/** The start of the Dashboard's answer to a PEM the certificate manager refuses. */
+const CERT_NOT_CREATED = /^could not create certificate/i;
+/** A PEM block in an answer, to its END line or the end of the text (a cut-off echo). */
+const PEM_BLOCK = /-----BEGIN [A-Z0-9 ]+-----[\s\S]*?(?:-----END [A-Z0-9 ]+-----|$)/g;
 /** how often `list` starts again when the list changes while it pages */
 const LIST_ATTEMPTS = 3;
 const MAX_PAGES = 100_000;
@@ -120,6 +160,8 @@ export const ABSENT_ANSWERS = {
   getPolicy: { statuses: [404], message: 'Could not retrieve portal object.' },
   putPolicy: { statuses: [404], message: 'Could not retrieve portal object.' },
   deletePolicy: { statuses: [404], message: 'Could not retrieve object for deletion' },
+  getCertificate: { statuses: [404], message: 'Could not retrieve certificate details. Certificate with given SHA256 fingerprint not found.' },
+  deleteCertificate: { statuses: [404], message: 'Could not delete certificate.' },
 } as const satisfies Record<string, AbsentAnswer>;
 
 /** A Message as compared with a documented one: no case, no surrounding space, no final period. */
@@ -136,7 +178,30 @@ function enc(id: string): string {
   return encodeURIComponent(id);
 }
 
-export class TykDashboardClient implements Gateway {
+/** A request body sent as it is. */
+interface RawBody {
+  text: string;
+  contentType: string;
+}
+
+/** POST /api/certs's body: the PEM as a file under each of CERT_UPLOAD_FIELDS (see the header). */
+function certUpload(pem: string): RawBody {
+  const boundary = `gateway-reconciler-${randomBytes(16).toString('hex')}`;
+  const parts = CERT_UPLOAD_FIELDS.map(
+    (field) => `--${boundary}\r\nContent-Disposition: form-data; name="${field}"; filename="${field}.pem"\r\nContent-Type: application/x-pem-file\r\n\r\n${pem}\r\n`,
+  );
+  return { text: `${parts.join('')}--${boundary}--\r\n`, contentType: `multipart/form-data; boundary=${boundary}` };
+}
+
+/** `text` without PEM blocks, and without any line of `pem` (an answer echoing what was sent). */
+function withoutPem(text: string, pem?: string): string {
+  let out = text.replace(PEM_BLOCK, '[PEM]');
+  for (const line of pem?.split(/\r?\n/) ?? []) if (line.trim().length >= 16) out = out.split(line.trim()).join('[PEM]');
+  return out;
+}
+
+export class TykDashboardClient implements Gateway, CertificateStore {
+  readonly certificates: CertificateStore = this;
   readonly name: string;
   readonly reloadRequired = false;
   private readonly base: string;
@@ -515,6 +580,60 @@ export class TykDashboardClient implements Gateway {
     this.expect2xx(res, `delete policy ${id}`, false);
   }
 
+  // --- the certificate store (/api/certs) ----------------------------------------
+
+  /** Uploads to the key's org (`_orgId` is ignored: see the header); resolves with the certificate's id there. */
+  async uploadCertificate(pem: string, _orgId?: string): Promise<Uploaded> {
+    const fingerprint = certificateId(pem);
+    const what = `upload certificate ${fingerprint}`;
+    const res = await this.call('POST', CERTS, undefined, certUpload(pem));
+    if (res.status >= 200 && res.status < 300) {
+      const given = isObject(res.json) ? nonEmpty(res.json.id) : undefined;
+      return { id: given ?? (await this.listedCertificateId(fingerprint, what)), created: true };
+    }
+    const message = this.message(res, pem);
+    const refused = res.status >= 400 && res.status < 500 && this.isDashboardError(res);
+    if (refused && CERT_EXISTS.test(message)) return { id: await this.existingCertificateId(message, fingerprint, what), created: false };
+    if (refused && res.status === 404 && CERT_NOT_CREATED.test(message)) throw new GatewayRejectedError(404, `${what}: rejected by the Dashboard: ${message}`);
+    this.fail(res, what, true, pem);
+  }
+
+  async hasCertificate(id: string): Promise<boolean> {
+    const res = await this.call('GET', `${CERTS}/${enc(id)}`);
+    if (this.isAbsent(res, ABSENT_ANSWERS.getCertificate)) return false;
+    this.expect2xx(res, `get certificate ${id}`, false);
+    if (!isObject(res.json) || res.json.id !== id) throw new GatewayApiError(res.status, `get certificate ${id}: the answer is not this certificate's metadata`);
+    return true;
+  }
+
+  /** Removes from the key's org (`_orgId` is ignored: see the header); absent counts as removed. */
+  async removeCertificate(id: string, _orgId?: string): Promise<void> {
+    const res = await this.call('DELETE', `${CERTS}/${enc(id)}`);
+    if (res.status < 300 || this.isAbsent(res, ABSENT_ANSWERS.deleteCertificate)) return;
+    if (res.status >= 500 && !(await this.hasCertificate(id))) return;
+    this.expect2xx(res, `delete certificate ${id}`, false);
+  }
+
+  /** The ids of the key's org's certificates (`_orgId` is ignored: see the header), every page. */
+  async listCertificates(_orgId?: string): Promise<string[]> {
+    const items = await this.walk(`${CERTS}?`, 'certs', 'pages', 'certificates');
+    if (!items.every((item): item is string => typeof item === 'string')) throw new GatewayApiError(200, 'list certificates: an item is not a certificate id');
+    return [...new Set(items)];
+  }
+
+  /** The id of a certificate the Dashboard says it has already: the one its message names, when that is this certificate's, else the listed one. */
+  private async existingCertificateId(message: string, fingerprint: string, what: string): Promise<string> {
+    const named = CERT_EXISTS.exec(message)?.[1];
+    return named?.endsWith(fingerprint) ? named : this.listedCertificateId(fingerprint, what);
+  }
+
+  /** The listed id of the certificate with this SHA-256 (after an upload whose answer did not name it). */
+  private async listedCertificateId(fingerprint: string, what: string): Promise<string> {
+    const id = (await this.listCertificates()).find((listed) => listed.endsWith(fingerprint));
+    if (id === undefined) throw new GatewayApiError(200, `${what}: the Dashboard took the certificate but does not list it`);
+    return id;
+  }
+
   // --- paging, errors, transport ----------------------------------------------
 
   /** Every item of a paged list; starts again (up to LIST_ATTEMPTS) when the page count changes. */
@@ -542,7 +661,8 @@ export class TykDashboardClient implements Gateway {
     const res = await this.call('GET', `${prefix}p=${p}`);
     this.expect2xx(res, `list ${label} (page ${p})`, false);
     const body = res.json;
-    const items = isObject(body) ? (body[itemsKey] ?? []) : undefined;
+    // null is an empty page (Go's nil slice); a body without the field is no page of these at all
+    const items = isObject(body) && itemsKey in body ? (body[itemsKey] ?? []) : undefined;
     const pages = isObject(body) ? body[pagesKey] : undefined;
     if (!Array.isArray(items) || typeof pages !== 'number' || !Number.isInteger(pages) || pages < 0 || pages > MAX_PAGES) {
       throw new GatewayApiError(res.status, `list ${label} (page ${p}): the Dashboard answered something other than a page of ${label}`);
@@ -562,10 +682,15 @@ export class TykDashboardClient implements Gateway {
     return typeof message === 'string' && normalMessage(message) === normalMessage(answer.message);
   }
 
-  /** Throws unless 2xx. With `sentBody`, a 400 (or 403 "malformed" or "same url") refuses what we sent. */
-  private expect2xx(res: HttpResponse, what: string, sentBody = true): void {
+  /** Throws unless 2xx. With `sentBody`, a 400 (or 403 "malformed") refuses what we sent (also 403 "same url"); `pem` (what we sent) never reaches the message. */
+  private expect2xx(res: HttpResponse, what: string, sentBody = true, pem?: string): void {
     if (res.status >= 200 && res.status < 300) return;
-    const message = this.message(res);
+    this.fail(res, what, sentBody, pem);
+  }
+
+  /** The error for a non-2xx answer (see `expect2xx`). */
+  private fail(res: HttpResponse, what: string, sentBody: boolean, pem?: string): never {
+    const message = this.message(res, pem);
     if (sentBody && (res.status === 400 || (res.status === 403 && /malformed|same url/i.test(message)))) {
       throw new GatewayRejectedError(res.status, `${what}: rejected by the Dashboard: ${message}`);
     }
@@ -575,17 +700,20 @@ export class TykDashboardClient implements Gateway {
     throw new GatewayApiError(res.status, `${what}: ${res.status} ${message}`);
   }
 
-  private message(res: HttpResponse): string {
-    const text = answerMessage(res, 'Message');
+  /** What an answer says, without the key or a PEM (`pem`: one we sent). */
+  private message(res: HttpResponse, pem?: string): string {
+    const text = withoutPem(answerMessage(res, 'Message'), pem);
     return this.secret === '' ? text : text.split(this.secret).join('***');
   }
 
-  private async call(method: Method, path: string, body?: unknown): Promise<HttpResponse> {
+  /** One call; `raw` is sent as it is instead of `body` as JSON. */
+  private async call(method: Method, path: string, body?: unknown, raw?: RawBody): Promise<HttpResponse> {
     return gatewayCall(this.target, {
       method,
       url: this.base + path,
       headers: { authorization: this.secret },
       body,
+      ...(raw === undefined ? {} : { rawBody: raw.text, contentType: raw.contentType }),
       timeoutMs: this.timeoutMs,
       dispatcher: this.agent,
     });

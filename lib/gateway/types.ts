@@ -16,6 +16,8 @@
  * GatewayUnavailableError (network, timeout).
  */
 
+import type { CertificateStore } from './certificates.js';
+
 /**
  * What the gateway holds, and the id the interface names it by:
  * - 'api': a Tyk Classic API definition, by its `api_id`;
@@ -48,4 +50,6 @@ export interface Gateway {
   reload(): Promise<void>;
   /** Resolves when the gateway answers and accepts our secret; for /readyz. */
   ping(): Promise<void>;
+  /** The gateway's certificate store (./certificates.ts), where it has one we can reach. */
+  readonly certificates?: CertificateStore;
 }

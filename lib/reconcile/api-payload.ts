@@ -10,25 +10,21 @@
  * - turns `jwt_default_policies` entries that name a SecurityPolicy ("namespace/name", as Tyk
  *   Operator takes them) into that policy's gateway id.
  *
- * Fields that need something this service does not do yet (certificates and keys from
- * Secrets) make the object unsupported: building returns a reason instead of a body, so
- * nothing half-configured reaches the gateway. `contextRef` picks the gateway and is not sent.
+ * - replaces the fields that name Secrets (certificate-refs.ts) with the certificate store ids
+ *   the load stage resolved (`certificateFields`); the `*_refs` fields themselves are not sent.
+ *
+ * What needs something this service does not do yet (GraphQL federation) makes the object
+ * unsupported: building returns a reason instead of a body, so nothing half-configured
+ * reaches the gateway. `contextRef` picks the gateway and is not sent.
  */
 
 import type { JsonObject } from '../gateway/types.js';
 import { isEmptyJson } from '../guards.js';
 import type { KubeObject } from '../kube/types.js';
+import { SECRET_REF_FIELDS } from './certificate-refs.js';
 
 /** Operator-only fields that pick the gateway (handled by lib/gateway/targets.ts): not sent. */
 const ROUTING_FIELDS = ['contextRef'];
-
-/** Operator-only fields that need Secrets, with what each needs. */
-const UNSUPPORTED_FIELDS: Record<string, string> = {
-  certificate_secret_names: 'certificates from Secrets are not supported yet',
-  client_certificate_refs: 'client certificates from Secrets are not supported yet',
-  upstream_certificate_refs: 'upstream certificates from Secrets are not supported yet',
-  pinned_public_keys_refs: 'pinned public keys from Secrets are not supported yet',
-};
 
 export type PayloadResult = { ok: true; body: JsonObject } | { ok: false; reason: string };
 
@@ -62,18 +58,14 @@ function omit(obj: JsonObject, keys: string[]): JsonObject {
   return out;
 }
 
-export function apiDefinitionPayload(obj: KubeObject, id: string, orgId: string | undefined, policyIdOf?: PolicyIdOf): PayloadResult {
+export function apiDefinitionPayload(obj: KubeObject, id: string, orgId: string | undefined, policyIdOf?: PolicyIdOf, certificateFields: JsonObject = {}): PayloadResult {
   const spec = obj.spec;
   if (!isPlainObject(spec)) return { ok: false, reason: 'spec is missing' };
-  const problems = Object.keys(UNSUPPORTED_FIELDS)
-    .filter((field) => !isEmptyJson(spec[field]))
-    .map((field) => `${field}: ${UNSUPPORTED_FIELDS[field]}`);
   if (isPlainObject(spec.graphql) && !isEmptyJson(spec.graphql.graph_ref)) {
-    problems.push('graphql.graph_ref: GraphQL federation (SuperGraph and SubGraph resources) is not supported yet');
+    return { ok: false, reason: 'unsupported: graphql.graph_ref: GraphQL federation (SuperGraph and SubGraph resources) is not supported yet' };
   }
-  if (problems.length > 0) return { ok: false, reason: `unsupported: ${problems.join('; ')}` };
 
-  const body = omit(spec, [...ROUTING_FIELDS, ...Object.keys(UNSUPPORTED_FIELDS)]);
+  const body = { ...omit(spec, [...ROUTING_FIELDS, ...SECRET_REF_FIELDS]), ...certificateFields };
   body.api_id = id;
   if (orgId !== undefined && orgId !== '') body.org_id = orgId;
   body.version_data = withDefaultVersions(spec.version_data);

@@ -23,9 +23,10 @@
  * and locks no safe decision can be made. Object failures are recorded, never thrown.
  */
 import { randomUUID } from 'node:crypto';
-import { describeError, errorCode, GatewayUnavailableError, InvalidSpecError } from '../errors.js';
+import { describeError, errorCode, InvalidSpecError } from '../errors.js';
 import type { Gateway, JsonObject } from '../gateway/types.js';
 import type { KubeObject } from '../kube/types.js';
+import { uploadCertificates } from './certificates.js';
 import { sentFieldDifferences } from './compare.js';
 import { mapLimit } from './concurrency.js';
 import type { Decision, Loaded, Write } from './decide.js';
@@ -34,6 +35,7 @@ import type { Found } from './load.js';
 import { observedState, readObserved } from './load.js';
 import { type RunContext, reportOf } from './run-context.js';
 import type { ObjectReport } from './types.js';
+import { withWriteSlot } from './write-slots.js';
 
 /** An object with what load found and what was decided. */
 export interface Planned {
@@ -217,6 +219,7 @@ async function carryOut(ctx: RunContext, { loaded, decision }: Planned, write: W
       }
     } else {
       if (write.addFinalizer && obj) obj = await ctx.deps.kube.addFinalizer(loaded.kind, obj, loaded.kind.finalizer);
+      if (write.certificates) await uploadCertificates(ctx, target, write.certificates);
       sent = true;
       touched.push(gw);
       ctx.writes++;
@@ -233,29 +236,6 @@ async function carryOut(ctx: RunContext, { loaded, decision }: Planned, write: W
   } catch (err) {
     ctx.log.warn({ key: loaded.key, action: decision.action, err: describeError(err), code: errorCode(err) }, 'apply failed');
     return done(err);
-  }
-}
-
-/**
- * Runs one gateway write in one of the gateway's write slots (GATEWAY_MAX_CONCURRENT_WRITES,
- * shared by every invocation through the store), waiting for a free one with backoff; the slot
- * is given back when the write ends. No slot within waitMs: GatewayUnavailableError (retried
- * with backoff like a gateway that does not answer).
- */
-async function withWriteSlot<T>(ctx: RunContext, gw: Gateway, write: () => Promise<T>): Promise<T> {
-  const { max, slotTtlMs, waitMs } = ctx.settings.gatewayWrites;
-  if (max <= 0) return write();
-  const { store, clock } = ctx.deps;
-  const holder = randomUUID();
-  const giveUpAt = clock.now() + waitMs;
-  for (let delay = 25; !(await store.acquireSlot(gw.name, holder, max, slotTtlMs)); delay = Math.min(delay * 2, 500)) {
-    if (clock.now() >= giveUpAt) throw new GatewayUnavailableError(`gateway ${gw.name}: ${max} writes already in flight (GATEWAY_MAX_CONCURRENT_WRITES); no slot within ${waitMs} ms`);
-    await clock.sleep(delay);
-  }
-  try {
-    return await write();
-  } finally {
-    await store.releaseSlot(gw.name, holder).catch((err: unknown) => ctx.log.warn({ gateway: gw.name, err: describeError(err) }, 'write slot not released; it expires'));
   }
 }
 

@@ -18,6 +18,7 @@ import type { JsonObject } from '../gateway/types.js';
 import { API_DEFINITION, type ManagedKind, type ObjectRef } from '../kinds.js';
 import type { KubeObject } from '../kube/types.js';
 import type { SyncRecord } from '../store/types.js';
+import type { CertificateUpload } from './certificate-refs.js';
 import { describeDifferences, type FieldDifference } from './compare.js';
 import { PAUSE_ANNOTATION, pausedMessage } from './conditions.js';
 import { type BackoffSettings, dispose } from './error-policy.js';
@@ -56,6 +57,10 @@ export interface Loaded {
   readonly observed?: ObservedState;
   /** ApiDefinitions: the live policies referencing it; null when they could not be listed */
   readonly referencedBy?: readonly NamespacedName[] | null;
+  /** what its desired state was built from (Secrets, certificates): the record's `uses`; undefined when not computed */
+  readonly uses?: readonly string[];
+  /** ApiDefinitions: the certificates its body names, to have in the gateway's store before it is written */
+  readonly certificates?: readonly CertificateUpload[];
 }
 
 /** The one clock reading and the trigger a pass decides with. */
@@ -73,7 +78,14 @@ export interface Retire {
 }
 
 export type Write =
-  | { readonly op: 'upsert'; readonly body: JsonObject; readonly addFinalizer: boolean; readonly retire?: Retire }
+  | {
+      readonly op: 'upsert';
+      readonly body: JsonObject;
+      readonly addFinalizer: boolean;
+      readonly retire?: Retire;
+      /** certificates to have in the gateway's store before the body is sent */
+      readonly certificates?: readonly CertificateUpload[];
+    }
   | {
       readonly op: 'remove';
       /** the gateway has it, so a DELETE is sent */
@@ -224,7 +236,8 @@ export function decide(l: Loaded, m: Moment): Decision {
   // plan writes only a valid spec that waits for nothing, and the load stage built its body
   if (!l.body || !l.obj) throw new Error(`internal: ${l.key} planned ${action} without a body`);
   const addFinalizer = !(l.obj.metadata.finalizers ?? []).includes(l.kind.finalizer);
-  return { ...common, action, reason, id, write: { op: 'upsert', body: l.body, addFinalizer, ...retireField }, patchStatus: true, next, ...extra };
+  const certificates = l.certificates && l.certificates.length > 0 ? { certificates: l.certificates } : {};
+  return { ...common, action, reason, id, write: { op: 'upsert', body: l.body, addFinalizer, ...retireField, ...certificates }, patchStatus: true, next, ...extra };
 }
 
 /** linked_by_policies (APIs, when the policies were listed) or linked_apis (policies). */
@@ -239,11 +252,13 @@ function recordBase(l: Loaded, id: string): RecordBase {
   const keepPrevious = l.previousTarget === undefined;
   const gateway = l.target?.name ?? l.record?.gateway;
   const links = l.links ? l.links.map(nsName) : keepPrevious ? l.record?.links : undefined;
+  const uses = l.uses ? [...l.uses] : keepPrevious ? l.record?.uses : undefined;
   return {
     key: l.key,
     id,
     gateway,
     links,
+    ...(uses && uses.length > 0 ? { uses } : {}),
     generation: l.desired?.generation ?? l.record?.generation ?? 0,
     desiredHash: l.desired?.hash ?? l.record?.desiredHash ?? '',
     observedHash: keepPrevious ? (l.record?.observedHash ?? '') : '',
@@ -281,6 +296,13 @@ function quietOutcome(
   return { quiet: { result, error, save }, patchStatus };
 }
 
+/** The base with the previous record's uses added (each once). */
+function withPreviousUses(base: RecordBase, previous: SyncRecord | null): RecordBase {
+  const old = previous?.uses ?? [];
+  if (old.length === 0) return base;
+  return { ...base, uses: [...new Set([...(base.uses ?? []), ...old])] };
+}
+
 /** What a carried-out write led to. */
 export type Happened = { readonly failed: unknown } | { readonly visible: false } | { readonly visible: true; readonly observedHash: string; readonly differences: readonly FieldDifference[] };
 
@@ -291,7 +313,10 @@ export type Happened = { readonly failed: unknown } | { readonly visible: false 
  * last sent.
  */
 export function recordAfter(d: Decision, l: Loaded, happened: Happened): { record: SyncRecord | null; result: ObjectResult } {
-  const next = d.next as NonNullable<Decision['next']>;
+  const done = d.next as NonNullable<Decision['next']>;
+  // until a write is seen on the gateway, what the previous API used may still be in use there
+  const confirmed = 'visible' in happened && happened.visible;
+  const next = confirmed ? done : { ...done, base: withPreviousUses(done.base, l.record) };
   const remove = d.write?.op === 'remove';
   if ('failed' in happened) {
     const disposition = dispose(happened.failed, next.failures, d.at, next.backoff, l.key);

@@ -12,10 +12,11 @@
 import type { GatewayTarget } from '../gateway/targets.js';
 import { GATEWAY_OBJECT_NAMES, type Gateway, type JsonObject } from '../gateway/types.js';
 import { nonBlank } from '../guards.js';
-import { API_DEFINITION, type ManagedKind, type ObjectRef, refString, SECURITY_POLICY } from '../kinds.js';
+import { API_DEFINITION, type ManagedKind, type ObjectRef, refString, SECRET, SECURITY_POLICY } from '../kinds.js';
 import type { KubeObject } from '../kube/types.js';
 import type { SyncRecord } from '../store/types.js';
 import { apiDefinitionPayload } from './api-payload.js';
+import { resolveCertificates, secretNamesOf } from './certificate-refs.js';
 import { mapLimit } from './concurrency.js';
 import type { Loaded } from './decide.js';
 import { hashOf } from './hash.js';
@@ -148,8 +149,10 @@ export async function loadState(ctx: RunContext, objects: readonly Found[], lc: 
     d.record = records[i] ?? null;
   });
   await mapLimit(drafts, ctx.settings.concurrency, (d) => resolveTarget(ctx, d));
-  for (const d of drafts) computeDesired(d, lc);
+  const secrets = await loadSecrets(ctx, drafts);
+  for (const d of drafts) computeDesired(d, lc, secrets);
   await loadObserved(ctx, drafts, lc.preferList);
+  await checkCertificates(ctx, drafts);
   const policies = lc.policies;
   for (const d of drafts) if (d.kind === API_DEFINITION) d.referencedBy = policies === undefined ? null : referencingPolicies(d.ref, policies);
   return drafts;
@@ -188,19 +191,64 @@ function desiredId(kind: ManagedKind, obj: KubeObject, target: GatewayTarget): s
   return gatewayIdFor(kind, obj);
 }
 
+/** "namespace/name" of a Secret → the Secret (null: 404); a Secret that could not be read is absent. */
+type SecretsRead = ReadonlyMap<string, KubeObject | null>;
+
+/**
+ * Reads, once each, the Secrets the live ApiDefinitions among `drafts` name for certificates
+ * (in their own namespace). A failed read makes every object naming that Secret unreadable
+ * (`readError`): nothing is decided on it, nothing deleted.
+ */
+async function loadSecrets(ctx: RunContext, drafts: Draft[]): Promise<SecretsRead> {
+  const wanted = new Map<string, { namespace: string; name: string; users: Draft[] }>();
+  for (const d of drafts) {
+    if (d.kind !== API_DEFINITION || !d.obj || !d.target || d.readError !== undefined || d.obj.metadata.deletionTimestamp) continue;
+    const namespace = d.ref.namespace;
+    for (const name of secretNamesOf(d.obj.spec)) {
+      const key = `${namespace}/${name}`;
+      const entry = wanted.get(key) ?? { namespace, name, users: [] };
+      entry.users.push(d);
+      wanted.set(key, entry);
+    }
+  }
+  const read = new Map<string, KubeObject | null>();
+  await mapLimit([...wanted.entries()], ctx.settings.concurrency, async ([key, w]) => {
+    try {
+      read.set(key, await ctx.deps.kube.get(SECRET, w.namespace, w.name));
+    } catch (err) {
+      for (const d of w.users) d.readError ??= err;
+    }
+  });
+  return read;
+}
+
 /** What we would send, and the DesiredState plan reads. A policy with an unresolved reference waits. */
-function computeDesired(d: Draft, lc: LoadContext): void {
+function computeDesired(d: Draft, lc: LoadContext, secrets: SecretsRead): void {
   const obj = d.obj;
   const target = d.target;
-  if (!obj || !target) return;
+  if (!obj || !target || d.readError !== undefined) return;
   const id = desiredId(d.kind, obj, target);
   let body: JsonObject | undefined;
   let invalid: string | undefined;
   let waiting: string | undefined;
+  let contentHash: string | undefined;
   if (d.kind === API_DEFINITION) {
-    const payload = apiDefinitionPayload(obj, id, target.orgId, (namespace, name) => policyId(lc.policies ?? [], namespace, name, target.mode));
-    if (payload.ok) body = payload.body;
-    else invalid = payload.reason;
+    const namespace = d.ref.namespace;
+    const certs = obj.metadata.deletionTimestamp ? undefined : resolveCertificates(obj.spec ?? {}, namespace, (name) => secrets.get(`${namespace}/${name}`) ?? null, target.orgId ?? '', target.name);
+    if (certs) d.uses = certs.uses;
+    if (certs && !certs.ok) {
+      if ('waiting' in certs) waiting = certs.waiting;
+      else invalid = certs.invalid;
+    } else {
+      const fields = certs?.fields ?? {};
+      const payload = apiDefinitionPayload(obj, id, target.orgId, (ns, name) => policyId(lc.policies ?? [], ns, name, target.mode), fields);
+      if (payload.ok) body = payload.body;
+      else invalid = payload.reason;
+      if (certs && certs.uploads.length > 0) {
+        d.certificates = certs.uploads;
+        contentHash = certs.contentHash;
+      }
+    }
   } else {
     const payload = securityPolicyPayload(obj, id, target.orgId, (ref) => lc.resolveApi(ref, target));
     if ('waiting' in payload) {
@@ -214,7 +262,8 @@ function computeDesired(d: Draft, lc: LoadContext): void {
   d.body = body;
   d.desired = {
     id,
-    hash: body ? hashOf(body) : hashOf(obj.spec ?? null),
+    // the Secrets' content counts: a rotated certificate is a change even where its id is not
+    hash: body ? (contentHash === undefined ? hashOf(body) : hashOf({ body, certificates: contentHash })) : hashOf(obj.spec ?? null),
     generation: obj.metadata.generation ?? 0,
     deleting: obj.metadata.deletionTimestamp !== undefined && obj.metadata.deletionTimestamp !== null,
     hasFinalizer: (obj.metadata.finalizers ?? []).includes(d.kind.finalizer),
@@ -286,7 +335,8 @@ export async function readObserved(ctx: RunContext, reads: readonly ObservedRead
  * a record gets one (resolveTarget), and so has an id: desired (computeDesired), else recorded.
  */
 async function loadObserved(ctx: RunContext, drafts: Draft[], preferList: boolean): Promise<void> {
-  const wanted = drafts.filter((d) => d.target !== undefined);
+  // an object whose Secret could not be read has no desired state and is not decided on
+  const wanted = drafts.filter((d) => d.target !== undefined && d.readError === undefined);
   const answers = await readObserved(
     ctx,
     wanted.map((d) => ({ gateway: (d.target as GatewayTarget).gateway, gatewayName: (d.target as GatewayTarget).name, kind: d.kind, id: (d.desired?.id ?? d.record?.id) as string })),
@@ -301,6 +351,36 @@ async function loadObserved(ctx: RunContext, drafts: Draft[], preferList: boolea
     d.observedBody = answer.body;
     if (answer.body) d.observed = observedState((d.desired?.id ?? d.record?.id) as string, answer.body);
   });
+}
+
+/**
+ * Certificates missing from a gateway's store are drift of the APIs that name them: their
+ * observed hash changes, so plan updates them (and the write uploads the certificate again).
+ * One listing per gateway, only where some API names a certificate; a failed listing is a run
+ * error and changes nothing (a certificate not known to be missing is taken to be there).
+ */
+async function checkCertificates(ctx: RunContext, drafts: Draft[]): Promise<void> {
+  const byGateway = new Map<string, { target: GatewayTarget; users: Draft[] }>();
+  for (const d of drafts) {
+    if (!d.certificates || d.certificates.length === 0 || !d.observed || !d.target?.gateway.certificates) continue;
+    const entry = byGateway.get(d.target.name) ?? { target: d.target, users: [] };
+    entry.users.push(d);
+    byGateway.set(d.target.name, entry);
+  }
+  for (const { target, users } of byGateway.values()) {
+    let present: Set<string>;
+    try {
+      present = new Set(await (target.gateway.certificates as NonNullable<typeof target.gateway.certificates>).listCertificates(target.orgId ?? ''));
+    } catch (err) {
+      ctx.runError(`list certificates on gateway ${target.name}`, err);
+      continue;
+    }
+    for (const d of users) {
+      const missing = (d.certificates ?? []).map((c) => c.id).filter((id) => !present.has(id));
+      const observed = d.observed as ObservedState;
+      if (missing.length > 0) d.observed = { id: observed.id, hash: hashOf({ observed: observed.hash, missingCertificates: missing }) };
+    }
+  }
 }
 
 export function observedState(id: string, body: JsonObject): ObservedState {

@@ -22,6 +22,8 @@ export class RunContext {
   /** gateway deletions let through by MAX_DELETES_PER_RUN so far */
   deletions = 0;
   private policyList?: Promise<KubeObject[] | undefined>;
+  /** work done at most once per run, by key (a certificate's upload to one gateway) */
+  private readonly onceDone = new Map<string, Promise<void>>();
 
   constructor(
     readonly deps: RunDeps,
@@ -51,6 +53,16 @@ export class RunContext {
   writesHeld(): 'shutting down' | 'store unavailable' | undefined {
     if (this.stopping()) return 'shutting down';
     return this.deps.store.reachable() ? undefined : 'store unavailable';
+  }
+
+  /** Runs `work` the first time `key` is asked for in this run; later callers share its outcome. */
+  once(key: string, work: () => Promise<void>): Promise<void> {
+    let done = this.onceDone.get(key);
+    if (done === undefined) {
+      done = work();
+      this.onceDone.set(key, done);
+    }
+    return done;
   }
 
   watched(namespace: string): boolean {

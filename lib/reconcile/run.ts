@@ -10,6 +10,9 @@
  * once per run: references hold the deletion of an ApiDefinition a live policy still uses,
  * and fill `status.linked_by_policies`.
  *
+ * After the API phase, certificates we uploaded that no record uses any more are removed
+ * (certificates.ts): those the phase's APIs moved off, and on a full run every one we own.
+ *
  * Each phase: load (load.ts: one immutable Loaded per object) ─► decide (decide.ts: one pure
  * Decision per object and pass, from one clock reading) ─► for objects that write nothing,
  * finalize (finalize.ts: record, status, Events); for the others, apply (apply.ts: lock,
@@ -24,6 +27,7 @@ import { describeError, errorCode } from '../errors.js';
 import { API_DEFINITION, type ManagedKind, SECURITY_POLICY } from '../kinds.js';
 import type { KubeObject } from '../kube/types.js';
 import { applyLocked, type Planned } from './apply.js';
+import { collectCertificates } from './certificates.js';
 import { mapLimit } from './concurrency.js';
 import { decide, type Moment } from './decide.js';
 import { limitDeletions } from './delete-limit.js';
@@ -55,11 +59,25 @@ export async function runReconcile(deps: RunDeps, request: RunRequest): Promise<
   const reports: ObjectReport[] = [];
   const policies = await ctx.policies((ns) => deps.kube.list(SECURITY_POLICY, ns));
   const apis = await runPhase(ctx, API_DEFINITION, scopeFor(request.scope, API_DEFINITION), reports, policies, new Map());
+  if (request.dryRun !== true) await collectCertificates(ctx, releasedUses(apis), request.scope.all ? gatewaysOf(apis) : []);
   const policyScope = scopeFor(request.scope, SECURITY_POLICY, followersOf(apis, policies));
   const apiPhase = new Map(apis.map((d) => [nsName(d.loaded.ref), { obj: d.loaded.obj ?? null, record: d.record }]));
   const policyDone = await runPhase(ctx, SECURITY_POLICY, policyScope, reports, policies, apiPhase);
   if (request.dryRun !== true) await refreshLinks(ctx, policyDone, new Set(apis.map((d) => nsName(d.loaded.ref))), policies);
   return finishReport(ctx, reports);
+}
+
+/** Uses the objects' records had before this run and have no more (a certificate an API moved off, or of an API deleted). */
+function releasedUses(done: readonly Done[]): string[] {
+  return done.flatMap((d) => {
+    const now = new Set(d.record?.uses ?? []);
+    return (d.loaded.record?.uses ?? []).filter((u) => !now.has(u));
+  });
+}
+
+/** The gateways a full run's objects went to, and the default: where a sweep looks for certificates nobody uses. */
+function gatewaysOf(done: readonly Done[]): string[] {
+  return [...new Set(['default', ...done.flatMap((d) => [d.record?.gateway, d.loaded.record?.gateway]).filter((g): g is string => g !== undefined)])];
 }
 
 /** The part of a request's scope that concerns `kind`, plus extra refs of that kind. */

@@ -40,6 +40,10 @@ export class MemoryStore implements Store {
   private readonly seen = new Map<string, number>();
   /** pool → holder → expiry (epoch ms) */
   private readonly slots = new Map<string, Map<string, number>>();
+  /** use → keys of the records whose `uses` name it */
+  private readonly index = new Map<string, Set<string>>();
+  /** pool → ids we created there */
+  private readonly ours = new Map<string, Set<string>>();
   private closed = false;
 
   constructor(options: MemoryStoreOptions = {}) {
@@ -58,13 +62,53 @@ export class MemoryStore implements Store {
     this.assertOpen('putRecord');
     const stored = this.records.get(record.key);
     if (stored !== undefined && stored.generation > record.generation) return false;
+    this.unindex(record.key);
     this.records.set(record.key, { json: JSON.stringify(record), generation: record.generation });
+    for (const use of new Set(record.uses ?? [])) {
+      const keys = this.index.get(use) ?? new Set<string>();
+      this.index.set(use, keys.add(record.key));
+    }
     return true;
   }
 
   async deleteRecord(key: string): Promise<void> {
     this.assertOpen('deleteRecord');
+    this.unindex(key);
     this.records.delete(key);
+  }
+
+  async recordsUsing(uses: readonly string[]): Promise<string[][]> {
+    this.assertOpen('recordsUsing');
+    return uses.map((use) => [...(this.index.get(use) ?? [])].sort());
+  }
+
+  async own(pool: string, ids: readonly string[]): Promise<void> {
+    this.assertOpen('own');
+    const set = this.ours.get(pool) ?? new Set<string>();
+    for (const id of ids) set.add(id);
+    this.ours.set(pool, set);
+  }
+
+  async disown(pool: string, id: string): Promise<void> {
+    this.assertOpen('disown');
+    this.ours.get(pool)?.delete(id);
+  }
+
+  async owned(pool: string): Promise<string[]> {
+    this.assertOpen('owned');
+    return [...(this.ours.get(pool) ?? [])].sort();
+  }
+
+  /** Drops the stored record's uses from the index. */
+  private unindex(key: string): void {
+    const stored = this.records.get(key);
+    if (stored === undefined) return;
+    const old = JSON.parse(stored.json) as SyncRecord;
+    for (const use of old.uses ?? []) {
+      const keys = this.index.get(use);
+      keys?.delete(key);
+      if (keys?.size === 0) this.index.delete(use);
+    }
   }
 
   async listRecordKeys(prefix: string): Promise<string[]> {

@@ -4,7 +4,9 @@
  *
  * Layout: records `<prefix>rec:<key>` (JSON strings, no expiry), locks `<prefix>lock:<key>`
  * (token, PX ttl), dirty marks `<prefix>dirty:<key>` ("1", PX), write slots per gateway
- * `<prefix>slots:<pool>` (a sorted set: holder → expiry on the server's clock). Every compare-then-write is
+ * `<prefix>slots:<pool>` (a sorted set: holder → expiry on the server's clock), the index of
+ * records' uses `<prefix>uses:<use>` (a set of record keys, kept by the record scripts), what
+ * we created on a gateway `<prefix>owned:<pool>` (a set of ids). Every compare-then-write is
  * one Lua script, so it is atomic on the server; getRecords is one MGET; listRecordKeys
  * pages with SCAN, never KEYS.
  *
@@ -18,7 +20,7 @@
  * after a reconnect, a bounded connect and command time; a command that timed out may
  * still have run on the server (locks expire; records are generation-checked).
  * Assumes: one Redis >= 6 (or its primary), not Redis Cluster: a script touches a lock and
- * its dirty mark together; an injected client does not use ioredis' keyPrefix (use
+ * its dirty mark together, and the record scripts touch the index sets they compute; an injected client does not use ioredis' keyPrefix (use
  * `prefix`) and either connects lazily or keeps its offline queue on; ttlMs is a positive
  * integer.
  */
@@ -46,8 +48,26 @@ export interface CreateRedisStoreOptions {
 const DEFAULT_PREFIX = 'gr:';
 const SCAN_COUNT = 1000;
 
-/** KEYS[1] record; ARGV json, generation. 1 = written, 0 = a newer generation is stored. */
-const PUT_RECORD = `
+/**
+ * The `uses` index of one record, as Lua: drops the stored record's uses (ARGV index prefix,
+ * member) and adds the new record's. Shared by putRecord and deleteRecord.
+ */
+const UNINDEX = `
+local function uses_of(json)
+  if not json then return nil end
+  local ok, record = pcall(cjson.decode, json)
+  if ok and type(record) == 'table' and type(record.uses) == 'table' then return record.uses end
+  return nil
+end
+local function unindex(stored, prefix, member)
+  for _, use in ipairs(uses_of(stored) or {}) do redis.call('SREM', prefix .. use, member) end
+end`;
+
+/**
+ * KEYS[1] record; ARGV json, generation, index prefix, record key. 1 = written (and its uses
+ * indexed), 0 = a newer generation is stored.
+ */
+const PUT_RECORD = `${UNINDEX}
 local stored = redis.call('GET', KEYS[1])
 if stored then
   local ok, record = pcall(cjson.decode, stored)
@@ -56,7 +76,15 @@ if stored then
     return 0
   end
 end
+unindex(stored, ARGV[3], ARGV[4])
+for _, use in ipairs(uses_of(ARGV[1]) or {}) do redis.call('SADD', ARGV[3] .. use, ARGV[4]) end
 redis.call('SET', KEYS[1], ARGV[1])
+return 1`;
+
+/** KEYS[1] record; ARGV index prefix, record key. Deletes the record and its uses from the index. */
+const DELETE_RECORD = `${UNINDEX}
+unindex(redis.call('GET', KEYS[1]), ARGV[1], ARGV[2])
+redis.call('DEL', KEYS[1])
 return 1`;
 
 /** KEYS lock, dirty; ARGV token, ttl. Takes the lock, or marks dirty past the lock's end. */
@@ -119,7 +147,8 @@ return 1`;
 
 /** The commands defineCommand adds to the client (ioredis cannot type them). */
 interface ScriptCommands {
-  grPutRecord(record: string, json: string, generation: number): Promise<number>;
+  grPutRecord(record: string, json: string, generation: number, indexPrefix: string, member: string): Promise<number>;
+  grDeleteRecord(record: string, indexPrefix: string, member: string): Promise<number>;
   grLock(lock: string, dirty: string, token: string, ttlMs: number): Promise<LockOutcome>;
   grRelease(lock: string, dirty: string, token: string): Promise<ReleaseOutcome>;
   grForceRelease(lock: string, token: string): Promise<number>;
@@ -142,6 +171,7 @@ export class RedisStore implements Store {
     this.redis = options.redis;
     this.prefix = options.prefix ?? DEFAULT_PREFIX;
     this.redis.defineCommand('grPutRecord', { numberOfKeys: 1, lua: PUT_RECORD });
+    this.redis.defineCommand('grDeleteRecord', { numberOfKeys: 1, lua: DELETE_RECORD });
     this.redis.defineCommand('grLock', { numberOfKeys: 2, lua: LOCK });
     this.redis.defineCommand('grRelease', { numberOfKeys: 2, lua: RELEASE });
     this.redis.defineCommand('grForceRelease', { numberOfKeys: 1, lua: FORCE_RELEASE });
@@ -160,15 +190,44 @@ export class RedisStore implements Store {
 
   putRecord(record: SyncRecord): Promise<boolean> {
     return this.run('putRecord', async () => {
-      const written = await this.scripts.grPutRecord(this.recordKey(record.key), JSON.stringify(record), record.generation);
+      const written = await this.scripts.grPutRecord(this.recordKey(record.key), JSON.stringify(record), record.generation, this.usesKey(''), record.key);
       return written === 1;
     });
   }
 
   deleteRecord(key: string): Promise<void> {
     return this.run('deleteRecord', async () => {
-      await this.redis.del(this.recordKey(key));
+      await this.scripts.grDeleteRecord(this.recordKey(key), this.usesKey(''), key);
     });
+  }
+
+  recordsUsing(uses: readonly string[]): Promise<string[][]> {
+    return this.run('recordsUsing', async () => {
+      if (uses.length === 0) return [];
+      const pipeline = this.redis.pipeline();
+      for (const use of uses) pipeline.smembers(this.usesKey(use));
+      const results = (await pipeline.exec()) ?? [];
+      return results.map(([err, reply]) => {
+        if (err) throw err;
+        return [...(reply as string[])].sort();
+      });
+    });
+  }
+
+  own(pool: string, ids: readonly string[]): Promise<void> {
+    return this.run('own', async () => {
+      if (ids.length > 0) await this.redis.sadd(this.ownedKey(pool), ...ids);
+    });
+  }
+
+  disown(pool: string, id: string): Promise<void> {
+    return this.run('disown', async () => {
+      await this.redis.srem(this.ownedKey(pool), id);
+    });
+  }
+
+  owned(pool: string): Promise<string[]> {
+    return this.run('owned', async () => (await this.redis.smembers(this.ownedKey(pool))).sort());
   }
 
   listRecordKeys(prefix: string): Promise<string[]> {
@@ -305,6 +364,14 @@ export class RedisStore implements Store {
 
   private dirtyKey(key: string): string {
     return `${this.prefix}dirty:${key}`;
+  }
+
+  private usesKey(use: string): string {
+    return `${this.prefix}uses:${use}`;
+  }
+
+  private ownedKey(pool: string): string {
+    return `${this.prefix}owned:${pool}`;
   }
 
   private seenKey(id: string): string {

@@ -21,6 +21,12 @@
  *   round trip, and says which were still ours.
  * - acquireSlot(pool, holder, limit, ttl) takes a slot atomically: of concurrent callers, no
  *   more than `limit` hold slots of one pool at once; slots expire after ttl.
+ * - every record's `uses` (the Secrets, ConfigMaps and certificates it was built from) is
+ *   indexed as one atomic step with putRecord and deleteRecord: recordsUsing(uses) answers, in
+ *   one round trip, the keys of the records whose current `uses` name each one, so an event
+ *   about a Secret finds its APIs without a scan of every record.
+ * - own/disown/owned keep, per pool (a gateway), the ids of what we created there and may
+ *   remove again (certificates we uploaded); nothing else is ever removed as ours.
  * - markSeen(ids, ttl) marks each id and says which were new, atomically per id, in one round
  *   trip: of two concurrent callers marking the same id, exactly one sees it as new. Marks
  *   expire after ttl (used to drop webhook deliveries a sender repeats).
@@ -64,6 +70,12 @@ export interface SyncRecord {
   retryAt?: number;
   /** ISO time of the last transaction */
   time: string;
+  /**
+   * what the object was built from, as "Secret/<ns>/<name>", "ConfigMap/<ns>/<name>",
+   * "Certificate/<gateway>/<id>": indexed by the store (recordsUsing), so a change of one finds
+   * the objects to run, and a certificate no record uses any more can be removed
+   */
+  uses?: string[];
   /** the resource's CRD prunes status.conditions (Tyk Operator's): learnt from a status patch's answer */
   conditionsPruned?: true;
 }
@@ -92,6 +104,14 @@ export interface Store {
    */
   acquireSlot(pool: string, holder: string, limit: number, ttlMs: number): Promise<boolean>;
   releaseSlot(pool: string, holder: string): Promise<void>;
+  /** For each of `uses`, the keys of the records whose `uses` name it (sorted); one round trip. */
+  recordsUsing(uses: readonly string[]): Promise<string[][]>;
+  /** Remembers that we created `ids` in `pool` (a gateway's certificate store). */
+  own(pool: string, ids: readonly string[]): Promise<void>;
+  /** Forgets `id` as ours in `pool` (after removing it there). */
+  disown(pool: string, id: string): Promise<void>;
+  /** The ids we created in `pool` and have not disowned (sorted). */
+  owned(pool: string): Promise<string[]>;
   /** Marks each id as seen for ttlMs; true for the ids that were not marked already. */
   markSeen(ids: readonly string[], ttlMs: number): Promise<boolean[]>;
   ping(): Promise<void>;

@@ -1,13 +1,16 @@
 /**
  * Every Tyk Operator sample of kind ApiDefinition, SecurityPolicy or OperatorContext (in
  * $TYK_REFERENCE_DIR/samples) is accepted: it syncs, or its status says what is unsupported or
- * what it waits for; nothing crashes, nothing is half-sent.
+ * what it waits for; nothing crashes, nothing is half-sent. What a sample's comments say to
+ * create first (a TLS Secret) is created first.
  */
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import yaml from 'js-yaml';
 import t from 'tap';
 import type { KubeObject } from '../../lib/kube/types.js';
+import { secret } from '../fixtures/builders.js';
+import { certId, PEM } from '../fixtures/pem.js';
 import { startWorld } from '../harness/world.js';
 import { referencePath } from './reference.js';
 
@@ -24,8 +27,6 @@ function files(dir: string): string[] {
 /** What each sample must end as (anything else fails the test). */
 const EXPECTED: Record<string, RegExp> = {
   'federation/supergraph.yaml:ApiDefinition/federation-supergraph': /^invalid: .*graphql\.graph_ref/,
-  'httpbin_upstream_cert.yaml:ApiDefinition/httpbin': /^invalid: .*upstream_certificate_refs/,
-  'mtls/client/httpbin_client_mtls_using_secret.yaml:ApiDefinition/httpbin-client-mtls': /^invalid: .*client_certificate_refs/,
   'ingress/ingress-httpbin/apidefinition_template.yaml:ApiDefinition/myapideftemplate': /^skipped/,
   // Tyk Operator's SecurityPolicy CRD has no `kind` in access_rights_array: the API server prunes
   // it, so the entry names an ApiDefinition, which does not exist (under our CRDs: invalid, naming
@@ -38,6 +39,15 @@ const EXPECTED: Record<string, RegExp> = {
   'federation/users-subgraph.yaml:ApiDefinition/federation-users-subgraph': /^invalid: .*graphql\.graph_ref/,
   // its ApiDefinition is in httpbin_protected.yaml: alone, the policy waits for it
   'httpbin_protected_policy.yaml:SecurityPolicy/httpbin': /^waiting: waiting for ApiDefinition default\/httpbin does not exist/,
+};
+
+/**
+ * What a sample's comments tell the user to create first (`kubectl create secret tls my-test-tls
+ * --cert ... --key ...`), made from the test TLS material.
+ */
+const PREREQUISITES: Record<string, KubeObject[]> = {
+  'httpbin_upstream_cert.yaml': [secret('my-test-tls').tls(PEM.server, PEM.serverKey).build()],
+  'mtls/client/httpbin_client_mtls_using_secret.yaml': [secret('my-test-tls').tls(PEM.client, PEM.clientKey).build()],
 };
 
 const samples = files(ROOT)
@@ -58,6 +68,7 @@ for (const { file, docs } of samples) {
     t.teardown(() => w.close());
     // what the API server refuses never reaches us: that is the sample's outcome (kubectl apply says why)
     const refused = new Map<string, string>();
+    for (const prerequisite of PREREQUISITES[file] ?? []) await w.create(prerequisite);
     for (const doc of docs) {
       try {
         await w.create({ ...doc, metadata: { ...doc.metadata, namespace: doc.metadata.namespace ?? 'default' } });
@@ -96,6 +107,15 @@ for (const { file, docs } of samples) {
           `${key}: a Warning Event says why (${warnings.map((e) => e.reason).join(', ')})`,
         );
       }
+    }
+    if (file === 'httpbin_upstream_cert.yaml') {
+      const api = w.gatewayApi(Buffer.from('default/httpbin').toString('base64url'));
+      t.same(api?.upstream_certificates, { '*': certId(PEM.server) }, 'the upstream certificate is named by its store id');
+      t.ok(w.tyk.certs().has(certId(PEM.server)), 'and is in the store');
+    }
+    if (file === 'mtls/client/httpbin_client_mtls_using_secret.yaml') {
+      const api = w.gatewayApi(Buffer.from('default/httpbin-client-mtls').toString('base64url'));
+      t.same(api?.client_certificates, [certId(PEM.client)], 'the client certificate is allowed by its store id');
     }
     if (file === 'jwt-auth/example1.yaml') {
       const api = w.gatewayApi(Buffer.from('default/httpbin').toString('base64url'));

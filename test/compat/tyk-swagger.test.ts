@@ -9,7 +9,8 @@
  * fakes answer nothing undocumented on these operations except where the header of each fake
  * says why (the "absent" variants, a missing route). Success bodies carry no field the
  * schema lacks, and echo every field of the model. The Dashboard client's "absent" answers are
- * the swagger's.
+ * the swagger's. Every documented operation of the Dashboard's certificate store is either
+ * modelled (as above) or listed as not modelled, and then the fake answers it 501.
  */
 import { createHash, X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
@@ -39,6 +40,10 @@ interface Scenario<F> {
   note?: string;
   /** the body differs from the example only in its message: the status's other documented reason */
   otherMessage?: string;
+  /** which of the documented examples (by name) the body is checked against; default the first */
+  example?: string;
+  /** the example's values are placeholders (why): only its fields are checked */
+  placeholders?: string;
   run(fake: F): Promise<Res>;
 }
 
@@ -72,13 +77,24 @@ function documentedStatuses(doc: Obj, op: string): number[] {
     .sort((a, b) => a - b);
 }
 
-/** The example body of a documented answer (inline, or the first named example). */
-function example(doc: Obj, op: string, status: number): any {
+/** The example body of a documented answer (inline, or the named example: by default the first). */
+function example(doc: Obj, op: string, status: number, name?: string): any {
   const content = deref(doc, operation(doc, op).responses?.[String(status)])?.content?.['application/json'];
   if (!content) return undefined;
   if (content.example !== undefined) return content.example;
-  const first = Object.values(content.examples ?? {})[0];
-  return deref(doc, first)?.value;
+  const named = content.examples ?? {};
+  return deref(doc, name === undefined ? Object.values(named)[0] : named[name])?.value;
+}
+
+/** A produced answer against its scenario's documented example. */
+function checkScenario<F>(tt: Test, doc: Obj, s: Scenario<F>, res: Res): void {
+  const what = `${s.op} ${s.status}${s.note ? ` (${s.note})` : ''}`;
+  tt.equal(res.status, s.status, `${what}: status`);
+  const expected = example(doc, s.op, s.status, s.example);
+  if (s.example !== undefined) tt.not(expected, undefined, `${what}: the swagger has the example ${s.example}`);
+  if (s.placeholders === undefined) return conforms(tt, res.body, expected, what, s.otherMessage);
+  tt.same(Object.keys(res.body ?? {}).sort(), Object.keys(expected).sort(), `${what}: the documented fields (${s.placeholders})`);
+  for (const k of Object.keys(expected)) tt.equal(typeof res.body?.[k], typeof expected[k], `${what}: ${k} is a ${typeof expected[k]}`);
 }
 
 function schemaProps(doc: Obj, name: string): string[] {
@@ -156,6 +172,12 @@ function sameAs(tt: Test, actual: any, expected: any, what: string, otherMessage
   }
 }
 
+/** A certificate the fakes' stores take, and its id in the org the swagger's examples use (the Dashboard fake's key's org). */
+const CERT_PEM = readFileSync(new URL('../fixtures/tls/server.pem', import.meta.url), 'utf8');
+const CERT_ORG = '5e9d9544a1dcd60001d0ed20';
+const CERT_ID = CERT_ORG + createHash('sha256').update(new X509Certificate(CERT_PEM).raw).digest('hex');
+const EXPIRED_PEM = readFileSync(new URL('../fixtures/tls/expired.pem', import.meta.url), 'utf8');
+
 // ─────────────────────────────── the Dashboard ───────────────────────────────
 
 const KEY = 'compat-dashboard-key';
@@ -194,6 +216,16 @@ function doas(id?: string, op = 'POST /api/apis/oas'): Obj {
 async function withOas(d: FakeTykDashboard, id = 'known'): Promise<string> {
   return (await dcall(d, 'POST', '/api/apis/oas', doas(id))).body.ID as string;
 }
+/** POST /api/certs: the PEM as a multipart file under `field` (the swagger's FormDataFile: `file`). */
+async function dupload(d: FakeTykDashboard, pem: string, field = 'file'): Promise<Res> {
+  const boundary = 'compat-boundary-0123456789';
+  const body = `--${boundary}\r\nContent-Disposition: form-data; name="${field}"; filename="cert.pem"\r\n\r\n${pem}\r\n--${boundary}--\r\n`;
+  const res = await fetch(`${d.url}/api/certs`, { method: 'POST', headers: { authorization: d.secret, 'content-type': `multipart/form-data; boundary=${boundary}` }, body });
+  return { status: res.status, body: await res.json() };
+}
+
+const withDashCert = (d: FakeTykDashboard) => dupload(d, CERT_PEM);
+const OTHER_ORG_CERT = `5e9d9544a1dcd60001d0ffff${CERT_ID.slice(CERT_ORG.length)}`;
 
 const DASHBOARD: Scenario<FakeTykDashboard>[] = [
   { op: 'GET /api/apis', status: 200, run: async (d) => (await withApi(d), dcall(d, 'GET', '/api/apis?p=1')) },
@@ -259,6 +291,29 @@ const DASHBOARD: Scenario<FakeTykDashboard>[] = [
   { op: 'PUT /api/apis/oas/{apiId}', status: 404, run: (d) => dcall(d, 'PUT', '/api/apis/oas/unknown', doas('unknown')) },
   { op: 'DELETE /api/apis/oas/{apiId}', status: 200, run: async (d) => (await withOas(d), dcall(d, 'DELETE', '/api/apis/oas/known')) },
   { op: 'DELETE /api/apis/oas/{apiId}', status: 404, run: (d) => dcall(d, 'DELETE', '/api/apis/oas/unknown') },
+  { op: 'GET /api/certs', status: 200, note: 'mode=detailed', example: 'detailed_mode', run: async (d) => (await withDashCert(d), dcall(d, 'GET', '/api/certs?mode=detailed')) },
+  { op: 'GET /api/certs', status: 200, note: 'ids', example: 'empty_mode', run: async (d) => (await withDashCert(d), dcall(d, 'GET', '/api/certs?p=1')) },
+  { op: 'POST /api/certs', status: 200, run: (d) => withDashCert(d) },
+  {
+    op: 'POST /api/certs',
+    status: 404,
+    note: 'the same certificate again',
+    otherMessage: `Could not create certificate.Certificate with ${CERT_ID} ID already exists.`,
+    run: async (d) => (await withDashCert(d), withDashCert(d)),
+  },
+  { op: 'POST /api/certs', status: 404, note: 'an expired certificate', otherMessage: 'Could not create certificate.certificate is expired', run: (d) => dupload(d, EXPIRED_PEM) },
+  { op: 'POST /api/certs', status: 500, note: 'the PEM under another field', run: (d) => dupload(d, CERT_PEM, 'cert') },
+  { op: 'GET /api/certs/{certId}', status: 200, run: async (d) => (await withDashCert(d), dcall(d, 'GET', `/api/certs/${CERT_ID}`)) },
+  { op: 'GET /api/certs/{certId}', status: 400, note: 'another org’s id', run: (d) => dcall(d, 'GET', `/api/certs/${OTHER_ORG_CERT}`) },
+  { op: 'GET /api/certs/{certId}', status: 404, run: (d) => dcall(d, 'GET', `/api/certs/${CERT_ID}`) },
+  {
+    op: 'DELETE /api/certs/{certId}',
+    status: 200,
+    placeholders: 'the example says message: "message", status: "status"',
+    run: async (d) => (await withDashCert(d), dcall(d, 'DELETE', `/api/certs/${CERT_ID}`)),
+  },
+  { op: 'DELETE /api/certs/{certId}', status: 400, note: 'another org’s id', run: (d) => dcall(d, 'DELETE', `/api/certs/${OTHER_ORG_CERT}`) },
+  { op: 'DELETE /api/certs/{certId}', status: 404, note: 'unknownCertDelete 404, the default', run: (d) => dcall(d, 'DELETE', `/api/certs/${CERT_ID}`) },
 ];
 
 /** Documented answers the Dashboard fake gives only through fault injection, and why. */
@@ -277,6 +332,18 @@ const DASHBOARD_INJECTED: Record<string, Record<number, string>> = {
   'GET /api/apis/oas/{apiId}': { 403: 'user permissions are not modelled', 500: 'a server failure' },
   'PUT /api/apis/oas/{apiId}': { 500: 'a failure of the schema validator itself' },
   'DELETE /api/apis/oas/{apiId}': { 400: 'a failed database delete', 403: 'user permissions are not modelled' },
+  'GET /api/certs': { 400: 'a failed read of the certificate store', 403: 'user permissions are not modelled', 500: 'a list that cannot be marshalled' },
+  'POST /api/certs': { 403: 'user permissions are not modelled' },
+  'GET /api/certs/{certId}': { 403: 'user permissions are not modelled' },
+  'DELETE /api/certs/{certId}': { 403: 'user permissions are not modelled' },
+};
+
+/** Documented certificate operations the Dashboard fake does not model (it answers them 501), and why. */
+const DASHBOARD_UNMODELLED: Record<string, { why: string; path: string }> = {
+  'GET /api/certs/details': { why: 'full details lists: the client lists ids', path: '/api/certs/details' },
+  'GET /api/certs/{certId}/apis': { why: 'which APIs use a certificate: not tracked', path: `/api/certs/${CERT_ID}/apis` },
+  'GET /api/certs/dependencies/{certId}': { why: 'certificate dependencies: not tracked', path: `/api/certs/dependencies/${CERT_ID}` },
+  'DELETE /api/certs/dependencies/{certId}': { why: 'certificate dependencies: not tracked', path: `/api/certs/dependencies/${CERT_ID}` },
 };
 
 const UNAUTHORISED_PROBES: Record<string, [string, string, unknown?]> = {
@@ -294,6 +361,10 @@ const UNAUTHORISED_PROBES: Record<string, [string, string, unknown?]> = {
   'GET /api/apis/oas/{apiId}': ['GET', '/api/apis/oas/x'],
   'PUT /api/apis/oas/{apiId}': ['PUT', '/api/apis/oas/x', { openapi: '3.0.3' }],
   'DELETE /api/apis/oas/{apiId}': ['DELETE', '/api/apis/oas/x'],
+  'GET /api/certs': ['GET', '/api/certs'],
+  'POST /api/certs': ['POST', '/api/certs', 'not multipart'],
+  'GET /api/certs/{certId}': ['GET', `/api/certs/${CERT_ID}`],
+  'DELETE /api/certs/{certId}': ['DELETE', `/api/certs/${CERT_ID}`],
 };
 
 async function dashboard(tt: Test, options: FakeTykDashboardOptions = {}): Promise<FakeTykDashboard> {
@@ -324,12 +395,7 @@ t.test('the Tyk Dashboard fake against tyk-dashboard-swagger.yml', async (t) => 
   });
 
   t.test('each produced answer has the documented status and body', async (tt) => {
-    for (const s of DASHBOARD) {
-      const res = await s.run(await dashboard(tt));
-      const what = `${s.op} ${s.status}${s.note ? ` (${s.note})` : ''}`;
-      tt.equal(res.status, s.status, `${what}: status`);
-      conforms(tt, res.body, example(doc, s.op, s.status), what, s.otherMessage);
-    }
+    for (const s of DASHBOARD) checkScenario(tt, doc, s, await s.run(await dashboard(tt)));
   });
 
   t.test('401 on every operation, with the documented body', async (tt) => {
@@ -347,6 +413,37 @@ t.test('the Tyk Dashboard fake against tyk-dashboard-swagger.yml', async (t) => 
     tt.equal(res.status, 404);
     tt.same(res.body, example(doc, 'DELETE /api/apis/{apiId}', 404), 'DELETE’s documented 404 body');
     tt.same(res.body, example(doc, 'GET /api/apis/{apiId}', 400), 'the same body as GET’s documented 400');
+  });
+
+  t.test('the certificate store: every documented operation modelled or listed as not modelled (and then 501)', async (tt) => {
+    const documented = Object.entries(doc.paths as Obj)
+      .filter(([path]) => path === '/api/certs' || path.startsWith('/api/certs/'))
+      .flatMap(([path, item]) => Object.keys(item as Obj).map((method) => `${method.toUpperCase()} ${path}`))
+      .sort();
+    const modelled = ops.filter((op) => op.includes('/api/certs'));
+    tt.same([...modelled, ...Object.keys(DASHBOARD_UNMODELLED)].sort(), documented, 'every operation accounted for, once');
+    const d = await dashboard(tt);
+    for (const [op, { why, path }] of Object.entries(DASHBOARD_UNMODELLED)) {
+      const res = await dcall(d, op.split(' ')[0] ?? '', path);
+      tt.equal(res.status, 501, `${op}: 501 (${why})`);
+      tt.match(res.body, { Status: 'Error', Message: /^not modelled by the fake: /, Meta: null }, `${op}: an ApiResponse`);
+    }
+  });
+
+  t.test('certificate bodies: no field the schema lacks, every field of the model', async (tt) => {
+    const d = await dashboard(tt);
+    const added = (await withDashCert(d)).body;
+    tt.same(Object.keys(added).sort(), schemaProps(doc, 'APICertificateStatusMessage'), 'upload: APICertificateStatusMessage');
+    tt.same(Object.keys((await dcall(d, 'GET', '/api/certs')).body).sort(), schemaProps(doc, 'CertificateList'), 'list: CertificateList');
+    const detailed = (await dcall(d, 'GET', '/api/certs?mode=detailed')).body;
+    tt.same(Object.keys(detailed).sort(), schemaProps(doc, 'CertificateBasics'), 'detailed list: CertificateBasics');
+    tt.same(Object.keys(detailed.cert_basics[0]).sort(), schemaProps(doc, 'CertsCertificateBasics'), 'an item: CertsCertificateBasics');
+    tt.same(Object.keys((await dcall(d, 'GET', `/api/certs/${CERT_ID}`)).body).sort(), schemaProps(doc, 'CertsCertificateMeta'), 'one: CertsCertificateMeta');
+    tt.same(Object.keys((await dcall(d, 'DELETE', `/api/certs/${CERT_ID}`)).body).sort(), schemaProps(doc, 'ApiStatusMessage'), 'delete: ApiStatusMessage');
+    const lax = await dashboard(tt, { unknownCertDelete: '200' });
+    const gone = await dcall(lax, 'DELETE', `/api/certs/${CERT_ID}`);
+    tt.equal(gone.status, 200, 'unknownCertDelete 200: an unknown certificate’s delete succeeds');
+    tt.same(Object.keys(gone.body).sort(), schemaProps(doc, 'ApiStatusMessage'));
   });
 
   t.test('success bodies: no field the schema lacks, every field of the model', async (tt) => {
@@ -405,6 +502,8 @@ t.test('the Tyk Dashboard fake against tyk-dashboard-swagger.yml', async (t) => 
       ['getOas', 'GET /api/apis/oas/{apiId}', [400]],
       ['putOas', 'PUT /api/apis/oas/{apiId}', [404]],
       ['deleteOas', 'DELETE /api/apis/oas/{apiId}', [404]],
+      ['getCertificate', 'GET /api/certs/{certId}', [404]],
+      ['deleteCertificate', 'DELETE /api/certs/{certId}', [404]],
     ];
     for (const [key, op, statuses] of pairs) {
       const answer = ABSENT_ANSWERS[key];
@@ -417,6 +516,7 @@ t.test('the Tyk Dashboard fake against tyk-dashboard-swagger.yml', async (t) => 
     tt.same(ABSENT_ANSWERS.getOas.statuses, [400, 404], 'GET of an OAS API: the same');
     tt.equal(example(doc, 'DELETE /api/apis/oas/{apiId}', 404)?.Message, ABSENT_ANSWERS.getOas.message);
     tt.equal(example(doc, 'DELETE /api/apis/{apiId}', 404)?.Message, ABSENT_ANSWERS.getApi.message);
+    tt.same(ABSENT_ANSWERS.getCertificate.statuses, [404], 'a certificate of another org (400 "non-owned") is not absent');
   });
 });
 
@@ -432,10 +532,6 @@ async function gcall(gw: FakeTykGateway, method: string, path: string, body?: un
   return { status: res.status, body: text === '' ? undefined : JSON.parse(text) };
 }
 
-/** A certificate the fake's store takes, and its id in the org the swagger's examples use. */
-const CERT_PEM = readFileSync(new URL('../fixtures/tls/server.pem', import.meta.url), 'utf8');
-const CERT_ORG = '5e9d9544a1dcd60001d0ed20';
-const CERT_ID = CERT_ORG + createHash('sha256').update(new X509Certificate(CERT_PEM).raw).digest('hex');
 const withCert = async (gw: FakeTykGateway) => gcall(gw, 'POST', `/tyk/certs?org_id=${CERT_ORG}`, CERT_PEM);
 
 const gapi = (apiId: string) => ({ api_id: apiId, name: apiId, use_keyless: true, proxy: { listen_path: `/${apiId}/`, target_url: 'http://x' } });
@@ -602,12 +698,7 @@ t.test('the Tyk Gateway fake against tyk-gateway-swagger.yml', async (t) => {
   });
 
   t.test('each produced answer has the documented status and body', async (tt) => {
-    for (const s of GATEWAY) {
-      const res = await s.run(await gateway(tt, s.options));
-      const what = `${s.op} ${s.status}${s.note ? ` (${s.note})` : ''}`;
-      tt.equal(res.status, s.status, `${what}: status`);
-      conforms(tt, res.body, example(doc, s.op, s.status), what, s.otherMessage);
-    }
+    for (const s of GATEWAY) checkScenario(tt, doc, s, await s.run(await gateway(tt, s.options)));
   });
 
   t.test('403 on every operation, with the documented body', async (tt) => {

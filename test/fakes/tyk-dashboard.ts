@@ -77,22 +77,29 @@
  *   versions, dry-run, import, rebase) answer 501.
  * - DASHBOARD_VARIANTS: named option sets, one per documented alternative answer (each option's
  *   every value appears in one), for tests that must hold against each.
+ * - Certificates (/api/certs, in the key's org, over the certificate manager the gateway fake
+ *   shares): ./tyk-dashboard-certs.ts; `certUploadField` and `unknownCertDelete` pick its
+ *   documented alternatives. They are not API or policy writes (`writes()` leaves them out).
  * - API versions: POST /api/apis with `base_api_id` but no `new_version_name` → 400 "version
  *   name header should be set with base API ID" (the swagger's example); with one → 501.
  *   Documented query parameters the fake does not apply (the other list filters, versioning)
  *   answer 501 "not modelled by the fake: ..." rather than being ignored.
- * - Test controls: the stored objects (copies), back-door edits and removals, `wipe()`, fault
- *   injection and a call log shared with the other fakes (./faults.ts).
+ * - Test controls: the stored objects (copies), back-door edits and removals, certificates of
+ *   any org (`storeCert`), `wipe()`, fault injection and a call log shared with the other fakes
+ *   (./faults.ts).
  *
  * Leaves out: streams/MCP APIs, API versions, categories, ownership and permissions (403s
- * only by fault injection), keys, policy search, the other list filters.
+ * only by fault injection), keys, policy search, the other list filters, certificate details
+ * lists and dependencies (501).
  */
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { isIP } from 'node:net';
 import type { FaultSpec as BaseFaultSpec, FaultHandle } from './faults.js';
 import { listenOnLoopback } from './http-plumbing.js';
-import { type CallRecord, type Reply, reply, TykFakeBase } from './tyk-fake-base.js';
+import { CertStore, type StoredCert } from './tyk-certs.js';
+import { DashboardCerts, isCertsPath } from './tyk-dashboard-certs.js';
+import { dashboardError as apiError, type CallRecord, type Reply, reply, TykFakeBase } from './tyk-fake-base.js';
 import { classicOf, filledOas, oasId, readOasBody, withOasId } from './tyk-oas.js';
 
 export type { FaultHandle } from './faults.js';
@@ -120,6 +127,10 @@ export interface FakeTykDashboardOptions {
   policyPathId?: '_id' | '_id-or-id';
   /** How a list page without items renders them: null (the default) or []. */
   emptyList?: 'null' | '[]';
+  /** The multipart file field POST /api/certs reads: 'file' (the swagger's; the default) or 'cert' (Tyk Operator's). */
+  certUploadField?: 'file' | 'cert';
+  /** How DELETE /api/certs/{certId} answers a certificate the org does not have: 404 (the default) or 200. */
+  unknownCertDelete?: '404' | '200';
 }
 
 /** One documented way a Dashboard answers, as fake options. */
@@ -137,6 +148,7 @@ export const DASHBOARD_VARIANTS: readonly DashboardVariant[] = [
   { name: 'unknown API 404', options: { unknownApi: '404' } },
   { name: 'policy path takes _id or id', options: { policyPathId: '_id-or-id' } },
   { name: 'empty lists []', options: { emptyList: '[]' } },
+  { name: 'certificates uploaded as cert, unknown certificate DELETE 200', options: { certUploadField: 'cert', unknownCertDelete: '200' } },
 ];
 
 /** A fault to inject; a `status` without `body` answers with an ApiResponse error. */
@@ -162,8 +174,12 @@ export interface FakeTykDashboard {
   editOas(apiId: string, mutate: Mutator): void;
   editPolicy(mid: string, mutate: Mutator): void;
   removePolicy(mid: string): boolean;
-  /** Loses every API and policy (a fresh database). */
+  /** Loses every API and policy (a fresh database); certificates stay (they live in Redis). */
   wipe(): void;
+  /** The certificate store (/api/certs), by id. */
+  certs(): ReadonlyMap<string, StoredCert>;
+  /** Stores a certificate as a key of `orgId` (default: the fake's org) would upload it; its id. Throws when the manager refuses it. */
+  storeCert(pem: string, orgId?: string): string;
   inject(spec: FaultSpec): FaultHandle;
   clearFaults(): void;
   readonly calls: CallRecord[];
@@ -652,10 +668,6 @@ function ok(message: string, meta: Json = null, extra: JsonObject = {}): Reply {
   return reply(200, { Status: 'OK', Message: message, Meta: meta, ...extra });
 }
 
-function apiError(status: number, message: string): Reply {
-  return reply(status, { Status: 'Error', Message: message, Meta: null });
-}
-
 /** The list filters the swagger documents for GET /api/apis that the fake does not apply. */
 const API_LIST_FILTERS = ['api_type', 'category', 'auth_type', 'base_apis', 'compressed'];
 
@@ -763,6 +775,8 @@ class FakeDashboard extends TykFakeBase {
   /** _id → policy */
   private policyStore = new Map<string, StoredPolicy>();
   private seq = 0;
+  /** /api/certs (./tyk-dashboard-certs.ts) */
+  readonly certs: DashboardCerts;
 
   constructor(options: FakeTykDashboardOptions) {
     super('http://fake-dashboard', WRITE_PATH);
@@ -774,6 +788,13 @@ class FakeDashboard extends TykFakeBase {
     this.unknownApi = options.unknownApi === '404' ? 404 : 400;
     this.policyPathId = options.policyPathId ?? '_id';
     this.emptyList = options.emptyList === '[]' ? [] : null;
+    this.certs = new DashboardCerts(new CertStore(), {
+      orgId: this.orgId,
+      uploadField: options.certUploadField ?? 'file',
+      unknownDelete: options.unknownCertDelete === '200' ? 200 : 404,
+      emptyList: this.emptyList,
+      page: (items, p) => this.page(items, p),
+    });
   }
 
   // --- the test side -------------------------------------------------------
@@ -841,10 +862,11 @@ class FakeDashboard extends TykFakeBase {
     return apiError(status, message);
   }
 
-  protected override handle(req: IncomingMessage, url: URL, method: string, raw: string): Reply {
+  protected override handle(req: IncomingMessage, url: URL, method: string, raw: string): Reply | Promise<Reply> {
     const path = url.pathname;
     if (!path.startsWith('/api/')) return apiError(404, 'Not found');
     if (req.headers.authorization !== this.secret) return apiError(401, MSG.unauthorised);
+    if (isCertsPath(path)) return this.certs.handle(method, path, url.searchParams, req.headers['content-type'], raw);
     const oas = oasRouteOf(path);
     if (oas) return this.onOas(oas, method, url.searchParams, raw);
     if (/^\/api\/apis\/?$/.test(path)) {
@@ -1146,6 +1168,12 @@ function facade(fake: FakeDashboard, url: string): FakeTykDashboard {
     editPolicy: (mid, mutate) => fake.editPolicy(mid, mutate),
     removePolicy: (mid) => fake.removePolicy(mid),
     wipe: () => fake.wipe(),
+    certs: () => fake.certs.store.all,
+    storeCert: (pem, orgId = fake.orgId) => {
+      const outcome = fake.certs.store.add(pem, orgId);
+      if (outcome.kind !== 'added') throw new Error(`fake dashboard: certificate not stored: ${outcome.message}`);
+      return outcome.cert.id;
+    },
     inject: (spec) => fake.inject(spec),
     clearFaults: () => fake.clearFaults(),
     get calls() {

@@ -36,6 +36,11 @@ export function gatewayError(status: number, message: string): Reply {
   return reply(status, { status: 'error', message });
 }
 
+/** The Tyk Dashboard's error answer (ApiResponse): `{"Status":"Error","Message":...,"Meta":null}`. */
+export function dashboardError(status: number, message: string): Reply {
+  return reply(status, { Status: 'Error', Message: message, Meta: null });
+}
+
 export abstract class TykFakeBase {
   readonly server: Server;
   readonly callLog = new CallLog<CallRecord>();

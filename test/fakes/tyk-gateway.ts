@@ -105,7 +105,7 @@ import type { IncomingMessage } from 'node:http';
 import { isIP } from 'node:net';
 import type { FaultSpec as BaseFaultSpec, FaultHandle } from './faults.js';
 import { listenOnLoopback } from './http-plumbing.js';
-import { CertStore, type StoredCert } from './tyk-certs.js';
+import { CertStore, gatewayCerts, type StoredCert } from './tyk-certs.js';
 import { gatewayError as apiError, type CallRecord, type Reply, reply, TykFakeBase } from './tyk-fake-base.js';
 import { classicOf, filledOas, oasId, readOasBody, withOasId, withoutExtension, withServers } from './tyk-oas.js';
 
@@ -987,7 +987,7 @@ class FakeTyk extends TykFakeBase {
       case 'reload':
         return this.onReload(method, route.group, !route.group && url.searchParams.get('block') === 'true');
       case 'certs':
-        return this.certs.handle(method, route.id, url.searchParams, raw);
+        return gatewayCerts(this.certs, method, route.id, url.searchParams, raw);
     }
   }
 

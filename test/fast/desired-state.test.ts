@@ -13,13 +13,15 @@ t.test('an invalid spec edited into another invalid spec is reported and recorde
   const w = new FastWorld();
   w.apply(apiDefinition('bad').unsupported().build());
   await w.run();
-  t.match(await w.record(API_DEFINITION, 'bad'), { result: 'invalid', error: /upstream_certificate_refs/ });
-  w.updateSpec(API_DEFINITION, 'bad', (s) => ({ ...s, upstream_certificate_refs: undefined, certificate_secret_names: ['x'] }));
+  t.match(await w.record(API_DEFINITION, 'bad'), { result: 'invalid', error: /graph_ref/ });
+  // a Secret without a certificate: invalid too, for another reason
+  w.put({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'x', namespace: 'default' }, type: 'Opaque', data: { 'ca.crt': 'eA==' } });
+  w.updateSpec(API_DEFINITION, 'bad', (s) => ({ ...s, graphql: undefined, certificate_secret_names: ['x'] }));
   w.resetCounts();
   const report = await w.run();
   const rec = await w.record(API_DEFINITION, 'bad');
   t.match(reported(report, 'bad'), { action: 'NOOP', reason: 'invalid spec', result: 'invalid' });
-  t.notMatch(rec?.error, /upstream_certificate_refs/, 'the record says what is wrong now');
+  t.match(rec?.error, /Secret default\/x has no tls\.crt/, 'the record says what is wrong now');
   t.equal(rec?.generation, 2);
   t.equal(w.kube.count('patchStatus'), 1, 'the status says it too');
   t.equal(w.gateway.writes(), 0);

@@ -92,11 +92,7 @@ t.test('a failing write: one SyncFailed Warning counted over failures and backof
 t.test('an invalid spec, by the gateway or by us: an Invalid Warning, counted on every run it stays invalid', async (t) => {
   const w = await world(t);
   await w.create(apiDefinition('broken').build());
-  await w.create(
-    apiDefinition('mtls')
-      .patchSpec({ upstream_certificate_refs: { '*': 'my-tls' } })
-      .build(),
-  );
+  await w.create(apiDefinition('mtls').unsupported().build());
   w.tyk.inject({
     method: 'POST',
     path: '/tyk/apis',
@@ -107,7 +103,7 @@ t.test('an invalid spec, by the gateway or by us: an Invalid Warning, counted on
   });
   await w.tick();
   t.match(await w.events('broken'), [{ type: 'Warning', reason: 'Invalid', message: /rejected by the gateway: listen path is invalid/, count: 1 }]);
-  t.match(await w.events('mtls'), [{ type: 'Warning', reason: 'Invalid', message: /upstream_certificate_refs/, count: 1 }]);
+  t.match(await w.events('mtls'), [{ type: 'Warning', reason: 'Invalid', message: /graphql\.graph_ref/, count: 1 }]);
   w.resetCounts();
   const second = await w.tick();
   t.match(obj(second, 'broken'), { reason: 'invalid spec unchanged', result: 'invalid' });

@@ -125,6 +125,39 @@ function storeContract(t: Test, makeStore: MakeStore): void {
     t.equal(await store.putRecord(record(key, 5)), false, 'older than the latest refused');
   });
 
+  t.test('the uses index follows every put and delete, atomically with the record', async (t) => {
+    const { store } = await makeStore(t);
+    const a = 'ApiDefinition/ns/a';
+    const b = 'ApiDefinition/ns/b';
+    await store.putRecord(record(a, 1, { uses: ['Secret/ns/tls', 'Certificate/default/c1'] }));
+    await store.putRecord(record(b, 1, { uses: ['Secret/ns/tls'] }));
+    t.strictSame(await store.recordsUsing(['Secret/ns/tls', 'Certificate/default/c1', 'Secret/ns/other']), [[a, b], [a], []]);
+    await store.putRecord(record(a, 2, { uses: ['Secret/ns/tls', 'Certificate/default/c2'] }));
+    t.strictSame(await store.recordsUsing(['Certificate/default/c1', 'Certificate/default/c2']), [[], [a]], 'a use the new record lacks is dropped');
+    t.equal(await store.putRecord(record(a, 1, { uses: ['Secret/ns/stale'] })), false);
+    t.strictSame(await store.recordsUsing(['Secret/ns/stale', 'Certificate/default/c2']), [[], [a]], 'a refused put changes no index');
+    await store.putRecord(record(b, 2));
+    t.strictSame(await store.recordsUsing(['Secret/ns/tls']), [[a]], 'a record without uses leaves every set');
+    await store.deleteRecord(a);
+    t.strictSame(await store.recordsUsing(['Secret/ns/tls', 'Certificate/default/c2']), [[], []], 'a deleted record leaves every set');
+    await store.deleteRecord('ApiDefinition/ns/never');
+    t.strictSame(await store.recordsUsing([]), [], 'nothing asked, nothing answered');
+  });
+
+  t.test('owned ids per pool: own, list, disown', async (t) => {
+    const { store } = await makeStore(t);
+    t.strictSame(await store.owned('default'), [], 'none at first');
+    await store.own('default', ['c2', 'c1']);
+    await store.own('default', ['c1']);
+    await store.own('context:ns/eu', ['c3']);
+    await store.own('default', []);
+    t.strictSame(await store.owned('default'), ['c1', 'c2'], 'sorted, each once');
+    await store.disown('default', 'c1');
+    await store.disown('default', 'never');
+    t.strictSame(await store.owned('default'), ['c2']);
+    t.strictSame(await store.owned('context:ns/eu'), ['c3'], 'pools are apart');
+  });
+
   t.test('deleteRecord', async (t) => {
     const { store } = await makeStore(t);
     await store.putRecord(record('ns/Kind/gone', 9));
@@ -361,6 +394,10 @@ t.test('MemoryStore', async (t) => {
     await assertUnavailable(t, store.acquireSlot('gw', 'h', 1, 1), 'acquireSlot');
     await assertUnavailable(t, store.releaseSlot('gw', 'h'), 'releaseSlot');
     await assertUnavailable(t, store.markSeen(['x'], 1), 'markSeen');
+    await assertUnavailable(t, store.recordsUsing(['x']), 'recordsUsing');
+    await assertUnavailable(t, store.own('gw', ['x']), 'own');
+    await assertUnavailable(t, store.disown('gw', 'x'), 'disown');
+    await assertUnavailable(t, store.owned('gw'), 'owned');
   });
 });
 
@@ -430,6 +467,12 @@ t.test('RedisStore', async (t) => {
     t.equal(await raw.get(`${prefix}dirty:ns/Kind/name`), '1');
     const markTtl = await raw.pttl(`${prefix}dirty:ns/Kind/name`);
     t.ok(markTtl > L, `the mark outlives the lock (${markTtl} > ${L})`);
+    await store.putRecord(record('ns/Kind/name', 4, { uses: ['Secret/ns/tls'] }));
+    t.strictSame(await raw.smembers(`${prefix}uses:Secret/ns/tls`), ['ns/Kind/name'], 'the uses index: a set of record keys');
+    await store.own('default', ['c1']);
+    t.strictSame(await raw.smembers(`${prefix}owned:default`), ['c1'], 'owned ids: a set per pool');
+    await store.deleteRecord('ns/Kind/name');
+    t.equal(await raw.exists(`${prefix}uses:Secret/ns/tls`), 0, 'an emptied index set is gone');
   });
 
   t.test('the default prefix is gr:, on an injected client', async (t) => {

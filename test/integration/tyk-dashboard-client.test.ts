@@ -1,16 +1,33 @@
 /**
  * TykDashboardClient (lib/gateway/tyk-dashboard.ts) against the loopback Dashboard fake, over
- * real HTTP: every Gateway method for APIs, policies and Tyk OAS APIs, paging, adoption, id mapping,
- * objects changed behind the client's back, error mapping and ping; all of it against each
- * documented way a Dashboard answers (DASHBOARD_VARIANTS), and which answers mean "absent".
+ * real HTTP: every Gateway method for APIs, policies and Tyk OAS APIs, paging, adoption, id
+ * mapping, objects changed behind the client's back, error mapping and ping, and the
+ * certificate store (upload once per certificate in the key's org, every page of ids, has,
+ * remove, errors without key material); all of it against each documented way a Dashboard
+ * answers (DASHBOARD_VARIANTS), and which answers mean "absent".
  */
+import { readFileSync } from 'node:fs';
 import t, { type Test as TapTest } from 'tap';
-import { GatewayApiError, GatewayRejectedError, GatewayUnavailableError } from '../../lib/errors.js';
+import { GatewayApiError, GatewayRejectedError, GatewayUnavailableError, InvalidSpecError } from '../../lib/errors.js';
+import { certificateId } from '../../lib/gateway/certificates.js';
 import { TykDashboardClient, type TykDashboardOptions } from '../../lib/gateway/tyk-dashboard.js';
 import type { JsonObject } from '../../lib/gateway/types.js';
 import { DASHBOARD_VARIANTS, type FakeTykDashboard, type FakeTykDashboardOptions, startFakeTykDashboard } from '../fakes/tyk-dashboard.js';
 
 const SECRET = 'dashboard-user-key-0123456789abcdef';
+
+const TLS = new URL('../fixtures/tls/', import.meta.url);
+const pemFile = (name: string) => readFileSync(new URL(name, TLS), 'utf8');
+const SERVER = pemFile('server.pem');
+const SERVER_KEY = pemFile('server-key.pem');
+const CLIENT = pemFile('client.pem');
+const CLIENT_KEY = pemFile('client-key.pem');
+const CA = pemFile('ca.pem');
+const STRANGER = pemFile('stranger.pem');
+const EXPIRED = pemFile('expired.pem');
+const OTHER_ORG = '5e9d9544a1dcd60001d0ffff';
+/** The base64 lines of a PEM: none may appear in an error. */
+const pemLines = (pem: string) => pem.split('\n').filter((line) => line.length >= 16 && !line.startsWith('-----'));
 
 interface Test {
   teardown(fn: () => unknown): void;
@@ -279,6 +296,8 @@ for (const variant of DASHBOARD_VARIANTS) {
 
       d.inject({ method: 'GET', path: '/api/apis', status: 200, body: { apis: 'nope', pages: 1 } });
       await tt.rejects(client.list('api'), /something other than a page of APIs/);
+      d.inject({ method: 'GET', path: '/api/portal/policies', status: 200, body: { Pages: 0 } });
+      await tt.rejects(client.list('policy'), /something other than a page of policies/, 'a page without its list field is no empty page');
       d.inject({ method: 'GET', path: '/api/apis', status: 200, body: { apis: [{ api_definition: { name: 'no id' } }], pages: 1 } });
       await tt.rejects(client.list('api'), /has no api_definition.api_id/);
       d.inject({ method: 'GET', path: '/api/portal/policies', status: 200, body: { Data: [{ id: 'x' }], Pages: 1 } });
@@ -618,6 +637,40 @@ for (const variant of DASHBOARD_VARIANTS) {
       await fails(tt, nowhere.ping(), GatewayUnavailableError, {}, 'nobody listening');
     });
 
+    t.test('certificates: upload once per certificate in the key’s org (orgId ignored), list every page, has, remove; absent is fine', async (tt) => {
+      const { d, client } = await setup(tt, { pageSize: 3 });
+      const id = certificateId(SERVER, d.orgId);
+      tt.equal(await client.hasCertificate(id), false);
+      tt.same(await client.listCertificates(), [], 'none');
+
+      tt.strictSame(await client.uploadCertificate(SERVER + SERVER_KEY, 'not-the-keys-org'), { id, created: true }, 'the id in the key’s org, whatever orgId says');
+      tt.strictSame(await client.uploadCertificate(SERVER + SERVER_KEY), { id, created: false }, 'again: the same id, not created by this upload');
+      tt.strictSame(await client.uploadCertificate(SERVER), { id, created: false }, 'without its key too');
+      tt.equal(d.certs().size, 1, 'stored once');
+      tt.equal(d.certs().get(id)?.hasPrivate, true, 'with the key the first upload carried');
+      tt.equal(await client.hasCertificate(id), true);
+
+      const others = [CA, CLIENT_KEY + CLIENT, STRANGER];
+      const ids = [id];
+      for (const pem of others) ids.push((await client.uploadCertificate(pem)).id);
+      tt.same(ids.slice(1), [certificateId(CA, d.orgId), certificateId(CLIENT, d.orgId), certificateId(STRANGER, d.orgId)], 'each named by its leaf');
+      d.storeCert(CA, OTHER_ORG);
+      d.resetCalls();
+      tt.same(await client.listCertificates('ignored'), ids, 'every page, only the key’s org');
+      tt.same(
+        d.calls.map((c) => `${c.method} ${c.path} ${c.query.p}`),
+        ['GET /api/certs 1', 'GET /api/certs 2'],
+        'two pages of three',
+      );
+
+      await client.removeCertificate(id, 'ignored');
+      tt.notOk(d.certs().has(id), 'removed');
+      await client.removeCertificate(id);
+      tt.equal(await client.hasCertificate(id), false, 'removing again is fine');
+      tt.same(await client.listCertificates(), ids.slice(1));
+      tt.equal(d.writes(), 0, 'no API or policy writes');
+    });
+
     t.test('a policy is found by its Dashboard _id too (adopting with spec.id = _id)', async (t) => {
       const dash = await startFakeTykDashboard(variant.options);
       t.teardown(() => dash.close());
@@ -746,4 +799,127 @@ t.test('a fresh list answers for our ids, but a Dashboard _id is read directly (
     'adopted in place',
   );
   tt.equal(d.policies().size, 1);
+});
+
+t.test('certificate uploads: the id of a repeat from the Dashboard’s words, else from the list; refusals; no PEM in any error', async (tt) => {
+  const { d, client, fresh } = await setupOn(tt);
+  const e = (message: string) => ({ Status: 'Error', Message: message, Meta: null });
+  const id = certificateId(SERVER, d.orgId);
+  await client.uploadCertificate(SERVER);
+
+  d.resetCalls();
+  d.inject({ method: 'POST', path: '/api/certs', status: 400, body: e(`Could not create certificate.Certificate with ${id} id already exists`) });
+  tt.strictSame(await client.uploadCertificate(SERVER), { id, created: false }, 'newer Tyk’s words, another 4xx: the id it names');
+  d.inject({ method: 'POST', path: '/api/certs', status: 404, body: e('Could not create certificate.Certificate with 5e9d9... ID already exists.') });
+  tt.strictSame(await client.uploadCertificate(SERVER), { id, created: false }, 'an id cut short (as in the swagger’s example): the listed one');
+  d.inject({ method: 'POST', path: '/api/certs', status: 200, body: { status: 'ok', message: 'Certificate added.' } });
+  tt.strictSame(await client.uploadCertificate(SERVER), { id, created: true }, 'a success without an id: the listed one');
+  tt.same(
+    d.calls.map((c) => `${c.method} ${c.path} ${c.status}`),
+    ['POST /api/certs 400', 'POST /api/certs 404', 'GET /api/certs 200', 'POST /api/certs 200', 'GET /api/certs 200'],
+    'a list only when the answer does not name the id',
+  );
+  d.inject({ method: 'POST', path: '/api/certs', status: 200, body: { status: 'ok' } });
+  await fails(tt, client.uploadCertificate(CA), GatewayApiError, { message: /took the certificate but does not list it/ }, 'a success for a certificate not listed');
+  d.inject({ method: 'POST', path: '/api/certs', status: 404, body: '<html>Certificate with x ID already exists</html>' });
+  await fails(tt, client.uploadCertificate(SERVER), GatewayApiError, { status: 404 }, 'a proxy page is not the Dashboard saying so');
+
+  const before = d.count('POST', '/api/certs');
+  const noCert = await client.uploadCertificate(SERVER_KEY).catch((x: unknown) => x);
+  tt.ok(noCert instanceof InvalidSpecError, 'a key without a certificate: an invalid spec');
+  tt.equal(d.count('POST', '/api/certs'), before, 'nothing sent');
+  const leaks: [string, unknown, string][] = [['a key alone', noCert, SERVER_KEY]];
+
+  const expired = await client.uploadCertificate(EXPIRED).catch((x: unknown) => x);
+  tt.ok(expired instanceof GatewayRejectedError, 'what the Dashboard refuses: rejected');
+  tt.equal((expired as GatewayRejectedError).status, 404);
+  tt.match((expired as Error).message, /rejected by the Dashboard: Could not create certificate\.certificate is expired/);
+  const mismatch = await client.uploadCertificate(CLIENT + SERVER_KEY).catch((x: unknown) => x);
+  tt.ok(mismatch instanceof GatewayRejectedError);
+  tt.match((mismatch as Error).message, /private key does not match public key/);
+  leaks.push(['a key that does not match', mismatch, SERVER_KEY]);
+
+  d.inject({ method: 'POST', path: '/api/certs', status: 500, body: e(`could not store ${CLIENT + CLIENT_KEY}`) });
+  const echoed = await client.uploadCertificate(CLIENT + CLIENT_KEY).catch((x: unknown) => x);
+  tt.ok(echoed instanceof GatewayApiError && !(echoed instanceof GatewayRejectedError), '5xx: GatewayApiError');
+  tt.match((echoed as Error).message, /500 could not store \[PEM\]/);
+  leaks.push(['an answer echoing the PEM', echoed, CLIENT + CLIENT_KEY]);
+  const base64 = pemLines(CLIENT_KEY).join('');
+  const rewrapped = `-----BEGIN PRIVATE KEY-----\n${base64.match(/.{1,76}/g)?.join('\n')}\n-----END PRIVATE KEY-----`;
+  d.inject({ method: 'POST', path: '/api/certs', status: 500, body: e(`the key, as Go re-encodes it: ${rewrapped}`) });
+  const reencoded = await client.uploadCertificate(CLIENT + CLIENT_KEY).catch((x: unknown) => x);
+  tt.match((reencoded as Error).message, /re-encodes it: \[PEM\]$/);
+  leaks.push(['an answer quoting the key wrapped otherwise', reencoded, rewrapped]);
+  const keyLine = pemLines(CLIENT_KEY)[1] ?? '';
+  d.inject({ method: 'POST', path: '/api/certs', status: 502, body: `<html>bad request near ${keyLine}</html>` });
+  const cut = await client.uploadCertificate(CLIENT + CLIENT_KEY).catch((x: unknown) => x);
+  tt.equal((cut as GatewayApiError).status, 502);
+  leaks.push(['a page quoting a line of the key', cut, CLIENT_KEY]);
+
+  const wrong = fresh({ secret: 'wrong-key-do-not-print' });
+  const denied = await wrong.uploadCertificate(CLIENT + CLIENT_KEY).catch((x: unknown) => x);
+  tt.ok(denied instanceof GatewayApiError && !(denied instanceof GatewayRejectedError), 'a wrong key is no rejection of the certificate');
+  tt.match((denied as Error).message, /401 Not authorised \(check TYK_AUTH\)/);
+  tt.notMatch((denied as Error).message, 'wrong-key-do-not-print');
+  leaks.push(['a wrong key', denied, CLIENT_KEY]);
+
+  d.inject({ method: 'POST', path: '/api/certs', drop: true, times: 2 });
+  const dropped = await client.uploadCertificate(CLIENT + CLIENT_KEY).catch((x: unknown) => x);
+  tt.ok(dropped instanceof GatewayUnavailableError, 'a dropped connection (also on the retry): unavailable');
+  tt.match((dropped as Error).message, /dashboard default/);
+  leaks.push(['a dropped connection', dropped, CLIENT_KEY]);
+
+  for (const [what, err, pem] of leaks) {
+    const printed = JSON.stringify({ m: (err as Error).message, c: (err as GatewayApiError).context, s: (err as Error).stack });
+    tt.notMatch(printed, /-----BEGIN|PRIVATE KEY/, `${what}: no PEM block in the error`);
+    tt.same(
+      pemLines(pem).filter((line) => printed.includes(line)),
+      [],
+      `${what}: no line of the PEM in the error`,
+    );
+  }
+  tt.equal(d.certs().size, 1, 'only the first certificate was ever stored');
+});
+
+t.test('certificates: has, remove and list answer errors as errors: another org’s id, a proxy’s 404, 5xx, a failed page, the network', async (tt) => {
+  const { d, client, fresh } = await setupOn(tt, { pageSize: 1 });
+  const e = (message: string) => ({ Status: 'Error', Message: message, Meta: null });
+  const { id } = await client.uploadCertificate(SERVER);
+  await client.uploadCertificate(CA);
+  const theirs = d.storeCert(CLIENT, OTHER_ORG);
+
+  await fails(tt, client.hasCertificate(theirs), GatewayApiError, { status: 400, message: /non-owned certificate/ }, 'another org’s id is not "absent"');
+  await fails(tt, client.removeCertificate(theirs), GatewayApiError, { status: 400, message: /non-owned certificate/ }, 'nor removed');
+  tt.ok(d.certs().has(theirs), 'theirs stays');
+  d.inject({ method: 'GET', path: `/api/certs/${id}`, status: 404, body: '<html>not here</html>' });
+  await fails(tt, client.hasCertificate(id), GatewayApiError, { status: 404, message: /not here/ }, 'a proxy’s 404 is not "absent"');
+  d.inject({ method: 'GET', path: `/api/certs/${id}`, status: 404, body: e('Could not retrieve certificate details.') });
+  await fails(tt, client.hasCertificate(id), GatewayApiError, { status: 404 }, 'another message is not "absent"');
+  d.inject({ method: 'GET', path: `/api/certs/${id}`, status: 200, body: '<html>login</html>' });
+  await fails(tt, client.hasCertificate(id), GatewayApiError, { message: /not this certificate's metadata/ }, 'a 200 that is not the metadata');
+  d.inject({ method: 'GET', path: `/api/certs/${id}`, status: 500 });
+  await fails(tt, client.hasCertificate(id), GatewayApiError, { status: 500, message: /500 injected fault/ });
+  d.inject({ method: 'GET', path: `/api/certs/${id}`, hang: true });
+  await fails(tt, fresh({ timeoutMs: 150 }).hasCertificate(id), GatewayUnavailableError, { message: /timed out/ }, 'hung');
+
+  d.inject({ method: 'DELETE', path: `/api/certs/${id}`, status: 500 });
+  await fails(tt, client.removeCertificate(id), GatewayApiError, { status: 500 }, 'a failed delete of a certificate still there');
+  tt.ok(d.certs().has(id), 'the error stands');
+  await client.removeCertificate(id);
+  d.inject({ method: 'DELETE', path: `/api/certs/${id}`, status: 503 });
+  await client.removeCertificate(id);
+  tt.pass('a failed delete of a certificate a read confirms gone: done');
+  d.inject({ method: 'DELETE', path: `/api/certs/${id}`, status: 404, body: e('Not found') });
+  await fails(tt, client.removeCertificate(id), GatewayApiError, { status: 404 }, 'DELETE 404 with another message');
+
+  const { id: stranger } = await client.uploadCertificate(STRANGER);
+  d.inject({ method: 'GET', path: '/api/certs', status: 503, afterCalls: 1 });
+  await fails(tt, client.listCertificates(), GatewayApiError, { status: 503, message: /list certificates \(page 2\)/ }, 'a failed page fails the list');
+  d.inject({ method: 'GET', path: '/api/certs', status: 200, body: { certs: [7], pages: 1 } });
+  await fails(tt, client.listCertificates(), GatewayApiError, { message: /not a certificate id/ });
+  d.inject({ method: 'GET', path: '/api/certs', status: 200, body: { cert_basics: [], pages: 1 } });
+  await fails(tt, client.listCertificates(), GatewayApiError, { message: /something other than a page of certificates/ }, 'not a list of ids');
+  d.inject({ method: 'GET', path: '/api/certs', drop: true, times: 2 });
+  await fails(tt, client.listCertificates(), GatewayUnavailableError, {}, 'dropped');
+  tt.same(await client.listCertificates(), [certificateId(CA, d.orgId), stranger], 'the client works on after errors');
 });

@@ -176,8 +176,8 @@ t.test('the certificate store: upload once per certificate, the id known before,
   tt.match(id, /^5e9d9544a1dcd60001d0ed20[0-9a-f]{64}$/, 'the org id and a SHA-256');
 
   tt.equal(await client.hasCertificate(id), false);
-  tt.equal(await client.uploadCertificate(cert + key, org), id, 'the gateway gives the id computed before');
-  tt.equal(await client.uploadCertificate(cert + key, org), id, 'again: "already exists" counts as uploaded');
+  tt.strictSame(await client.uploadCertificate(cert + key, org), { id, created: true }, 'the gateway gives the id computed before');
+  tt.strictSame(await client.uploadCertificate(cert + key, org), { id, created: false }, 'again: "already exists" counts as uploaded, not by us');
   tt.equal(gw.certs().size, 1);
   tt.equal(gw.certs().get(id)?.hasPrivate, true, 'the key went with it');
   tt.equal(await client.hasCertificate(id), true);

@@ -100,23 +100,21 @@ t.test('api payload: jwt default policies naming SecurityPolicies become their g
   );
 });
 
-t.test('api payload: every field needing Secrets is named, and so is a federated graph', async (t) => {
+t.test('api payload: a federated graph is named as unsupported; the Secret references are replaced by the resolved fields', async (t) => {
   const r = apiDefinitionPayload(
     apiDefinition('x')
-      .patchSpec({ certificate_secret_names: ['tls'], client_certificate_refs: ['c'], graphql: { enabled: true, graph_ref: 'sg' } })
+      .patchSpec({ certificate_secret_names: ['tls'], graphql: { enabled: true, graph_ref: 'sg' } })
       .build(),
     'I',
     undefined,
   );
-  t.same(r, {
-    ok: false,
-    reason:
-      'unsupported: certificate_secret_names: certificates from Secrets are not supported yet; client_certificate_refs: client certificates from Secrets are not supported yet; graphql.graph_ref: GraphQL federation (SuperGraph and SubGraph resources) is not supported yet',
-  });
-  t.same(apiDefinitionPayload(apiDefinition('x').patchSpec({ upstream_certificate_refs: 'x' }).build(), 'I', undefined), {
-    ok: false,
-    reason: 'unsupported: upstream_certificate_refs: upstream certificates from Secrets are not supported yet',
-  });
+  t.same(r, { ok: false, reason: 'unsupported: graphql.graph_ref: GraphQL federation (SuperGraph and SubGraph resources) is not supported yet' });
+  const refs = { certificate_secret_names: ['tls'], client_certificate_refs: ['c'], upstream_certificate_refs: { '*': 'u' }, pinned_public_keys_refs: { '*': 'p' } };
+  const resolvedResult = apiDefinitionPayload(apiDefinition('x').patchSpec(refs).build(), 'I', undefined, undefined, { certificates: ['C1'], upstream_certificates: { '*': 'U1' } });
+  const resolved = resolvedResult.ok ? resolvedResult.body : {};
+  t.same(resolved.certificates, ['C1'], 'the resolved fields are sent');
+  t.same(resolved.upstream_certificates, { '*': 'U1' });
+  for (const field of Object.keys(refs)) t.notOk(field in resolved, `${field} is not sent`);
   const graph = body(
     apiDefinition('x')
       .patchSpec({ graphql: { enabled: true, graph_ref: '' } })

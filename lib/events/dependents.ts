@@ -1,0 +1,32 @@
+/**
+ * Dependency events → the objects to look at: an event about a Secret names, through the
+ * store's uses index (records' `uses`), every object whose last sync used it, so a rotated
+ * certificate reaches its APIs without a full run. One store round trip per delivery. A
+ * Secret no record uses is ignored ("no resource uses it"); the schedule catches objects that
+ * name a Secret before any record of theirs does.
+ * Throws StoreUnavailableError (the store's).
+ */
+import { findKind } from '../kinds.js';
+import type { Store } from '../store/types.js';
+import type { EventItem } from './refs.js';
+
+export async function resolveDependents(store: Store, items: readonly EventItem[]): Promise<EventItem[]> {
+  const uses = [...new Set(items.flatMap((i) => ('dependency' in i ? [useOf(i.dependency)] : [])))];
+  if (uses.length === 0) return [...items];
+  const users = new Map<string, string[]>();
+  const found = await store.recordsUsing(uses);
+  uses.forEach((u, i) => users.set(u, found[i] ?? []));
+  return items.flatMap((item): EventItem[] => {
+    if (!('dependency' in item)) return [item];
+    const id = item.id === undefined ? {} : { id: item.id };
+    const objects = (users.get(useOf(item.dependency)) ?? []).flatMap((key) => {
+      const [kind, namespace, name] = key.split('/');
+      return kind && namespace && name && findKind(kind) ? [{ ...id, object: { kind, namespace, name } }] : [];
+    });
+    return objects.length > 0 ? objects : [{ ...id, ignored: 'no resource uses it' }];
+  });
+}
+
+function useOf(dep: { kind: string; namespace: string; name: string }): string {
+  return `${dep.kind}/${dep.namespace}/${dep.name}`;
+}
