@@ -7,6 +7,27 @@
  * and DELETE under /tyk/certs, where a certificate already there (403 "… already exists")
  * counts as uploaded. Every call carries `x-tyk-authorization` and a timeout.
  *
+ * Tyk OAS APIs ('oas', ./oas.ts), under /tyk/apis/oas, by `x-tyk-api-gateway.info.id`:
+ * - list: GET /tyk/apis/oas (every loaded OAS API); get: GET /tyk/apis/oas/{id}.
+ * - upsert: the document with our id in info.id; PUT /tyk/apis/oas/{id}, which needs the API
+ *   loaded, and on Tyk's 404 ("API not found": new, or written but not reloaded yet) POST
+ *   /tyk/apis/oas, which writes the files whether or not they exist. A body the gateway
+ *   refuses (400: not an OAS document, no `x-tyk-api-gateway`, its schema problems) is refused
+ *   by the PUT already, so nothing is written.
+ * - remove: a GET first (only what is loaded can be deleted; Tyk answers 404 otherwise, which
+ *   counts as removed), then DELETE /tyk/apis/oas/{id}, which removes both of its files; a
+ *   500 is settled by a GET as for the other kinds.
+ * - An id held by a Tyk Classic API (the gateway's 400 "… Tyk classic format …" to a GET or
+ *   PUT on the OAS route) is never read as absent, overwritten or deleted through this kind:
+ *   a GatewayApiError (400) says so. (A DELETE on the OAS route would delete a Classic API.)
+ * - The gateway adds to what it was sent: info.id, info.dbId, `servers` generated from the
+ *   listen path; reads return the document as the gateway answers it.
+ *
+ * Real-gateway behaviour this relies on: writes become visible to reads only after a reload
+ * (so `reloadRequired` is true); a DELETE of an id the gateway does not have answers 404 on
+ * newer gateways and `500 Delete failed` on older ones, so a failed delete is settled by a GET.
+ * A 404 counts as "absent" only when it is Tyk's own JSON error, never a proxy's page.
+ *
  * Real-gateway behaviour this relies on: writes become visible to reads only after a reload
  * (so `reloadRequired` is true); a DELETE of an id the gateway does not have answers 404 on
  * newer gateways and `500 Delete failed` on older ones, so a failed delete is settled by a GET.
@@ -14,9 +35,13 @@
  *
  * Gateways without what a kind needs fail that kind only, with a GatewayUnsupportedError saying
  * why, and never count as "absent" or "deleted": a gateway that predates an API (Tyk Gateway
- * 3.1 has no /tyk/policies) answers Go's plain-text `404 page not found`; a gateway whose
- * policies come from a Dashboard refuses policy writes with 500 "Due to enabled service policy
- * source, please use the Dashboard API.".
+ * 3.1 has no /tyk/policies, nor /tyk/apis/oas/{id}) answers Go's plain-text `404 page not
+ * found`; such a gateway takes GET /tyk/apis/oas for its Classic /tyk/apis/{apiID} and answers
+ * Tyk's JSON 404, which no gateway with the OAS API gives for its list, so any 404 to that list
+ * means the same (and an OAS write never reaches the POST that such a gateway would take for a
+ * Classic write: the PUT before it has no route); a gateway whose policies come from a
+ * Dashboard refuses policy writes with 500 "Due to enabled service policy source, please use
+ * the Dashboard API.".
  * Throws GatewayApiError, GatewayRejectedError (400), GatewayUnsupportedError,
  * GatewayUnavailableError; never with the secret.
  */
@@ -25,8 +50,9 @@ import { GatewayApiError, GatewayRejectedError, GatewayUnsupportedError } from '
 import { isObject } from '../guards.js';
 import { type HttpResponse, makeAgent, redactUrl } from '../http.js';
 import { type CertificateStore, certificateId, type Uploaded } from './certificates.js';
+import { oasApiId, withOasId } from './oas.js';
 import { answerMessage, type CallTarget, type GatewayObserver, gatewayCall } from './transport.js';
-import type { Gateway, GatewayObjectKind, JsonObject } from './types.js';
+import { GATEWAY_OBJECT_NAMES, type Gateway, type GatewayObjectKind, type JsonObject } from './types.js';
 
 export interface TykGatewayOptions {
   name: string;
@@ -39,15 +65,31 @@ export interface TykGatewayOptions {
   observe?: GatewayObserver;
 }
 
-const PATHS: Record<GatewayObjectKind, { collection: string; idField: string; label: string; missing: string }> = {
-  api: { collection: '/tyk/apis', idField: 'api_id', label: 'API', missing: 'is TYK_URL the Tyk Gateway API?' },
+/** The kinds whose objects carry their id in a top-level field (Tyk Classic APIs and policies). */
+type FieldIdKind = Exclude<GatewayObjectKind, 'oas'>;
+
+const ID_FIELDS: Record<FieldIdKind, string> = { api: 'api_id', policy: 'id' };
+
+/** Each kind's collection, and what a gateway without it is (for GatewayUnsupportedError). */
+const PATHS: Record<GatewayObjectKind, { collection: string; missing: string }> = {
+  api: { collection: '/tyk/apis', missing: 'is TYK_URL the Tyk Gateway API?' },
   policy: {
     collection: '/tyk/policies',
-    idField: 'id',
-    label: 'policy',
     missing: 'a Tyk Gateway older than its policy API, such as 3.1: SecurityPolicies need a newer gateway, or the Tyk Dashboard (TYK_MODE=pro)',
   },
+  oas: {
+    collection: '/tyk/apis/oas',
+    missing: 'a Tyk Gateway older than its OAS API, such as 3.1: Tyk OAS APIs need Tyk Gateway 5.x, or the Tyk Dashboard (TYK_MODE=pro)',
+  },
 };
+
+const OAS = PATHS.oas.collection;
+
+/** A listed object's id, and the field that holds it (for the error when it has none). */
+function listedId(kind: GatewayObjectKind, item: unknown): { id: unknown; field: string } {
+  if (kind === 'oas') return { id: oasApiId(item), field: 'x-tyk-api-gateway.info.id' };
+  return { id: (item as JsonObject | null)?.[ID_FIELDS[kind]], field: ID_FIELDS[kind] };
+}
 
 function orgQuery(orgId: string): string {
   return orgId === '' ? '' : `?org_id=${encodeURIComponent(orgId)}`;
@@ -62,6 +104,8 @@ const SERVICE_POLICY_SOURCE = /^due to enabled service policy source/i;
 const CERT_EXISTS = /already exists/i;
 /** The gateway's answer to a missing or wrong secret (403 on every route). */
 const FORBIDDEN = /administrative access/i;
+/** The gateway's 400 to a GET or PUT on the OAS route of an id a Tyk Classic API has. */
+const CLASSIC_FORMAT = /tyk classic format/i;
 
 export class TykGatewayClient implements Gateway, CertificateStore {
   readonly name: string;
@@ -83,44 +127,72 @@ export class TykGatewayClient implements Gateway, CertificateStore {
   }
 
   async list(kind: GatewayObjectKind): Promise<Map<string, JsonObject>> {
-    const { collection, idField, label } = PATHS[kind];
-    const res = await this.call('GET', collection);
-    this.expect2xx(res, `list ${label}s`, kind);
+    const label = GATEWAY_OBJECT_NAMES[kind].many;
+    const res = await this.call('GET', PATHS[kind].collection);
+    // No gateway with the OAS API answers its list with a 404; older ones take the path for /tyk/apis/{apiID}.
+    if (kind === 'oas' && res.status === 404) throw this.noRoute(`list ${label}`, kind, `${res.status} ${answerMessage(res, 'message')}`);
+    this.expect2xx(res, `list ${label}`, kind);
     const body = res.json === null ? [] : res.json;
-    if (!Array.isArray(body)) throw new GatewayApiError(res.status, `list ${label}s: the gateway answered something other than a list`);
+    if (!Array.isArray(body)) throw new GatewayApiError(res.status, `list ${label}: the gateway answered something other than a list`);
     const out = new Map<string, JsonObject>();
     for (const item of body as unknown[]) {
-      const id = (item as JsonObject | null)?.[idField];
-      if (typeof id !== 'string') throw new GatewayApiError(res.status, `list ${label}s: an item has no ${idField}`);
+      const { id, field } = listedId(kind, item);
+      if (typeof id !== 'string') throw new GatewayApiError(res.status, `list ${label}: an item has no ${field}`);
       out.set(id, item as JsonObject);
     }
     return out;
   }
 
   async get(kind: GatewayObjectKind, id: string): Promise<JsonObject | null> {
-    const { collection, label } = PATHS[kind];
-    const res = await this.call('GET', `${collection}/${encodeURIComponent(id)}`);
+    const what = `get ${GATEWAY_OBJECT_NAMES[kind].one} ${id}`;
+    const res = await this.call('GET', `${PATHS[kind].collection}/${encodeURIComponent(id)}`);
     if (this.isTykNotFound(res)) return null;
-    this.expect2xx(res, `get ${label} ${id}`, kind);
+    if (kind === 'oas') this.throwIfClassicHeld(res, what, id);
+    this.expect2xx(res, what, kind);
     if (!isObject(res.json)) {
-      throw new GatewayApiError(res.status, `get ${label} ${id}: the gateway answered something other than an object`);
+      throw new GatewayApiError(res.status, `${what}: the gateway answered something other than an object`);
     }
     return res.json;
   }
 
   async upsert(kind: GatewayObjectKind, id: string, body: JsonObject): Promise<void> {
-    const { collection, idField, label } = PATHS[kind];
-    const res = await this.call('POST', collection, { ...body, [idField]: id });
-    this.expect2xx(res, `write ${label} ${id}`, kind);
+    if (kind === 'oas') return this.upsertOas(id, body);
+    const res = await this.call('POST', PATHS[kind].collection, { ...body, [ID_FIELDS[kind]]: id });
+    this.expect2xx(res, `write ${GATEWAY_OBJECT_NAMES[kind].one} ${id}`, kind);
   }
 
   async remove(kind: GatewayObjectKind, id: string): Promise<void> {
-    const { collection, label } = PATHS[kind];
-    const res = await this.call('DELETE', `${collection}/${encodeURIComponent(id)}`);
+    // On the OAS route, DELETE removes whatever API has the id: look first (see the header).
+    if (kind === 'oas' && (await this.get(kind, id)) === null) return;
+    const what = `delete ${GATEWAY_OBJECT_NAMES[kind].one} ${id}`;
+    const res = await this.call('DELETE', `${PATHS[kind].collection}/${encodeURIComponent(id)}`);
     if (res.status < 300 || this.isTykNotFound(res)) return;
-    this.throwIfUnsupported(res, `delete ${label} ${id}`, kind);
+    this.throwIfUnsupported(res, what, kind);
     if (res.status === 500 && (await this.get(kind, id)) === null) return;
-    this.expect2xx(res, `delete ${label} ${id}`, kind);
+    this.expect2xx(res, what, kind);
+  }
+
+  /** PUT when the gateway has it loaded, else POST (see the header). */
+  private async upsertOas(id: string, body: JsonObject): Promise<void> {
+    const doc = withOasId(body, id);
+    const put = await this.call('PUT', `${OAS}/${encodeURIComponent(id)}`, doc);
+    if (put.status >= 200 && put.status < 300) return;
+    if (!this.isTykNotFound(put)) {
+      this.throwIfClassicHeld(put, `write OAS API ${id}`, id);
+      this.expect2xx(put, `update OAS API ${id}`, 'oas');
+    }
+    const post = await this.call('POST', OAS, doc);
+    this.expect2xx(post, `create OAS API ${id}`, 'oas');
+  }
+
+  /** The gateway's 400 for an id a Tyk Classic API has, on the OAS route: never absent, never ours to overwrite. */
+  private throwIfClassicHeld(res: HttpResponse, what: string, id: string): void {
+    if (res.status !== 400 || !CLASSIC_FORMAT.test(answerMessage(res, 'message'))) return;
+    throw new GatewayApiError(
+      res.status,
+      `${what}: gateway ${this.name} has a Tyk Classic API under the id ${id} (it answered "${answerMessage(res, 'message')}"); ` +
+        'an OAS API cannot take its place: delete that API, or give this one another id',
+    );
   }
 
   // ── the certificate store (/tyk/certs) ──
@@ -183,11 +255,7 @@ export class TykGatewayClient implements Gateway, CertificateStore {
 
   /** A gateway without the route, or refusing the kind by configuration: GatewayUnsupportedError. */
   private throwIfUnsupported(res: HttpResponse, what: string, kind?: GatewayObjectKind): void {
-    if (res.status === 404 && res.json === undefined && res.text.trim() === NO_ROUTE) {
-      const route = kind === undefined ? 'such route' : `${PATHS[kind].collection} API`;
-      const why = kind === undefined ? '' : ` (${PATHS[kind].missing})`;
-      throw new GatewayUnsupportedError(404, `${what}: gateway ${this.name} has no ${route}: it answered "${NO_ROUTE}"${why}`);
-    }
+    if (res.status === 404 && res.json === undefined && res.text.trim() === NO_ROUTE) throw this.noRoute(what, kind, NO_ROUTE);
     if (kind === 'policy' && res.status === 500 && SERVICE_POLICY_SOURCE.test(answerMessage(res, 'message'))) {
       throw new GatewayUnsupportedError(
         500,
@@ -195,6 +263,13 @@ export class TykGatewayClient implements Gateway, CertificateStore {
           `${answerMessage(res, 'message')} Manage SecurityPolicies through the Dashboard (TYK_MODE=pro).`,
       );
     }
+  }
+
+  /** The error for a gateway without the kind's route (or any route, without a kind), and what it answered. */
+  private noRoute(what: string, kind: GatewayObjectKind | undefined, answered: string): GatewayUnsupportedError {
+    const route = kind === undefined ? 'such route' : `${PATHS[kind].collection} API`;
+    const why = kind === undefined ? '' : ` (${PATHS[kind].missing})`;
+    return new GatewayUnsupportedError(404, `${what}: gateway ${this.name} has no ${route}: it answered "${answered}"${why}`);
   }
 
   private expect2xx(res: HttpResponse, what: string, kind?: GatewayObjectKind): void {
@@ -206,7 +281,7 @@ export class TykGatewayClient implements Gateway, CertificateStore {
     throw new GatewayApiError(res.status, `${what}: ${res.status} ${message}`);
   }
 
-  private async call(method: 'GET' | 'POST' | 'DELETE', path: string, body?: unknown, rawBody?: string): Promise<HttpResponse> {
+  private async call(method: 'GET' | 'POST' | 'PUT' | 'DELETE', path: string, body?: unknown, rawBody?: string): Promise<HttpResponse> {
     return gatewayCall(this.target, {
       method,
       url: this.base + path,

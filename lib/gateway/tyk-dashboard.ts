@@ -11,6 +11,24 @@
  * the Dashboard's writes are visible at once, so `reloadRequired` is false and `reload()` does
  * nothing.
  *
+ * Tyk OAS APIs ('oas', ./oas.ts): GET/PUT/DELETE /api/apis/oas/{id} and POST /api/apis/oas,
+ * with the bare OpenAPI document; {id} is the API's public id, `x-tyk-api-gateway.info.id` (the
+ * swagger's examples: the id a create answers as `ID`), so no internal id is needed.
+ * - list: the Dashboard documents no OAS list; its API list (GET /api/apis, as for 'api') holds
+ *   OAS APIs too, in their Classic form with `is_oas: true` and the document as the wrapper's
+ *   `oas`; an item without `oas` is read by GET /api/apis/oas/{id}.
+ * - upsert: the document with our id in info.id and without info.dbId (the Dashboard's); PUT,
+ *   and on the documented "absent" POST; a POST refused with 409 (a create whose answer was
+ *   lost, or made meanwhile) is followed by one more PUT, and if the API there is still not an
+ *   OAS API (a Tyk Classic API has the id) a GatewayApiError (409) says so. A Dashboard that
+ *   gives the new API an id of its own gets that copy deleted, and a GatewayApiError (409).
+ * - remove: a read first, then DELETE; absent is done; a failed delete is done when a read
+ *   confirms the API is gone.
+ * - Absent: GET → 400 or 404 "Could not retrieve API detail." (400 documented, 404 as for
+ *   Classic APIs); PUT → 404 "API definition does not exist"; DELETE → 404 "Could not retrieve
+ *   API detail.". A PUT refused with 403 "Found API with same url." (another API's listen path)
+ *   refuses what we sent: GatewayRejectedError.
+ *
  * Ids are ours everywhere in the interface:
  * - 'api': the id is `api_id`. The Dashboard's internal `id` is learned from lists, reads and
  *   creates, and sent back in PUT bodies; never chosen by us. A create whose `api_id` the
@@ -74,7 +92,8 @@
  * - Errors never carry a PEM: PEM blocks in an answer, and any line of the uploaded PEM, are
  *   cut out of messages.
  * Errors: a body refused with 400 → GatewayRejectedError with the Dashboard's Message (also 403
- * "Request body malformed.", the Dashboard's answer to a policy it cannot decode); a 400 to a
+ * "Request body malformed.", the Dashboard's answer to a policy it cannot decode, and 403 "Found
+ * API with same url." to an OAS API on another API's listen path); a 400 to a
  * GET or DELETE (other than the documented "absent") → GatewayApiError; 401/403 →
  * GatewayApiError naming TYK_AUTH; other ≥ 400 → GatewayApiError; network/timeout →
  * GatewayUnavailableError. The key never appears in an error.
@@ -85,6 +104,7 @@ import { GatewayApiError, GatewayRejectedError } from '../errors.js';
 import { isObject, nonEmpty } from '../guards.js';
 import { type HttpResponse, makeAgent, redactUrl } from '../http.js';
 import { type CertificateStore, certificateId, type Uploaded } from './certificates.js';
+import { oasApiId, withOasId, withoutOasFields } from './oas.js';
 import { answerMessage, type CallTarget, type GatewayObserver, gatewayCall } from './transport.js';
 import type { Gateway, GatewayObjectKind, JsonObject } from './types.js';
 
@@ -103,6 +123,7 @@ export interface TykDashboardOptions {
 }
 
 const APIS = '/api/apis';
+const OAS_APIS = '/api/apis/oas';
 const POLICIES = '/api/portal/policies';
 const CERTS = '/api/certs';
 /** The multipart fields an upload carries the PEM under: the swagger's, then Tyk Operator's. */
@@ -133,6 +154,9 @@ export const ABSENT_ANSWERS = {
   getApi: { statuses: [400, 404], message: 'Could not retrieve API detail' },
   putApi: { statuses: [404], message: 'API definition does not exist' },
   deleteApi: { statuses: [404], message: 'Could not retrieve API detail' },
+  getOas: { statuses: [400, 404], message: 'Could not retrieve API detail.' },
+  putOas: { statuses: [404], message: 'API definition does not exist' },
+  deleteOas: { statuses: [404], message: 'Could not retrieve API detail.' },
   getPolicy: { statuses: [404], message: 'Could not retrieve portal object.' },
   putPolicy: { statuses: [404], message: 'Could not retrieve portal object.' },
   deletePolicy: { statuses: [404], message: 'Could not retrieve object for deletion' },
@@ -206,19 +230,47 @@ export class TykDashboardClient implements Gateway, CertificateStore {
   }
 
   list(kind: GatewayObjectKind): Promise<Map<string, JsonObject>> {
-    return kind === 'api' ? this.listApis() : this.listPolicies();
+    switch (kind) {
+      case 'api':
+        return this.listApis();
+      case 'policy':
+        return this.listPolicies();
+      case 'oas':
+        return this.listOas();
+    }
   }
 
   get(kind: GatewayObjectKind, id: string): Promise<JsonObject | null> {
-    return kind === 'api' ? this.getApi(id) : this.getPolicy(id);
+    switch (kind) {
+      case 'api':
+        return this.getApi(id);
+      case 'policy':
+        return this.getPolicy(id);
+      case 'oas':
+        return this.getOas(id);
+    }
   }
 
   upsert(kind: GatewayObjectKind, id: string, body: JsonObject): Promise<void> {
-    return kind === 'api' ? this.upsertApi(id, body) : this.upsertPolicy(id, body);
+    switch (kind) {
+      case 'api':
+        return this.upsertApi(id, body);
+      case 'policy':
+        return this.upsertPolicy(id, body);
+      case 'oas':
+        return this.upsertOas(id, body);
+    }
   }
 
   remove(kind: GatewayObjectKind, id: string): Promise<void> {
-    return kind === 'api' ? this.removeApi(id) : this.removePolicy(id);
+    switch (kind) {
+      case 'api':
+        return this.removeApi(id);
+      case 'policy':
+        return this.removePolicy(id);
+      case 'oas':
+        return this.removeOas(id);
+    }
   }
 
   /** The Dashboard needs no reload. */
@@ -353,6 +405,71 @@ export class TykDashboardClient implements Gateway, CertificateStore {
     }
     if (res.status >= 500 && (await this.getApi(id)) === null) return;
     this.expect2xx(res, `delete API ${id}`, false);
+  }
+
+  // --- Tyk OAS APIs ------------------------------------------------------------
+
+  private async listOas(): Promise<Map<string, JsonObject>> {
+    const items = await this.walk(`${APIS}?sort=created_at&`, 'apis', 'pages', 'OAS APIs');
+    const out = new Map<string, JsonObject>();
+    for (const item of items) {
+      const def = isObject(item) ? item.api_definition : undefined;
+      if (!isObject(item) || !isObject(def)) throw new GatewayApiError(200, 'list OAS APIs: an item has no api_definition');
+      if (def.is_oas !== true) continue;
+      const apiId = nonEmpty(def.api_id);
+      if (apiId === undefined) throw new GatewayApiError(200, 'list OAS APIs: an item has no api_definition.api_id');
+      const doc = isObject(item.oas) ? item.oas : await this.getOas(apiId);
+      if (doc !== null) out.set(apiId, doc);
+    }
+    return out;
+  }
+
+  private async getOas(id: string): Promise<JsonObject | null> {
+    const res = await this.call('GET', `${OAS_APIS}/${enc(id)}`);
+    if (this.isAbsent(res, ABSENT_ANSWERS.getOas)) return null;
+    this.expect2xx(res, `get OAS API ${id}`, false);
+    if (!isObject(res.json)) throw new GatewayApiError(res.status, `get OAS API ${id}: the answer is not an OAS document`);
+    // only a document carrying our id is ours
+    return oasApiId(res.json) === id ? res.json : null;
+  }
+
+  private async upsertOas(id: string, body: JsonObject): Promise<void> {
+    const doc = withoutOasFields(withOasId(body, id), ['dbId']);
+    if (await this.putOas(id, doc)) return;
+    const res = await this.call('POST', OAS_APIS, doc);
+    if (res.status === 409 && this.isDashboardError(res)) {
+      if (await this.putOas(id, doc)) return;
+      throw new GatewayApiError(409, `create OAS API ${id}: the Dashboard has an API under this id that is not a Tyk OAS API (${this.message(res)}): delete it, or give this one another id`);
+    }
+    this.expect2xx(res, `create OAS API ${id}`);
+    await this.settleOasId(id, res);
+  }
+
+  /** PUT by our id; false when the Dashboard has no OAS API under it. */
+  private async putOas(id: string, doc: JsonObject): Promise<boolean> {
+    const res = await this.call('PUT', `${OAS_APIS}/${enc(id)}`, doc);
+    if (this.isAbsent(res, ABSENT_ANSWERS.putOas)) return false;
+    this.expect2xx(res, `update OAS API ${id}`);
+    return true;
+  }
+
+  /** After a create: a Dashboard that gave the API an id of its own keeps no copy of it (see the header). */
+  private async settleOasId(id: string, created: HttpResponse): Promise<void> {
+    const given = isObject(created.json) ? nonEmpty(created.json.ID) : undefined;
+    if (given === undefined || given === id) return;
+    await this.call('DELETE', `${OAS_APIS}/${enc(given)}`).catch(() => undefined);
+    throw new GatewayApiError(
+      409,
+      `create OAS API ${id}: the Dashboard gave the new API the id ${given} instead of ours; the copy was deleted. Use a Dashboard that keeps the id in x-tyk-api-gateway.info.id.`,
+    );
+  }
+
+  private async removeOas(id: string): Promise<void> {
+    if ((await this.getOas(id)) === null) return;
+    const res = await this.call('DELETE', `${OAS_APIS}/${enc(id)}`);
+    if (res.status < 300 || this.isAbsent(res, ABSENT_ANSWERS.deleteOas)) return;
+    if (res.status >= 500 && (await this.getOas(id)) === null) return;
+    this.expect2xx(res, `delete OAS API ${id}`, false);
   }
 
   // --- policies ------------------------------------------------------------
@@ -565,7 +682,7 @@ export class TykDashboardClient implements Gateway, CertificateStore {
     return typeof message === 'string' && normalMessage(message) === normalMessage(answer.message);
   }
 
-  /** Throws unless 2xx. With `sentBody`, a 400 (or 403 "malformed") refuses what we sent; `pem` (what we sent) never reaches the message. */
+  /** Throws unless 2xx. With `sentBody`, a 400 (or 403 "malformed") refuses what we sent (also 403 "same url"); `pem` (what we sent) never reaches the message. */
   private expect2xx(res: HttpResponse, what: string, sentBody = true, pem?: string): void {
     if (res.status >= 200 && res.status < 300) return;
     this.fail(res, what, sentBody, pem);
@@ -574,7 +691,7 @@ export class TykDashboardClient implements Gateway, CertificateStore {
   /** The error for a non-2xx answer (see `expect2xx`). */
   private fail(res: HttpResponse, what: string, sentBody: boolean, pem?: string): never {
     const message = this.message(res, pem);
-    if (sentBody && (res.status === 400 || (res.status === 403 && /malformed/i.test(message)))) {
+    if (sentBody && (res.status === 400 || (res.status === 403 && /malformed|same url/i.test(message)))) {
       throw new GatewayRejectedError(res.status, `${what}: rejected by the Dashboard: ${message}`);
     }
     if (res.status === 401 || res.status === 403) {

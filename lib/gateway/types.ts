@@ -18,7 +18,22 @@
 
 import type { CertificateStore } from './certificates.js';
 
-export type GatewayObjectKind = 'api' | 'policy';
+/**
+ * What the gateway holds, and the id the interface names it by:
+ * - 'api': a Tyk Classic API definition, by its `api_id`;
+ * - 'policy': a security policy, by its `id`;
+ * - 'oas': a Tyk OAS API definition (an OpenAPI 3 document with the `x-tyk-api-gateway`
+ *   extension, ./oas.ts), by its `x-tyk-api-gateway.info.id`. To the gateway it is an API too:
+ *   its Classic form (`is_oas: true`) is among the 'api' objects a list returns.
+ */
+export type GatewayObjectKind = 'api' | 'policy' | 'oas';
+
+/** How messages name an object of each kind, and several. */
+export const GATEWAY_OBJECT_NAMES: Readonly<Record<GatewayObjectKind, { one: string; many: string }>> = {
+  api: { one: 'API', many: 'APIs' },
+  policy: { one: 'policy', many: 'policies' },
+  oas: { one: 'OAS API', many: 'OAS APIs' },
+};
 
 export type JsonObject = Record<string, unknown>;
 

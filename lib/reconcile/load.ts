@@ -11,7 +11,7 @@
 
 import type { CertificateStore } from '../gateway/certificates.js';
 import type { GatewayTarget } from '../gateway/targets.js';
-import type { Gateway, JsonObject } from '../gateway/types.js';
+import { GATEWAY_OBJECT_NAMES, type Gateway, type JsonObject } from '../gateway/types.js';
 import { nonBlank } from '../guards.js';
 import { API_DEFINITION, type ManagedKind, type ObjectRef, refString, SECRET, SECURITY_POLICY } from '../kinds.js';
 import type { KubeObject } from '../kube/types.js';
@@ -314,7 +314,7 @@ export async function readObserved(ctx: RunContext, reads: readonly ObservedRead
           for (const i of indexes) answers[i] = { body: all.get((reads[i] as ObservedRead).id) ?? null };
         } catch (error) {
           const name = (reads[indexes[0] as number] as ObservedRead).gatewayName;
-          ctx.runError(`list ${kind.gatewayKind === 'policy' ? 'policies' : 'APIs'} on gateway ${name}`, error);
+          ctx.runError(`list ${GATEWAY_OBJECT_NAMES[kind.gatewayKind].many} on gateway ${name}`, error);
           for (const i of indexes) answers[i] = { error };
         }
         continue;

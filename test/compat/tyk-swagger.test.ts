@@ -14,6 +14,7 @@
  */
 import { createHash, X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { Ajv, type ValidateFunction } from 'ajv';
 import yaml from 'js-yaml';
 import t, { type Test } from 'tap';
 import { ABSENT_ANSWERS } from '../../lib/gateway/tyk-dashboard.js';
@@ -100,6 +101,37 @@ function schemaProps(doc: Obj, name: string): string[] {
   return Object.keys(doc.components.schemas[name].properties ?? {}).sort();
 }
 
+/** The example request body of an operation (JSON). */
+function requestExample(doc: Obj, op: string): any {
+  return structuredClone(operation(doc, op).requestBody?.content?.['application/json']?.example);
+}
+
+/**
+ * An OpenAPI 3.0 schema of the swagger as JSON Schema for ajv: refs into #/definitions,
+ * `nullable` as a null type, annotations dropped; `closed` adds `additionalProperties: false`
+ * wherever properties are listed, so a field the schema lacks fails.
+ */
+function toJsonSchema(v: any, closed: boolean): any {
+  if (Array.isArray(v)) return v.map((x) => toJsonSchema(x, closed));
+  if (!v || typeof v !== 'object') return v;
+  const out: Obj = {};
+  for (const [k, x] of Object.entries(v)) {
+    if (k === 'example' || k === 'description' || k === 'nullable' || k.startsWith('x-')) continue;
+    if (k === '$ref' && typeof x === 'string') out.$ref = x.replace('#/components/schemas/', '#/definitions/');
+    else if (k === 'properties') out.properties = Object.fromEntries(Object.entries(x as Obj).map(([p, s]) => [p, toJsonSchema(s, closed)]));
+    else out[k] = toJsonSchema(x, closed);
+  }
+  if (v.nullable === true && typeof out.type === 'string') out.type = [out.type, 'null'];
+  if (closed && out.properties && out.additionalProperties === undefined) out.additionalProperties = false;
+  return out;
+}
+
+/** Validates against the swagger's schema `name` (closed: no field it lacks). */
+function swaggerSchema(doc: Obj, name: string): ValidateFunction {
+  const ajv = new Ajv({ allErrors: true, strict: false, validateFormats: false });
+  return ajv.compile({ $ref: `#/definitions/${name}`, definitions: toJsonSchema(doc.components.schemas, true) });
+}
+
 /** An object id, an API id, or a certificate id (an org id and a SHA-256: 88 hex digits). */
 const ID_LIKE = /^([0-9a-f]{24,32}|[0-9a-f]{88})$/i;
 
@@ -172,6 +204,18 @@ async function withPolicy(d: FakeTykDashboard, name = 'known'): Promise<string> 
 
 const UNKNOWN_MID = '66570989d98dd00001da17f1';
 
+let dashboardDoc: Obj | undefined;
+/** The swagger's own example body of an OAS write, under `id` (none: the Dashboard's). */
+function doas(id?: string, op = 'POST /api/apis/oas'): Obj {
+  dashboardDoc ??= load(DASHBOARD_FILE);
+  const body = requestExample(dashboardDoc, op);
+  if (id !== undefined) body['x-tyk-api-gateway'].info.id = id;
+  return body;
+}
+
+async function withOas(d: FakeTykDashboard, id = 'known'): Promise<string> {
+  return (await dcall(d, 'POST', '/api/apis/oas', doas(id))).body.ID as string;
+}
 /** POST /api/certs: the PEM as a multipart file under `field` (the swagger's FormDataFile: `file`). */
 async function dupload(d: FakeTykDashboard, pem: string, field = 'file'): Promise<Res> {
   const boundary = 'compat-boundary-0123456789';
@@ -210,6 +254,43 @@ const DASHBOARD: Scenario<FakeTykDashboard>[] = [
   { op: 'DELETE /api/portal/policies/{id}', status: 200, run: async (d) => dcall(d, 'DELETE', `/api/portal/policies/${await withPolicy(d)}`) },
   { op: 'DELETE /api/portal/policies/{id}', status: 400, run: (d) => dcall(d, 'DELETE', '/api/portal/policies/not-an-object-id') },
   { op: 'DELETE /api/portal/policies/{id}', status: 404, run: (d) => dcall(d, 'DELETE', `/api/portal/policies/${UNKNOWN_MID}`) },
+  { op: 'POST /api/apis/oas', status: 200, run: (d) => dcall(d, 'POST', '/api/apis/oas', doas('4c1c0d8fc885401053ddac4e39ef676b')) },
+  { op: 'POST /api/apis/oas', status: 400, run: (d) => dcall(d, 'POST', '/api/apis/oas', '{') },
+  {
+    op: 'POST /api/apis/oas',
+    status: 400,
+    otherMessage: 'The payload should contain x-tyk-api-gateway.',
+    note: 'no x-tyk-api-gateway (PUT’s documented reason)',
+    run: (d) => dcall(d, 'POST', '/api/apis/oas', { ...doas(), 'x-tyk-api-gateway': undefined }),
+  },
+  { op: 'POST /api/apis/oas', status: 409, run: async (d) => (await withOas(d), dcall(d, 'POST', '/api/apis/oas', doas('known'))) },
+  { op: 'GET /api/apis/oas/{apiId}', status: 200, run: async (d) => (await withOas(d), dcall(d, 'GET', '/api/apis/oas/known')) },
+  { op: 'GET /api/apis/oas/{apiId}', status: 400, run: (d) => dcall(d, 'GET', '/api/apis/oas/unknown') },
+  { op: 'PUT /api/apis/oas/{apiId}', status: 200, run: async (d) => (await withOas(d), dcall(d, 'PUT', '/api/apis/oas/known', doas('known', 'PUT /api/apis/oas/{apiId}'))) },
+  {
+    op: 'PUT /api/apis/oas/{apiId}',
+    status: 400,
+    run: async (d) => (await withOas(d), dcall(d, 'PUT', '/api/apis/oas/known', { ...doas(), 'x-tyk-api-gateway': undefined })),
+  },
+  {
+    op: 'PUT /api/apis/oas/{apiId}',
+    status: 400,
+    otherMessage: 'Invalid `ID` value',
+    note: 'another info.id (PATCH’s documented reason)',
+    run: async (d) => (await withOas(d), dcall(d, 'PUT', '/api/apis/oas/known', doas('other'))),
+  },
+  {
+    op: 'PUT /api/apis/oas/{apiId}',
+    status: 403,
+    run: async (d) => {
+      await withOas(d);
+      await dcall(d, 'POST', '/api/apis/oas', doas('other', 'PUT /api/apis/oas/{apiId}'));
+      return dcall(d, 'PUT', '/api/apis/oas/known', doas('known', 'PUT /api/apis/oas/{apiId}'));
+    },
+  },
+  { op: 'PUT /api/apis/oas/{apiId}', status: 404, run: (d) => dcall(d, 'PUT', '/api/apis/oas/unknown', doas('unknown')) },
+  { op: 'DELETE /api/apis/oas/{apiId}', status: 200, run: async (d) => (await withOas(d), dcall(d, 'DELETE', '/api/apis/oas/known')) },
+  { op: 'DELETE /api/apis/oas/{apiId}', status: 404, run: (d) => dcall(d, 'DELETE', '/api/apis/oas/unknown') },
   { op: 'GET /api/certs', status: 200, note: 'mode=detailed', example: 'detailed_mode', run: async (d) => (await withDashCert(d), dcall(d, 'GET', '/api/certs?mode=detailed')) },
   { op: 'GET /api/certs', status: 200, note: 'ids', example: 'empty_mode', run: async (d) => (await withDashCert(d), dcall(d, 'GET', '/api/certs?p=1')) },
   { op: 'POST /api/certs', status: 200, run: (d) => withDashCert(d) },
@@ -247,6 +328,10 @@ const DASHBOARD_INJECTED: Record<string, Record<number, string>> = {
   'GET /api/portal/policies/{id}': { 403: 'user permissions are not modelled', 500: 'a server failure' },
   'PUT /api/portal/policies/{id}': { 500: 'a server failure' },
   'DELETE /api/portal/policies/{id}': { 403: 'user permissions are not modelled', 500: 'a server failure' },
+  'POST /api/apis/oas': { 403: 'user permissions are not modelled', 500: 'a failure of the schema validator itself' },
+  'GET /api/apis/oas/{apiId}': { 403: 'user permissions are not modelled', 500: 'a server failure' },
+  'PUT /api/apis/oas/{apiId}': { 500: 'a failure of the schema validator itself' },
+  'DELETE /api/apis/oas/{apiId}': { 400: 'a failed database delete', 403: 'user permissions are not modelled' },
   'GET /api/certs': { 400: 'a failed read of the certificate store', 403: 'user permissions are not modelled', 500: 'a list that cannot be marshalled' },
   'POST /api/certs': { 403: 'user permissions are not modelled' },
   'GET /api/certs/{certId}': { 403: 'user permissions are not modelled' },
@@ -272,6 +357,10 @@ const UNAUTHORISED_PROBES: Record<string, [string, string, unknown?]> = {
   'GET /api/portal/policies/{id}': ['GET', `/api/portal/policies/${UNKNOWN_MID}`],
   'PUT /api/portal/policies/{id}': ['PUT', `/api/portal/policies/${UNKNOWN_MID}`, pol('x')],
   'DELETE /api/portal/policies/{id}': ['DELETE', `/api/portal/policies/${UNKNOWN_MID}`],
+  'POST /api/apis/oas': ['POST', '/api/apis/oas', { openapi: '3.0.3' }],
+  'GET /api/apis/oas/{apiId}': ['GET', '/api/apis/oas/x'],
+  'PUT /api/apis/oas/{apiId}': ['PUT', '/api/apis/oas/x', { openapi: '3.0.3' }],
+  'DELETE /api/apis/oas/{apiId}': ['DELETE', '/api/apis/oas/x'],
   'GET /api/certs': ['GET', '/api/certs'],
   'POST /api/certs': ['POST', '/api/certs', 'not multipart'],
   'GET /api/certs/{certId}': ['GET', `/api/certs/${CERT_ID}`],
@@ -385,6 +474,23 @@ t.test('the Tyk Dashboard fake against tyk-dashboard-swagger.yml', async (t) => 
     tt.same(Object.keys((await dcall(d, 'GET', '/api/portal/policies')).body).sort(), schemaProps(doc, 'ReturnDataStruct'));
   });
 
+  t.test('Tyk OAS APIs: x-tyk-api-gateway as XTykAPIGateway has it (no field it lacks); the Classic form’s wrapper carries oas', async (tt) => {
+    const d = await dashboard(tt);
+    await withOas(d);
+    const one = (await dcall(d, 'GET', '/api/apis/oas/known')).body;
+    const vendor = swaggerSchema(doc, 'XTykAPIGateway');
+    tt.ok(vendor(one['x-tyk-api-gateway']), JSON.stringify(vendor.errors));
+    tt.match(one['x-tyk-api-gateway'].info, { id: 'known', dbId: /^[0-9a-f]{24}$/, orgId: d.orgId }, 'the Dashboard’s additions');
+    const { 'x-tyk-api-gateway': _ext, ...rest } = one;
+    const { 'x-tyk-api-gateway': _sent, ...sent } = doas('known');
+    tt.same(rest, sent, 'the document’s own fields as sent');
+    const wrapper = (await dcall(d, 'GET', '/api/apis/known')).body;
+    tt.same(Object.keys(wrapper).sort(), schemaProps(doc, 'ApiDefinitionWrapper'), 'every wrapper field, oas too');
+    tt.same(wrapper.oas, one);
+    tt.same(Object.keys(wrapper.api_definition).sort(), schemaProps(doc, 'APIDefinition'), 'its Classic form is an APIDefinition');
+    tt.equal(wrapper.api_definition.is_oas, true);
+  });
+
   t.test('the client takes as "absent" exactly the documented answers for an unknown id', async (tt) => {
     const pairs: [keyof typeof ABSENT_ANSWERS, string, number[]][] = [
       ['getApi', 'GET /api/apis/{apiId}', [400]],
@@ -393,6 +499,9 @@ t.test('the Tyk Dashboard fake against tyk-dashboard-swagger.yml', async (t) => 
       ['getPolicy', 'GET /api/portal/policies/{id}', [404]],
       ['putPolicy', 'PUT /api/portal/policies/{id}', [404]],
       ['deletePolicy', 'DELETE /api/portal/policies/{id}', [404]],
+      ['getOas', 'GET /api/apis/oas/{apiId}', [400]],
+      ['putOas', 'PUT /api/apis/oas/{apiId}', [404]],
+      ['deleteOas', 'DELETE /api/apis/oas/{apiId}', [404]],
       ['getCertificate', 'GET /api/certs/{certId}', [404]],
       ['deleteCertificate', 'DELETE /api/certs/{certId}', [404]],
     ];
@@ -404,6 +513,8 @@ t.test('the Tyk Dashboard fake against tyk-dashboard-swagger.yml', async (t) => 
       }
     }
     tt.same(ABSENT_ANSWERS.getApi.statuses, [400, 404], 'GET of an API: the documented 400, and the 404 its DELETE documents with the same message');
+    tt.same(ABSENT_ANSWERS.getOas.statuses, [400, 404], 'GET of an OAS API: the same');
+    tt.equal(example(doc, 'DELETE /api/apis/oas/{apiId}', 404)?.Message, ABSENT_ANSWERS.getOas.message);
     tt.equal(example(doc, 'DELETE /api/apis/{apiId}', 404)?.Message, ABSENT_ANSWERS.getApi.message);
     tt.same(ABSENT_ANSWERS.getCertificate.statuses, [404], 'a certificate of another org (400 "non-owned") is not absent');
   });
@@ -425,6 +536,20 @@ const withCert = async (gw: FakeTykGateway) => gcall(gw, 'POST', `/tyk/certs?org
 
 const gapi = (apiId: string) => ({ api_id: apiId, name: apiId, use_keyless: true, proxy: { listen_path: `/${apiId}/`, target_url: 'http://x' } });
 const gpol = (id: string) => ({ id, name: id, active: true });
+
+let gatewayDoc: Obj | undefined;
+/** The swagger's own example body of POST /tyk/apis/oas, under `id` (none: the gateway's). */
+function goas(id?: string): Obj {
+  gatewayDoc ??= load(GATEWAY_FILE);
+  const body = requestExample(gatewayDoc, 'POST /tyk/apis/oas');
+  if (id !== undefined) body['x-tyk-api-gateway'].info.id = id;
+  return body;
+}
+
+async function loadedOas(gw: FakeTykGateway, id: string): Promise<void> {
+  await gcall(gw, 'POST', '/tyk/apis/oas', goas(id));
+  gw.reloadNow();
+}
 
 async function loaded(gw: FakeTykGateway, kind: 'api' | 'policy', id: string): Promise<void> {
   await gcall(gw, 'POST', kind === 'api' ? '/tyk/apis' : '/tyk/policies', kind === 'api' ? gapi(id) : gpol(id));
@@ -467,6 +592,46 @@ const GATEWAY: (Scenario<FakeTykGateway> & { options?: FakeTykOptions })[] = [
   { op: 'GET /tyk/certs/{certID}', status: 200, run: async (gw) => (await withCert(gw), gcall(gw, 'GET', `/tyk/certs/${CERT_ID}`)) },
   { op: 'GET /tyk/certs/{certID}', status: 404, run: (gw) => gcall(gw, 'GET', `/tyk/certs/${CERT_ID}`) },
   { op: 'DELETE /tyk/certs/{certID}', status: 200, run: async (gw) => (await withCert(gw), gcall(gw, 'DELETE', `/tyk/certs/${CERT_ID}?org_id=${CERT_ORG}`)) },
+  { op: 'GET /tyk/apis/oas', status: 200, run: async (gw) => (await loadedOas(gw, 'o1'), gcall(gw, 'GET', '/tyk/apis/oas')) },
+  { op: 'POST /tyk/apis/oas', status: 200, run: (gw) => gcall(gw, 'POST', '/tyk/apis/oas', goas()) },
+  { op: 'POST /tyk/apis/oas', status: 400, run: (gw) => gcall(gw, 'POST', '/tyk/apis/oas', { ...goas(), 'x-tyk-api-gateway': undefined }) },
+  { op: 'POST /tyk/apis/oas', status: 400, otherMessage: 'request malformed', note: 'a body that is not JSON', run: (gw) => gcall(gw, 'POST', '/tyk/apis/oas', '{') },
+  {
+    op: 'POST /tyk/apis/oas',
+    status: 400,
+    otherMessage: 'x-tyk-api-gateway.info: name is required',
+    note: 'a schema problem',
+    run: (gw) => {
+      const body = goas();
+      delete body['x-tyk-api-gateway'].info.name;
+      return gcall(gw, 'POST', '/tyk/apis/oas', body);
+    },
+  },
+  { op: 'GET /tyk/apis/oas/{apiID}', status: 200, run: async (gw) => (await loadedOas(gw, 'o1'), gcall(gw, 'GET', '/tyk/apis/oas/o1')) },
+  { op: 'GET /tyk/apis/oas/{apiID}', status: 400, run: async (gw) => (await loaded(gw, 'api', 'a1'), gcall(gw, 'GET', '/tyk/apis/oas/a1')) },
+  { op: 'GET /tyk/apis/oas/{apiID}', status: 404, run: (gw) => gcall(gw, 'GET', '/tyk/apis/oas/unknown') },
+  { op: 'PUT /tyk/apis/oas/{apiID}', status: 200, run: async (gw) => (await loadedOas(gw, 'o1'), gcall(gw, 'PUT', '/tyk/apis/oas/o1', goas('o1'))) },
+  { op: 'PUT /tyk/apis/oas/{apiID}', status: 400, run: async (gw) => (await loadedOas(gw, 'o1'), gcall(gw, 'PUT', '/tyk/apis/oas/o1', goas('o2'))) },
+  {
+    op: 'PUT /tyk/apis/oas/{apiID}',
+    status: 400,
+    otherMessage: 'the supplied API definition is in OAS format, please use the Tyk classic format for this API',
+    note: 'a Classic API',
+    run: async (gw) => (await loaded(gw, 'api', 'a1'), gcall(gw, 'PUT', '/tyk/apis/oas/a1', goas('a1'))),
+  },
+  { op: 'PUT /tyk/apis/oas/{apiID}', status: 404, run: (gw) => gcall(gw, 'PUT', '/tyk/apis/oas/unknown', goas('unknown')) },
+  {
+    op: 'DELETE /tyk/apis/oas/{apiID}',
+    status: 200,
+    run: async (gw) => (await loadedOas(gw, '1bd5c61b0e694082902cf15ddcc9e6a7'), gcall(gw, 'DELETE', '/tyk/apis/oas/1bd5c61b0e694082902cf15ddcc9e6a7')),
+  },
+  { op: 'DELETE /tyk/apis/oas/{apiID}', status: 404, run: (gw) => gcall(gw, 'DELETE', '/tyk/apis/oas/unknown') },
+  {
+    op: 'DELETE /tyk/apis/oas/{apiID}',
+    status: 500,
+    note: 'loaded, its OAS file gone',
+    run: async (gw) => (await loadedOas(gw, 'o1'), gw.removeFile('oas', 'o1'), gcall(gw, 'DELETE', '/tyk/apis/oas/o1')),
+  },
 ];
 
 /** Documented answers the Gateway fake gives only through fault injection (or not at all), and why. */
@@ -476,6 +641,9 @@ const GATEWAY_INJECTED: Record<string, Record<number, string>> = {
   'PUT /tyk/policies/{polID}': { 500: 'a failed file write' },
   'DELETE /tyk/policies/{polID}': { 400: 'an empty polID: /tyk/policies/ is the collection route, never this one' },
   'POST /tyk/certs': { 405: 'a request body that cannot be read (the connection dropped mid-body)' },
+  'POST /tyk/apis/oas': { 500: 'a failed file write' },
+  'PUT /tyk/apis/oas/{apiID}': { 500: 'a failed file write' },
+  'DELETE /tyk/apis/oas/{apiID}': { 400: 'an empty apiID: /tyk/apis/oas/ is the collection route, never this one' },
 };
 
 const FORBIDDEN_PROBES: Record<string, [string, string, unknown?]> = {
@@ -495,6 +663,11 @@ const FORBIDDEN_PROBES: Record<string, [string, string, unknown?]> = {
   'POST /tyk/certs': ['POST', '/tyk/certs', CERT_PEM],
   'GET /tyk/certs/{certID}': ['GET', `/tyk/certs/${CERT_ID}`],
   'DELETE /tyk/certs/{certID}': ['DELETE', `/tyk/certs/${CERT_ID}`],
+  'GET /tyk/apis/oas': ['GET', '/tyk/apis/oas'],
+  'POST /tyk/apis/oas': ['POST', '/tyk/apis/oas', { openapi: '3.0.3' }],
+  'GET /tyk/apis/oas/{apiID}': ['GET', '/tyk/apis/oas/x'],
+  'PUT /tyk/apis/oas/{apiID}': ['PUT', '/tyk/apis/oas/x', { openapi: '3.0.3' }],
+  'DELETE /tyk/apis/oas/{apiID}': ['DELETE', '/tyk/apis/oas/x'],
 };
 
 async function gateway(tt: Test, options: FakeTykOptions = {}): Promise<FakeTykGateway> {
@@ -548,6 +721,30 @@ t.test('the Tyk Gateway fake against tyk-gateway-swagger.yml', async (t) => {
     const policy = (await gcall(gw, 'GET', '/tyk/policies/p1')).body;
     tt.same(Object.keys(policy).sort(), schemaProps(doc, 'Policy'), 'Policy');
     tt.same(Object.keys(policy.access_rights.a1).sort(), schemaProps(doc, 'AccessDefinition'), 'AccessDefinition');
+  });
+
+  t.test('Tyk OAS reads: x-tyk-api-gateway as the XTykAPIGateway schema has it (no field it lacks), the rest as sent', async (tt) => {
+    const gw = await gateway(tt);
+    await loadedOas(gw, 'o1');
+    const one = (await gcall(gw, 'GET', '/tyk/apis/oas/o1')).body;
+    const listed = (await gcall(gw, 'GET', '/tyk/apis/oas')).body;
+    // the document's other half is the OpenAPI 3.0 schema the swagger names by URL (not here)
+    const vendor = swaggerSchema(doc, 'XTykAPIGateway');
+    for (const [what, body] of [
+      ['GET one', one],
+      ['GET list: an item', listed[0]],
+    ] as const) {
+      tt.ok(vendor(body['x-tyk-api-gateway']), `${what}: ${JSON.stringify(vendor.errors)}`);
+      tt.match(body['x-tyk-api-gateway'].info, { id: 'o1', dbId: /^[0-9a-f]{24}$/ }, `${what}: the gateway’s additions`);
+      const { servers: _servers, 'x-tyk-api-gateway': _ext, ...rest } = body;
+      const { servers: _sent, 'x-tyk-api-gateway': _sentExt, ...sent } = goas('o1');
+      tt.same(rest, sent, `${what}: the document’s own fields as sent`);
+    }
+    tt.notOk(vendor({ info: { made_up: true } }), 'the closed schema refuses a field it lacks');
+    tt.same(listed, [one], 'the list holds what GET answers');
+    const forms = (await gcall(gw, 'GET', '/tyk/apis/o1')).body;
+    tt.same(Object.keys(forms).sort(), schemaProps(doc, 'APIDefinition'), 'its Classic form is an APIDefinition');
+    tt.equal(forms.is_oas, true);
   });
 });
 

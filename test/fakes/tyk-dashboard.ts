@@ -51,7 +51,30 @@
  * - API bodies: bad JSON, a wrapper without an `api_definition` object, or a field of the wrong
  *   JSON type → 400 "Malformed API data" (message ours); an invalid IP/CIDR in an enabled
  *   allow/block list → 400 "Validation of API Definition failed. Reason: invalid IP/CIDR ...".
- * - `ignoreApiIdOnCreate` models Dashboards that generate their own api_id on POST.
+ * - `ignoreApiIdOnCreate` models Dashboards that generate their own api_id on POST (of a Classic
+ *   or an OAS API).
+ * - Tyk OAS APIs (the model in ./tyk-oas.ts): one API in the same store, in two forms: the OAS
+ *   document, under /api/apis/oas, and the Tyk Classic definition it maps to (`is_oas: true`),
+ *   under /api/apis, whose wrappers also carry the document as `oas` (the ApiDefinitionWrapper
+ *   schema's field). {apiId} in /api/apis/oas/{apiId} is the public id (`x-tyk-api-gateway.info.id`,
+ *   the api_id) only, as the swagger's examples use it; a Classic API is not found there.
+ *   The swagger documents no GET /api/apis/oas: a GET there is 405; OAS APIs are listed by
+ *   GET /api/apis. POST → 200 `{Status:"OK", Message:"API created", Meta:<internal id>,
+ *   ID:<api id>}`: the id is info.id, else generated (32 hex); an id any API has → 409 "Found API
+ *   with the same ID.". GET → the document with the Dashboard's info (id, dbId = the internal id,
+ *   orgId = the key's org; name, state and listen path from the Classic form); not found →
+ *   `unknownApi` (400 by default) "Could not retrieve API detail.". PUT → 200 "API updated.";
+ *   not found → 404 "API definition does not exist"; an info.id or info.dbId other than the
+ *   API's → 400 "Invalid `ID` value" (the swagger's word for a wrong id on this path); a listen
+ *   path (and domain) another API has → 403 "Found API with same url." (documented for PUT only,
+ *   so POST does not check it). DELETE → 200 "API deleted."; not found → 404 "Could not
+ *   retrieve API detail.". Bodies: not JSON, or not an object → 400 "Couldn't read body."; no
+ *   `x-tyk-api-gateway` → 400 "The payload should contain x-tyk-api-gateway."; schema problems →
+ *   400 with the gateway's words (./tyk-oas.ts). A Classic PUT of an OAS API → 400 (message
+ *   ours, the gateway's: "this API endpoint only supports Tyk Classic APIs; ..."); a Classic
+ *   write always makes a Classic API (`is_oas` false). Documented parameters the fake does not
+ *   apply (versions, templateID, purge), PATCH, and the sub-resources (urls, categories, export,
+ *   versions, dry-run, import, rebase) answer 501.
  * - DASHBOARD_VARIANTS: named option sets, one per documented alternative answer (each option's
  *   every value appears in one), for tests that must hold against each.
  * - Certificates (/api/certs, in the key's org, over the certificate manager the gateway fake
@@ -65,7 +88,7 @@
  *   any org (`storeCert`), `wipe()`, fault injection and a call log shared with the other fakes
  *   (./faults.ts).
  *
- * Leaves out: OAS/streams/MCP APIs, API versions, categories, ownership and permissions (403s
+ * Leaves out: streams/MCP APIs, API versions, categories, ownership and permissions (403s
  * only by fault injection), keys, policy search, the other list filters, certificate details
  * lists and dependencies (501).
  */
@@ -77,6 +100,7 @@ import { listenOnLoopback } from './http-plumbing.js';
 import { CertStore, type StoredCert } from './tyk-certs.js';
 import { DashboardCerts, isCertsPath } from './tyk-dashboard-certs.js';
 import { dashboardError as apiError, type CallRecord, type Reply, reply, TykFakeBase } from './tyk-fake-base.js';
+import { classicOf, filledOas, oasId, readOasBody, withOasId } from './tyk-oas.js';
 
 export type { FaultHandle } from './faults.js';
 export type { CallRecord } from './tyk-fake-base.js';
@@ -93,7 +117,7 @@ export interface FakeTykDashboardOptions {
   pageSize?: number;
   /** The key's organisation, forced into every object's org_id; default a fixed 24-hex id. */
   orgId?: string;
-  /** POST /api/apis ignores the body's api_id and generates one (some Dashboards do). */
+  /** POST /api/apis (and /api/apis/oas) ignores the body's api_id and generates one (some Dashboards do). */
   ignoreApiIdOnCreate?: boolean;
   /** PUT /api/apis ignores a change of api_id (Tyk Cloud). */
   immutableApiId?: boolean;
@@ -144,6 +168,10 @@ export interface FakeTykDashboard {
   /** Edits the stored api_definition in place (or replaces it with what `mutate` returns). */
   editApi(apiId: string, mutate: Mutator): void;
   removeApi(apiId: string): boolean;
+  /** api_id → an OAS API's document as GET /api/apis/oas/{apiId} shows it (copies). */
+  oasApis(): Map<string, JsonObject>;
+  /** Edits an OAS API's document as GET shows it (or replaces it); its Classic form follows, as after an edit on the Dashboard. */
+  editOas(apiId: string, mutate: Mutator): void;
   editPolicy(mid: string, mutate: Mutator): void;
   removePolicy(mid: string): boolean;
   /** Loses every API and policy (a fresh database); certificates stay (they live in Redis). */
@@ -664,6 +692,48 @@ export const MSG = {
   policyName: 'This policy name has already been used. Enter a unique policy name.',
 };
 
+/** The Dashboard's words on /api/apis/oas (the swagger's examples; see the header). */
+export const OAS_MSG = {
+  malformed: "Couldn't read body.",
+  noExtension: 'The payload should contain x-tyk-api-gateway.',
+  exists: 'Found API with the same ID.',
+  created: 'API created',
+  notFound: 'Could not retrieve API detail.',
+  putNotFound: 'API definition does not exist',
+  badId: 'Invalid `ID` value',
+  sameUrl: 'Found API with same url.',
+  updated: 'API updated.',
+  deleted: 'API deleted.',
+  classicRoute: 'this API endpoint only supports Tyk Classic APIs; please use the appropriate Tyk OAS API endpoint',
+};
+
+/** The documented query parameters of the OAS routes that the fake does not apply. */
+const OAS_CREATE_PARAMS = ['base_api_id', 'base_api_version_name', 'new_version_name', 'set_default', 'templateID'];
+
+/** The OAS routes: the collection, one API, or a documented sub-resource the fake does not model. */
+type OasRoute = { name: 'collection' } | { name: 'item'; id: string } | { name: 'unmodelled'; what: string };
+
+/** Whether an OAS document's info names an API other than (apiId, internal) by its id or dbId. */
+function namesAnotherApi(doc: JsonObject, apiId: string, internal: string): boolean {
+  const ext = doc['x-tyk-api-gateway'];
+  const info = isObject(ext) && isObject(ext.info) ? ext.info : {};
+  const other = (v: Json | undefined, own: string): boolean => typeof v === 'string' && v !== '' && v !== own;
+  return other(info.id, apiId) || other(info.dbId, internal);
+}
+
+/** Where a Classic definition listens: its domain and listen path. */
+function listenUrl(def: JsonObject): string {
+  return str(def.domain) + str(isObject(def.proxy) ? def.proxy.listen_path : undefined);
+}
+
+function oasRouteOf(path: string): OasRoute | undefined {
+  if (/^\/api\/apis\/oas\/?$/.test(path)) return { name: 'collection' };
+  const sub = /^\/api\/apis\/oas\/(dry-run|import|[^/]+\/(urls|categories|export|versions)|[^/]+\/rebase\/[^/]+)\/?$/.exec(path);
+  if (sub) return { name: 'unmodelled', what: `/api/apis/oas/${sub[1] ?? ''}` };
+  const item = /^\/api\/apis\/oas\/([^/]+)\/?$/.exec(path);
+  return item ? { name: 'item', id: decodeURIComponent(item[1] ?? '') } : undefined;
+}
+
 const WRITE_PATH = /^\/api\/(apis|portal\/policies)(\/|$)/;
 
 interface StoredApi {
@@ -673,6 +743,8 @@ interface StoredApi {
   updatedAt: string;
   /** the filled api_definition; its `id` is the internal id */
   def: JsonObject;
+  /** an OAS API's document, as last written (GET fills it from `def`) */
+  oas?: JsonObject;
 }
 
 interface StoredPolicy {
@@ -754,6 +826,19 @@ class FakeDashboard extends TykFakeBase {
     return this.apiStore.delete(internal);
   }
 
+  oasApis(): Map<string, JsonObject> {
+    const oas = [...this.apiStore.values()].filter((a) => a.oas !== undefined);
+    return new Map(oas.map((a) => [str(a.def.api_id), this.oasView(a)]));
+  }
+
+  editOas(apiId: string, mutate: Mutator): void {
+    const stored = this.findOasApi(apiId);
+    if (stored === undefined) throw new Error(`fake dashboard: no OAS API ${apiId} to edit`);
+    const view = this.oasView(stored);
+    const next = mutate(view) ?? view;
+    Object.assign(stored, this.oasForms(next, apiId, str(stored.def.id)));
+  }
+
   editPolicy(mid: string, mutate: Mutator): void {
     const stored = this.policyStore.get(mid);
     if (stored === undefined) throw new Error(`fake dashboard: no policy ${mid} to edit`);
@@ -782,6 +867,8 @@ class FakeDashboard extends TykFakeBase {
     if (!path.startsWith('/api/')) return apiError(404, 'Not found');
     if (req.headers.authorization !== this.secret) return apiError(401, MSG.unauthorised);
     if (isCertsPath(path)) return this.certs.handle(method, path, url.searchParams, req.headers['content-type'], raw);
+    const oas = oasRouteOf(path);
+    if (oas) return this.onOas(oas, method, url.searchParams, raw);
     if (/^\/api\/apis\/?$/.test(path)) {
       if (method === 'GET') return notModelled(url.searchParams, API_LIST_FILTERS) ?? this.listApis(url.searchParams);
       if (method === 'POST') return this.versioning(url.searchParams) ?? this.createApi(raw);
@@ -831,6 +918,7 @@ class FakeDashboard extends TykFakeBase {
   private wrapper(a: StoredApi): JsonObject {
     return {
       api_definition: clone(a.def),
+      ...(a.oas === undefined ? {} : { oas: this.oasView(a) }),
       hook_references: null,
       is_site: false,
       sort_by: 0,
@@ -878,7 +966,7 @@ class FakeDashboard extends TykFakeBase {
     const apiId = wanted || newHex(16);
     const internal = newObjectId();
     const now = new Date().toISOString();
-    const def = fill(API_SHAPE, { ...body, api_id: apiId, id: internal, org_id: this.orgId });
+    const def = fill(API_SHAPE, { ...body, api_id: apiId, id: internal, org_id: this.orgId, is_oas: false });
     this.apiStore.set(internal, { seq: ++this.seq, createdAt: now, updatedAt: now, def });
     this.apiIndex.set(apiId, internal);
     return ok('API created', internal, { ID: apiId });
@@ -889,6 +977,7 @@ class FakeDashboard extends TykFakeBase {
     if (stored === undefined) return apiError(404, MSG.apiPutNotFound);
     const body = decodeModel(raw, API_SHAPE, 'api_definition');
     if (body === undefined) return apiError(400, MSG.malformedApi);
+    if (stored.oas !== undefined) return apiError(400, OAS_MSG.classicRoute);
     const internal = str(stored.def.id);
     if (str(body.id) !== '' && str(body.id) !== internal) return apiError(400, MSG.badInternalId);
     const current = str(stored.def.api_id);
@@ -897,7 +986,7 @@ class FakeDashboard extends TykFakeBase {
     if (apiId !== current && this.apiIndex.has(apiId)) return apiError(400, MSG.apiExists);
     const invalid = invalidApi(body);
     if (invalid !== undefined) return apiError(400, invalid);
-    stored.def = fill(API_SHAPE, { ...body, api_id: apiId, id: internal, org_id: this.orgId });
+    stored.def = fill(API_SHAPE, { ...body, api_id: apiId, id: internal, org_id: this.orgId, is_oas: false });
     stored.updatedAt = new Date().toISOString();
     this.apiIndex.delete(current);
     this.apiIndex.set(apiId, internal);
@@ -910,6 +999,92 @@ class FakeDashboard extends TykFakeBase {
     this.apiStore.delete(str(stored.def.id));
     this.apiIndex.delete(str(stored.def.api_id));
     return ok('API deleted');
+  }
+
+  // --- Tyk OAS APIs (see the header) ---------------------------------------
+
+  private onOas(route: OasRoute, method: string, query: URLSearchParams, raw: string): Reply {
+    if (route.name === 'unmodelled') return apiError(501, `not modelled by the fake: ${route.what}`);
+    if (route.name === 'collection') {
+      if (method === 'POST') return notModelled(query, OAS_CREATE_PARAMS) ?? this.createOas(raw);
+      return apiError(405, 'Method not allowed');
+    }
+    if (method === 'GET') return this.getOas(route.id);
+    if (method === 'PUT') return this.updateOas(route.id, raw);
+    if (method === 'DELETE') return notModelled(query, ['purge']) ?? this.deleteOas(route.id);
+    if (method === 'PATCH') return apiError(501, 'not modelled by the fake: PATCH /api/apis/oas/{apiId}');
+    return apiError(405, 'Method not allowed');
+  }
+
+  /** The OAS API under this public id (a Classic API is not one). */
+  private findOasApi(apiId: string): StoredApi | undefined {
+    const internal = this.apiIndex.get(apiId);
+    const stored = internal === undefined ? undefined : this.apiStore.get(internal);
+    return stored?.oas === undefined ? undefined : stored;
+  }
+
+  /** The document as GET answers it. */
+  private oasView(a: StoredApi): JsonObject {
+    return filledOas(a.oas ?? {}, a.def);
+  }
+
+  /** Both forms of an OAS API from its document, under the Dashboard's ids and org. */
+  private oasForms(doc: JsonObject, apiId: string, internal: string): { oas: JsonObject; def: JsonObject } {
+    const oas = withOasId(doc, apiId);
+    const def = fill(API_SHAPE, { ...classicOf(oas), api_id: apiId, id: internal, org_id: this.orgId });
+    return { oas, def };
+  }
+
+  /** The body as a document, else the refusal (see the header). */
+  private oasBody(raw: string): { doc: JsonObject } | { refused: Reply } {
+    const body = readOasBody(raw);
+    if (body.ok) return { doc: body.doc };
+    const message = body.reason === 'invalid' ? body.message : body.reason === 'malformed' ? OAS_MSG.malformed : OAS_MSG.noExtension;
+    return { refused: apiError(400, message) };
+  }
+
+  private createOas(raw: string): Reply {
+    const body = this.oasBody(raw);
+    if ('refused' in body) return body.refused;
+    const wanted = this.ignoreApiIdOnCreate ? '' : oasId(body.doc);
+    if (wanted !== '' && this.apiIndex.has(wanted)) return apiError(409, OAS_MSG.exists);
+    const apiId = wanted || newHex(16);
+    const internal = newObjectId();
+    const now = new Date().toISOString();
+    this.apiStore.set(internal, { seq: ++this.seq, createdAt: now, updatedAt: now, ...this.oasForms(body.doc, apiId, internal) });
+    this.apiIndex.set(apiId, internal);
+    return ok(OAS_MSG.created, internal, { ID: apiId });
+  }
+
+  private getOas(apiId: string): Reply {
+    const stored = this.findOasApi(apiId);
+    return stored ? reply(200, this.oasView(stored)) : apiError(this.unknownApi, OAS_MSG.notFound);
+  }
+
+  private updateOas(apiId: string, raw: string): Reply {
+    const stored = this.findOasApi(apiId);
+    if (stored === undefined) return apiError(404, OAS_MSG.putNotFound);
+    const body = this.oasBody(raw);
+    if ('refused' in body) return body.refused;
+    const internal = str(stored.def.id);
+    if (namesAnotherApi(body.doc, apiId, internal)) return apiError(400, OAS_MSG.badId);
+    const forms = this.oasForms(body.doc, apiId, internal);
+    if (this.urlTaken(forms.def, internal)) return apiError(403, OAS_MSG.sameUrl);
+    Object.assign(stored, forms, { updatedAt: new Date().toISOString() });
+    return ok(OAS_MSG.updated);
+  }
+
+  /** Whether another API listens on the same domain and listen path. */
+  private urlTaken(def: JsonObject, internal: string): boolean {
+    return [...this.apiStore.values()].some((a) => str(a.def.id) !== internal && listenUrl(a.def) === listenUrl(def));
+  }
+
+  private deleteOas(apiId: string): Reply {
+    const stored = this.findOasApi(apiId);
+    if (stored === undefined) return apiError(404, OAS_MSG.notFound);
+    this.apiStore.delete(str(stored.def.id));
+    this.apiIndex.delete(apiId);
+    return ok(OAS_MSG.deleted);
   }
 
   // --- policies ------------------------------------------------------------
@@ -988,6 +1163,8 @@ function facade(fake: FakeDashboard, url: string): FakeTykDashboard {
     policies: () => fake.policies(),
     editApi: (apiId, mutate) => fake.editApi(apiId, mutate),
     removeApi: (apiId) => fake.removeApi(apiId),
+    oasApis: () => fake.oasApis(),
+    editOas: (apiId, mutate) => fake.editOas(apiId, mutate),
     editPolicy: (mid, mutate) => fake.editPolicy(mid, mutate),
     removePolicy: (mid) => fake.removePolicy(mid),
     wipe: () => fake.wipe(),

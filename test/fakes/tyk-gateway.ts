@@ -23,13 +23,45 @@
  *   gateways, which only look at the file (500 when absent). DELETE of a policy only looks at
  *   the file on every gateway: the swagger documents 500 "Delete failed", no 404.
  * - `version: '3.1'`: a gateway from before the policy and OAS APIs: /tyk/policies,
- *   /tyk/policies/{id}, /tyk/apis/oas and /tyk/apis/oas/{id} have no route (the plain-text 404
- *   above, as Tyk Gateway 3.1 answers /tyk/policies; the OAS API arrived in the 5.x line), and
- *   DELETE is `legacyDelete` unless that says otherwise. The default, 'current', has the OAS
- *   routes: GET /tyk/apis/oas lists the OAS APIs (none: the fake holds Classic APIs only),
- *   GET /tyk/apis/oas/{id} of a Classic API is 400 "the requested API definition is in Tyk
- *   classic format, please use old API endpoint", of an unknown one 404 "API not found"; OAS
- *   writes answer 501 (not modelled).
+ *   /tyk/policies/{id} and /tyk/apis/oas/{id} have no route (the plain-text 404 above, as Tyk
+ *   Gateway 3.1 answers /tyk/policies; the OAS API arrived in the 5.x line), and DELETE is
+ *   `legacyDelete` unless that says otherwise. /tyk/apis/oas itself is, to such a gateway, the
+ *   Classic route /tyk/apis/{apiID} with the id "oas": GET answers 404 "API not found." (Tyk's
+ *   JSON, not the router's page) and POST is 3.1's write by path id, refused with 400 "Request
+ *   APIID does not match that in Definition! For Updtae operations these must match." (3.1's
+ *   words) for any body without `api_id: "oas"`.
+ * - Tyk OAS APIs (the default version, 'current'; the model in ./tyk-oas.ts), two files each
+ *   as Tyk writes them: the Classic definition the document maps to (`is_oas: true`, layer
+ *   'api') and the document itself (`<id>-oas.json`, layer 'oas'); reads show the loaded copies
+ *   only, so like Classic APIs they are invisible until a reload.
+ *   POST /tyk/apis/oas: the body is checked (./tyk-oas.ts) → 400 "request malformed", "the
+ *   payload should contain x-tyk-api-gateway" or the schema problems; the id is
+ *   `x-tyk-api-gateway.info.id`, generated (32 hex) when empty, and written into the document;
+ *   `servers` are regenerated from the listen path on `serverHost` (./tyk-oas.ts). An id that
+ *   exists is overwritten, as a Classic POST is: Tyk 5.x checks nothing there, and the swagger
+ *   documents no refusal. → 200 ApiModifyKeySuccess "added". The versioning parameters
+ *   (base_api_id, ...) answer 501 (not modelled).
+ *   PUT /tyk/apis/oas/{id}: the body checked as for POST; an id that is not loaded → 404 "API
+ *   not found"; a loaded Classic API → 400 "the supplied API definition is in OAS format,
+ *   please use the Tyk classic format for this API" (Tyk's words for it); a body whose info.id
+ *   is not the path's (also an empty one) → 400 "Request APIID does not match that in
+ *   Definition! For Update operations these must match."; the servers the previous (loaded)
+ *   definition had generated are replaced. → 200 "modified".
+ *   GET /tyk/apis/oas lists the loaded OAS APIs; GET /tyk/apis/oas/{id} answers one, 404 "API
+ *   not found" for an id not loaded, 400 "the requested API definition is in Tyk classic
+ *   format, please use old API endpoint" for a Classic API; each read is the stored document
+ *   filled from the Classic definition it was loaded as (./tyk-oas.ts: info.id, dbId — the
+ *   24-hex `id` the fake gives loaded APIs —, orgId when set, name, state, the listen path as
+ *   loaded, so a renamed one shows renamed); `mode=public` leaves `x-tyk-api-gateway` out.
+ *   DELETE /tyk/apis/oas/{id} is DELETE /tyk/apis/{id} (one handler in Tyk): an OAS API needs
+ *   both of its files (else 500 "Delete failed") and loses both.
+ *   The Classic routes see an OAS API in its Classic form: GET /tyk/apis lists it, GET
+ *   /tyk/apis/{id} answers it (`is_oas: true`), PUT /tyk/apis/{id} of one is 400 "this API
+ *   endpoint only supports Tyk Classic APIs; please use the appropriate Tyk OAS API endpoint",
+ *   and a Classic POST of its id makes it a Classic API again (`is_oas` is always false on a
+ *   Classic write; its OAS file stays behind, unread). A loaded Classic definition with
+ *   `is_oas: true` whose OAS file is gone reads as an empty document filled from it.
+ *   PATCH, export, import and versions under /tyk/apis/oas answer 501 (not modelled).
  * - `policySource: 'service'`: a gateway whose policies come from a Dashboard refuses policy
  *   writes (POST, PUT, DELETE) with 500 "Due to enabled service policy source, please use the
  *   Dashboard API." (the swagger's 500 for POST /tyk/policies); GET lists what is loaded.
@@ -55,14 +87,13 @@
  * - restart(): a new process. The loaded set and queued reloads are lost; the
  *   files too unless `keepFiles`, in which case they are loaded at start as a
  *   real gateway does (`loadOnStart: false` leaves them unloaded).
- * - Test controls: back-door edits of either layer, fault injection (status,
- *   delay, dropped socket, hang) and a log of calls, shaped like the
- *   Kubernetes fake's.
+ * - Test controls: back-door edits of either layer (per kind: 'api', 'policy',
+ *   'oas'), fault injection (status, delay, dropped socket, hang) and a log of
+ *   calls, shaped like the Kubernetes fake's.
  * - /tyk/certs: the certificate store (./tyk-certs.ts).
  *
- * Leaves out: OAS API bodies and writes, keys, orgs, versions
- * endpoints, the proxying itself (so no "Version information not found"),
- * reload coalescing (each kept reload is applied once), API load-time
+ * Leaves out: what ./tyk-oas.ts leaves out, keys, orgs, versions endpoints,
+ * the proxying itself (so no "Version information not found"), reload coalescing (each kept reload is applied once), API load-time
  * skipping (which does not change what GET shows), Go's case-insensitive key
  * matching and int-vs-float checks, unknown fields below the top level (kept),
  * and the newest gateways' refusal of a policy POST without an id (here one
@@ -76,6 +107,7 @@ import type { FaultSpec as BaseFaultSpec, FaultHandle } from './faults.js';
 import { listenOnLoopback } from './http-plumbing.js';
 import { CertStore, gatewayCerts, type StoredCert } from './tyk-certs.js';
 import { gatewayError as apiError, type CallRecord, type Reply, reply, TykFakeBase } from './tyk-fake-base.js';
+import { classicOf, filledOas, oasId, readOasBody, withOasId, withoutExtension, withServers } from './tyk-oas.js';
 
 export type { FaultHandle } from './faults.js';
 export type { CallRecord } from './tyk-fake-base.js';
@@ -86,6 +118,9 @@ export interface JsonObject {
 }
 
 export type Kind = 'api' | 'policy';
+
+/** What the fake keeps in layers: Classic APIs (OAS APIs' Classic form too), policies, OAS documents. */
+export type Layered = Kind | 'oas';
 
 export interface FakeTykOptions {
   /** Value `x-tyk-authorization` must carry; default "fake-tyk-secret". */
@@ -100,6 +135,8 @@ export interface FakeTykOptions {
   version?: 'current' | '3.1';
   /** Where policies come from: 'file' (written through /tyk/policies; default) or 'service' (a Dashboard). */
   policySource?: 'file' | 'service';
+  /** The host (and port) the gateway names in the `servers` it generates for OAS APIs; default "127.0.0.1:8080". */
+  serverHost?: string;
 }
 
 /** A fault to inject; a `status` without `body` answers with a Tyk error body. */
@@ -125,16 +162,18 @@ export interface FakeTykGateway {
   readonly secret: string;
   close(): Promise<void>;
   restart(options?: RestartOptions): void;
-  loaded(kind: Kind): Map<string, JsonObject>;
-  files(kind: Kind): Map<string, JsonObject>;
+  /** What reads show (for 'oas': the documents as GET answers them, without `mode`). */
+  loaded(kind: Layered): Map<string, JsonObject>;
+  /** The app-path files (for 'oas': the `<id>-oas.json` documents). */
+  files(kind: Layered): Map<string, JsonObject>;
   reloadNow(): void;
   readonly reloads: ReloadCounts;
   dropReloads(n: number): void;
   waitForReloads(): Promise<void>;
-  editLoaded(kind: Kind, id: string, mutate: Mutator): void;
-  editFile(kind: Kind, id: string, mutate: Mutator): void;
-  removeLoaded(kind: Kind, id: string): boolean;
-  removeFile(kind: Kind, id: string): boolean;
+  editLoaded(kind: Layered, id: string, mutate: Mutator): void;
+  editFile(kind: Layered, id: string, mutate: Mutator): void;
+  removeLoaded(kind: Layered, id: string): boolean;
+  removeFile(kind: Layered, id: string): boolean;
   inject(spec: FaultSpec): FaultHandle;
   clearFaults(): void;
   readonly calls: CallRecord[];
@@ -699,6 +738,12 @@ function newObjectId(): string {
   return seconds + newHex(8);
 }
 
+/** The OAS documents of the loaded OAS APIs (`apis`: the loaded Classic forms), as reads answer them (see the header). */
+export function loadOas(apis: Map<string, JsonObject>, files: Map<string, JsonObject>): Map<string, JsonObject> {
+  const docs = [...apis].filter(([, classic]) => classic.is_oas === true);
+  return new Map(docs.map(([id, classic]) => [id, filledOas(files.get(id) ?? {}, classic)]));
+}
+
 export function loadKind(kind: Kind, files: Map<string, JsonObject>): JsonObject[] {
   const idField = KINDS[kind].idField;
   return [...files.keys()].sort().map((key) => {
@@ -718,6 +763,16 @@ function modified(key: string, action: 'added' | 'modified' | 'deleted'): Reply 
 const FORBIDDEN = 'Attempted administrative access with invalid or missing key!';
 const SERVICE_POLICIES = 'Due to enabled service policy source, please use the Dashboard API.';
 const CLASSIC_ON_OAS_ROUTE = 'the requested API definition is in Tyk classic format, please use old API endpoint';
+const CLASSIC_PUT_ON_OAS_ROUTE = 'the supplied API definition is in OAS format, please use the Tyk classic format for this API';
+const OAS_PUT_ON_CLASSIC_ROUTE = 'this API endpoint only supports Tyk Classic APIs; please use the appropriate Tyk OAS API endpoint';
+/** Tyk Gateway 3.1's refusal of a write whose body id is not the path's (its typo included). */
+const LEGACY_MISMATCH = 'Request APIID does not match that in Definition! For Updtae operations these must match.';
+
+/** The gateway's words for an OAS body it cannot take (./tyk-oas.ts); schema problems say their own. */
+export const OAS_REFUSALS = { malformed: 'request malformed', 'no-extension': 'the payload should contain x-tyk-api-gateway' } as const;
+
+/** The documented query parameters of POST /tyk/apis/oas that the fake does not apply (API versions). */
+const OAS_VERSION_PARAMS = ['base_api_id', 'base_api_version_name', 'new_version_name', 'set_default'];
 
 /** Go's http.NotFound: what the gateway's router answers for a path it has no route for. */
 const PAGE_NOT_FOUND: Reply = {
@@ -733,6 +788,7 @@ type Route =
   | { name: 'item'; kind: Kind; id: string }
   | { name: 'oas-collection' }
   | { name: 'oas-item'; id: string }
+  | { name: 'oas-unmodelled'; what: string }
   | { name: 'reload'; group: boolean }
   | { name: 'certs'; id?: string };
 
@@ -741,6 +797,8 @@ function routeOf(path: string): Route | undefined {
   const cert = /^\/tyk\/certs\/([^/]+)$/.exec(path);
   if (cert) return { name: 'certs', id: decodeURIComponent(cert[1] ?? '') };
   if (/^\/tyk\/apis\/oas\/?$/.test(path)) return { name: 'oas-collection' };
+  const unmodelled = /^\/tyk\/apis\/oas\/(export|import|[^/]+\/(export|versions))\/?$/.exec(path);
+  if (unmodelled) return { name: 'oas-unmodelled', what: `/tyk/apis/oas/${unmodelled[1] ?? ''}` };
   const oas = /^\/tyk\/apis\/oas\/([^/]+)$/.exec(path);
   if (oas) return { name: 'oas-item', id: decodeURIComponent(oas[1] ?? '') };
   const collection = /^\/tyk\/(apis|policies)\/?$/.exec(path);
@@ -752,10 +810,29 @@ function routeOf(path: string): Route | undefined {
   return undefined;
 }
 
-/** Whether Tyk Gateway 3.1 has the route (it predates the policy and OAS APIs). */
-function in31(route: Route): boolean {
-  if (route.name === 'oas-collection' || route.name === 'oas-item') return false;
-  return !('kind' in route) || route.kind === 'api';
+/**
+ * The route as Tyk Gateway 3.1 takes the path, undefined where it has none: it predates the
+ * policy and OAS APIs, and its /tyk/apis/{apiID} takes /tyk/apis/oas (the id "oas").
+ */
+function routeIn31(route: Route): Route | undefined {
+  switch (route.name) {
+    case 'oas-collection':
+      return { name: 'item', kind: 'api', id: 'oas' };
+    case 'oas-item':
+    case 'oas-unmodelled':
+      return undefined;
+    case 'collection':
+    case 'item':
+      return route.kind === 'api' ? route : undefined;
+    default:
+      return route;
+  }
+}
+
+/** A 501 for documented query parameters the fake does not apply (rather than ignore them). */
+function notModelled(query: URLSearchParams, names: readonly string[]): Reply | undefined {
+  const used = names.filter((n) => query.has(n));
+  return used.length === 0 ? undefined : apiError(501, `not modelled by the fake: ${used.join(', ')}`);
 }
 
 const WRITE_PATH = /^\/tyk\/(apis|policies)(\/|$)/;
@@ -767,7 +844,8 @@ class FakeTyk extends TykFakeBase {
   private readonly legacyDelete: boolean;
   private readonly version: 'current' | '3.1';
   private readonly policySource: 'file' | 'service';
-  private readonly store: Record<'files' | 'loaded', Record<Kind, Map<string, JsonObject>>>;
+  private readonly serverHost: string;
+  private readonly store: Record<'files' | 'loaded', Record<Layered, Map<string, JsonObject>>>;
   private readonly objectIds = new Map<string, string>();
   private joinUntil: number;
   private dropNext = 0;
@@ -785,15 +863,16 @@ class FakeTyk extends TykFakeBase {
     this.version = options.version ?? 'current';
     this.legacyDelete = options.legacyDelete ?? this.version === '3.1';
     this.policySource = options.policySource ?? 'file';
+    this.serverHost = options.serverHost ?? '127.0.0.1:8080';
     this.joinUntil = Date.now() + this.joinDelayMs;
     this.store = { files: this.emptyLayer(), loaded: this.emptyLayer() };
   }
 
-  private emptyLayer(): Record<Kind, Map<string, JsonObject>> {
-    return { api: new Map(), policy: new Map() };
+  private emptyLayer(): Record<Layered, Map<string, JsonObject>> {
+    return { api: new Map(), policy: new Map(), oas: new Map() };
   }
 
-  layer(name: 'files' | 'loaded', kind: Kind): Map<string, JsonObject> {
+  layer(name: 'files' | 'loaded', kind: Layered): Map<string, JsonObject> {
     return this.store[name][kind];
   }
 
@@ -801,6 +880,7 @@ class FakeTyk extends TykFakeBase {
 
   applyReload(): void {
     this.store.loaded.api = this.loadApis();
+    this.store.loaded.oas = loadOas(this.store.loaded.api, this.layer('files', 'oas'));
     const policies = loadKind('policy', this.layer('files', 'policy'));
     this.store.loaded.policy = new Map(policies.map((p) => [str(p.id), p]));
   }
@@ -889,8 +969,9 @@ class FakeTyk extends TykFakeBase {
   protected override async handle(req: IncomingMessage, url: URL, method: string, raw: string): Promise<Reply> {
     const path = url.pathname;
     if (!path.startsWith('/tyk/')) return apiError(404, 'Not Found');
-    const route = routeOf(path);
-    if (route === undefined || (this.version === '3.1' && !in31(route))) return PAGE_NOT_FOUND;
+    const found = routeOf(path);
+    const route = found !== undefined && this.version === '3.1' ? routeIn31(found) : found;
+    if (route === undefined) return PAGE_NOT_FOUND;
     if (req.headers['x-tyk-authorization'] !== this.secret) return apiError(403, FORBIDDEN);
     switch (route.name) {
       case 'collection':
@@ -898,8 +979,11 @@ class FakeTyk extends TykFakeBase {
       case 'item':
         return this.onItem(route.kind, route.id, method, raw);
       case 'oas-collection':
+        return this.onOasCollection(method, url.searchParams, raw);
       case 'oas-item':
-        return this.onOas(route.name === 'oas-item' ? route.id : undefined, method);
+        return this.onOasItem(route.id, method, url.searchParams, raw);
+      case 'oas-unmodelled':
+        return apiError(501, `not modelled by the fake: ${route.what}`);
       case 'reload':
         return this.onReload(method, route.group, !route.group && url.searchParams.get('block') === 'true');
       case 'certs':
@@ -915,6 +999,7 @@ class FakeTyk extends TykFakeBase {
 
   private onItem(kind: Kind, id: string, method: string, raw: string): Reply {
     if (method === 'GET') return this.getOne(kind, id);
+    if (method === 'POST' && this.version === '3.1') return this.write(kind, id, raw, true);
     if (method === 'PUT') return this.refusedPolicyWrite(kind) ?? this.put(kind, id, raw);
     if (method === 'DELETE') return this.refusedPolicyWrite(kind) ?? this.remove(kind, id);
     return apiError(405, 'Method not supported');
@@ -925,11 +1010,78 @@ class FakeTyk extends TykFakeBase {
     return kind === 'policy' && this.policySource === 'service' ? apiError(500, SERVICE_POLICIES) : undefined;
   }
 
-  /** The OAS routes, as far as a fake holding only Classic APIs can answer them. */
-  private onOas(id: string | undefined, method: string): Reply {
-    if (method !== 'GET') return apiError(501, 'not modelled by the fake: OAS API writes');
-    if (id === undefined) return reply(200, []);
-    return this.layer('loaded', 'api').has(id) ? apiError(400, CLASSIC_ON_OAS_ROUTE) : apiError(404, KINDS.api.notFound);
+  // --- Tyk OAS APIs (see the header) ---------------------------------------
+
+  private onOasCollection(method: string, query: URLSearchParams, raw: string): Reply {
+    if (method === 'GET') return this.listOas(query);
+    if (method === 'POST') return notModelled(query, OAS_VERSION_PARAMS) ?? this.writeOas(undefined, raw);
+    return apiError(405, 'Method not supported');
+  }
+
+  private onOasItem(id: string, method: string, query: URLSearchParams, raw: string): Reply {
+    if (method === 'GET') return this.getOas(id, query);
+    if (method === 'PUT') return this.writeOas(id, raw);
+    if (method === 'DELETE') return this.remove('api', id);
+    if (method === 'PATCH') return apiError(501, 'not modelled by the fake: PATCH /tyk/apis/oas/{apiID}');
+    return apiError(405, 'Method not supported');
+  }
+
+  private listOas(query: URLSearchParams): Reply {
+    const docs = [...this.layer('loaded', 'oas').values()];
+    return reply(
+      200,
+      docs.map((doc) => this.asAsked(doc, query)),
+    );
+  }
+
+  /** The document as a read answers it: without the extension for `mode=public`. */
+  private asAsked(doc: JsonObject, query: URLSearchParams): JsonObject {
+    return query.get('mode') === 'public' ? withoutExtension(doc) : clone(doc);
+  }
+
+  private getOas(id: string, query: URLSearchParams): Reply {
+    const classic = this.layer('loaded', 'api').get(id);
+    if (classic === undefined) return apiError(404, KINDS.api.notFound);
+    if (classic.is_oas !== true) return apiError(400, CLASSIC_ON_OAS_ROUTE);
+    return reply(200, this.asAsked(this.layer('loaded', 'oas').get(id) ?? filledOas({}, classic), query));
+  }
+
+  /** POST (pathId undefined) or PUT of an OAS API: check, then write both files. */
+  private writeOas(pathId: string | undefined, raw: string): Reply {
+    const body = readOasBody(raw);
+    if (!body.ok) return apiError(400, body.reason === 'invalid' ? body.message : OAS_REFUSALS[body.reason]);
+    const refused = pathId === undefined ? undefined : this.refusedOasUpdate(pathId, body.doc);
+    if (refused !== undefined) return refused;
+    const id = oasId(body.doc) || newHex(16);
+    const previous = pathId === undefined ? undefined : this.layer('loaded', 'oas').get(pathId);
+    const doc = withServers(withOasId(body.doc, id), this.serverHost, previous);
+    this.layer('files', 'oas').set(id, doc);
+    this.layer('files', 'api').set(id, classicOf(doc));
+    return modified(id, pathId === undefined ? 'added' : 'modified');
+  }
+
+  /** Why a PUT of this document to /tyk/apis/oas/{pathId} is refused, if it is. */
+  private refusedOasUpdate(pathId: string, doc: JsonObject): Reply | undefined {
+    const loaded = this.layer('loaded', 'api').get(pathId);
+    if (loaded === undefined) return apiError(404, KINDS.api.notFound);
+    if (loaded.is_oas !== true) return apiError(400, CLASSIC_PUT_ON_OAS_ROUTE);
+    return oasId(doc) === pathId ? undefined : apiError(400, KINDS.api.mismatch);
+  }
+
+  /** Whether the API is an OAS one: as loaded, else (a gateway that only looks at files) as its file says. */
+  private isOas(id: string): boolean {
+    const spec = this.layer('loaded', 'api').get(id) ?? this.layer('files', 'api').get(id);
+    return spec?.is_oas === true;
+  }
+
+  /** Deletes an OAS API's two files; both must be there (Tyk checks both before deleting either). */
+  private removeOas(id: string): Reply {
+    const classic = this.layer('files', 'api');
+    const docs = this.layer('files', 'oas');
+    if (!classic.has(id) || !docs.has(id)) return apiError(500, 'Delete failed');
+    classic.delete(id);
+    docs.delete(id);
+    return modified(id, 'deleted');
   }
 
   private getOne(kind: Kind, id: string): Reply {
@@ -938,28 +1090,35 @@ class FakeTyk extends TykFakeBase {
   }
 
   private put(kind: Kind, id: string, raw: string): Reply {
-    if (kind === 'api' && !this.layer('loaded', kind).has(id)) return apiError(404, KINDS[kind].notFound);
+    const loaded = this.layer('loaded', kind).get(id);
+    if (kind === 'api' && loaded === undefined) return apiError(404, KINDS[kind].notFound);
+    if (kind === 'api' && loaded?.is_oas === true) return apiError(400, OAS_PUT_ON_CLASSIC_ROUTE);
     return this.write(kind, id, raw);
   }
 
-  /** POST (pathId undefined) or PUT: decode, check, write the file. */
-  private write(kind: Kind, pathId: string | undefined, raw: string): Reply {
+  /**
+   * POST (pathId undefined) or PUT: decode, check, write the file. `legacy`: Tyk Gateway 3.1's
+   * POST to /tyk/apis/{apiID}, a create that checks the body's id against the path's.
+   */
+  private write(kind: Kind, pathId: string | undefined, raw: string, legacy = false): Reply {
     const decoded = decodeBody(kind, raw);
     if (!decoded.ok) return apiError(400, 'Request malformed');
     const def = decoded.value;
     const { idField, mismatch } = KINDS[kind];
-    if (pathId !== undefined && str(def[idField]) !== pathId) return apiError(400, mismatch);
+    if (pathId !== undefined && str(def[idField]) !== pathId) return apiError(400, legacy ? LEGACY_MISMATCH : mismatch);
     const invalid = kind === 'api' ? validateApi(def) : undefined;
     if (invalid !== undefined) return apiError(400, invalid);
     const id = str(def[idField]) || (kind === 'api' ? newHex(16) : newObjectId());
     def[idField] = id;
+    if (kind === 'api') def.is_oas = false; // a Classic write makes a Classic API
     this.layer('files', kind).set(id, def);
-    return modified(id, pathId === undefined ? 'added' : 'modified');
+    return modified(id, pathId === undefined || legacy ? 'added' : 'modified');
   }
 
   private remove(kind: Kind, id: string): Reply {
     const files = this.layer('files', kind);
     if (kind === 'api' && !this.legacyDelete && !this.layer('loaded', kind).has(id)) return apiError(404, KINDS[kind].notFound);
+    if (kind === 'api' && this.isOas(id)) return this.removeOas(id);
     if (!files.delete(id)) return apiError(500, 'Delete failed');
     return modified(id, 'deleted');
   }
@@ -984,7 +1143,7 @@ function copyMap(m: Map<string, JsonObject>): Map<string, JsonObject> {
   return new Map([...m].map(([k, v]) => [k, clone(v)]));
 }
 
-function edit(m: Map<string, JsonObject>, kind: Kind, id: string, mutate: Mutator): void {
+function edit(m: Map<string, JsonObject>, kind: Layered, id: string, mutate: Mutator): void {
   const current = m.get(id);
   if (current === undefined) throw new Error(`fake tyk: no ${kind} ${id} to edit`);
   const next = mutate(current);

@@ -46,9 +46,10 @@ async function httpCe(): Promise<GatewaySubject> {
   const fake = await startFakeTykGateway({ reloadDelayMs: 1 });
   const client = new TykGatewayClient({ name: 'default', url: fake.url, secret: fake.secret, timeoutMs: 5_000 });
   const where = (op: GatewayFaultOp, kind: GatewayObjectKind): Where => {
-    const base = kind === 'api' ? '/tyk/apis' : '/tyk/policies';
+    const base = { api: '/tyk/apis', policy: '/tyk/policies', oas: '/tyk/apis/oas' }[kind];
     if (op === 'list') return { method: 'GET', path: base };
-    if (op === 'upsert') return { method: 'POST', path: base };
+    // an OAS API is written by a PUT first
+    if (op === 'upsert') return kind === 'oas' ? { method: 'PUT', path: new RegExp(`^${base}/[^/]+$`) } : { method: 'POST', path: base };
     return { method: op === 'get' ? 'GET' : 'DELETE', path: new RegExp(`^${base}/[^/]+$`) };
   };
   return {
@@ -68,9 +69,10 @@ async function httpPro(): Promise<GatewaySubject> {
   const fake = await startFakeTykDashboard();
   const client = new TykDashboardClient({ name: 'default', url: fake.url, secret: fake.secret, timeoutMs: 5_000 });
   const where = (op: GatewayFaultOp, kind: GatewayObjectKind): Where => {
-    const base = kind === 'api' ? '/api/apis' : '/api/portal/policies';
-    if (op === 'list') return { method: 'GET', path: base };
-    if (op === 'upsert') return { method: 'POST', path: base };
+    const base = { api: '/api/apis', policy: '/api/portal/policies', oas: '/api/apis/oas' }[kind];
+    // OAS APIs are listed with the others; written by a PUT first
+    if (op === 'list') return { method: 'GET', path: kind === 'oas' ? '/api/apis' : base };
+    if (op === 'upsert') return kind === 'oas' ? { method: 'PUT', path: new RegExp(`^${base}/[^/]+$`) } : { method: 'POST', path: base };
     return { method: op === 'get' ? 'GET' : 'DELETE', path: new RegExp(`^${base}/[^/]+$`) };
   };
   return {

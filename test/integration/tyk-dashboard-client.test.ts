@@ -1,10 +1,10 @@
 /**
  * TykDashboardClient (lib/gateway/tyk-dashboard.ts) against the loopback Dashboard fake, over
- * real HTTP: every Gateway method for APIs and policies, paging, adoption, id mapping,
- * objects changed behind the client's back, error mapping and ping, and the certificate store
- * (upload once per certificate in the key's org, every page of ids, has, remove, errors without
- * key material); all of it against each documented way a Dashboard answers
- * (DASHBOARD_VARIANTS), and which answers mean "absent".
+ * real HTTP: every Gateway method for APIs, policies and Tyk OAS APIs, paging, adoption, id
+ * mapping, objects changed behind the client's back, error mapping and ping, and the
+ * certificate store (upload once per certificate in the key's org, every page of ids, has,
+ * remove, errors without key material); all of it against each documented way a Dashboard
+ * answers (DASHBOARD_VARIANTS), and which answers mean "absent".
  */
 import { readFileSync } from 'node:fs';
 import t, { type Test as TapTest } from 'tap';
@@ -82,6 +82,26 @@ async function rawPost(d: FakeTykDashboard, path: string, body: unknown): Promis
   return res.json();
 }
 
+function oasApi(name: string, info: JsonObject = {}): JsonObject {
+  return {
+    openapi: '3.0.3',
+    info: { title: name, version: '1.0.0' },
+    paths: {},
+    'x-tyk-api-gateway': {
+      info: { name, state: { active: true }, ...info },
+      upstream: { url: 'http://httpbin.org' },
+      server: { listenPath: { value: `/${name}/`, strip: true } },
+    },
+  };
+}
+
+const calls = (d: FakeTykDashboard) => d.calls.map((c) => `${c.method} ${c.path} ${c.status}`);
+
+async function rawGet(d: FakeTykDashboard, path: string): Promise<any> {
+  const res = await fetch(d.url + path, { headers: { authorization: d.secret } });
+  return res.json();
+}
+
 function midOf(d: FakeTykDashboard, id: string): string {
   for (const [mid, p] of d.policies()) if (p.id === id) return mid;
   throw new Error(`no policy ${id}`);
@@ -140,6 +160,105 @@ for (const variant of DASHBOARD_VARIANTS) {
       d.resetCalls();
       await client.reload();
       tt.equal(d.calls.length, 0, 'reload is a no-op');
+    });
+
+    t.test('OAS APIs: PUT when it is there, else POST; read with the Dashboard’s additions; listed with the APIs; removed', async (tt) => {
+      const { d, client } = await setup(tt, { pageSize: 2 });
+      tt.equal(await client.get('oas', 'o1'), null, 'absent: null');
+      d.resetCalls();
+      await client.upsert('oas', 'o1', oasApi('one', { id: 'not-ours', dbId: '66570989d98dd00001da17f1' }));
+      tt.same(calls(d), ['PUT /api/apis/oas/o1 404', 'POST /api/apis/oas 200'], 'new: the documented absent, then a create');
+      tt.same((d.calls[1]?.body as any)?.['x-tyk-api-gateway']?.info, { id: 'o1', name: 'one', state: { active: true } }, 'our id; no dbId (the Dashboard’s)');
+      const got = await client.get('oas', 'o1');
+      tt.match(got, { 'x-tyk-api-gateway': { info: { id: 'o1', dbId: /^[0-9a-f]{24}$/, orgId: d.orgId, name: 'one' } } }, 'visible at once, with the Dashboard’s ids and org');
+
+      d.resetCalls();
+      await client.upsert('oas', 'o1', oasApi('one', { name: 'renamed' }));
+      tt.same(calls(d), ['PUT /api/apis/oas/o1 200'], 'there: one PUT');
+      tt.match(d.oasApis().get('o1'), { 'x-tyk-api-gateway': { info: { name: 'renamed' } } });
+
+      await client.upsert('api', 'classic', api('classic'));
+      await client.upsert('oas', 'o2', oasApi('two'));
+      d.resetCalls();
+      const all = await client.list('oas');
+      tt.same([...all.keys()], ['o1', 'o2'], 'only the OAS APIs, by their id');
+      tt.same(all.get('o1'), await client.get('oas', 'o1'), 'the documents as get answers them');
+      tt.same(calls(d).slice(0, 2), ['GET /api/apis 200', 'GET /api/apis 200'], 'from the API list, page by page, without a read per API');
+      tt.match((await client.list('api')).get('o1'), { api_id: 'o1', is_oas: true }, 'its Classic form is among the APIs');
+
+      d.resetCalls();
+      await client.remove('oas', 'o1');
+      tt.same(calls(d), ['GET /api/apis/oas/o1 200', 'DELETE /api/apis/oas/o1 200'], 'read, then deleted');
+      tt.equal(await client.get('oas', 'o1'), null);
+      d.resetCalls();
+      await client.remove('oas', 'o1');
+      tt.equal(d.writes(), 0, 'removing what is gone: no DELETE');
+    });
+
+    t.test('OAS APIs: a list item without its document is read by id', async (tt) => {
+      const { d, client } = await setup(tt);
+      await client.upsert('oas', 'o1', oasApi('one'));
+      const listed = await rawGet(d, '/api/apis?p=1');
+      for (const w of listed.apis) delete w.oas;
+      d.inject({ method: 'GET', path: '/api/apis', status: 200, body: listed });
+      d.resetCalls();
+      tt.same([...(await client.list('oas')).keys()], ['o1']);
+      tt.same(calls(d), ['GET /api/apis 200', 'GET /api/apis/oas/o1 200']);
+    });
+
+    t.test('OAS APIs: refusals are GatewayRejectedError; an id a Classic API has is never taken', async (tt) => {
+      const { d, client } = await setup(tt);
+      await fails(tt, client.upsert('oas', 'o1', { openapi: '3.0.3', info: { title: 't', version: '1' }, paths: {} }), GatewayRejectedError, {
+        status: 400,
+        message: /create OAS API o1: rejected by the Dashboard: The payload should contain x-tyk-api-gateway\./,
+      });
+      await client.upsert('oas', 'o1', oasApi('one'));
+      await client.upsert('oas', 'o2', oasApi('two'));
+      await fails(
+        tt,
+        client.upsert('oas', 'o2', { ...oasApi('two'), 'x-tyk-api-gateway': (oasApi('one') as any)['x-tyk-api-gateway'] }),
+        GatewayRejectedError,
+        {
+          status: 403,
+          message: /update OAS API o2: rejected by the Dashboard: Found API with same url\./,
+        },
+        'another API’s listen path',
+      );
+
+      await client.upsert('api', 'shared', api('classic'));
+      d.resetCalls();
+      await fails(tt, client.upsert('oas', 'shared', oasApi('shared')), GatewayApiError, { status: 409, message: /has an API under this id that is not a Tyk OAS API/ });
+      tt.same(calls(d), ['PUT /api/apis/oas/shared 404', 'POST /api/apis/oas 409', 'PUT /api/apis/oas/shared 404']);
+      tt.equal(await client.get('oas', 'shared'), null, 'the OAS route does not see it');
+      await client.remove('oas', 'shared');
+      tt.match(d.apis().get('shared'), { name: 'classic', is_oas: false }, 'the Classic API is untouched');
+
+      d.inject({ method: 'DELETE', path: '/api/apis/oas/o2', status: 500 });
+      await fails(tt, client.remove('oas', 'o2'), GatewayApiError, { status: 500 }, 'a failed delete of what is still there stands');
+      tt.ok(d.oasApis().has('o2'));
+    });
+
+    t.test('OAS APIs: a create whose PUT missed it (made meanwhile) is adopted by one more PUT', async (tt) => {
+      const { d, client } = await setup(tt);
+      await client.upsert('oas', 'o1', oasApi('one'));
+      d.inject({ method: 'PUT', path: '/api/apis/oas/o1', status: 404, body: { Status: 'Error', Message: 'API definition does not exist', Meta: null } });
+      d.resetCalls();
+      await client.upsert('oas', 'o1', oasApi('one', { name: 'again' }));
+      tt.same(calls(d), ['PUT /api/apis/oas/o1 404', 'POST /api/apis/oas 409', 'PUT /api/apis/oas/o1 200']);
+      tt.equal(d.oasApis().size, 1, 'never duplicated');
+    });
+
+    t.test('OAS APIs: a Dashboard that gives the API its own id keeps no copy; a proxy’s page and a wrong key are errors', async (tt) => {
+      const { d, client, fresh } = await setup(tt, { ignoreApiIdOnCreate: true });
+      await fails(tt, client.upsert('oas', 'o1', oasApi('one')), GatewayApiError, { status: 409, message: /gave the new API the id [0-9a-f]{32} instead of ours; the copy was deleted/ });
+      tt.equal(d.oasApis().size, 0);
+      d.inject({ method: 'GET', path: '/api/apis/oas/o1', status: 404, body: '<html>not found</html>' });
+      await fails(tt, client.get('oas', 'o1'), GatewayApiError, { status: 404 }, 'a proxy’s 404 is no "absent"');
+      const wrong = fresh({ secret: 'not-the-key' });
+      await fails(tt, wrong.get('oas', 'o1'), GatewayApiError, { status: 401, message: /check TYK_AUTH/ });
+      const err = await wrong.list('oas').catch((e: unknown) => e);
+      tt.ok(err instanceof GatewayApiError);
+      tt.notMatch(String((err as Error).message), 'not-the-key', 'no key in the error');
     });
 
     t.test('list follows every page; a failed page fails the list; a changing list is re-read', async (tt) => {

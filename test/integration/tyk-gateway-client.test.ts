@@ -1,13 +1,13 @@
 /**
  * TykGatewayClient (lib/gateway/tyk-ce.ts) against the loopback Tyk Gateway fake, over real
- * HTTP: every Gateway method for APIs and policies, the documented answers for what the gateway
- * does not have (404, and older gateways' 500 "Delete failed" settled by a GET), a gateway that
- * predates the policy API (Tyk Gateway 3.1), a gateway whose policies come from a Dashboard,
- * and error mapping.
+ * HTTP: every Gateway method for APIs, policies and Tyk OAS APIs, the documented answers for
+ * what the gateway does not have (404, and older gateways' 500 "Delete failed" settled by a
+ * GET), a gateway that predates the policy and OAS APIs (Tyk Gateway 3.1), a gateway whose
+ * policies come from a Dashboard, an OAS id a Classic API has, and error mapping.
  */
 import { readFileSync } from 'node:fs';
 import t, { type Test as TapTest } from 'tap';
-import { GatewayApiError, GatewayRejectedError, GatewayUnsupportedError, InvalidSpecError } from '../../lib/errors.js';
+import { GatewayApiError, GatewayRejectedError, GatewayUnavailableError, GatewayUnsupportedError, InvalidSpecError } from '../../lib/errors.js';
 import { certificateId } from '../../lib/gateway/certificates.js';
 import { TykGatewayClient, type TykGatewayOptions } from '../../lib/gateway/tyk-ce.js';
 import type { JsonObject } from '../../lib/gateway/types.js';
@@ -204,4 +204,134 @@ t.test('the certificate store: upload once per certificate, the id known before,
   tt.ok(denied instanceof GatewayApiError && !(denied instanceof GatewayRejectedError), 'a wrong secret is no rejection of the certificate');
   tt.match((denied as Error).message, /check TYK_AUTH/);
   tt.notMatch((denied as Error).message, 'not-the-secret', 'no secret in the error');
+});
+
+// ── Tyk OAS APIs ──
+
+function oasApi(name: string, extra: JsonObject = {}): JsonObject {
+  return {
+    openapi: '3.0.3',
+    info: { title: name, version: '1.0.0' },
+    paths: {},
+    servers: [{ url: 'https://upstream.example.com' }],
+    'x-tyk-api-gateway': {
+      info: { name, state: { active: true }, ...extra },
+      upstream: { url: 'http://httpbin.org' },
+      server: { listenPath: { value: `/${name}/`, strip: true } },
+    },
+  };
+}
+
+const calls = (gw: FakeTykGateway) => gw.calls.map((c) => `${c.method} ${c.path} ${c.status}`);
+
+t.test('OAS APIs: created by POST when not loaded, updated by PUT when loaded; read with the gateway’s additions; removed', async (tt) => {
+  const { gw, client } = await setup(tt);
+  tt.equal(await client.get('oas', 'petstore'), null, 'absent: null');
+  tt.same(await client.list('oas'), new Map());
+
+  gw.resetCalls();
+  await client.upsert('oas', 'petstore', oasApi('petstore', { id: 'someone-elses' }));
+  tt.same(calls(gw), ['PUT /tyk/apis/oas/petstore 404', 'POST /tyk/apis/oas 200'], 'not loaded: the PUT finds nothing, the POST writes it');
+  tt.match(gw.calls[1]?.body, { 'x-tyk-api-gateway': { info: { id: 'petstore' } } }, 'under our id, whatever the body said');
+  tt.equal(await client.get('oas', 'petstore'), null, 'invisible before a reload');
+  await client.upsert('oas', 'petstore', oasApi('petstore'));
+  tt.equal(gw.files('oas').size, 1, 'a second write before the reload: the same API');
+
+  await reloaded(client, gw);
+  const got = await client.get('oas', 'petstore');
+  tt.match(got, { openapi: '3.0.3', 'x-tyk-api-gateway': { info: { id: 'petstore', dbId: /^[0-9a-f]{24}$/, name: 'petstore' } } });
+  tt.same(got?.servers, [{ url: 'http://127.0.0.1:8080/petstore' }, { url: '/petstore' }, { url: 'https://upstream.example.com' }], 'the servers the gateway adds');
+  tt.same([...(await client.list('oas')).keys()], ['petstore']);
+  tt.same((await client.list('oas')).get('petstore'), got, 'the list holds what get answers');
+  tt.match((await client.list('api')).get('petstore'), { api_id: 'petstore', is_oas: true }, 'its Classic form is an API too');
+
+  gw.resetCalls();
+  await client.upsert('oas', 'petstore', { ...oasApi('petstore'), info: { title: 'v2', version: '2.0.0' } });
+  tt.same(calls(gw), ['PUT /tyk/apis/oas/petstore 200'], 'loaded: one PUT');
+  await reloaded(client, gw);
+  tt.match(await client.get('oas', 'petstore'), { info: { title: 'v2' } }, 'updated');
+
+  gw.resetCalls();
+  await client.remove('oas', 'petstore');
+  tt.same(calls(gw), ['GET /tyk/apis/oas/petstore 200', 'DELETE /tyk/apis/oas/petstore 200'], 'looked at, then deleted');
+  tt.equal(gw.files('oas').size + gw.files('api').size, 0, 'both files gone');
+  await reloaded(client, gw);
+  tt.equal(await client.get('oas', 'petstore'), null);
+  tt.equal(await client.get('api', 'petstore'), null, 'both forms');
+  gw.resetCalls();
+  await client.remove('oas', 'petstore');
+  tt.same(calls(gw), ['GET /tyk/apis/oas/petstore 404'], 'removing what is gone: no DELETE');
+});
+
+t.test('OAS APIs: what the gateway refuses is GatewayRejectedError, and nothing is written', async (tt) => {
+  const { gw, client } = await setup(tt);
+  gw.resetCalls();
+  await fails(
+    tt,
+    client.upsert('oas', 'o1', { openapi: '3.0.3', info: { title: 't', version: '1' }, paths: {} }),
+    GatewayRejectedError,
+    /update OAS API o1: rejected by the gateway: the payload should contain x-tyk-api-gateway/,
+    'no extension',
+  );
+  tt.same(calls(gw), ['PUT /tyk/apis/oas/o1 400'], 'refused by the PUT: no POST');
+  const nameless = oasApi('x');
+  delete ((nameless['x-tyk-api-gateway'] as JsonObject).info as JsonObject).name;
+  await fails(tt, client.upsert('oas', 'o1', nameless), GatewayRejectedError, /x-tyk-api-gateway\.info: name is required/, 'a schema problem');
+  tt.equal(gw.files('oas').size + gw.files('api').size, 0);
+});
+
+t.test('OAS APIs: an id a Tyk Classic API has is never read as absent, overwritten or deleted', async (tt) => {
+  const { gw, client } = await setup(tt);
+  await client.upsert('api', 'shared', api('classic'));
+  await reloaded(client, gw);
+  const why = /gateway default has a Tyk Classic API under the id shared/;
+  await fails(tt, client.get('oas', 'shared'), GatewayApiError, why, 'get');
+  gw.resetCalls();
+  await fails(tt, client.upsert('oas', 'shared', oasApi('oas')), GatewayApiError, why, 'upsert');
+  tt.same(calls(gw), ['PUT /tyk/apis/oas/shared 400'], 'no POST over it');
+  gw.resetCalls();
+  await fails(tt, client.remove('oas', 'shared'), GatewayApiError, why, 'remove');
+  tt.same(calls(gw), ['GET /tyk/apis/oas/shared 400'], 'no DELETE (which would delete the Classic API)');
+  const err = await caught(client.get('oas', 'shared'));
+  tt.notOk(err instanceof GatewayRejectedError, 'not a refusal of the spec');
+  tt.equal(gw.files('api').get('shared')?.is_oas, false, 'the Classic API is untouched');
+});
+
+t.test('OAS APIs on Tyk Gateway 3.1: every call is a GatewayUnsupportedError saying Tyk Gateway 5.x is needed; nothing written', async (tt) => {
+  const { gw, client } = await setup(tt, { version: '3.1' });
+  const why = /gateway default has no \/tyk\/apis\/oas API: .*\(a Tyk Gateway older than its OAS API, such as 3\.1: Tyk OAS APIs need Tyk Gateway 5\.x, or the Tyk Dashboard \(TYK_MODE=pro\)\)/;
+  gw.resetCalls();
+  await fails(tt, client.list('oas'), GatewayUnsupportedError, why, 'list (the gateway’s JSON 404 from its Classic route)');
+  tt.match(((await caught(client.list('oas'))) as Error).message, /it answered "404 API not found\."/);
+  await fails(tt, client.get('oas', 'o1'), GatewayUnsupportedError, why, 'get');
+  await fails(tt, client.upsert('oas', 'o1', oasApi('o1')), GatewayUnsupportedError, why, 'upsert');
+  await fails(tt, client.remove('oas', 'o1'), GatewayUnsupportedError, why, 'remove');
+  tt.notOk(
+    gw.calls.some((c) => c.method === 'POST' || c.method === 'DELETE'),
+    'no write reached the gateway (its POST /tyk/apis/oas is a Classic write)',
+  );
+  tt.equal(gw.files('api').size, 0);
+  const err = (await caught(client.get('oas', 'o1'))) as GatewayUnsupportedError;
+  tt.equal(err.code, 'GATEWAY_UNSUPPORTED');
+  tt.equal(err.status, 404);
+});
+
+t.test('OAS APIs: error classes', async (tt) => {
+  const { gw, client } = await setup(tt);
+  gw.inject({ method: 'GET', path: '/tyk/apis/oas/o1', status: 404, body: '<html>not here</html>' });
+  await fails(tt, client.get('oas', 'o1'), GatewayApiError, /get OAS API o1: 404 <html>not here/, 'a proxy’s 404 is no "absent"');
+  gw.inject({ method: 'GET', path: '/tyk/apis/oas', status: 500 });
+  await fails(tt, client.list('oas'), GatewayApiError, /list OAS APIs: 500 injected fault/, 'a 500');
+  gw.inject({ method: 'GET', path: '/tyk/apis/oas', status: 200, body: [{ openapi: '3.0.3' }] });
+  await fails(tt, client.list('oas'), GatewayApiError, /an item has no x-tyk-api-gateway\.info\.id/, 'an item without its id');
+  gw.inject({ method: 'PUT', path: '/tyk/apis/oas/o1', drop: true, times: 2 });
+  await fails(tt, client.upsert('oas', 'o1', oasApi('o1')), GatewayUnavailableError, /gateway default/, 'a dropped connection');
+  const wrong = new TykGatewayClient({ name: 'x', url: gw.url, secret: 'not-the-secret', timeoutMs: 2000 });
+  tt.teardown(() => wrong.close());
+  await fails(tt, wrong.upsert('oas', 'o1', oasApi('o1')), GatewayApiError, /403 .*check TYK_AUTH/, 'a wrong secret');
+
+  await client.upsert('oas', 'kept', oasApi('kept'));
+  await reloaded(client, gw);
+  gw.removeFile('oas', 'kept');
+  await fails(tt, client.remove('oas', 'kept'), GatewayApiError, /delete OAS API kept: 500 Delete failed/, 'loaded, a file gone: the 500 stands');
 });

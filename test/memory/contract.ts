@@ -210,6 +210,20 @@ export function api(name: string, listenPath = `/${name}/`): JsonObject {
   };
 }
 
+/** A Tyk OAS API definition (no id: the interface's id goes into x-tyk-api-gateway.info.id). */
+export function oasApi(name: string, listenPath = `/${name}/`): JsonObject {
+  return {
+    openapi: '3.0.3',
+    info: { title: name, version: '1.0.0' },
+    paths: {},
+    'x-tyk-api-gateway': {
+      info: { name, state: { active: true } },
+      upstream: { url: 'http://httpbin.org' },
+      server: { listenPath: { value: listenPath, strip: true } },
+    },
+  };
+}
+
 export function policy(name: string, apiId = 'a1'): JsonObject {
   return { name, active: true, rate: 10, per: 60, access_rights: { [apiId]: { api_id: apiId, api_name: apiId, versions: ['Default'] } } };
 }
@@ -272,6 +286,70 @@ export function gatewayContract(t: Test, name: string, mode: 'ce' | 'pro', facto
     t.equal(await gw.get('policy', 'p1'), null);
     await gw.remove('policy', 'p1');
     t.pass('remove is idempotent');
+  });
+
+  t.test(`${name}: an OAS API written, read back with the gateway's additions, updated, removed`, async (t) => {
+    const s = await subjectFor(t, factory);
+    const gw = s.gateway;
+    t.equal(await gw.get('oas', 'o1'), null, 'unknown id: null');
+    t.equal((await gw.list('oas')).size, 0);
+    await gw.upsert('oas', 'o1', oasApi('one'));
+    if (s.mode === 'ce') t.equal(await gw.get('oas', 'o1'), null, 'a Tyk Gateway write is invisible until a reload');
+    else t.ok(await gw.get('oas', 'o1'), 'a Dashboard write is visible at once');
+    await gw.reload();
+    await s.afterReload();
+    const got = await gw.get('oas', 'o1');
+    t.match(got, {
+      openapi: '3.0.3',
+      info: { title: 'one' },
+      'x-tyk-api-gateway': { info: { id: 'o1', dbId: /^[0-9a-f]{24}$/, name: 'one', state: { active: true } }, server: { listenPath: { value: '/one/' } } },
+    });
+    const info = (got?.['x-tyk-api-gateway'] as { info?: JsonObject } | undefined)?.info;
+    if (s.mode === 'ce') t.same(got?.servers, [{ url: 'http://127.0.0.1:8080/one' }, { url: '/one' }], 'the servers the gateway generates');
+    else t.equal(info?.orgId, s.orgId, 'the Dashboard’s org');
+    t.same([...(await gw.list('oas')).keys()], ['o1'], 'listed by its id');
+    t.match((await gw.list('api')).get('o1'), { api_id: 'o1', is_oas: true, id: info?.dbId }, 'its Classic form is among the APIs');
+    await write(s, 'oas', 'o1', oasApi('one', '/uno/'));
+    const updated = await gw.get('oas', 'o1');
+    t.match(updated, { 'x-tyk-api-gateway': { info: { dbId: info?.dbId }, server: { listenPath: { value: '/uno/' } } } }, 'updated in place');
+    if (s.mode === 'ce') t.same(updated?.servers, [{ url: 'http://127.0.0.1:8080/uno' }, { url: '/uno' }], 'the old generated servers replaced');
+    await gw.remove('oas', 'o1');
+    await gw.reload();
+    await s.afterReload();
+    t.equal(await gw.get('oas', 'o1'), null, 'removed');
+    t.equal(await gw.get('api', 'o1'), null, 'both forms');
+    await gw.remove('oas', 'o1');
+    await gw.remove('oas', 'never-there');
+    t.pass('remove is idempotent');
+  });
+
+  t.test(`${name}: OAS bodies the gateway refuses; an id a Classic API has is never taken`, async (t) => {
+    const s = await subjectFor(t, factory);
+    const gw = s.gateway;
+    const bare = await rejection(gw.upsert('oas', 'o1', { openapi: '3.0.3', info: { title: 't', version: '1' }, paths: {} }));
+    t.ok(bare instanceof GatewayRejectedError, 'no x-tyk-api-gateway: GatewayRejectedError');
+    t.match((bare as Error).message, /payload should contain x-tyk-api-gateway/i);
+    const nameless = oasApi('x');
+    delete ((nameless['x-tyk-api-gateway'] as JsonObject).info as JsonObject).name;
+    const invalid = await rejection(gw.upsert('oas', 'o1', nameless));
+    t.ok(invalid instanceof GatewayRejectedError && invalid.status === 400, 'a schema problem');
+    t.match((invalid as Error).message, /x-tyk-api-gateway\.info: name is required/);
+
+    await write(s, 'api', 'c1', api('classic'));
+    const taken = await rejection(gw.upsert('oas', 'c1', oasApi('c')));
+    t.ok(taken instanceof GatewayApiError && !(taken instanceof GatewayRejectedError), 'a Classic API’s id: GatewayApiError, no rejection of the spec');
+    t.match((taken as Error).message, /Tyk Classic API|not a Tyk OAS API/);
+    if (s.mode === 'ce') {
+      t.ok((await rejection(gw.get('oas', 'c1'))) instanceof GatewayApiError, 'the gateway says a Classic API has the id: never "absent"');
+      t.ok((await rejection(gw.remove('oas', 'c1'))) instanceof GatewayApiError, 'and never deletes it as an OAS API');
+    } else {
+      t.equal(await gw.get('oas', 'c1'), null, 'the Dashboard’s OAS route does not see a Classic API');
+      await gw.remove('oas', 'c1');
+    }
+    await gw.reload();
+    await s.afterReload();
+    t.match(await gw.get('api', 'c1'), { name: 'classic', is_oas: false }, 'the Classic API is untouched');
+    t.equal((await gw.list('oas')).size, 0, 'nothing stored');
   });
 
   t.test(`${name}: what the gateway refuses is GatewayRejectedError`, async (t) => {

@@ -14,6 +14,12 @@
  * - upsert: a body Go cannot decode, or an invalid API → GatewayRejectedError (400).
  * - remove is idempotent: an API not loaded is gone; a policy without a file is gone unless
  *   loaded; an object loaded but without its file → GatewayApiError 500 ("Delete failed").
+ * - Tyk OAS APIs ('oas', the fakes' model in ../fakes/tyk-oas.ts): two files (the Classic form,
+ *   with `is_oas: true`, among the APIs, and the document), loaded together; reads answer the
+ *   document filled from its loaded Classic form, with the servers the gateway generates. A
+ *   body the gateway refuses → GatewayRejectedError 400; an id a loaded Classic API has →
+ *   GatewayApiError 400 on get, upsert and remove; removing an OAS API (either kind) removes
+ *   both files. A Classic write makes a Classic API (`is_oas` false).
  *
  * MemoryTykDashboard (lib/gateway/tyk-dashboard.ts against test/fakes/tyk-dashboard.ts):
  * - one store, no reload: writes are visible at once (reloadRequired false).
@@ -23,6 +29,10 @@
  * - upsert: a malformed API → GatewayRejectedError 400 ("Malformed API data"); a malformed
  *   policy → 403 "Request body malformed."; a policy name another policy has → 400.
  * - remove is idempotent.
+ * - Tyk OAS APIs: in the same store, with the Classic form (`is_oas: true`) among the APIs and
+ *   the document read with the Dashboard's info (id, dbId, orgId); a body it refuses →
+ *   GatewayRejectedError 400, another API's listen path on an update → 403; an id a Classic
+ *   API has → GatewayApiError 409 on upsert (a Classic update of an OAS API → rejected 400).
  *
  * Both: faults (./faults.ts) on list, get, upsert, remove, reload, ping, with the errors the
  * clients throw (GatewayApiError with a status, GatewayUnavailableError, ...); `writes()`
@@ -30,16 +40,25 @@
  */
 import type { Clock } from '../../lib/clock.js';
 import { GatewayApiError, GatewayRejectedError, GatewayUnavailableError } from '../../lib/errors.js';
-import type { Gateway, GatewayObjectKind, JsonObject } from '../../lib/gateway/types.js';
-import { API_SHAPE, type JsonObject as DashboardJson, decodeModel, fill, invalidApi, MSG, POLICY_SHAPE } from '../fakes/tyk-dashboard.js';
-import { countByListenHash, decodeBody, fixListenPath, KINDS, loadKind, type JsonObject as TykJson, validateApi } from '../fakes/tyk-gateway.js';
+import { withOasId, withoutOasFields } from '../../lib/gateway/oas.js';
+import { GATEWAY_OBJECT_NAMES, type Gateway, type GatewayObjectKind, type JsonObject } from '../../lib/gateway/types.js';
+import { API_SHAPE, type JsonObject as DashboardJson, decodeModel, fill, invalidApi, MSG, OAS_MSG, POLICY_SHAPE } from '../fakes/tyk-dashboard.js';
+import { countByListenHash, decodeBody, fixListenPath, KINDS, loadKind, loadOas, OAS_REFUSALS, type JsonObject as TykJson, validateApi } from '../fakes/tyk-gateway.js';
+import { classicOf, filledOas, type OasBody, readOasBody, withServers } from '../fakes/tyk-oas.js';
 import { type FailHow, type PortFault, type PortFaultHandle, PortFaults } from './faults.js';
 
 export type GatewayOp = 'list' | 'get' | 'upsert' | 'remove' | 'reload' | 'ping';
 
 export type Mutator = (obj: JsonObject) => void | JsonObject;
 
-const LABEL: Record<GatewayObjectKind, string> = { api: 'API', policy: 'policy' };
+/** Where the in-memory Tyk Gateway says it listens, in the servers it generates for OAS APIs (as the fake's default). */
+const SERVER_HOST = '127.0.0.1:8080';
+
+/** The message of an OAS body refused, in the gateway's or (dashboard) the Dashboard's words. */
+function oasRefusal(body: Exclude<OasBody, { ok: true }>, words: { malformed: string; noExtension: string }): string {
+  if (body.reason === 'invalid') return body.message;
+  return body.reason === 'malformed' ? words.malformed : words.noExtension;
+}
 
 function clone<T>(v: T): T {
   return structuredClone(v);
@@ -124,7 +143,7 @@ export interface RestartOptions {
 type Layer = Record<GatewayObjectKind, Map<string, JsonObject>>;
 
 function emptyLayer(): Layer {
-  return { api: new Map(), policy: new Map() };
+  return { api: new Map(), policy: new Map(), oas: new Map() };
 }
 
 export class MemoryTykGateway extends MemoryGatewayBase {
@@ -145,29 +164,61 @@ export class MemoryTykGateway extends MemoryGatewayBase {
 
   async get(kind: GatewayObjectKind, id: string): Promise<JsonObject | null> {
     await this.faults.enter({ op: 'get', kind, id });
+    if (kind === 'oas') this.refuseClassicHeld(`get OAS API ${id}`, id);
     const found = this.store.loaded[kind].get(id);
     return found ? clone(found) : null;
   }
 
   async upsert(kind: GatewayObjectKind, id: string, body: JsonObject): Promise<void> {
     await this.faults.enter({ op: 'upsert', kind, id });
+    if (kind === 'oas') return this.upsertOas(id, body);
     const { idField } = KINDS[kind];
-    const what = `write ${LABEL[kind]} ${id}`;
+    const what = `write ${GATEWAY_OBJECT_NAMES[kind].one} ${id}`;
     const decoded = decodeBody(kind, wire({ ...body, [idField]: id }));
     if (!decoded.ok) throw new GatewayRejectedError(400, `${what}: rejected by the gateway: Request malformed`);
     const invalid = kind === 'api' ? validateApi(decoded.value) : undefined;
     if (invalid !== undefined) throw new GatewayRejectedError(400, `${what}: rejected by the gateway: ${invalid}`);
-    this.store.files[kind].set(id, decoded.value as JsonObject);
+    this.store.files[kind].set(id, { ...decoded.value, ...(kind === 'api' ? { is_oas: false } : {}) } as JsonObject);
   }
 
   async remove(kind: GatewayObjectKind, id: string): Promise<void> {
     await this.faults.enter({ op: 'remove', kind, id });
-    const loaded = this.store.loaded[kind].has(id);
-    if (kind === 'api' && !loaded) return; // 404: gone
-    if (this.store.files[kind].delete(id)) return;
+    if (kind === 'oas') this.refuseClassicHeld(`delete OAS API ${id}`, id);
+    const layer = kind === 'oas' ? 'api' : kind;
+    const loaded = this.store.loaded[layer].has(id);
+    if (layer === 'api' && !loaded) return; // 404: gone
+    if (this.deleteFiles(layer, id)) return;
     // 500 "Delete failed": settled by a read
     if (!loaded) return;
-    throw new GatewayApiError(500, `delete ${LABEL[kind]} ${id}: 500 Delete failed`);
+    throw new GatewayApiError(500, `delete ${GATEWAY_OBJECT_NAMES[kind].one} ${id}: 500 Delete failed`);
+  }
+
+  /** Deletes the object's file (both of an OAS API's, which must both be there); false when it could not. */
+  private deleteFiles(kind: 'api' | 'policy', id: string): boolean {
+    const { files } = this.store;
+    if (kind !== 'api' || files.api.get(id)?.is_oas !== true) return files[kind].delete(id);
+    if (!files.api.has(id) || !files.oas.has(id)) return false;
+    files.api.delete(id);
+    return files.oas.delete(id);
+  }
+
+  /** The client's PUT, then POST: the document and its Classic form written, with the servers the gateway makes. */
+  private upsertOas(id: string, body: JsonObject): void {
+    const checked = readOasBody(wire(withOasId(body, id)));
+    if (!checked.ok) {
+      const message = oasRefusal(checked, { malformed: OAS_REFUSALS.malformed, noExtension: OAS_REFUSALS['no-extension'] });
+      throw new GatewayRejectedError(400, `update OAS API ${id}: rejected by the gateway: ${message}`);
+    }
+    this.refuseClassicHeld(`write OAS API ${id}`, id);
+    const doc = withServers(checked.doc, SERVER_HOST, this.store.loaded.oas.get(id) as TykJson | undefined) as JsonObject;
+    this.store.files.oas.set(id, doc);
+    this.store.files.api.set(id, classicOf(doc as TykJson) as JsonObject);
+  }
+
+  /** The client's error for an id a loaded Tyk Classic API has, asked for as an OAS API. */
+  private refuseClassicHeld(what: string, id: string): void {
+    if (this.store.loaded.api.get(id)?.is_oas !== false) return;
+    throw new GatewayApiError(400, `${what}: gateway ${this.name} has a Tyk Classic API under the id ${id}; an OAS API cannot take its place`);
   }
 
   async reload(): Promise<void> {
@@ -192,6 +243,7 @@ export class MemoryTykGateway extends MemoryGatewayBase {
     const counts = countByListenHash(specs);
     for (const s of specs) fixListenPath(s, counts, prev.get(str(s.api_id)) as TykJson | undefined);
     this.store.loaded.api = new Map(specs.map((s) => [str(s.api_id), s as JsonObject]));
+    this.store.loaded.oas = loadOas(this.store.loaded.api as Map<string, TykJson>, this.store.files.oas as Map<string, TykJson>) as Map<string, JsonObject>;
     const policies = loadKind('policy', this.store.files.policy as Map<string, TykJson>);
     this.store.loaded.policy = new Map(policies.map((p) => [str(p.id), p as JsonObject]));
   }
@@ -262,6 +314,8 @@ function editIn(m: Map<string, JsonObject>, kind: GatewayObjectKind, id: string,
 interface StoredApi {
   seq: number;
   def: JsonObject;
+  /** an OAS API's document, as last written */
+  oas?: JsonObject;
 }
 
 interface StoredPolicy {
@@ -287,33 +341,47 @@ export class MemoryTykDashboard extends MemoryGatewayBase {
 
   async list(kind: GatewayObjectKind): Promise<Map<string, JsonObject>> {
     await this.faults.enter({ op: 'list', kind });
-    return kind === 'api' ? this.apis() : this.policiesById();
+    switch (kind) {
+      case 'api':
+        return this.apis();
+      case 'policy':
+        return this.policiesById();
+      case 'oas':
+        return this.oasApis();
+    }
   }
 
   async get(kind: GatewayObjectKind, id: string): Promise<JsonObject | null> {
     await this.faults.enter({ op: 'get', kind, id });
-    if (kind === 'api') {
-      const a = this.apiStore.get(id);
-      return a ? clone(a.def) : null;
+    if (kind === 'policy') {
+      const mid = this.findPolicy(id);
+      return mid === undefined ? null : clone(this.policyStore.get(mid)?.doc ?? null);
     }
-    const mid = this.findPolicy(id);
-    return mid === undefined ? null : clone(this.policyStore.get(mid)?.doc ?? null);
+    const a = this.apiStore.get(id);
+    if (kind === 'oas') return a?.oas === undefined ? null : oasView(a);
+    return a ? clone(a.def) : null;
   }
 
   async upsert(kind: GatewayObjectKind, id: string, body: JsonObject): Promise<void> {
     await this.faults.enter({ op: 'upsert', kind, id });
-    if (kind === 'api') this.upsertApi(id, body);
-    else this.upsertPolicy(id, body);
+    switch (kind) {
+      case 'api':
+        return this.upsertApi(id, body);
+      case 'policy':
+        return this.upsertPolicy(id, body);
+      case 'oas':
+        return this.upsertOas(id, body);
+    }
   }
 
   async remove(kind: GatewayObjectKind, id: string): Promise<void> {
     await this.faults.enter({ op: 'remove', kind, id });
-    if (kind === 'api') {
-      this.apiStore.delete(id);
+    if (kind === 'policy') {
+      const mid = this.findPolicy(id);
+      if (mid !== undefined) this.policyStore.delete(mid);
       return;
     }
-    const mid = this.findPolicy(id);
-    if (mid !== undefined) this.policyStore.delete(mid);
+    if (kind === 'api' || this.apiStore.get(id)?.oas !== undefined) this.apiStore.delete(id);
   }
 
   async reload(): Promise<void> {
@@ -325,6 +393,12 @@ export class MemoryTykDashboard extends MemoryGatewayBase {
   /** api_id → the api_definition as GET shows it (copies), oldest first. */
   apis(): Map<string, JsonObject> {
     return new Map([...this.apiStore.values()].sort((a, b) => a.seq - b.seq).map((a) => [str(a.def.api_id), clone(a.def)]));
+  }
+
+  /** api_id → an OAS API's document as GET shows it (copies), oldest first. */
+  oasApis(): Map<string, JsonObject> {
+    const oas = [...this.apiStore.values()].filter((a) => a.oas !== undefined).sort((a, b) => a.seq - b.seq);
+    return new Map(oas.map((a) => [str(a.def.api_id), oasView(a)]));
   }
 
   /** _id → the policy as GET shows it (copies), oldest first. */
@@ -370,12 +444,34 @@ export class MemoryTykDashboard extends MemoryGatewayBase {
     delete def.id;
     const decoded = decodeModel(wire({ api_definition: def }), API_SHAPE, 'api_definition');
     if (decoded === undefined) throw new GatewayRejectedError(400, `${what}: rejected by the Dashboard: ${MSG.malformedApi}`);
+    if (existing?.oas !== undefined) throw new GatewayRejectedError(400, `${what}: rejected by the Dashboard: ${OAS_MSG.classicRoute}`);
     const invalid = invalidApi(decoded);
     if (invalid !== undefined) throw new GatewayRejectedError(400, `${what}: rejected by the Dashboard: ${invalid}`);
     const internal = existing ? str(existing.def.id) : this.ids.next();
-    const filled = fill(API_SHAPE, { ...decoded, api_id: id, id: internal, org_id: this.orgId }) as JsonObject;
+    const filled = fill(API_SHAPE, { ...decoded, api_id: id, id: internal, org_id: this.orgId, is_oas: false }) as JsonObject;
     if (existing) existing.def = filled;
     else this.apiStore.set(id, { seq: ++this.seq, def: filled });
+  }
+
+  /** The client's PUT, else POST: both forms of the API under our id (see the header). */
+  private upsertOas(id: string, body: JsonObject): void {
+    const existing = this.apiStore.get(id);
+    const what = existing ? `update OAS API ${id}` : `create OAS API ${id}`;
+    const checked = readOasBody(wire(withoutOasFields(withOasId(body, id), ['dbId'])));
+    if (!checked.ok) throw new GatewayRejectedError(400, `${what}: rejected by the Dashboard: ${oasRefusal(checked, OAS_MSG)}`);
+    if (existing && existing.oas === undefined) throw new GatewayApiError(409, `create OAS API ${id}: the Dashboard has an API under this id that is not a Tyk OAS API`);
+    const internal = existing ? str(existing.def.id) : this.ids.next();
+    const oas = checked.doc as JsonObject;
+    const def = fill(API_SHAPE, { ...classicOf(checked.doc), api_id: id, id: internal, org_id: this.orgId }) as JsonObject;
+    if (existing && this.listenUrlTaken(def, id)) throw new GatewayRejectedError(403, `${what}: rejected by the Dashboard: ${OAS_MSG.sameUrl}`);
+    if (existing) Object.assign(existing, { def, oas });
+    else this.apiStore.set(id, { seq: ++this.seq, def, oas });
+  }
+
+  /** Whether an API other than apiId listens on def's domain and listen path. */
+  private listenUrlTaken(def: JsonObject, apiId: string): boolean {
+    const where = (d: JsonObject): string => str(d.domain) + str((d.proxy as JsonObject | undefined)?.listen_path);
+    return [...this.apiStore.values()].some((a) => str(a.def.api_id) !== apiId && where(a.def) === where(def));
   }
 
   private upsertPolicy(id: string, body: JsonObject): void {
@@ -429,6 +525,11 @@ export class MemoryTykDashboard extends MemoryGatewayBase {
   private now(): string {
     return new Date(this.clock.now()).toISOString();
   }
+}
+
+/** An OAS API's document as the Dashboard reads it: filled from its Classic form (ids, org, name, state, listen path). */
+function oasView(a: StoredApi): JsonObject {
+  return filledOas((a.oas ?? {}) as TykJson, a.def as TykJson) as JsonObject;
 }
 
 // ───────────────────────────── unreachable ─────────────────────────────
