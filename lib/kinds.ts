@@ -12,8 +12,8 @@ export interface ManagedKind extends ResourceKind {
   readonly gatewayKind: GatewayObjectKind;
   /** the status field that holds the gateway id */
   readonly statusIdField: string;
-  /** the spec field that pins the gateway id */
-  readonly specIdField: string;
+  /** the spec field that pins the gateway id; absent: the id is pinned elsewhere (a TykOasApiDefinition's document) */
+  readonly specIdField?: string;
 }
 
 export const API_DEFINITION: ManagedKind = {
@@ -27,6 +27,20 @@ export const API_DEFINITION: ManagedKind = {
   specIdField: 'api_id',
 };
 
+/**
+ * A Tyk OAS API: the OpenAPI document lives in a ConfigMap (spec.tykOAS.configmapRef); its
+ * `x-tyk-api-gateway.info.id` pins the gateway id (oas-payload.ts), so the spec has no id field.
+ */
+export const TYK_OAS_API_DEFINITION: ManagedKind = {
+  kind: 'TykOasApiDefinition',
+  group: 'tyk.tyk.io',
+  version: 'v1alpha1',
+  plural: 'tykoasapidefinitions',
+  finalizer: 'finalizers.tyk.io/tykoasapidefinition',
+  gatewayKind: 'oas',
+  statusIdField: 'id',
+};
+
 export const SECURITY_POLICY: ManagedKind = {
   kind: 'SecurityPolicy',
   group: 'tyk.tyk.io',
@@ -38,12 +52,21 @@ export const SECURITY_POLICY: ManagedKind = {
   specIdField: 'id',
 };
 
+/** The kinds that become APIs on the gateway: what a policy's access rights can name. */
+export const API_KINDS: readonly ManagedKind[] = [API_DEFINITION, TYK_OAS_API_DEFINITION];
+
 /** In the order a run applies them: APIs before the policies that need them. */
-export const MANAGED_KINDS: readonly ManagedKind[] = [API_DEFINITION, SECURITY_POLICY];
+export const MANAGED_KINDS: readonly ManagedKind[] = [...API_KINDS, SECURITY_POLICY];
+
+export function isApiKind(kind: ManagedKind): boolean {
+  return API_KINDS.includes(kind);
+}
 
 /** Read, never reconciled: where a resource's gateway connection comes from. */
 export const OPERATOR_CONTEXT: ResourceKind = { kind: 'OperatorContext', group: 'tyk.tyk.io', version: 'v1alpha1', plural: 'operatorcontexts' };
 export const SECRET: ResourceKind = { kind: 'Secret', group: '', version: 'v1', plural: 'secrets' };
+/** Read, never reconciled: where a TykOasApiDefinition's document lives. */
+export const CONFIG_MAP: ResourceKind = { kind: 'ConfigMap', group: '', version: 'v1', plural: 'configmaps' };
 export const EVENT: ResourceKind = { kind: 'Event', group: '', version: 'v1', plural: 'events' };
 
 /** Finds a managed kind by Kind ("ApiDefinition") or plural ("apidefinitions"), case-insensitively. */

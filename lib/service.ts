@@ -339,7 +339,7 @@ function lazyGateway(name: string, reloadRequired: boolean, load: () => Promise<
     reloadRequired,
     list: async (kind) => (await loaded()).list(kind),
     get: async (kind, id) => (await loaded()).get(kind, id),
-    upsert: async (kind, id, body) => (await loaded()).upsert(kind, id, body),
+    upsert: async (kind, id, body, hint) => (await loaded()).upsert(kind, id, body, hint),
     remove: async (kind, id) => (await loaded()).remove(kind, id),
     reload: async () => (await loaded()).reload(),
     ping: async () => (await loaded()).ping(),

@@ -1,9 +1,10 @@
 /**
- * Dependency events → the objects to look at: an event about a Secret names, through the
- * store's uses index (records' `uses`), every object whose last sync used it, so a rotated
- * certificate reaches its APIs without a full run. One store round trip per delivery. A
- * Secret no record uses is ignored ("no resource uses it"); the schedule catches objects that
- * name a Secret before any record of theirs does.
+ * Dependency events → the objects to look at: an event about a Secret or a ConfigMap names,
+ * through the store's uses index (records' `uses`), every object whose last sync used it, so a
+ * rotated certificate reaches its APIs, and an edited OAS document its TykOasApiDefinitions,
+ * without a full run. One store round trip per delivery. A Secret or ConfigMap no record uses
+ * is ignored ("no resource uses it"); the schedule catches objects that name one before any
+ * record of theirs does.
  * Throws StoreUnavailableError (the store's).
  */
 import { findKind } from '../kinds.js';

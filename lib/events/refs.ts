@@ -13,17 +13,19 @@ export type EventItem =
   | { id?: string; object: { kind: string; namespace: string; name: string } }
   /** a whole namespace to look at (a create whose name the event lacks, a deletecollection) */
   | { id?: string; namespace: { kind: string; namespace: string } }
-  /** a resource ours are built from (a Secret): the objects whose records use it are looked at (dependents.ts) */
+  /** a resource ours are built from (a Secret, a ConfigMap): the objects whose records use it are looked at (dependents.ts) */
   | { id?: string; dependency: { kind: DependencyKind; namespace: string; name: string } }
   /** nothing to do, and why */
   | { id?: string; ignored: string };
 
 /** Core kinds whose change changes what our objects send. */
-export type DependencyKind = 'Secret';
+export type DependencyKind = 'Secret' | 'ConfigMap';
 
 const DEPENDENCY_KINDS: ReadonlyMap<string, DependencyKind> = new Map([
   ['secret', 'Secret'],
   ['secrets', 'Secret'],
+  ['configmap', 'ConfigMap'],
+  ['configmaps', 'ConfigMap'],
 ]);
 
 /** The dependency kind of a core (group "") resource, by Kind or plural, case-insensitively. */

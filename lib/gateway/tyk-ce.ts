@@ -11,7 +11,8 @@
  * - list: GET /tyk/apis/oas (every loaded OAS API); get: GET /tyk/apis/oas/{id}.
  * - upsert: the document with our id in info.id; PUT /tyk/apis/oas/{id}, which needs the API
  *   loaded, and on Tyk's 404 ("API not found": new, or written but not reloaded yet) POST
- *   /tyk/apis/oas, which writes the files whether or not they exist. A body the gateway
+ *   /tyk/apis/oas, which writes the files whether or not they exist. With the hint that the
+ *   gateway does not show the API (a create), the POST alone. A body the gateway
  *   refuses (400: not an OAS document, no `x-tyk-api-gateway`, its schema problems) is refused
  *   by the PUT already, so nothing is written.
  * - remove: a GET first (only what is loaded can be deleted; Tyk answers 404 otherwise, which
@@ -52,7 +53,7 @@ import { type HttpResponse, makeAgent, redactUrl } from '../http.js';
 import { type CertificateStore, certificateId, type Uploaded } from './certificates.js';
 import { oasApiId, withOasId } from './oas.js';
 import { answerMessage, type CallTarget, type GatewayObserver, gatewayCall } from './transport.js';
-import { GATEWAY_OBJECT_NAMES, type Gateway, type GatewayObjectKind, type JsonObject } from './types.js';
+import { GATEWAY_OBJECT_NAMES, type Gateway, type GatewayObjectKind, type JsonObject, type UpsertHint } from './types.js';
 
 export interface TykGatewayOptions {
   name: string;
@@ -155,8 +156,8 @@ export class TykGatewayClient implements Gateway, CertificateStore {
     return res.json;
   }
 
-  async upsert(kind: GatewayObjectKind, id: string, body: JsonObject): Promise<void> {
-    if (kind === 'oas') return this.upsertOas(id, body);
+  async upsert(kind: GatewayObjectKind, id: string, body: JsonObject, hint?: UpsertHint): Promise<void> {
+    if (kind === 'oas') return this.upsertOas(id, body, hint?.present !== false);
     const res = await this.call('POST', PATHS[kind].collection, { ...body, [ID_FIELDS[kind]]: id });
     this.expect2xx(res, `write ${GATEWAY_OBJECT_NAMES[kind].one} ${id}`, kind);
   }
@@ -172,9 +173,14 @@ export class TykGatewayClient implements Gateway, CertificateStore {
     this.expect2xx(res, what, kind);
   }
 
-  /** PUT when the gateway has it loaded, else POST (see the header). */
-  private async upsertOas(id: string, body: JsonObject): Promise<void> {
+  /** PUT when the gateway has it loaded, else POST (see the header); a create (`tryPut` false) goes straight to the POST. */
+  private async upsertOas(id: string, body: JsonObject, tryPut: boolean): Promise<void> {
     const doc = withOasId(body, id);
+    if (!tryPut) {
+      const created = await this.call('POST', OAS, doc);
+      this.expect2xx(created, `create OAS API ${id}`, 'oas');
+      return;
+    }
     const put = await this.call('PUT', `${OAS}/${encodeURIComponent(id)}`, doc);
     if (put.status >= 200 && put.status < 300) return;
     if (!this.isTykNotFound(put)) {

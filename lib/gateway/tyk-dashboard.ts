@@ -18,7 +18,7 @@
  *   OAS APIs too, in their Classic form with `is_oas: true` and the document as the wrapper's
  *   `oas`; an item without `oas` is read by GET /api/apis/oas/{id}.
  * - upsert: the document with our id in info.id and without info.dbId (the Dashboard's); PUT,
- *   and on the documented "absent" POST; a POST refused with 409 (a create whose answer was
+ *   and on the documented "absent" POST (with the hint that the API is absent, the POST first); a POST refused with 409 (a create whose answer was
  *   lost, or made meanwhile) is followed by one more PUT, and if the API there is still not an
  *   OAS API (a Tyk Classic API has the id) a GatewayApiError (409) says so. A Dashboard that
  *   gives the new API an id of its own gets that copy deleted, and a GatewayApiError (409).
@@ -106,7 +106,7 @@ import { type HttpResponse, makeAgent, redactUrl } from '../http.js';
 import { type CertificateStore, certificateId, type Uploaded } from './certificates.js';
 import { oasApiId, withOasId, withoutOasFields } from './oas.js';
 import { answerMessage, type CallTarget, type GatewayObserver, gatewayCall } from './transport.js';
-import type { Gateway, GatewayObjectKind, JsonObject } from './types.js';
+import type { Gateway, GatewayObjectKind, JsonObject, UpsertHint } from './types.js';
 
 export interface TykDashboardOptions {
   name: string;
@@ -251,14 +251,14 @@ export class TykDashboardClient implements Gateway, CertificateStore {
     }
   }
 
-  upsert(kind: GatewayObjectKind, id: string, body: JsonObject): Promise<void> {
+  upsert(kind: GatewayObjectKind, id: string, body: JsonObject, hint?: UpsertHint): Promise<void> {
     switch (kind) {
       case 'api':
         return this.upsertApi(id, body);
       case 'policy':
         return this.upsertPolicy(id, body);
       case 'oas':
-        return this.upsertOas(id, body);
+        return this.upsertOas(id, body, hint?.present !== false);
     }
   }
 
@@ -433,9 +433,9 @@ export class TykDashboardClient implements Gateway, CertificateStore {
     return oasApiId(res.json) === id ? res.json : null;
   }
 
-  private async upsertOas(id: string, body: JsonObject): Promise<void> {
+  private async upsertOas(id: string, body: JsonObject, tryPut: boolean): Promise<void> {
     const doc = withoutOasFields(withOasId(body, id), ['dbId']);
-    if (await this.putOas(id, doc)) return;
+    if (tryPut && (await this.putOas(id, doc))) return;
     const res = await this.call('POST', OAS_APIS, doc);
     if (res.status === 409 && this.isDashboardError(res)) {
       if (await this.putOas(id, doc)) return;

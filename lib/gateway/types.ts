@@ -7,7 +7,9 @@
  * - `list` returns every object the gateway reports, or throws: never a partial map.
  * - `get` resolves null only when the gateway says the object does not exist, in the answer
  *   its API documents for that (never a proxy's page, never another error).
- * - `upsert` creates or replaces the object with the given id.
+ * - `upsert` creates or replaces the object with the given id. `hint.present` (what the caller
+ *   just read: the gateway has it, or not) picks the first request where create and update are
+ *   separate calls; a wrong or absent hint costs a second request, never a wrong outcome.
  * - `remove` is idempotent: an object that is already gone counts as removed; a failed
  *   delete counts as done only when a read confirms the object is gone.
  * - errors never carry the gateway secret.
@@ -37,6 +39,12 @@ export const GATEWAY_OBJECT_NAMES: Readonly<Record<GatewayObjectKind, { one: str
 
 export type JsonObject = Record<string, unknown>;
 
+/** What the caller knows of the object before an upsert. */
+export interface UpsertHint {
+  /** the gateway showed the object (true), or confirmed it absent (false) */
+  readonly present?: boolean;
+}
+
 export interface Gateway {
   /** Names this gateway in records and locks, e.g. "default". */
   readonly name: string;
@@ -44,7 +52,7 @@ export interface Gateway {
   readonly reloadRequired: boolean;
   list(kind: GatewayObjectKind): Promise<Map<string, JsonObject>>;
   get(kind: GatewayObjectKind, id: string): Promise<JsonObject | null>;
-  upsert(kind: GatewayObjectKind, id: string, body: JsonObject): Promise<void>;
+  upsert(kind: GatewayObjectKind, id: string, body: JsonObject, hint?: UpsertHint): Promise<void>;
   remove(kind: GatewayObjectKind, id: string): Promise<void>;
   /** Asks every node of the gateway group to reload. A no-op where reloadRequired is false. */
   reload(): Promise<void>;

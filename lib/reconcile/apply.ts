@@ -223,7 +223,7 @@ async function carryOut(ctx: RunContext, { loaded, decision }: Planned, write: W
       sent = true;
       touched.push(gw);
       ctx.writes++;
-      await withWriteSlot(ctx, gw, () => gw.upsert(gk, decision.id, write.body));
+      await withWriteSlot(ctx, gw, () => gw.upsert(gk, decision.id, write.body, { present: loaded.observedBody !== null }));
     }
     if (write.retire) {
       const where = write.retire.gateway === undefined ? gw : await gatewayNamed(ctx, write.retire.gateway);

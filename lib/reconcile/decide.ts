@@ -15,7 +15,7 @@
 import { describeError, errorCode, GatewayUnsupportedError } from '../errors.js';
 import type { GatewayTarget } from '../gateway/targets.js';
 import type { JsonObject } from '../gateway/types.js';
-import { API_DEFINITION, type ManagedKind, type ObjectRef } from '../kinds.js';
+import { API_DEFINITION, isApiKind, type ManagedKind, type ObjectRef, TYK_OAS_API_DEFINITION } from '../kinds.js';
 import type { KubeObject } from '../kube/types.js';
 import type { SyncRecord } from '../store/types.js';
 import type { CertificateUpload } from './certificate-refs.js';
@@ -23,7 +23,7 @@ import { describeDifferences, type FieldDifference } from './compare.js';
 import { PAUSE_ANNOTATION, pausedMessage } from './conditions.js';
 import { type BackoffSettings, dispose } from './error-policy.js';
 import { gatewayIdFor } from './ids.js';
-import { type NamespacedName, nsName } from './links.js';
+import { type ApiRef, apiKey, type NamespacedName, nsName } from './links.js';
 import { type Action, type DesiredState, type ObservedState, plan } from './plan.js';
 import type { ObjectResult, ReportReason, Trigger } from './types.js';
 
@@ -50,17 +50,19 @@ export interface Loaded {
   readonly desired?: DesiredState;
   /** what we would send */
   readonly body?: JsonObject;
-  /** policies: the ApiDefinitions it references */
-  readonly links?: readonly NamespacedName[];
+  /** policies: the APIs it references */
+  readonly links?: readonly ApiRef[];
   /** the gateway object under its id: null when the gateway confirmed it absent, undefined when not read */
   readonly observedBody?: JsonObject | null;
   readonly observed?: ObservedState;
-  /** ApiDefinitions: the live policies referencing it; null when they could not be listed */
+  /** APIs (both kinds): the live policies referencing it; null when they could not be listed */
   readonly referencedBy?: readonly NamespacedName[] | null;
   /** what its desired state was built from (Secrets, certificates): the record's `uses`; undefined when not computed */
   readonly uses?: readonly string[];
-  /** ApiDefinitions: the certificates its body names, to have in the gateway's store before it is written */
+  /** APIs: the certificates its body names, to have in the gateway's store before it is written */
   readonly certificates?: readonly CertificateUpload[];
+  /** TykOasApiDefinitions: the status fields its document and ConfigMap give (oas-payload.ts oasStatusFields) */
+  readonly statusFields?: Readonly<Record<string, unknown>>;
 }
 
 /** The one clock reading and the trigger a pass decides with. */
@@ -145,7 +147,7 @@ const BYPASS_BACKOFF: ReadonlySet<ReportReason> = new Set(['spec changed', 'id c
  * its gateway (a Dashboard names it by its own _id), so without a gateway it stays ''.
  */
 function idOf(l: Loaded): string {
-  return l.desired?.id || l.record?.id || (l.obj && l.kind === API_DEFINITION ? gatewayIdFor(API_DEFINITION, l.obj) : '');
+  return l.desired?.id || l.record?.id || (l.obj && isApiKind(l.kind) ? gatewayIdFor(l.kind, l.obj) : '');
 }
 
 /** The decided id, else idOf. */
@@ -202,7 +204,7 @@ export function decide(l: Loaded, m: Moment): Decision {
   let reason: ReportReason = moved && WRITES.has(p.action) && p.action !== 'DELETE' ? 'moved to another gateway' : p.reason;
   let waitReason = l.desired?.waiting;
   let hold: Decision['hold'] = p.action === 'WAIT' ? 'dependency' : undefined;
-  if (l.kind === API_DEFINITION && action === 'DELETE' && l.referencedBy !== undefined && (l.referencedBy === null || l.referencedBy.length > 0)) {
+  if (isApiKind(l.kind) && action === 'DELETE' && l.referencedBy !== undefined && (l.referencedBy === null || l.referencedBy.length > 0)) {
     action = 'WAIT';
     reason = 'referenced by policies';
     hold = 'policies';
@@ -240,18 +242,32 @@ export function decide(l: Loaded, m: Moment): Decision {
   return { ...common, action, reason, id, write: { op: 'upsert', body: l.body, addFinalizer, ...retireField, ...certificates }, patchStatus: true, next, ...extra };
 }
 
-/** linked_by_policies (APIs, when the policies were listed) or linked_apis (policies). */
+/**
+ * linked_by_policies (ApiDefinitions, when the policies were listed), linkedByPolicies and the
+ * document's fields (TykOasApiDefinitions), or linked_apis (policies: {name, namespace}, as both
+ * CRDs keep them).
+ */
 function statusExtraOf(l: Loaded): { statusExtra?: Record<string, unknown> } {
   if (l.kind === API_DEFINITION) return l.referencedBy ? { statusExtra: { linked_by_policies: l.referencedBy } } : {};
-  if (l.links) return { statusExtra: { linked_apis: [...l.links].sort((a, b) => nsName(a).localeCompare(nsName(b))) } };
+  if (l.kind === TYK_OAS_API_DEFINITION) {
+    const extra = { ...(l.statusFields ?? {}), ...(l.referencedBy ? { linkedByPolicies: l.referencedBy } : {}) };
+    return Object.keys(extra).length > 0 ? { statusExtra: extra } : {};
+  }
+  if (l.links) return { statusExtra: { linked_apis: linkedApis(l.links) } };
   return {};
+}
+
+/** A policy's status.linked_apis: each API once, sorted. */
+export function linkedApis(links: readonly ApiRef[]): NamespacedName[] {
+  const byKey = new Map(links.map((r) => [`${nsName(r)}\u0000${r.kind}`, { namespace: r.namespace, name: r.name }]));
+  return [...byKey.entries()].sort(([a], [b]) => a.localeCompare(b)).map(([, r]) => r);
 }
 
 /** The record fields every outcome of this pass shares. */
 function recordBase(l: Loaded, id: string): RecordBase {
   const keepPrevious = l.previousTarget === undefined;
   const gateway = l.target?.name ?? l.record?.gateway;
-  const links = l.links ? l.links.map(nsName) : keepPrevious ? l.record?.links : undefined;
+  const links = l.links ? l.links.map(apiKey) : keepPrevious ? l.record?.links : undefined;
   const uses = l.uses ? [...l.uses] : keepPrevious ? l.record?.uses : undefined;
   return {
     key: l.key,

@@ -12,5 +12,6 @@ export function defaultId(namespace: string, name: string): string {
 }
 
 export function gatewayIdFor(kind: ManagedKind, obj: KubeObject): string {
-  return nonBlank(obj.spec?.[kind.specIdField]) ?? nonBlank(obj.status?.[kind.statusIdField]) ?? defaultId(obj.metadata.namespace ?? '', obj.metadata.name);
+  const pinned = kind.specIdField === undefined ? undefined : nonBlank(obj.spec?.[kind.specIdField]);
+  return pinned ?? nonBlank(obj.status?.[kind.statusIdField]) ?? defaultId(obj.metadata.namespace ?? '', obj.metadata.name);
 }

@@ -13,7 +13,7 @@ import type { CertificateStore } from '../gateway/certificates.js';
 import type { GatewayTarget } from '../gateway/targets.js';
 import { GATEWAY_OBJECT_NAMES, type Gateway, type JsonObject } from '../gateway/types.js';
 import { nonBlank } from '../guards.js';
-import { API_DEFINITION, type ManagedKind, type ObjectRef, refString, SECRET, SECURITY_POLICY } from '../kinds.js';
+import { API_DEFINITION, CONFIG_MAP, isApiKind, type ManagedKind, type ObjectRef, refString, SECRET, SECURITY_POLICY, TYK_OAS_API_DEFINITION } from '../kinds.js';
 import type { KubeObject } from '../kube/types.js';
 import type { SyncRecord } from '../store/types.js';
 import { apiDefinitionPayload } from './api-payload.js';
@@ -22,7 +22,8 @@ import { mapLimit } from './concurrency.js';
 import type { Loaded } from './decide.js';
 import { hashOf } from './hash.js';
 import { defaultId, gatewayIdFor } from './ids.js';
-import { accessRefs, type NamespacedName, nsName, referencingPolicies } from './links.js';
+import { type ApiKindName, type ApiRef, apiKey, referencingPolicies } from './links.js';
+import { type ConfigMapRef, configMapRefOf, oasDocumentOf, oasIdOf, oasStatusFields, tykOasPayload } from './oas-payload.js';
 import type { ObservedState } from './plan.js';
 import { type ApiResolution, securityPolicyPayload } from './policy-payload.js';
 import type { RunContext } from './run-context.js';
@@ -37,8 +38,8 @@ export interface Found {
   readonly readError?: unknown;
 }
 
-/** How a policy sees an ApiDefinition it references (see apiResolver). */
-export type ResolveApi = (ref: NamespacedName, target: GatewayTarget) => ApiResolution;
+/** How a policy sees an API it references, or a Tyk OAS API a version it lists (see apiResolver). */
+export type ResolveApi = (ref: ApiRef, target: GatewayTarget) => ApiResolution;
 
 function found(kind: ManagedKind, ref: ObjectRef, obj: KubeObject | null | undefined, readError?: unknown): Found {
   return { kind, ref, key: refString(ref), obj, readError };
@@ -151,11 +152,12 @@ export async function loadState(ctx: RunContext, objects: readonly Found[], lc: 
   });
   await mapLimit(drafts, ctx.settings.concurrency, (d) => resolveTarget(ctx, d));
   const secrets = await loadSecrets(ctx, drafts);
-  for (const d of drafts) computeDesired(d, lc, secrets);
+  const configMaps = await loadConfigMaps(ctx, drafts);
+  for (const d of drafts) computeDesired(d, lc, secrets, configMaps);
   await loadObserved(ctx, drafts, lc.preferList);
   await checkCertificates(ctx, drafts);
   const policies = lc.policies;
-  for (const d of drafts) if (d.kind === API_DEFINITION) d.referencedBy = policies === undefined ? null : referencingPolicies(d.ref, policies);
+  for (const d of drafts) if (isApiKind(d.kind)) d.referencedBy = policies === undefined ? null : referencingPolicies(apiRefOf(d.ref), policies);
   return drafts;
 }
 
@@ -183,6 +185,16 @@ function wasWritten(record: SyncRecord): boolean {
   return record.id !== '' && (record.observedHash !== '' || record.result === 'pending');
 }
 
+/** An API object's reference as policies name it. */
+export function apiRefOf(ref: ObjectRef): ApiRef {
+  return { kind: ref.kind.kind as ApiKindName, namespace: ref.namespace, name: ref.name };
+}
+
+/** The managed kind of an API reference. */
+export function apiKindOf(ref: ApiRef): ManagedKind {
+  return ref.kind === 'TykOasApiDefinition' ? TYK_OAS_API_DEFINITION : API_DEFINITION;
+}
+
 /** The id the object should have on its gateway (kind and mode aware). */
 function desiredId(kind: ManagedKind, obj: KubeObject, target: GatewayTarget): string {
   // On the Dashboard, status.pol_id holds the Dashboard's own _id; our policy id is spec.id or the default.
@@ -196,16 +208,38 @@ function desiredId(kind: ManagedKind, obj: KubeObject, target: GatewayTarget): s
 type SecretsRead = ReadonlyMap<string, KubeObject | null>;
 
 /**
- * Reads, once each, the Secrets the live ApiDefinitions among `drafts` name for certificates
- * (in their own namespace). A failed read makes every object naming that Secret unreadable
- * (`readError`): nothing is decided on it, nothing deleted.
+ * The Secret references of an API's spec, in the form certificate-refs.ts reads: an
+ * ApiDefinition's own fields; a TykOasApiDefinition's `clientCertificate.allowlist` as client
+ * certificates.
  */
-async function loadSecrets(ctx: RunContext, drafts: Draft[]): Promise<SecretsRead> {
+function certificateSpecOf(kind: ManagedKind, obj: KubeObject): Record<string, unknown> | undefined {
+  if (kind === API_DEFINITION) return obj.spec;
+  if (kind !== TYK_OAS_API_DEFINITION) return undefined;
+  const cc = obj.spec?.clientCertificate;
+  const allowlist = cc !== null && typeof cc === 'object' && !Array.isArray(cc) ? (cc as Record<string, unknown>).allowlist : undefined;
+  return Array.isArray(allowlist) ? { client_certificate_refs: allowlist } : undefined;
+}
+
+/** A live object whose desired state is to be built: readable, with a gateway, not being deleted. */
+function building(d: Draft): d is Draft & { obj: KubeObject; target: GatewayTarget } {
+  return !!d.obj && !!d.target && d.readError === undefined && !d.obj.metadata.deletionTimestamp;
+}
+
+/**
+ * Reads, once each, the objects (`kind`) that `namesOf` says each draft's desired state is built
+ * from ("namespace/name" → the object, null on 404). A failed read makes every draft naming that
+ * object unreadable (`readError`): nothing is decided on it, nothing deleted.
+ */
+async function readDependencies(
+  ctx: RunContext,
+  drafts: Draft[],
+  kind: typeof SECRET,
+  namesOf: (d: Draft & { obj: KubeObject }) => { namespace: string; name: string }[],
+): Promise<Map<string, KubeObject | null>> {
   const wanted = new Map<string, { namespace: string; name: string; users: Draft[] }>();
   for (const d of drafts) {
-    if (d.kind !== API_DEFINITION || !d.obj || !d.target || d.readError !== undefined || d.obj.metadata.deletionTimestamp) continue;
-    const namespace = d.ref.namespace;
-    for (const name of secretNamesOf(d.obj.spec)) {
+    if (!building(d)) continue;
+    for (const { namespace, name } of namesOf(d)) {
       const key = `${namespace}/${name}`;
       const entry = wanted.get(key) ?? { namespace, name, users: [] };
       entry.users.push(d);
@@ -215,7 +249,7 @@ async function loadSecrets(ctx: RunContext, drafts: Draft[]): Promise<SecretsRea
   const read = new Map<string, KubeObject | null>();
   await mapLimit([...wanted.entries()], ctx.settings.concurrency, async ([key, w]) => {
     try {
-      read.set(key, await ctx.deps.kube.get(SECRET, w.namespace, w.name));
+      read.set(key, await ctx.deps.kube.get(kind, w.namespace, w.name));
     } catch (err) {
       for (const d of w.users) d.readError ??= err;
     }
@@ -223,43 +257,38 @@ async function loadSecrets(ctx: RunContext, drafts: Draft[]): Promise<SecretsRea
   return read;
 }
 
+/** The Secrets the live APIs among `drafts` name for certificates, in their own namespace. */
+function loadSecrets(ctx: RunContext, drafts: Draft[]): Promise<SecretsRead> {
+  return readDependencies(ctx, drafts, SECRET, (d) => secretNamesOf(certificateSpecOf(d.kind, d.obj)).map((name) => ({ namespace: d.ref.namespace, name })));
+}
+
+/** The ConfigMaps the live TykOasApiDefinitions among `drafts` keep their documents in. */
+function loadConfigMaps(ctx: RunContext, drafts: Draft[]): Promise<SecretsRead> {
+  return readDependencies(ctx, drafts, CONFIG_MAP, (d) => {
+    if (d.kind !== TYK_OAS_API_DEFINITION) return [];
+    const ref = configMapRefOf(d.obj);
+    return 'invalid' in ref ? [] : [ref];
+  });
+}
+
+/** What an object's desired state is made of, before its hash. */
+interface Built {
+  id: string;
+  body?: JsonObject;
+  invalid?: string;
+  waiting?: string;
+  /** the hash of what else than the body the desired state depends on (Secrets' content) */
+  contentHash?: string;
+}
+
 /** What we would send, and the DesiredState plan reads. A policy with an unresolved reference waits. */
-function computeDesired(d: Draft, lc: LoadContext, secrets: SecretsRead): void {
+function computeDesired(d: Draft, lc: LoadContext, secrets: SecretsRead, configMaps: SecretsRead): void {
   const obj = d.obj;
   const target = d.target;
   if (!obj || !target || d.readError !== undefined) return;
-  const id = desiredId(d.kind, obj, target);
-  let body: JsonObject | undefined;
-  let invalid: string | undefined;
-  let waiting: string | undefined;
-  let contentHash: string | undefined;
-  if (d.kind === API_DEFINITION) {
-    const namespace = d.ref.namespace;
-    const certs = obj.metadata.deletionTimestamp ? undefined : resolveCertificates(obj.spec ?? {}, namespace, (name) => secrets.get(`${namespace}/${name}`) ?? null, target.orgId ?? '', target.name);
-    if (certs) d.uses = certs.uses;
-    if (certs && !certs.ok) {
-      if ('waiting' in certs) waiting = certs.waiting;
-      else invalid = certs.invalid;
-    } else {
-      const fields = certs?.fields ?? {};
-      const payload = apiDefinitionPayload(obj, id, target.orgId, (ns, name) => policyId(lc.policies ?? [], ns, name, target.mode), fields);
-      if (payload.ok) body = payload.body;
-      else invalid = payload.reason;
-      if (certs && certs.uploads.length > 0) {
-        d.certificates = certs.uploads;
-        contentHash = certs.contentHash;
-      }
-    }
-  } else {
-    const payload = securityPolicyPayload(obj, id, target.orgId, (ref) => lc.resolveApi(ref, target));
-    if ('waiting' in payload) {
-      waiting = payload.waiting;
-      d.links = payload.links;
-    } else if (payload.ok) {
-      body = payload.body;
-      d.links = payload.links;
-    } else invalid = payload.reason;
-  }
+  const built =
+    d.kind === API_DEFINITION ? buildApi(d, obj, target, lc, secrets) : d.kind === TYK_OAS_API_DEFINITION ? buildOas(d, obj, target, lc, secrets, configMaps) : buildPolicy(d, obj, target, lc);
+  const { id, body, contentHash } = built;
   d.body = body;
   d.desired = {
     id,
@@ -268,9 +297,75 @@ function computeDesired(d: Draft, lc: LoadContext, secrets: SecretsRead): void {
     generation: obj.metadata.generation ?? 0,
     deleting: obj.metadata.deletionTimestamp !== undefined && obj.metadata.deletionTimestamp !== null,
     hasFinalizer: (obj.metadata.finalizers ?? []).includes(d.kind.finalizer),
-    invalid,
-    waiting,
+    invalid: built.invalid,
+    waiting: built.waiting,
   };
+}
+
+/** Certificates of a live API (none while it is being deleted), with what they make wait or invalid. */
+function certificatesOf(d: Draft, obj: KubeObject, target: GatewayTarget, secrets: SecretsRead): ReturnType<typeof resolveCertificates> | undefined {
+  const spec = certificateSpecOf(d.kind, obj);
+  if (obj.metadata.deletionTimestamp || !spec || secretNamesOf(spec).length === 0) return undefined;
+  const namespace = d.ref.namespace;
+  const certs = resolveCertificates(spec, namespace, (name) => secrets.get(`${namespace}/${name}`) ?? null, target.orgId ?? '', target.name);
+  d.uses = certs.uses;
+  return certs;
+}
+
+function buildApi(d: Draft, obj: KubeObject, target: GatewayTarget, lc: LoadContext, secrets: SecretsRead): Built {
+  const id = desiredId(d.kind, obj, target);
+  const certs = certificatesOf(d, obj, target, secrets);
+  if (certs && !certs.ok) return 'waiting' in certs ? { id, waiting: certs.waiting } : { id, invalid: certs.invalid };
+  const payload = apiDefinitionPayload(obj, id, target.orgId, (ns, name) => policyId(lc.policies ?? [], ns, name, target.mode), certs?.fields ?? {});
+  if (!payload.ok) return { id, invalid: payload.reason };
+  if (certs && certs.uploads.length > 0) {
+    d.certificates = certs.uploads;
+    return { id, body: payload.body, contentHash: certs.contentHash };
+  }
+  return { id, body: payload.body };
+}
+
+/**
+ * A TykOasApiDefinition: the document from its ConfigMap, with its id and the resource's own
+ * fields over it (oas-payload.ts). Its uses are the ConfigMap and the allowlist's Secrets and
+ * certificates, kept even when the document is refused, so an event about the ConfigMap finds it.
+ */
+function buildOas(d: Draft, obj: KubeObject, target: GatewayTarget, lc: LoadContext, secrets: SecretsRead, configMaps: SecretsRead): Built {
+  const fallbackId = oasIdOf(undefined, obj);
+  if (obj.metadata.deletionTimestamp) return { id: d.record?.id || fallbackId };
+  const ref = configMapRefOf(obj);
+  if ('invalid' in ref) return { id: fallbackId, invalid: ref.invalid };
+  const doc = oasDocumentOf(ref, configMaps.get(`${ref.namespace}/${ref.name}`) ?? null);
+  const certs = certificatesOf(d, obj, target, secrets);
+  d.uses = [ref.use, ...(certs?.uses ?? [])];
+  d.statusFields = oasStatusFields(obj, undefined, doc.ok ? doc.contentHash : undefined);
+  if (!doc.ok) return { id: fallbackId, invalid: doc.invalid };
+  const id = oasIdOf(doc.doc, obj);
+  if (certs && !certs.ok) return 'waiting' in certs ? { id, waiting: certs.waiting } : { id, invalid: certs.invalid };
+  const clientCertificates = certs?.fields.client_certificates;
+  const payload = tykOasPayload(obj, doc.doc, id, {
+    ...(Array.isArray(clientCertificates) ? { clientCertificates: clientCertificates as string[] } : {}),
+    resolveVersion: (r) => lc.resolveApi(r, target),
+  });
+  if (!payload.ok) return 'waiting' in payload ? { id, waiting: payload.waiting } : { id, invalid: payload.invalid };
+  d.statusFields = oasStatusFields(obj, payload.body, doc.contentHash);
+  if (certs && certs.uploads.length > 0) {
+    d.certificates = certs.uploads;
+    return { id, body: payload.body, contentHash: certs.contentHash };
+  }
+  return { id, body: payload.body };
+}
+
+function buildPolicy(d: Draft, obj: KubeObject, target: GatewayTarget, lc: LoadContext): Built {
+  const id = desiredId(d.kind, obj, target);
+  const payload = securityPolicyPayload(obj, id, target.orgId, (ref) => lc.resolveApi(ref, target));
+  if ('waiting' in payload) {
+    d.links = payload.links;
+    return { id, waiting: payload.waiting };
+  }
+  if (!payload.ok) return { id, invalid: payload.reason };
+  d.links = payload.links;
+  return { id, body: payload.body };
 }
 
 /** A SecurityPolicy's gateway id, as an ApiDefinition's jwt_default_policies needs it. */
@@ -390,30 +485,35 @@ export function observedState(id: string, body: JsonObject): ObservedState {
 }
 
 /**
- * How a policy phase sees the ApiDefinitions it references: from the API phase of this run
- * when it looked at them (fresh records), else read once (object and record). An API
- * resolves when it exists, is not being deleted, goes to the same gateway, and was synced
- * there; its gateway id is the recorded one.
+ * How a phase sees the APIs its objects reference (a policy's access rights, a Tyk OAS API's
+ * versions): from an earlier phase of this run when it looked at them (fresh records), else
+ * read once (object and record). An API resolves when it exists, is not being deleted, goes to
+ * the same gateway, and was synced there; its gateway id is the recorded one.
  */
-export async function apiResolver(ctx: RunContext, policies: readonly Found[], apiPhase: ReadonlyMap<string, { obj: KubeObject | null; record: SyncRecord | null }>): Promise<ResolveApi> {
-  const wanted = new Map<string, NamespacedName>();
-  for (const p of policies) for (const r of p.obj ? accessRefs(p.obj) : []) if (!apiPhase.has(nsName(r))) wanted.set(nsName(r), r);
-  const known = new Map<string, { obj: KubeObject | null; record: SyncRecord | null; error?: string }>(apiPhase);
+export async function apiResolver(ctx: RunContext, refs: readonly ApiRef[], earlier: ReadonlyMap<string, { obj: KubeObject | null; record: SyncRecord | null }>): Promise<ResolveApi> {
+  const wanted = new Map<string, ApiRef>();
+  for (const r of refs) if (!earlier.has(apiKey(r))) wanted.set(apiKey(r), r);
+  const known = new Map<string, { obj: KubeObject | null; record: SyncRecord | null; error?: string }>(earlier);
   // an API in a namespace we do not watch is not read (obj undefined): for a policy, it does not exist
-  const extra = await mapLimit([...wanted.values()], ctx.settings.concurrency, (r) => getOne(ctx, API_DEFINITION, { kind: API_DEFINITION, ...r }));
+  const extra = await mapLimit([...wanted.values()], ctx.settings.concurrency, (r) => getOne(ctx, apiKindOf(r), { kind: apiKindOf(r), namespace: r.namespace, name: r.name }));
   const readable = extra.filter((f) => f.readError === undefined);
   const records = await ctx.deps.store.getRecords(readable.map((f) => f.key));
   const recordOf = new Map(readable.map((f, i) => [f.key, records[i] ?? null]));
-  for (const f of extra) known.set(nsName(f.ref), { obj: f.obj ?? null, record: recordOf.get(f.key) ?? null, ...(f.readError !== undefined ? { error: 'could not be read' } : {}) });
+  for (const f of extra) known.set(apiKey(apiRefOf(f.ref)), { obj: f.obj ?? null, record: recordOf.get(f.key) ?? null, ...(f.readError !== undefined ? { error: 'could not be read' } : {}) });
   return (ref, target) => {
-    const api = known.get(nsName(ref));
+    const api = known.get(apiKey(ref));
     if (!api || api.error) return { ok: false, why: api?.error ?? 'could not be read' };
     if (!api.obj) return { ok: false, why: 'does not exist' };
     if (api.obj.metadata.deletionTimestamp) return { ok: false, why: 'is being deleted' };
     const rec = api.record;
     if (!rec || (rec.result !== 'synced' && rec.result !== 'diverged')) return { ok: false, why: 'is not synced yet' };
     if ((rec.gateway ?? 'default') !== target.name) return { ok: false, why: `is on another gateway (${rec.gateway ?? 'default'})` };
-    const name = typeof api.obj.spec?.name === 'string' ? api.obj.spec.name : api.obj.metadata.name;
-    return { ok: true, id: rec.id, name };
+    return { ok: true, id: rec.id, name: apiNameOf(ref, api.obj) };
   };
+}
+
+/** The name a policy gives an API it grants: the ApiDefinition's spec.name, the OAS API's name in status, else the resource's. */
+function apiNameOf(ref: ApiRef, obj: KubeObject): string {
+  const name = ref.kind === 'ApiDefinition' ? obj.spec?.name : obj.status?.name;
+  return typeof name === 'string' && name !== '' ? name : obj.metadata.name;
 }

@@ -24,7 +24,7 @@
  * StoreUnavailableError: without records and locks no safe decision can be made.
  */
 import { describeError, errorCode } from '../errors.js';
-import { API_DEFINITION, type ManagedKind, SECURITY_POLICY } from '../kinds.js';
+import { API_DEFINITION, type ManagedKind, SECURITY_POLICY, TYK_OAS_API_DEFINITION } from '../kinds.js';
 import type { KubeObject } from '../kube/types.js';
 import { applyLocked, type Planned } from './apply.js';
 import { collectCertificates } from './certificates.js';
@@ -33,8 +33,9 @@ import { decide, type Moment } from './decide.js';
 import { limitDeletions } from './delete-limit.js';
 import { DEFAULT_BACKOFF } from './error-policy.js';
 import { type Done, finalize, httpStatusOf } from './finalize.js';
-import { accessRefs, type NamespacedName, nsName, referencingPolicies } from './links.js';
-import { apiResolver, type Found, loadDesired, loadOrphans, loadState, type ResolveApi, reread } from './load.js';
+import { type ApiRef, accessRefs, apiKey, type NamespacedName, parseApiKey, referencingPolicies } from './links.js';
+import { apiKindOf, apiRefOf, apiResolver, type Found, loadDesired, loadOrphans, loadState, type ResolveApi, reread } from './load.js';
+import { versionRefsOf } from './oas-payload.js';
 import { statusPatchFailedEvent } from './outcome-events.js';
 import { finishReport, RunContext, reportOf } from './run-context.js';
 import type { ObjectReport, RunDeps, RunReport, RunRequest, RunScope, RunSettings } from './types.js';
@@ -58,13 +59,19 @@ export async function runReconcile(deps: RunDeps, request: RunRequest): Promise<
   const ctx = new RunContext(deps, request);
   const reports: ObjectReport[] = [];
   const policies = await ctx.policies((ns) => deps.kube.list(SECURITY_POLICY, ns));
-  const apis = await runPhase(ctx, API_DEFINITION, scopeFor(request.scope, API_DEFINITION), reports, policies, new Map());
+  const classic = await runPhase(ctx, API_DEFINITION, scopeFor(request.scope, API_DEFINITION), reports, policies, new Map());
+  const oas = await runPhase(ctx, TYK_OAS_API_DEFINITION, scopeFor(request.scope, TYK_OAS_API_DEFINITION), reports, policies, phaseResults(classic));
+  const apis = [...classic, ...oas];
   if (request.dryRun !== true) await collectCertificates(ctx, releasedUses(apis), request.scope.all ? gatewaysOf(apis) : []);
   const policyScope = scopeFor(request.scope, SECURITY_POLICY, followersOf(apis, policies));
-  const apiPhase = new Map(apis.map((d) => [nsName(d.loaded.ref), { obj: d.loaded.obj ?? null, record: d.record }]));
-  const policyDone = await runPhase(ctx, SECURITY_POLICY, policyScope, reports, policies, apiPhase);
-  if (request.dryRun !== true) await refreshLinks(ctx, policyDone, new Set(apis.map((d) => nsName(d.loaded.ref))), policies);
+  const policyDone = await runPhase(ctx, SECURITY_POLICY, policyScope, reports, policies, phaseResults(apis));
+  if (request.dryRun !== true) await refreshLinks(ctx, policyDone, new Set(apis.map((d) => apiKey(apiRefOf(d.loaded.ref)))), policies);
   return finishReport(ctx, reports);
+}
+
+/** How later phases see the APIs a phase looked at: by apiKey, the object and the record it ended with. */
+function phaseResults(done: readonly Done[]): Map<string, { obj: KubeObject | null; record: Done['record'] }> {
+  return new Map(done.map((d) => [apiKey(apiRefOf(d.loaded.ref)), { obj: d.loaded.obj ?? null, record: d.record }]));
 }
 
 /** Uses the objects' records had before this run and have no more (a certificate an API moved off, or of an API deleted). */
@@ -86,14 +93,21 @@ function scopeFor(scope: RunScope, kind: ManagedKind, extra: NamespacedName[] = 
   return { ...(scope.all ? { all: true } : {}), namespaces: scope.namespaces ?? [], refs };
 }
 
-/** Policies that reference an ApiDefinition the API phase looked at. */
+/** Policies that reference an API the API phases looked at. */
 function followersOf(apis: readonly Done[], policies: readonly KubeObject[] | undefined): NamespacedName[] {
   if (!policies || apis.length === 0) return [];
-  const seen = new Set(apis.map((d) => nsName(d.loaded.ref)));
-  return policies.filter((p) => accessRefs(p).some((r) => seen.has(nsName(r)))).map((p) => ({ namespace: p.metadata.namespace ?? '', name: p.metadata.name }));
+  const seen = new Set(apis.map((d) => apiKey(apiRefOf(d.loaded.ref))));
+  return policies.filter((p) => accessRefs(p).some((r) => seen.has(apiKey(r)))).map((p) => ({ namespace: p.metadata.namespace ?? '', name: p.metadata.name }));
 }
 
 const notADependency: ResolveApi = () => ({ ok: false, why: 'is not a dependency' });
+
+/** The APIs a phase's objects reference: a policy's access rights, a Tyk OAS API's versions. */
+function dependenciesOf(kind: ManagedKind, objects: readonly Found[]): ApiRef[] {
+  const live = objects.flatMap((f) => (f.obj ? [f.obj] : []));
+  if (kind === SECURITY_POLICY) return live.flatMap(accessRefs);
+  return live.flatMap((o) => versionRefsOf(o).map((v) => v.ref));
+}
 
 /** An optional reference (e.g. an OperatorContext's Secret) that is gone and was never ours: not reported. */
 function unreported(d: { loaded: Done['loaded'] }): boolean {
@@ -114,7 +128,7 @@ async function runPhase(
   const desired = await loadDesired(ctx, kind, scope);
   // orphans only after a complete listing: a record whose resource a failed list lacks proves nothing
   const objects = desired.complete ? [...desired.found, ...(await loadOrphans(ctx, kind, scope, desired.found))] : desired.found;
-  const resolveApi = kind === SECURITY_POLICY ? await apiResolver(ctx, objects, apiPhase) : notADependency;
+  const resolveApi = kind === API_DEFINITION ? notADependency : await apiResolver(ctx, dependenciesOf(kind, objects), apiPhase);
   const decideAll = async (batch: readonly Found[], preferList: boolean): Promise<Planned[]> => {
     const loaded = await loadState(ctx, batch, { policies, resolveApi, preferList });
     const moment: Moment = { now: ctx.deps.clock.now(), trigger: ctx.request.trigger, backoff: ctx.settings.backoff };
@@ -160,41 +174,44 @@ async function runPhase(
 }
 
 /**
- * After the policy phase: ApiDefinitions whose set of referencing policies changed but that
- * the API phase did not look at get their `status.linked_by_policies` brought up to date.
+ * After the policy phase: APIs (both kinds) whose set of referencing policies changed but that
+ * the API phases did not look at get their `status.linked_by_policies` (ApiDefinition) or
+ * `status.linkedByPolicies` (TykOasApiDefinition) brought up to date.
  */
 async function refreshLinks(ctx: RunContext, policyDone: readonly Done[], done: ReadonlySet<string>, policies: readonly KubeObject[] | undefined): Promise<void> {
   if (!policies) return;
-  const touched = new Map<string, NamespacedName>();
+  const touched = new Map<string, ApiRef>();
   for (const d of policyDone) {
-    for (const r of d.loaded.links ?? []) touched.set(nsName(r), r);
+    for (const r of d.loaded.links ?? []) touched.set(apiKey(r), r);
     // the links of the record before this run: an API a policy no longer references is refreshed too
     for (const key of d.loaded.record?.links ?? []) {
-      const [namespace, name] = key.split('/');
-      if (namespace && name) touched.set(key, { namespace, name });
+      const ref = parseApiKey(key);
+      if (ref) touched.set(key, ref);
     }
   }
   const todo = [...touched.entries()].filter(([key]) => !done.has(key)).map(([, r]) => r);
   await mapLimit(todo, ctx.settings.concurrency, async (ref) => {
     if (!ctx.watched(ref.namespace)) return;
+    const kind = apiKindOf(ref);
+    const field = kind === API_DEFINITION ? 'linked_by_policies' : 'linkedByPolicies';
     let api: KubeObject | null;
     try {
-      api = await ctx.deps.kube.get(API_DEFINITION, ref.namespace, ref.name);
+      api = await ctx.deps.kube.get(kind, ref.namespace, ref.name);
     } catch (err) {
-      ctx.log.warn({ api: nsName(ref), err: describeError(err) }, 'could not update linked_by_policies');
+      ctx.log.warn({ api: apiKey(ref), err: describeError(err) }, `could not update ${field}`);
       return;
     }
-    if (!api?.status?.api_id) return;
+    if (!api?.status?.[kind.statusIdField]) return;
     const linked = referencingPolicies(ref, policies);
-    const current = Array.isArray(api.status.linked_by_policies) ? api.status.linked_by_policies : [];
+    const current = Array.isArray(api.status[field]) ? api.status[field] : [];
     if (JSON.stringify(current) === JSON.stringify(linked)) return;
     try {
-      await ctx.deps.kube.patchStatus(API_DEFINITION, api, { linked_by_policies: linked.length > 0 ? linked : null });
+      await ctx.deps.kube.patchStatus(kind, api, { [field]: linked.length > 0 ? linked : null });
     } catch (err) {
       const error = describeError(err);
-      ctx.log.warn({ key: `ApiDefinition/${nsName(ref)}`, err: error, code: errorCode(err), status: httpStatusOf(err) }, 'status patch failed');
+      ctx.log.warn({ key: `${kind.kind}/${ref.namespace}/${ref.name}`, err: error, code: errorCode(err), status: httpStatusOf(err) }, 'status patch failed');
       const ev = statusPatchFailedEvent(error);
-      await ctx.deps.kube.recordEvent(api, ev.type, ev.reason, ev.message).catch((e: unknown) => ctx.log.warn({ api: nsName(ref), err: describeError(e) }, 'event not recorded'));
+      await ctx.deps.kube.recordEvent(api, ev.type, ev.reason, ev.message).catch((e: unknown) => ctx.log.warn({ api: apiKey(ref), err: describeError(e) }, 'event not recorded'));
     }
   });
 }

@@ -35,7 +35,12 @@ import { startRedis, type TestRedis } from './redis.js';
 export const WEBHOOK_TOKEN = 'test-webhook-token-0123456789';
 export const RESYNC_TOKEN = 'test-resync-token-0123456789';
 export const GROUP = { group: 'tyk.tyk.io', version: 'v1alpha1', plural: 'apidefinitions' };
-const PLURALS: Record<string, string> = { ApiDefinition: 'apidefinitions', SecurityPolicy: 'securitypolicies', OperatorContext: 'operatorcontexts' };
+const PLURALS: Record<string, string> = {
+  ApiDefinition: 'apidefinitions',
+  TykOasApiDefinition: 'tykoasapidefinitions',
+  SecurityPolicy: 'securitypolicies',
+  OperatorContext: 'operatorcontexts',
+};
 const KINDS: Record<string, string> = Object.fromEntries(Object.entries(PLURALS).map(([kind, plural]) => [plural, kind]));
 
 /** The plural of a tyk.tyk.io kind or plural name. */
@@ -216,6 +221,11 @@ export class World {
 
   gatewayApi(id: string): Record<string, unknown> | undefined {
     return this.tyk.loaded('api').get(id) as Record<string, unknown> | undefined;
+  }
+
+  /** A Tyk OAS API as the gateway's GET answers it (its document). */
+  gatewayOas(id: string): Record<string, unknown> | undefined {
+    return this.tyk.loaded('oas').get(id) as Record<string, unknown> | undefined;
   }
 
   statusPatches(): number {

@@ -28,7 +28,7 @@ function policy(over: Partial<Loaded> = {}): Loaded {
     body: { id: POLICY_ID },
     observedBody: { id: POLICY_ID },
     observed: { id: POLICY_ID, hash: 'o1' },
-    links: [{ namespace: 'default', name: 'a' }],
+    links: [{ kind: 'ApiDefinition', namespace: 'default', name: 'a' }],
     ...over,
   };
 }
@@ -229,9 +229,9 @@ t.test('a wait over a failure keeps the hashes of the last sync', async (t) => {
 
 t.test("a policy's record and status name its links, sorted", async (t) => {
   const links = [
-    { namespace: 'team-b', name: 'a' },
-    { namespace: 'default', name: 'z' },
-    { namespace: 'default', name: 'b' },
+    { kind: 'ApiDefinition' as const, namespace: 'team-b', name: 'a' },
+    { kind: 'ApiDefinition' as const, namespace: 'default', name: 'z' },
+    { kind: 'TykOasApiDefinition' as const, namespace: 'default', name: 'b' },
   ];
   const d = decide(policy({ links, observed: { id: POLICY_ID, hash: 'o2' } }), at());
   t.same(d.statusExtra, {

@@ -56,9 +56,9 @@ t.test('references: only named ApiDefinitions, namespace defaulting to the polic
     })
     .build();
   t.same(accessRefs(p), [
-    { namespace: 'other', name: 'b' },
-    { namespace: 'team-a', name: 'a' },
-    { namespace: 'team-a', name: 'c' },
+    { kind: 'ApiDefinition', namespace: 'other', name: 'b' },
+    { kind: 'ApiDefinition', namespace: 'team-a', name: 'a' },
+    { kind: 'ApiDefinition', namespace: 'team-a', name: 'c' },
   ]);
   t.same(
     accessRefs(
@@ -71,11 +71,11 @@ t.test('references: only named ApiDefinitions, namespace defaulting to the polic
   );
   const bare = securityPolicy('p').granting('a').build();
   delete bare.metadata.namespace;
-  t.same(accessRefs({ ...bare, spec: { access_rights_array: [{ name: 'a' }] } }), [{ namespace: '', name: 'a' }]);
+  t.same(accessRefs({ ...bare, spec: { access_rights_array: [{ name: 'a' }] } }), [{ kind: 'ApiDefinition', namespace: '', name: 'a' }]);
 });
 
 t.test('referencing policies: live ones naming the API, sorted by namespace/name', async (t) => {
-  const api = { namespace: 'default', name: 'a' };
+  const api = { kind: 'ApiDefinition' as const, namespace: 'default', name: 'a' };
   const policies = [
     securityPolicy('z').granting('a').build(),
     securityPolicy('m').inNamespace('team-b').granting('default/a').build(),

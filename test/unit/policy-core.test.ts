@@ -17,16 +17,26 @@ const known: Record<string, ApiResolution> = {
 };
 const resolve = (r: { namespace: string; name: string }): ApiResolution => known[`${r.namespace}/${r.name}`] ?? { ok: false, why: 'does not exist' };
 
-t.test("references: namespace defaults to the policy's, duplicates collapse, other kinds are not ApiDefinitions", async (t) => {
-  const p = policy('p', [{ name: 'a' }, { name: 'b', namespace: 'other' }, { name: 'a', namespace: 'team' }, { name: 'x', kind: 'TykOasApiDefinition' }, { namespace: 'n' }, 'junk']);
+t.test("references: namespace defaults to the policy's, kind to ApiDefinition; duplicates collapse; kinds that are not APIs are left out", async (t) => {
+  const p = policy('p', [
+    { name: 'a' },
+    { name: 'b', namespace: 'other' },
+    { name: 'a', namespace: 'team' },
+    { name: 'x', kind: 'TykOasApiDefinition' },
+    { name: 'a', kind: 'ApiDefinition' },
+    { name: 'y', kind: 'SubGraph' },
+    { namespace: 'n' },
+    'junk',
+  ]);
   t.same(accessRefs(p), [
-    { namespace: 'team', name: 'a' },
-    { namespace: 'other', name: 'b' },
+    { kind: 'ApiDefinition', namespace: 'team', name: 'a' },
+    { kind: 'ApiDefinition', namespace: 'other', name: 'b' },
+    { kind: 'TykOasApiDefinition', namespace: 'team', name: 'x' },
   ]);
   t.same(accessRefs({ ...p, spec: {} }), []);
   const deleting = { ...policy('gone', [{ name: 'a' }]), metadata: { name: 'gone', namespace: 'team', deletionTimestamp: 'x' } };
   t.same(
-    referencingPolicies({ namespace: 'team', name: 'a' }, [policy('z', [{ name: 'a' }]), policy('y', [{ name: 'a' }]), deleting, policy('n', [{ name: 'b' }])]),
+    referencingPolicies({ kind: 'ApiDefinition', namespace: 'team', name: 'a' }, [policy('z', [{ name: 'a' }]), policy('y', [{ name: 'a' }]), deleting, policy('n', [{ name: 'b' }])]),
     [
       { namespace: 'team', name: 'y' },
       { namespace: 'team', name: 'z' },

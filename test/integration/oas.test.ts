@@ -1,0 +1,165 @@
+/**
+ * TykOasApiDefinitions end to end through HTTP, with real Redis, our real clients and the
+ * loopback fakes: the document from its ConfigMap, created, edited (the ConfigMap, announced by
+ * an audit event that reaches the right resource without a full run), drifted on the gateway,
+ * lost by a gateway restart, deleted; one write per change, silence in a steady state; refusals
+ * named in the status; policies granting a TykOasApiDefinition; the same in pro mode.
+ */
+import { randomUUID } from 'node:crypto';
+import t from 'tap';
+import type { RunReport } from '../../lib/reconcile/types.js';
+import { configMap, defaultIdOf, oasDocument, securityPolicy, tykOasApi } from '../fixtures/builders.js';
+import { reported, worldFor } from '../harness/world.js';
+
+const OAS = 'tykoasapidefinitions';
+
+/** The report of TykOasApiDefinition `name`. */
+const oasReport = (report: RunReport | null | undefined, name: string) => {
+  if (!report) throw new Error('no run');
+  return reported(report, name, 'TykOasApiDefinition');
+};
+
+/** An audit EventList about one ConfigMap write, as the API server sends it at the Metadata level. */
+function configMapAudit(name: string, verb = 'update', namespace = 'default') {
+  const item = {
+    level: 'Metadata',
+    auditID: randomUUID(),
+    stage: 'ResponseComplete',
+    requestURI: `/api/v1/namespaces/${namespace}/configmaps/${name}`,
+    verb,
+    user: { username: 'jane@example.com', groups: ['system:authenticated'] },
+    objectRef: { resource: 'configmaps', namespace, name, apiVersion: 'v1' },
+    responseStatus: { metadata: {}, code: 200 },
+    requestReceivedTimestamp: '2026-11-24T10:00:00.000000Z',
+    stageTimestamp: '2026-11-24T10:00:00.010000Z',
+  };
+  return { kind: 'EventList', apiVersion: 'audit.k8s.io/v1', metadata: {}, items: [item] };
+}
+
+t.test('a TykOasApiDefinition: created, its ConfigMap edited, drifted, restarted, deleted; one write per change, silent in between', async (t) => {
+  const w = await worldFor(t);
+  const id = defaultIdOf('petstore');
+  await w.create(
+    configMap('petstore')
+      .withOas(oasDocument('petstore', { listenPath: '/petstore/' }))
+      .build(),
+  );
+  await w.create(tykOasApi('petstore').build());
+  const first = await w.tick();
+  t.match(oasReport(first, 'petstore'), { kind: 'TykOasApiDefinition', action: 'CREATE', result: 'synced', id });
+  t.equal(w.tyk.writes(), 1, 'one write');
+  const doc = w.gatewayOas(id);
+  t.match(doc, { 'x-tyk-api-gateway': { info: { id, name: 'petstore' }, server: { listenPath: { value: '/petstore/' } } } });
+  const obj = await w.get('petstore', 'default', OAS);
+  t.match(obj?.status, { id, latestTransaction: { status: 'Successful' }, listenPath: '/petstore/', targetURL: 'http://httpbin.org', enabled: true, name: 'petstore' });
+  t.ok(obj?.metadata.finalizers?.includes('finalizers.tyk.io/tykoasapidefinition'), "Tyk Operator's finalizer");
+  w.resetCounts();
+  for (let i = 0; i < 10; i++) await w.tick();
+  t.equal(w.tyk.writes(), 0, 'no write in ten ticks');
+  t.equal(w.statusPatches(), 0, 'no status patch in ten ticks');
+
+  // the ConfigMap edited, announced by an audit event: only this resource is run
+  await w.kube.put(
+    configMap('petstore')
+      .withOas(oasDocument('petstore', { listenPath: '/pets/' }))
+      .build(),
+  );
+  const res = await w.audit(configMapAudit('petstore'));
+  t.equal(res.statusCode, 200);
+  t.strictSame(
+    res.body.report?.objects.map((o) => `${o.kind}/${o.name}:${o.action}:${o.result}`),
+    ['TykOasApiDefinition/petstore:UPDATE:synced'],
+    'the audit event reaches the resource, without a full run',
+  );
+  t.equal(w.tyk.writes(), 1, 'one write');
+  t.match(w.gatewayOas(id), { 'x-tyk-api-gateway': { server: { listenPath: { value: '/pets/' } } } });
+  t.match((await w.get('petstore', 'default', OAS))?.status, { listenPath: '/pets/' });
+
+  // edited on the gateway behind our back: the schedule puts it back
+  w.resetCounts();
+  w.tyk.editLoaded('oas', id, (d) => {
+    (d['x-tyk-api-gateway'] as { upstream: { url: string } }).upstream.url = 'http://evil.example';
+  });
+  const healed = await w.tick();
+  t.match(oasReport(healed, 'petstore'), { action: 'UPDATE', result: 'synced' });
+  t.equal(w.tyk.writes(), 1, 'one write undoes the drift');
+  t.match(w.gatewayOas(id), { 'x-tyk-api-gateway': { upstream: { url: 'http://httpbin.org' } } });
+
+  // the gateway restarted without its files: recreated
+  w.tyk.restart();
+  w.resetCounts();
+  const restored = await w.tick();
+  t.match(oasReport(restored, 'petstore'), { action: 'CREATE', result: 'synced' });
+  t.equal(w.tyk.writes(), 1);
+  w.resetCounts();
+  await w.tick();
+  t.equal(w.tyk.writes(), 0, 'then silent');
+
+  // deleted: the API goes, the finalizer goes
+  await w.delete('petstore', 'default', OAS);
+  const gone = await w.tick();
+  t.match(oasReport(gone, 'petstore'), { action: 'DELETE', result: 'deleted' });
+  t.equal(w.gatewayOas(id), undefined, 'gone from the gateway');
+  t.equal(await w.get('petstore', 'default', OAS), undefined, 'gone from the cluster');
+});
+
+t.test('refused documents: a missing ConfigMap or key, not JSON, no x-tyk-api-gateway; nothing sent, the status names why', async (t) => {
+  const w = await worldFor(t);
+  await w.create(tykOasApi('nomap').build());
+  await w.create(configMap('nokey').withText('other.json', '{}').build());
+  await w.create(tykOasApi('nokey').build());
+  await w.create(configMap('notjson').withText('oas.json', '{ not json').build());
+  await w.create(tykOasApi('notjson').build());
+  await w.create(
+    configMap('plain')
+      .withOas({ openapi: '3.0.3', info: { title: 'x', version: '1' }, paths: {} })
+      .build(),
+  );
+  await w.create(tykOasApi('plain').build());
+  const report = await w.tick();
+  t.match(oasReport(report, 'nomap'), { result: 'invalid', error: /ConfigMap default\/nomap does not exist/ });
+  t.match(oasReport(report, 'nokey'), { result: 'invalid', error: /ConfigMap default\/nokey has no key oas\.json/ });
+  t.match(oasReport(report, 'notjson'), { result: 'invalid', error: /not valid JSON/ });
+  t.match(oasReport(report, 'plain'), { result: 'invalid', error: /has no x-tyk-api-gateway/ });
+  t.equal(w.tyk.writes(), 0, 'nothing sent');
+  t.match((await w.get('nomap', 'default', OAS))?.status, { latestTransaction: { status: 'Failed', error: /ConfigMap default\/nomap does not exist/ } });
+  const events = await w.events('nomap', 'default', 'TykOasApiDefinition');
+  t.ok(
+    events.some((e) => e.type === 'Warning' && /does not exist/.test(e.message)),
+    'kubectl describe shows why',
+  );
+
+  // the ConfigMap created, announced: the resource that named it is run
+  await w.kube.put(configMap('nomap').withOas(oasDocument('nomap')).build());
+  const res = await w.audit(configMapAudit('nomap', 'create'));
+  t.match(oasReport(res.body.report, 'nomap'), { action: 'CREATE', result: 'synced' });
+});
+
+t.test('a policy granting a TykOasApiDefinition: follows its id, holds its deletion', async (t) => {
+  const w = await worldFor(t);
+  const id = 'petstore-oas-id';
+  await w.create(configMap('petstore').withOas(oasDocument('petstore', { id })).build());
+  await w.create(tykOasApi('petstore').build());
+  await w.create(
+    securityPolicy('pets')
+      .patchSpec({ access_rights_array: [{ name: 'petstore', namespace: 'default', kind: 'TykOasApiDefinition', versions: ['Default'] }] })
+      .build(),
+  );
+  const first = await w.tick();
+  t.match(oasReport(first, 'petstore'), { id, result: 'synced' });
+  t.match(reported(first, 'pets', 'SecurityPolicy'), { result: 'synced' });
+  const policy = w.tyk.loaded('policy').get(defaultIdOf('pets'));
+  t.match(policy?.access_rights, { [id]: { api_id: id, api_name: 'petstore' } }, 'the policy grants the OAS API by its id');
+  t.match((await w.get('petstore', 'default', OAS))?.status, { linkedByPolicies: [{ name: 'pets', namespace: 'default' }] });
+  t.match((await w.get('pets', 'default', 'securitypolicies'))?.status, { linked_apis: [{ name: 'petstore', namespace: 'default' }] });
+
+  await w.delete('petstore', 'default', OAS);
+  const held = await w.tick();
+  t.match(oasReport(held, 'petstore'), { action: 'WAIT', result: 'waiting', error: /still referenced by SecurityPolicy default\/pets/ });
+  t.ok(w.gatewayOas(id), 'still on the gateway');
+  await w.delete('pets', 'default', 'securitypolicies');
+  await w.tick();
+  const after = await w.tick();
+  t.equal(w.gatewayOas(id), undefined, 'gone once no policy holds it');
+  t.notOk(after.objects.some((o) => o.name === 'petstore' && o.result === 'waiting'));
+});
