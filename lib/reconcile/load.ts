@@ -452,6 +452,7 @@ async function loadObserved(ctx: RunContext, drafts: Draft[], preferList: boolea
 /**
  * Certificates missing from a gateway's store are drift of the APIs that name them: their
  * observed hash changes, so plan updates them (and the write uploads the certificate again).
+ * What the store has is not uploaded again by a write.
  * One listing per gateway, only where some API names a certificate; a failed listing is a run
  * error and changes nothing (a certificate not known to be missing is taken to be there).
  */
@@ -476,6 +477,8 @@ async function checkCertificates(ctx: RunContext, drafts: Draft[]): Promise<void
       const missing = (d.certificates ?? []).map((c) => c.id).filter((id) => !present.has(id));
       const observed = d.observed as ObservedState;
       if (missing.length > 0) d.observed = { id: observed.id, hash: hashOf({ observed: observed.hash, missingCertificates: missing }) };
+      // a write uploads only what the store lacks (one it loses meanwhile is drift the next run sees)
+      d.certificates = (d.certificates ?? []).filter((c) => !present.has(c.id));
     }
   }
 }

@@ -60,13 +60,34 @@ export async function runReconcile(deps: RunDeps, request: RunRequest): Promise<
   const reports: ObjectReport[] = [];
   const policies = await ctx.policies((ns) => deps.kube.list(SECURITY_POLICY, ns));
   const classic = await runPhase(ctx, API_DEFINITION, scopeFor(request.scope, API_DEFINITION), reports, policies, new Map());
-  const oas = await runPhase(ctx, TYK_OAS_API_DEFINITION, scopeFor(request.scope, TYK_OAS_API_DEFINITION), reports, policies, phaseResults(classic));
+  const oas = await runOasPhase(ctx, scopeFor(request.scope, TYK_OAS_API_DEFINITION), reports, policies, classic);
   const apis = [...classic, ...oas];
   if (request.dryRun !== true) await collectCertificates(ctx, releasedUses(apis), request.scope.all ? gatewaysOf(apis) : []);
   const policyScope = scopeFor(request.scope, SECURITY_POLICY, followersOf(apis, policies));
   const policyDone = await runPhase(ctx, SECURITY_POLICY, policyScope, reports, policies, phaseResults(apis));
   if (request.dryRun !== true) await refreshLinks(ctx, policyDone, new Set(apis.map((d) => apiKey(apiRefOf(d.loaded.ref)))), policies);
   return finishReport(ctx, reports);
+}
+
+/**
+ * The TykOasApiDefinition phase. A versioned API that waited for a version this phase synced
+ * (created together) gets a second pass at once, seeing its versions' fresh records, rather
+ * than waiting for the next run; its first pass's report is replaced by the second's.
+ */
+async function runOasPhase(ctx: RunContext, scope: RunScope, reports: ObjectReport[], policies: readonly KubeObject[] | undefined, classic: readonly Done[]): Promise<Done[]> {
+  const first: ObjectReport[] = [];
+  const done = await runPhase(ctx, TYK_OAS_API_DEFINITION, scope, first, policies, phaseResults(classic));
+  const synced = new Set(done.filter((d) => d.record?.result === 'synced' || d.record?.result === 'diverged').map((d) => apiKey(apiRefOf(d.loaded.ref))));
+  const again = ctx.request.dryRun === true ? [] : done.filter((d) => d.decision.hold === 'dependency' && d.loaded.obj && versionRefsOf(d.loaded.obj).some((v) => synced.has(apiKey(v.ref))));
+  if (again.length === 0) {
+    reports.push(...first);
+    return done;
+  }
+  const second: ObjectReport[] = [];
+  const redone = await runPhase(ctx, TYK_OAS_API_DEFINITION, { refs: again.map((d) => d.loaded.ref) }, second, policies, phaseResults([...classic, ...done]));
+  const keys = new Set(redone.map((d) => d.loaded.key));
+  reports.push(...first.filter((r) => !keys.has(`${r.kind}/${r.namespace}/${r.name}`)), ...second);
+  return [...done.filter((d) => !keys.has(d.loaded.key)), ...redone];
 }
 
 /** How later phases see the APIs a phase looked at: by apiKey, the object and the record it ended with. */

@@ -8,8 +8,9 @@
 import { randomUUID } from 'node:crypto';
 import t from 'tap';
 import type { RunReport } from '../../lib/reconcile/types.js';
-import { configMap, defaultIdOf, oasDocument, securityPolicy, tykOasApi } from '../fixtures/builders.js';
-import { reported, worldFor } from '../harness/world.js';
+import { configMap, defaultIdOf, oasDocument, secret, securityPolicy, tykOasApi } from '../fixtures/builders.js';
+import { certId, PEM } from '../fixtures/pem.js';
+import { reported, type World, worldFor } from '../harness/world.js';
 
 const OAS = 'tykoasapidefinitions';
 
@@ -162,4 +163,108 @@ t.test('a policy granting a TykOasApiDefinition: follows its id, holds its delet
   const after = await w.tick();
   t.equal(w.gatewayOas(id), undefined, 'gone once no policy holds it');
   t.notOk(after.objects.some((o) => o.name === 'petstore' && o.result === 'waiting'));
+});
+
+t.test('mTLS: the allowlist names TLS Secrets; their certificates are uploaded once and listed by id; a rotation updates the API once', async (t) => {
+  const w = await worldFor(t);
+  const id = defaultIdOf('secure');
+  await w.create(secret('client-a').tls(PEM.client).build());
+  await w.create(secret('client-b').tls(PEM.client).build());
+  await w.create(configMap('secure').withOas(oasDocument('secure')).build());
+  await w.create(tykOasApi('secure').allowingClients('client-a', 'client-b').build());
+  const first = await w.tick();
+  t.match(oasReport(first, 'secure'), { action: 'CREATE', result: 'synced' });
+  t.equal(w.tyk.count('POST', '/tyk/certs'), 1, 'one certificate, one upload, though two Secrets hold it');
+  t.match(w.gatewayOas(id), { 'x-tyk-api-gateway': { server: { clientCertificate: { enabled: true, allowlist: [certId(PEM.client)] } } } });
+  w.resetCounts();
+  await w.tick();
+  t.equal(w.tyk.writes() + w.tyk.count('POST', '/tyk/certs'), 0, 'then silent');
+
+  await w.kube.put(secret('client-b').tls(PEM.stranger).build());
+  await w.tick();
+  t.equal(w.tyk.count('POST', '/tyk/certs'), 1, 'the rotated certificate uploaded');
+  t.equal(w.tyk.count('PUT', /^\/tyk\/apis\/oas\//), 1, 'the API updated once');
+  t.match(w.gatewayOas(id), { 'x-tyk-api-gateway': { server: { clientCertificate: { allowlist: [certId(PEM.client), certId(PEM.stranger)] } } } });
+});
+
+t.test('versioning: a base API lists its versions by their ids once they are synced', async (t) => {
+  {
+    // created together: the versions first, then the base, in one run
+    const w = await worldFor(t);
+    await w.create(configMap('v2').withOas(oasDocument('pets-v2', { id: 'pets-v2-id', listenPath: '/pets-v2/' })).build());
+    await w.create(tykOasApi('v2').build());
+    await w.create(configMap('base').withOas(oasDocument('pets', { listenPath: '/pets/' })).build());
+    await w.create(tykOasApi('base').versioned('v1', ['v2']).build());
+    const together = await w.tick();
+    t.match(oasReport(together, 'base'), { action: 'CREATE', result: 'synced' }, 'the base follows its version in the same run');
+    t.equal(together.objects.filter((o) => o.name === 'base').length, 1, 'and is reported once');
+    t.match(w.gatewayOas(defaultIdOf('base')), { 'x-tyk-api-gateway': { info: { versioning: { versions: [{ name: 'v2', id: 'pets-v2-id' }] } } } });
+    w.resetCounts();
+    await w.tick();
+    t.equal(w.tyk.writes(), 0, 'then silent');
+  }
+  const w = await worldFor(t);
+  await w.create(configMap('v2').withOas(oasDocument('pets-v2', { id: 'pets-v2-id', listenPath: '/pets-v2/' })).build());
+  await w.create(tykOasApi('v2').build());
+  await w.create(configMap('base').withOas(oasDocument('pets', { listenPath: '/pets/' })).build());
+  await w.create(tykOasApi('base').versioned('v1', ['v2', 'v3']).build());
+  const first = await w.tick();
+  t.match(oasReport(first, 'v2'), { action: 'CREATE', result: 'synced' });
+  t.match(oasReport(first, 'base'), { result: 'waiting', error: 'waiting for TykOasApiDefinition default/v3 does not exist' }, 'v2, created in the same run, is found; v3 is missing');
+  t.equal(w.gatewayOas(defaultIdOf('base')), undefined, 'not sent while a version is missing');
+  t.match((await w.get('base', 'default', OAS))?.status, { latestTransaction: { status: 'Pending', error: /default\/v3 does not exist/ } });
+
+  await w.updateSpec('base', (spec) => ({ ...spec, versioning: { ...(spec.versioning as object), versions: [{ name: 'v2', tykOasApiDefinitionRef: { name: 'v2' } }] } }), 'default', OAS);
+  const second = await w.tick();
+  t.match(oasReport(second, 'base'), { action: 'CREATE', result: 'synced' });
+  t.equal(second.objects.filter((o) => o.name === 'base').length, 1, 'reported once');
+  t.match(w.gatewayOas(defaultIdOf('base')), {
+    'x-tyk-api-gateway': { info: { versioning: { enabled: true, name: 'v1', default: 'v1', location: 'header', key: 'x-api-version', versions: [{ name: 'v2', id: 'pets-v2-id' }] } } },
+  });
+});
+
+t.test('pro mode, against the Dashboard: created, ConfigMap edited, drifted, deleted; a policy grants it; silent in between', async (t) => {
+  const w = await worldFor(t, { mode: 'pro' });
+  const dash = w.dashboard as NonNullable<World['dashboard']>;
+  const id = defaultIdOf('petstore');
+  await w.create(configMap('petstore').withOas(oasDocument('petstore', { listenPath: '/petstore/' })).build());
+  await w.create(tykOasApi('petstore').build());
+  await w.create(
+    securityPolicy('pets')
+      .patchSpec({ access_rights_array: [{ name: 'petstore', namespace: 'default', kind: 'TykOasApiDefinition', versions: ['Default'] }] })
+      .build(),
+  );
+  const first = await w.tick();
+  t.match(oasReport(first, 'petstore'), { action: 'CREATE', result: 'synced', id });
+  t.match(reported(first, 'pets', 'SecurityPolicy'), { result: 'synced' });
+  t.equal(dash.writes(), 2, 'one write for the API, one for the policy');
+  t.match(dash.oasApis().get(id), { 'x-tyk-api-gateway': { info: { id }, server: { listenPath: { value: '/petstore/' } } } });
+  t.ok(
+    [...dash.policies().values()].some((p) => (p.access_rights as Record<string, unknown> | undefined)?.[id] !== undefined),
+    'the policy grants the OAS API by its id',
+  );
+  dash.resetCalls();
+  for (let i = 0; i < 10; i++) await w.tick();
+  t.equal(dash.writes(), 0, 'silent for ten ticks');
+
+  await w.kube.put(configMap('petstore').withOas(oasDocument('petstore', { listenPath: '/pets/' })).build());
+  const res = await w.audit(configMapAudit('petstore'));
+  t.match(oasReport(res.body.report, 'petstore'), { action: 'UPDATE', result: 'synced' });
+  t.equal(dash.writes(), 1, 'one write');
+  t.match(dash.oasApis().get(id), { 'x-tyk-api-gateway': { server: { listenPath: { value: '/pets/' } } } });
+
+  dash.resetCalls();
+  dash.editOas(id, (d) => {
+    (d['x-tyk-api-gateway'] as { upstream: { url: string } }).upstream.url = 'http://evil.example';
+  });
+  const healed = await w.tick();
+  t.match(oasReport(healed, 'petstore'), { action: 'UPDATE', result: 'synced' });
+  t.equal(dash.writes(), 1, 'the drift undone with one write');
+
+  await w.delete('pets', 'default', 'securitypolicies');
+  await w.delete('petstore', 'default', OAS);
+  await w.tick();
+  await w.tick();
+  t.equal(dash.oasApis().get(id), undefined, 'gone from the Dashboard');
+  t.equal(await w.get('petstore', 'default', OAS), undefined, 'and from the cluster');
 });

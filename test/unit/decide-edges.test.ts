@@ -241,7 +241,7 @@ t.test("a policy's record and status name its links, sorted", async (t) => {
       { namespace: 'team-b', name: 'a' },
     ],
   });
-  t.same(d.next?.base.links, ['team-b/a', 'default/z', 'default/b'], 'the record keeps them in spec order');
+  t.same(d.next?.base.links, ['team-b/a', 'default/z', 'TykOasApiDefinition/default/b'], 'the record keeps them in spec order, an OAS API by its kind too');
   const noLinks = decide(policy({ links: undefined }), at());
   t.equal(noLinks.statusExtra, undefined);
 });

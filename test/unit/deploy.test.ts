@@ -9,7 +9,7 @@
  * RBAC is derived from the code, not written down by hand: a realistic scenario runs through
  * startWorld() (loopback fake API server, real clients, real Redis) exercising every kind of
  * call (GET, LIST cluster-wide and per namespace, finalizer and status PATCHes on both kinds,
- * OperatorContext and Secret reads, Events created, counted and, from a restarted process,
+ * OperatorContext, Secret and ConfigMap reads, a TykOasApiDefinition, Events created, counted and, from a restarted process,
  * read back, SelfSubjectReview, the /readyz probe); each call
  * the fake recorded is mapped to the RBAC request the API server would authorize, and the
  * ClusterRole in deploy/kubernetes/rbac.yaml must allow each one and grant nothing unused.
@@ -43,6 +43,7 @@ import {
   type YamlDoc,
   yamlFiles,
 } from '../harness/manifests.js';
+import { configMap, oasDocument, tykOasApi } from '../fixtures/builders.js';
 import { startWorld } from '../harness/world.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -525,6 +526,9 @@ t.test('RBAC: the ClusterRole allows every API-server call the code makes, and n
   await byTest(() => w.create(api('orders', 'shop', { contextRef: { name: 'staging', namespace: 'tyk' } })));
   await byTest(() => w.create(policy('httpbin', 'httpbin')));
   await byTest(() => w.create(policy('early', 'not-yet')));
+  // a Tyk OAS API, its document in a ConfigMap
+  await byTest(() => w.create(configMap('petstore').withOas(oasDocument('petstore')).build()));
+  await byTest(() => w.create(tykOasApi('petstore').build()));
 
   // a forwarded watch event (GET one object, finalizer and status PATCHes)
   const watched = await w.announce('ADDED', 'httpbin');
@@ -545,10 +549,11 @@ t.test('RBAC: the ClusterRole allows every API-server call the code makes, and n
     kind: 'EventList',
     apiVersion: 'audit.k8s.io/v1',
     metadata: {},
-    items: [auditEvent('apidefinitions', 'shop', 'orders', 1), auditEvent('securitypolicies', 'default', 'httpbin', 2)],
+    items: [auditEvent('apidefinitions', 'shop', 'orders', 1), auditEvent('securitypolicies', 'default', 'httpbin', 2), auditEvent('tykoasapidefinitions', 'default', 'petstore', 3)],
   });
   t.equal(audited.statusCode, 200, 'audit webhook answered');
   t.match(reportOf(audited.body.report, 'ApiDefinition', 'orders'), { result: 'synced', gateway: 'context:tyk/staging' }, 'audit event: synced through the OperatorContext');
+  t.match(reportOf(audited.body.report, 'TykOasApiDefinition', 'petstore'), { result: 'synced' }, 'audit event: the OAS API synced from its ConfigMap');
 
   // a scheduled tick (cluster-wide LISTs; the waiting policy gets its Event)
   const tick = await w.tick();

@@ -139,7 +139,7 @@ t.test('policy payload: given access rights are kept, entries keyed by gateway i
   t.same(r, {
     ok: true,
     body: { id: 'POL', access_rights: { other: { api_id: 'other' }, 'ID-team': { api_id: 'ID-team', api_name: 'API a', versions: ['Default'] } } },
-    links: [{ namespace: 'team', name: 'a' }],
+    links: [{ kind: 'ApiDefinition', namespace: 'team', name: 'a' }],
   });
 });
 
@@ -160,8 +160,8 @@ t.test('policy payload: entries without a usable name are skipped; an explicit n
       },
     },
     links: [
-      { namespace: 'other', name: 'a' },
-      { namespace: 'team', name: 'a' },
+      { kind: 'ApiDefinition', namespace: 'other', name: 'a' },
+      { kind: 'ApiDefinition', namespace: 'team', name: 'a' },
     ],
   });
   const bare = { ...policy({ access_rights_array: [{ name: 'a' }] }), metadata: { name: 'p' } };
@@ -176,10 +176,15 @@ t.test('policy payload: TYK_ORG wins over the spec; without one the spec’s org
   t.match(securityPolicyPayload(policy(spec), 'POL', '', resolve), { ok: true, body: { org_id: 'mine' } });
 });
 
-t.test('policy payload: any other kind is refused by name', async (t) => {
+t.test('policy payload: a kind that is not an API is refused by name', async (t) => {
   t.same(securityPolicyPayload(policy({ access_rights_array: [{ name: 'g', kind: 'SuperGraph' }] }), 'POL', undefined, resolve), {
     ok: false,
-    reason: 'unsupported: access_rights_array entry g is a SuperGraph; only ApiDefinition is supported yet',
+    reason: 'access_rights_array entry g is a SuperGraph; a policy grants ApiDefinitions and TykOasApiDefinitions',
+  });
+  t.match(securityPolicyPayload(policy({ access_rights_array: [{ name: 'a', kind: 'TykOasApiDefinition' }] }), 'POL', undefined, resolve), {
+    ok: true,
+    body: { access_rights: { 'ID-team': { api_id: 'ID-team' } } },
+    links: [{ kind: 'TykOasApiDefinition', namespace: 'team', name: 'a' }],
   });
   t.same(securityPolicyPayload({ ...policy({}), spec: ['x'] as unknown as Record<string, unknown> }, 'POL', undefined, resolve), { ok: false, reason: 'spec is missing' });
 });

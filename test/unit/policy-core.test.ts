@@ -78,12 +78,16 @@ t.test('payload: an unresolved reference makes the policy wait, naming every mis
   t.same(r, {
     waiting: 'waiting for ApiDefinition team/nope does not exist; ApiDefinition x/gone does not exist',
     links: [
-      { namespace: 'team', name: 'a' },
-      { namespace: 'team', name: 'nope' },
-      { namespace: 'x', name: 'gone' },
+      { kind: 'ApiDefinition', namespace: 'team', name: 'a' },
+      { kind: 'ApiDefinition', namespace: 'team', name: 'nope' },
+      { kind: 'ApiDefinition', namespace: 'x', name: 'gone' },
     ],
   });
-  t.match(securityPolicyPayload(policy('p', [{ name: 'o', kind: 'TykOasApiDefinition' }]), 'POL', undefined, resolve), { ok: false, reason: /TykOasApiDefinition; only ApiDefinition/ });
+  t.same(securityPolicyPayload(policy('p', [{ name: 'o', kind: 'TykOasApiDefinition' }]), 'POL', undefined, resolve), {
+    waiting: 'waiting for TykOasApiDefinition team/o does not exist',
+    links: [{ kind: 'TykOasApiDefinition', namespace: 'team', name: 'o' }],
+  });
+  t.match(securityPolicyPayload(policy('p', [{ name: 'g', kind: 'SubGraph' }]), 'POL', undefined, resolve), { ok: false, reason: /entry g is a SubGraph; a policy grants ApiDefinitions and TykOasApiDefinitions/ });
   t.same(securityPolicyPayload({ ...policy('p', []), spec: undefined }, 'POL', undefined, resolve), { ok: false, reason: 'spec is missing' });
 });
 
