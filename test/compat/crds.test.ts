@@ -3,7 +3,8 @@
  *
  * 1. Compatibility: group, names, scope, versions (served/storage), subresources and printer
  *    columns are Tyk Operator's, so ours can replace theirs in a cluster.
- * 2. Validation: every ApiDefinition, SecurityPolicy and OperatorContext in Tyk Operator's samples
+ * 2. Validation: every ApiDefinition, TykOasApiDefinition, SecurityPolicy and OperatorContext in
+ *    Tyk Operator's samples
  *    is valid under our schema (and under theirs, which checks the schema converter), and a few
  *    objects are rejected by ours, so the test can fail.
  * 3. "Everything valid under theirs is valid under ours", and "nothing theirs keeps is pruned by
@@ -76,6 +77,7 @@ type Obj = Record<string, unknown>;
 
 const KINDS = [
   { kind: 'ApiDefinition', file: 'tyk.tyk.io_apidefinitions.yaml' },
+  { kind: 'TykOasApiDefinition', file: 'tyk.tyk.io_tykoasapidefinitions.yaml' },
   { kind: 'SecurityPolicy', file: 'tyk.tyk.io_securitypolicies.yaml' },
   { kind: 'OperatorContext', file: 'tyk.tyk.io_operatorcontexts.yaml' },
 ] as const;
@@ -291,7 +293,7 @@ for (const { kind } of KINDS) {
   });
 }
 
-t.test('the kustomization lists exactly the three CRDs', async (t) => {
+t.test('the kustomization lists exactly our four CRDs', async (t) => {
   const k = yaml.load(readFileSync(join(OURS_DIR, 'kustomization.yaml'), 'utf8')) as Obj;
   t.equal(k.kind, 'Kustomization');
   t.strictSame([...(k.resources as string[])].sort(), KINDS.map((x) => x.file).sort());
@@ -383,8 +385,10 @@ const meta = { name: 'x', namespace: 'default' };
 const api = (spec: unknown, status?: unknown): Obj => ({ apiVersion: 'tyk.tyk.io/v1alpha1', kind: 'ApiDefinition', metadata: meta, spec, ...(status === undefined ? {} : { status }) });
 const policy = (spec: unknown, status?: unknown): Obj => ({ apiVersion: 'tyk.tyk.io/v1alpha1', kind: 'SecurityPolicy', metadata: meta, spec, ...(status === undefined ? {} : { status }) });
 const context = (spec: unknown, status?: unknown): Obj => ({ apiVersion: 'tyk.tyk.io/v1alpha1', kind: 'OperatorContext', metadata: meta, spec, ...(status === undefined ? {} : { status }) });
+const oas = (spec: unknown, status?: unknown): Obj => ({ apiVersion: 'tyk.tyk.io/v1alpha1', kind: 'TykOasApiDefinition', metadata: meta, spec, ...(status === undefined ? {} : { status }) });
 const validApiSpec = { name: 'httpbin', protocol: 'http', active: true, proxy: { target_url: 'http://httpbin.org', listen_path: '/httpbin' } };
 const validPolicySpec = { name: 'p', state: 'active', active: true, access_rights_array: [{ name: 'httpbin', namespace: 'default', versions: ['Default'] }] };
+const validOasSpec = { tykOAS: { configmapRef: { name: 'petstore', keyName: 'oas.json' } } };
 const condition = { type: 'Ready', status: 'True', reason: 'Synced', message: '', lastTransitionTime: '2024-05-06T07:08:09Z' };
 
 /**
@@ -441,6 +445,48 @@ const REJECTED: { why: string; kind: Kind; obj: Obj; theirs: 'rejects' | 'prunes
   },
   { why: 'ApiDefinition status.observedGeneration "1"', kind: 'ApiDefinition', obj: api(validApiSpec, { api_id: 'a', observedGeneration: '1' }), theirs: 'prunes' },
   { why: 'OperatorContext status.conditions an object', kind: 'OperatorContext', obj: context({}, { conditions: { type: 'Ready' } }), theirs: 'prunes' },
+  { why: 'TykOasApiDefinition without spec.tykOAS', kind: 'TykOasApiDefinition', obj: oas({ versioning: { enabled: false } }), theirs: 'rejects' },
+  { why: 'TykOasApiDefinition configmapRef without keyName', kind: 'TykOasApiDefinition', obj: oas({ tykOAS: { configmapRef: { name: 'petstore' } } }), theirs: 'rejects' },
+  { why: 'TykOasApiDefinition contextRef without name', kind: 'TykOasApiDefinition', obj: oas({ ...validOasSpec, contextRef: { namespace: 'tyk' } }), theirs: 'rejects' },
+  {
+    why: 'TykOasApiDefinition clientCertificate.allowlist a string',
+    kind: 'TykOasApiDefinition',
+    obj: oas({ ...validOasSpec, clientCertificate: { enabled: true, allowlist: 'ca' } }),
+    theirs: 'rejects',
+  },
+  { why: 'TykOasApiDefinition versioning.location "query"', kind: 'TykOasApiDefinition', obj: oas({ ...validOasSpec, versioning: { enabled: true, location: 'query' } }), theirs: 'rejects' },
+  {
+    why: 'TykOasApiDefinition versioning.versions entry without tykOasApiDefinitionRef',
+    kind: 'TykOasApiDefinition',
+    obj: oas({ ...validOasSpec, versioning: { enabled: true, versions: [{ name: 'v2' }] } }),
+    theirs: 'rejects',
+  },
+  {
+    why: 'TykOasApiDefinition versioning.versions[].tykOasApiDefinitionRef.kind "Ingress"',
+    kind: 'TykOasApiDefinition',
+    obj: oas({ ...validOasSpec, versioning: { enabled: true, versions: [{ name: 'v2', tykOasApiDefinitionRef: { name: 'v2', kind: 'Ingress' } }] } }),
+    theirs: 'rejects',
+  },
+  {
+    why: 'TykOasApiDefinition status.latestTransaction.time "now"',
+    kind: 'TykOasApiDefinition',
+    obj: oas(validOasSpec, { id: 'a', latestTransaction: { status: 'Failed', time: 'now' } }),
+    theirs: 'rejects',
+  },
+  {
+    why: 'TykOasApiDefinition status.linkedByPolicies entry without name',
+    kind: 'TykOasApiDefinition',
+    obj: oas(validOasSpec, { id: 'a', linkedByPolicies: [{ namespace: 'default' }] }),
+    theirs: 'rejects',
+  },
+  { why: 'TykOasApiDefinition status.enabled "yes"', kind: 'TykOasApiDefinition', obj: oas(validOasSpec, { id: 'a', enabled: 'yes' }), theirs: 'rejects' },
+  {
+    why: 'TykOasApiDefinition status.conditions[].status "maybe"',
+    kind: 'TykOasApiDefinition',
+    obj: oas(validOasSpec, { id: 'a', conditions: [{ ...condition, status: 'maybe' }] }),
+    theirs: 'prunes',
+  },
+  { why: 'TykOasApiDefinition status.observedGeneration "1"', kind: 'TykOasApiDefinition', obj: oas(validOasSpec, { id: 'a', observedGeneration: '1' }), theirs: 'prunes' },
 ];
 
 t.test('our schema rejects what it must', async (t) => {
@@ -456,9 +502,17 @@ t.test('our schema rejects what it must', async (t) => {
   t.equal(problems('ours', 'ApiDefinition', api(validApiSpec, { api_id: 'a', conditions: [condition], observedGeneration: 1 })), undefined);
   t.equal(problems('ours', 'SecurityPolicy', policy(validPolicySpec, { pol_id: 'p', latestTransaction: { status: 'Successful', time: '2024-05-06T07:08:09.123Z' } })), undefined);
   t.equal(problems('ours', 'OperatorContext', context({ env: { mode: 'pro', url: 'http://tyk' } }, { conditions: [condition] })), undefined);
+  t.equal(
+    problems(
+      'ours',
+      'TykOasApiDefinition',
+      oas({ ...validOasSpec, versioning: { enabled: true, versions: [{ name: 'v2', tykOasApiDefinitionRef: { name: 'v2' } }] } }, { id: 'a', conditions: [condition], observedGeneration: 1 }),
+    ),
+    undefined,
+  );
 });
 
-t.test("our statuses keep what Tyk Operator's prune: SecurityPolicy latestTransaction, conditions", async (t) => {
+t.test("our statuses keep what Tyk Operator's prune: SecurityPolicy latestTransaction, conditions (TykOasApiDefinition's too)", async (t) => {
   const tx = { status: 'Failed', time: '2024-05-06T07:08:09Z', error: 'no such API' };
   const obj = policy(validPolicySpec, { pol_id: 'p', latestTransaction: tx, conditions: [condition], observedGeneration: 2 });
   const byTheirs = pruneBy('theirs', 'SecurityPolicy', obj) as Obj;
@@ -469,6 +523,13 @@ t.test("our statuses keep what Tyk Operator's prune: SecurityPolicy latestTransa
   const withKind = policy({ ...validPolicySpec, access_rights_array: [entry] });
   t.strictSame((pruneBy('ours', 'SecurityPolicy', withKind) as { spec: Obj }).spec.access_rights_array, [entry], 'ours keeps access_rights_array[].kind');
   t.strictSame((pruneBy('theirs', 'SecurityPolicy', withKind) as { spec: Obj }).spec.access_rights_array, [{ name: 'petstore', namespace: 'default' }], 'theirs prunes it');
+  const oasObj = oas(validOasSpec, { id: 'a', latestTransaction: tx, conditions: [condition], observedGeneration: 2 });
+  t.strictSame(
+    (pruneBy('theirs', 'TykOasApiDefinition', oasObj) as Obj).status,
+    { id: 'a', latestTransaction: tx },
+    'Tyk Operator prunes the conditions and observedGeneration of a TykOasApiDefinition',
+  );
+  t.strictSame(pruneBy('ours', 'TykOasApiDefinition', oasObj), oasObj, 'ours keeps them');
 });
 
 // ---------------------------------------------------------------------------------------------
@@ -559,6 +620,58 @@ const VARIANTS: { why: string; kind: Kind; obj: Obj }[] = [
     ),
   },
   { why: 'OperatorContext with an empty spec', kind: 'OperatorContext', obj: context({}) },
+  { why: 'TykOasApiDefinition with only what theirs requires, empty strings', kind: 'TykOasApiDefinition', obj: oas({ tykOAS: { configmapRef: { name: '', keyName: '' } } }) },
+  ...['header', 'url-param', 'url'].map((location) => ({
+    why: `TykOasApiDefinition versioning.location ${location}`,
+    kind: 'TykOasApiDefinition' as const,
+    obj: oas({ ...validOasSpec, versioning: { enabled: true, location } }),
+  })),
+  ...['ApiDefinition', 'TykOasApiDefinition'].map((kind) => ({
+    why: `TykOasApiDefinition references of kind ${kind}`,
+    kind: 'TykOasApiDefinition' as const,
+    obj: oas(
+      { ...validOasSpec, contextRef: { name: 'ctx', kind }, versioning: { enabled: true, versions: [{ name: 'v2', tykOasApiDefinitionRef: { name: 'v2', namespace: 'other', kind } }] } },
+      { id: 'a', linkedByPolicies: [{ name: 'p', kind }], versioningStatus: { baseAPIVersionContextRef: { name: 'base', kind } } },
+    ),
+  })),
+  {
+    why: 'TykOasApiDefinition with every field theirs declares, and more',
+    kind: 'TykOasApiDefinition',
+    obj: oas(
+      {
+        tykOAS: { configmapRef: { name: 'petstore', namespace: 'apis', keyName: 'oas.json' } },
+        clientCertificate: { enabled: true, allowlist: ['client-ca', 'other-ca'] },
+        contextRef: { name: 'ctx', namespace: 'tyk' },
+        versioning: {
+          enabled: true,
+          name: 'v1',
+          default: 'v1',
+          key: 'x-api-version',
+          location: 'header',
+          versions: [
+            { name: 'v2', tykOasApiDefinitionRef: { name: 'petstore-v2' } },
+            { name: 'v3', tykOasApiDefinitionRef: { name: 'petstore-v3', namespace: 'other' } },
+          ],
+        },
+      },
+      {
+        id: 'a',
+        name: 'Petstore',
+        listenPath: '/petstore/',
+        targetURL: 'https://petstore.example',
+        domain: 'petstore.example',
+        enabled: false,
+        ingressTemplate: false,
+        latestConfigMapHash: '1',
+        latestCRDSpecHash: '2',
+        latestTykSpecHash: '3',
+        latestTransaction: { status: 'Successful', time: '2024-05-06T07:08:09Z', error: '' },
+        linkedByPolicies: [{ name: 'p' }, { name: 'q', namespace: 'other' }],
+        versioningStatus: { isVersionedAPI: true, isDefaultVersion: false, baseAPIVersionContextRef: { name: 'base', namespace: 'default' } },
+      },
+    ),
+  },
+  { why: 'TykOasApiDefinition versioning off, no versions', kind: 'TykOasApiDefinition', obj: oas({ ...validOasSpec, versioning: { enabled: false } }) },
   { why: 'OperatorContext with fields from a newer Tyk Operator', kind: 'OperatorContext', obj: context({ env: { mode: 'ce', future: { x: 1 } }, future: true }) },
 ];
 
@@ -649,6 +762,7 @@ for (const { kind } of KINDS) {
  */
 const OURS_ONLY: Record<Kind, string[]> = {
   ApiDefinition: ['.status.conditions', '.status.observedGeneration'],
+  TykOasApiDefinition: ['.status.conditions', '.status.observedGeneration'],
   SecurityPolicy: ['.spec.access_rights_array[].kind', '.status.conditions', '.status.latestTransaction', '.status.observedGeneration'],
   OperatorContext: ['.status.conditions', '.status.observedGeneration'],
 };

@@ -1,21 +1,30 @@
 /**
- * Every Tyk Operator sample of kind ApiDefinition, SecurityPolicy or OperatorContext (in
- * $TYK_REFERENCE_DIR/samples) is accepted: it syncs, or its status says what is unsupported or
- * what it waits for; nothing crashes, nothing is half-sent. What a sample's comments say to
- * create first (a TLS Secret) is created first.
+ * Every Tyk Operator sample of kind ApiDefinition, TykOasApiDefinition, SecurityPolicy or
+ * OperatorContext (in $TYK_REFERENCE_DIR/samples) is accepted: it syncs, or its status says what
+ * is unsupported or what it waits for; nothing crashes, nothing is half-sent. The ConfigMaps and
+ * Secrets a sample file holds (a Tyk OAS document) are created before its custom resources, as
+ * `kubectl apply -f` would; what a sample's comments say to create first (a TLS Secret) is
+ * created first too.
+ *
+ * Each sample runs under Tyk Operator's CRDs (a cluster where Tyk Operator was installed) and,
+ * against the fake API server, under ours (deploy/crds): they prune differently (theirs drop a
+ * policy's access_rights_array[].kind), so some outcomes differ (EXPECTED_UNDER_OURS).
  */
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import yaml from 'js-yaml';
 import t from 'tap';
 import type { KubeObject } from '../../lib/kube/types.js';
-import { secret } from '../fixtures/builders.js';
+import { defaultIdOf, secret } from '../fixtures/builders.js';
 import { certId, PEM } from '../fixtures/pem.js';
+import { realApiServerFromEnv } from '../harness/real-apiserver.js';
 import { startWorld } from '../harness/world.js';
 import { referencePath } from './reference.js';
 
 const ROOT = referencePath('samples');
-const KINDS = new Set(['ApiDefinition', 'SecurityPolicy', 'OperatorContext']);
+const KINDS = new Set(['ApiDefinition', 'TykOasApiDefinition', 'SecurityPolicy', 'OperatorContext']);
+/** Core objects a sample file holds (the ConfigMap of a Tyk OAS document): put as an admin, before the custom resources. */
+const CORE_KINDS = new Set(['ConfigMap', 'Secret']);
 
 function files(dir: string): string[] {
   return readdirSync(dir).flatMap((f) => {
@@ -29,9 +38,13 @@ const EXPECTED: Record<string, RegExp> = {
   'federation/supergraph.yaml:ApiDefinition/federation-supergraph': /^invalid: .*graphql\.graph_ref/,
   'ingress/ingress-httpbin/apidefinition_template.yaml:ApiDefinition/myapideftemplate': /^skipped/,
   // Tyk Operator's SecurityPolicy CRD has no `kind` in access_rights_array: the API server prunes
-  // it, so the entry names an ApiDefinition, which does not exist (under our CRDs: invalid, naming
-  // TykOasApiDefinition)
+  // it, so the entry names an ApiDefinition, which does not exist (under our CRDs it is kept, and
+  // the policy syncs: EXPECTED_UNDER_OURS)
   'oas/oas-protected.yaml:SecurityPolicy/petstore-oas-policy': /^waiting: waiting for ApiDefinition default\/petstore-protected does not exist/,
+  // the base API's versions name TykOasApiDefinitions the sample does not hold ("versions it with
+  // existing OAS APIs"): it waits for them, and sends nothing
+  'oas/versioning/base-api-with-versions.yaml:TykOasApiDefinition/pets':
+    /^waiting: waiting for TykOasApiDefinition randomz\/dogz-breeds does not exist; TykOasApiDefinition randomz\/bin does not exist$/,
   // Tyk Operator's ApiDefinition CRD requires transform_headers[].act_on, which these lack
   'looping/dynamic_auth.yaml:ApiDefinition/basic-auth-internal': /^refused: .*transform_headers\.act_on: Required value/,
   'looping/dynamic_auth.yaml:ApiDefinition/auth-token-internal': /^refused: .*transform_headers\.act_on: Required value/,
@@ -40,6 +53,20 @@ const EXPECTED: Record<string, RegExp> = {
   // its ApiDefinition is in httpbin_protected.yaml: alone, the policy waits for it
   'httpbin_protected_policy.yaml:SecurityPolicy/httpbin': /^waiting: waiting for ApiDefinition default\/httpbin does not exist/,
 };
+
+/** Where our CRDs (deploy/crds) make a difference: what they keep that Tyk Operator's prune, or accept where theirs refuse. */
+const EXPECTED_UNDER_OURS: Record<string, RegExp> = Object.fromEntries(
+  Object.entries(EXPECTED).filter(
+    ([key]) =>
+      ![
+        // ours keeps access_rights_array[].kind: the policy names the TykOasApiDefinition, and syncs
+        'oas/oas-protected.yaml:SecurityPolicy/petstore-oas-policy',
+        // ours does not require transform_headers[].act_on: the API server admits them, and they sync
+        'looping/dynamic_auth.yaml:ApiDefinition/basic-auth-internal',
+        'looping/dynamic_auth.yaml:ApiDefinition/auth-token-internal',
+      ].includes(key),
+  ),
+);
 
 /**
  * What a sample's comments tell the user to create first (`kubectl create secret tls my-test-tls
@@ -51,24 +78,41 @@ const PREREQUISITES: Record<string, KubeObject[]> = {
 };
 
 const samples = files(ROOT)
-  .map((file) => ({ file: relative(ROOT, file), docs: (yaml.loadAll(readFileSync(file, 'utf8')) as (KubeObject | null)[]).filter((d): d is KubeObject => !!d && KINDS.has(d.kind)) }))
+  .map((file) => {
+    const all = (yaml.loadAll(readFileSync(file, 'utf8')) as (KubeObject | null)[]).filter((d): d is KubeObject => !!d);
+    return { file: relative(ROOT, file), core: all.filter((d) => CORE_KINDS.has(d.kind)), docs: all.filter((d) => KINDS.has(d.kind)) };
+  })
   .filter((s) => s.docs.length > 0);
 
 t.test('there are samples to check', async (t) => {
   t.ok(samples.length >= 10, `${samples.length} sample files`);
+  t.ok(
+    samples.some((s) => s.docs.some((d) => d.kind === 'TykOasApiDefinition') && s.core.some((d) => d.kind === 'ConfigMap')),
+    'among them TykOasApiDefinitions, with their ConfigMaps',
+  );
 });
 
-for (const { file, docs } of samples) {
-  t.test(file, async (t) => {
-    // Under Tyk Operator's CRDs, as in a cluster where Tyk Operator was installed (the real tier
-    // runs this suite against a real kube-apiserver with them). Some samples hold "" in typed
-    // string fields (federation/supergraph.yaml: proxy.target_url), which kube-apiserver 1.20
-    // built with Go >= 1.16 refuses as null; released builds take it, and so does this fake.
-    const w = await startWorld({ kube: { crds: [referencePath('crds')], emptyStringIsNull: false } });
+/**
+ * The CRDs the API server serves. Tyk Operator's, as in a cluster where Tyk Operator was
+ * installed (the real tier runs this suite against a real kube-apiserver with them, so there the
+ * fake's CRDs are not used and only this pass runs), then ours.
+ */
+const CRD_SETS: { name: string; crds?: string[]; expected: Record<string, RegExp> }[] = [
+  { name: "Tyk Operator's CRDs", crds: [referencePath('crds')], expected: EXPECTED },
+  ...(realApiServerFromEnv() ? [] : [{ name: 'our CRDs (deploy/crds)', expected: EXPECTED_UNDER_OURS }]),
+];
+
+for (const { name: crdSet, crds, expected: EXPECTED_HERE, file, core, docs } of CRD_SETS.flatMap((set) => samples.map((sample) => ({ ...set, ...sample })))) {
+  t.test(`${file} under ${crdSet}`, async (t) => {
+    // Some samples hold "" in typed string fields (federation/supergraph.yaml: proxy.target_url),
+    // which kube-apiserver 1.20 built with Go >= 1.16 refuses as null; released builds take it,
+    // and so does this fake.
+    const w = await startWorld({ kube: { ...(crds ? { crds } : {}), emptyStringIsNull: false } });
     t.teardown(() => w.close());
     // what the API server refuses never reaches us: that is the sample's outcome (kubectl apply says why)
     const refused = new Map<string, string>();
     for (const prerequisite of PREREQUISITES[file] ?? []) await w.create(prerequisite);
+    for (const obj of core) await w.create(obj);
     for (const doc of docs) {
       try {
         await w.create({ ...doc, metadata: { ...doc.metadata, namespace: doc.metadata.namespace ?? 'default' } });
@@ -87,18 +131,18 @@ for (const { file, docs } of samples) {
       const key = `${file}:${doc.kind}/${doc.metadata.name}`;
       const refusal = refused.get(`${doc.kind}/${doc.metadata.name}`);
       if (refusal !== undefined) {
-        t.match(`refused: ${refusal}`, EXPECTED[key] ?? /^$/, `${key} → refused by the API server: ${refusal}`);
+        t.match(`refused: ${refusal}`, EXPECTED_HERE[key] ?? /^$/, `${key} → refused by the API server: ${refusal}`);
         continue;
       }
       const o = final.objects.find((x) => x.kind === doc.kind && x.name === doc.metadata.name);
       t.ok(o, `${key} is reported`);
       if (!o) continue;
       const seen = `${o.result}${o.error ? `: ${o.error}` : ''}`;
-      const expected = EXPECTED[key] ?? /^unchanged$/;
+      const expected = EXPECTED_HERE[key] ?? /^unchanged$/;
       t.match(seen, expected, `${key} → ${seen}`);
       const status = (await w.get(doc.metadata.name, doc.metadata.namespace ?? 'default', doc.kind))?.status;
-      if (o.result === 'unchanged') t.ok(status?.api_id ?? status?.pol_id, `${key} has its gateway id in status`);
-      if (/^(invalid|failed)/.test(seen) && doc.kind === 'ApiDefinition') t.match(status, { latestTransaction: { status: 'Failed', error: /./ } }, `${key}: the status says why`);
+      if (o.result === 'unchanged') t.ok(status?.api_id ?? status?.id ?? status?.pol_id, `${key} has its gateway id in status`);
+      if (/^(invalid|failed)/.test(seen) && doc.kind !== 'SecurityPolicy') t.match(status, { latestTransaction: { status: 'Failed', error: /./ } }, `${key}: the status says why`);
       if (!['unchanged', 'skipped'].includes(o.result)) {
         // kubectl describe says why, whatever the CRD keeps of our status (Tyk Operator's policy status has no transaction)
         const warnings = (await w.events(doc.metadata.name, doc.metadata.namespace ?? 'default', doc.kind)).filter((e) => e.type === 'Warning');
@@ -117,6 +161,27 @@ for (const { file, docs } of samples) {
       const api = w.gatewayApi(Buffer.from('default/httpbin-client-mtls').toString('base64url'));
       t.same(api?.client_certificates, [certId(PEM.client)], 'the client certificate is allowed by its store id');
     }
+    if (file === 'oas/petstore.yaml') {
+      const id = defaultIdOf('petstore');
+      t.match(
+        w.gatewayOas(id),
+        { 'x-tyk-api-gateway': { info: { id, name: 'Petstore' }, server: { listenPath: { value: '/petstore/' } } } },
+        'the document from the ConfigMap is on the gateway, with our id',
+      );
+      t.match(
+        (await w.get('petstore', 'default', 'TykOasApiDefinition'))?.status,
+        { id, listenPath: '/petstore/', targetURL: 'https://petstore.swagger.io/v2', enabled: true },
+        'its status says what the document says',
+      );
+    }
+    if (file === 'oas/oas-protected.yaml') {
+      const id = defaultIdOf('petstore-protected');
+      t.ok(w.gatewayOas(id), 'the OAS API is on the gateway');
+      const policy = w.tyk.loaded('policy').get(defaultIdOf('petstore-oas-policy'));
+      if (EXPECTED_HERE[`${file}:SecurityPolicy/petstore-oas-policy`]) t.equal(policy, undefined, 'the waiting policy is not sent');
+      else t.match(policy?.access_rights, { [id]: { api_id: id } }, 'the policy grants the OAS API by its id');
+    }
+    if (file === 'oas/versioning/base-api-with-versions.yaml') t.equal(w.tyk.loaded('oas').size, 0, 'the waiting base API is not sent');
     if (file === 'jwt-auth/example1.yaml') {
       const api = w.gatewayApi(Buffer.from('default/httpbin').toString('base64url'));
       t.same(api?.jwt_default_policies, [Buffer.from('default/jwt-policy').toString('base64url')], 'jwt_default_policies name the policy by its gateway id');

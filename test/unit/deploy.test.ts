@@ -626,7 +626,7 @@ t.test('RBAC: the ClusterRole allows every API-server call the code makes, and n
 });
 
 t.test('our CRDs print Ready, Synced and Age from the conditions the reconciler writes', async (t) => {
-  for (const plural of ['apidefinitions', 'securitypolicies']) {
+  for (const plural of ['apidefinitions', 'tykoasapidefinitions', 'securitypolicies']) {
     const crd = one(`deploy/crds/tyk.tyk.io_${plural}.yaml`, 'CustomResourceDefinition');
     const version = (at(crd, 'spec.versions') as Obj[])[0] as Obj;
     const columns = (version.additionalPrinterColumns ?? []) as Obj[];
