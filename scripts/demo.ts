@@ -4,10 +4,11 @@
  * It starts, all on 127.0.0.1, the loopback Kubernetes API server and Tyk Gateway fakes from
  * test/fakes, the real service (createService: our KubeClient from the fake's kubeconfig, our
  * TykGatewayClient, the in-process store — no Redis) behind the real fastify app on a free
- * port, then walks through seven steps, printing for each the kubectl/curl a user would type
+ * port, then walks through eight steps, printing for each the kubectl/curl a user would type
  * against a real setup and a one-line result. The cluster is changed with
- * @kubernetes/client-node over HTTP (as kubectl does), triggers go through real HTTP (fetch),
- * and the scheduled run is the same function node-cron calls.
+ * @kubernetes/client-node over HTTP (as kubectl does), triggers go through real HTTP (fetch:
+ * watch events, an audit event, /resync), and the scheduled run is the same function node-cron
+ * calls.
  *
  * Every step checks what it claims: the demo doubles as a smoke test. A failed expectation
  * prints `demo: FAILED at step N (...)` with the reason on stderr and exits 1; so does taking
@@ -19,7 +20,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
+import { CoreV1Api, CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
 import { loadConfig } from '../lib/config.js';
 import type { KubeObject } from '../lib/kube/types.js';
 import { createLogger, silentLogger } from '../lib/log.js';
@@ -35,10 +36,13 @@ const API = 'httpbin';
 const POLICY = 'httpbin-readers';
 const API_FINALIZER = 'finalizers.tyk.io/apidefinition';
 const POLICY_FINALIZER = 'finalizers.tyk.io/securitypolicy';
+const OAS_API = 'petstore';
+const OAS_FINALIZER = 'finalizers.tyk.io/tykoasapidefinition';
 const TYK = { group: 'tyk.tyk.io', version: 'v1alpha1' };
 const idOf = (name: string): string => Buffer.from(`${NS}/${name}`).toString('base64url');
 const API_ID = idOf(API); // ZGVmYXVsdC9odHRwYmlu
 const POLICY_ID = idOf(POLICY);
+const OAS_ID = idOf(OAS_API); // ZGVmYXVsdC9wZXRzdG9yZQ
 
 // ── output ──────────────────────────────────────────────────────────────────────────────────
 
@@ -67,6 +71,7 @@ interface Playground {
   resyncToken: string;
   /** the cluster, as kubectl changes it */
   crd: CustomObjectsApi;
+  core: CoreV1Api;
 }
 
 const cleanups: (() => Promise<unknown>)[] = [];
@@ -104,7 +109,7 @@ async function start(): Promise<Playground> {
   const { port } = app.server.address() as AddressInfo;
   const kc = new KubeConfig();
   kc.loadFromFile(kubeconfig);
-  return { kube, tyk, svc, url: `http://127.0.0.1:${port}`, webhookToken, resyncToken, crd: kc.makeApiClient(CustomObjectsApi) };
+  return { kube, tyk, svc, url: `http://127.0.0.1:${port}`, webhookToken, resyncToken, crd: kc.makeApiClient(CustomObjectsApi), core: kc.makeApiClient(CoreV1Api) };
 }
 
 // ── what a user does ───────────────────────────────────────────────────────────────────────
@@ -142,13 +147,21 @@ async function forward(p: Playground, events: { type: string; object: KubeObject
   return counted(res.body.report);
 }
 
+/** POST /webhooks/audit with an EventList, as the API server's audit webhook sends it. */
+async function auditWebhook(p: Playground, eventList: unknown): Promise<RunReport> {
+  const res = await http<{ accepted: number; report: RunReport | null }>(p, 'POST', '/webhooks/audit', p.webhookToken, JSON.stringify(eventList));
+  expect(res.status === 200, `POST /webhooks/audit answered ${res.status}: ${JSON.stringify(res.body)}`);
+  expect(res.body.report, `the audit webhook started no run: ${JSON.stringify(res.body)}`);
+  return counted(res.body.report);
+}
+
 async function resync(p: Playground, query: string): Promise<RunReport> {
   const res = await http<RunReport>(p, 'POST', `/resync${query}`, p.resyncToken);
   expect(res.status === 200, `POST /resync answered ${res.status}: ${JSON.stringify(res.body)}`);
   return counted(res.body);
 }
 
-const plurals: Record<string, string> = { ApiDefinition: 'apidefinitions', SecurityPolicy: 'securitypolicies' };
+const plurals: Record<string, string> = { ApiDefinition: 'apidefinitions', SecurityPolicy: 'securitypolicies', TykOasApiDefinition: 'tykoasapidefinitions' };
 
 async function kubectlCreate(p: Playground, obj: KubeObject): Promise<KubeObject> {
   return (await p.crd.createNamespacedCustomObject({ ...TYK, plural: plurals[obj.kind]!, namespace: NS, body: obj })) as KubeObject;
@@ -166,6 +179,14 @@ async function kubectlEdit(p: Playground, kind: string, name: string, change: (s
 async function kubectlDelete(p: Playground, kind: string, name: string): Promise<KubeObject | undefined> {
   await p.crd.deleteNamespacedCustomObject({ ...TYK, plural: plurals[kind]!, namespace: NS, name });
   return inCluster(p, kind, name);
+}
+
+/** `kubectl create configmap <name> --from-file=<key>`, or with `--dry-run=client -o yaml | kubectl apply -f -` when it exists. */
+async function kubectlConfigMap(p: Playground, name: string, key: string, text: string): Promise<void> {
+  const body = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: NS }, data: { [key]: text } };
+  const current = p.kube.getObject('configmaps', NS, name) as KubeObject | undefined;
+  if (current === undefined) await p.core.createNamespacedConfigMap({ namespace: NS, body });
+  else await p.core.replaceNamespacedConfigMap({ name, namespace: NS, body: { ...body, metadata: { ...body.metadata, resourceVersion: current.metadata.resourceVersion } } });
 }
 
 function inCluster(p: Playground, kind: string, name: string): KubeObject | undefined {
@@ -374,6 +395,96 @@ async function stepDelete(p: Playground): Promise<void> {
   );
 }
 
+/** An OpenAPI 3 document with the `x-tyk-api-gateway` extension a Tyk OAS API needs, as oas.json holds it. */
+function petstoreOas(listenPath: string): string {
+  const doc = {
+    openapi: '3.0.3',
+    info: { title: 'Petstore', version: '1.0.0' },
+    paths: {},
+    components: {},
+    'x-tyk-api-gateway': {
+      info: { name: OAS_API, state: { active: true } },
+      upstream: { url: 'http://httpbin.org' },
+      server: { listenPath: { value: listenPath, strip: true } },
+    },
+  };
+  return JSON.stringify(doc, null, 2);
+}
+
+const PETSTORE: KubeObject = {
+  apiVersion: 'tyk.tyk.io/v1alpha1',
+  kind: 'TykOasApiDefinition',
+  metadata: { name: OAS_API, namespace: NS },
+  spec: { tykOAS: { configmapRef: { name: OAS_API, keyName: 'oas.json' } } },
+};
+
+/** The audit EventList the API server sends for a ConfigMap write (Metadata level: no data in it). */
+function configMapAuditEvent(name: string): unknown {
+  return {
+    kind: 'EventList',
+    apiVersion: 'audit.k8s.io/v1',
+    items: [
+      {
+        level: 'Metadata',
+        auditID: randomBytes(8).toString('hex'),
+        stage: 'ResponseComplete',
+        verb: 'update',
+        requestURI: `/api/v1/namespaces/${NS}/configmaps/${name}`,
+        user: { username: 'jane@example.com', groups: ['system:authenticated'] },
+        objectRef: { resource: 'configmaps', namespace: NS, name, apiVersion: 'v1' },
+        responseStatus: { metadata: {}, code: 200 },
+      },
+    ],
+  };
+}
+
+interface GatewayOas {
+  'x-tyk-api-gateway'?: { info?: { id?: string }; server?: { listenPath?: { value?: string } } };
+}
+
+async function stepOas(p: Playground): Promise<void> {
+  const path = `/tyk/apis/oas/${OAS_ID}`;
+  cmd(`kubectl create configmap ${OAS_API} --from-file=oas.json   # an OpenAPI 3 document with x-tyk-api-gateway: /petstore/ → http://httpbin.org`);
+  cmd(`kubectl apply -f petstore.yaml         # TykOasApiDefinition ${NS}/${OAS_API}: spec.tykOAS.configmapRef {name: ${OAS_API}, keyName: oas.json}`);
+  cmd(`curl -s -X POST -H "Authorization: Bearer $RESYNC_TOKEN" 'localhost:8080/resync?kind=TykOasApiDefinition&namespace=${NS}&name=${OAS_API}'`);
+  await kubectlConfigMap(p, OAS_API, 'oas.json', petstoreOas('/petstore/'));
+  await kubectlCreate(p, PETSTORE);
+  const created = await resync(p, `?kind=TykOasApiDefinition&namespace=${NS}&name=${OAS_API}`);
+  expectSynced(entry(created, 'TykOasApiDefinition', OAS_API), 'created in cluster');
+  expectCost(created, 1, 1);
+  const obj = inCluster(p, 'TykOasApiDefinition', OAS_API);
+  expect(obj, 'the TykOasApiDefinition is gone from the cluster');
+  expect(obj.metadata.finalizers?.includes(OAS_FINALIZER), `no finalizer ${OAS_FINALIZER} on the TykOasApiDefinition: ${JSON.stringify(obj.metadata.finalizers)}`);
+  const st = obj.status ?? {};
+  expect(st.id === OAS_ID, `status.id is ${String(st.id)}, expected ${OAS_ID}`);
+  expect(transaction(obj) === 'Successful', `status.latestTransaction.status is ${transaction(obj)}`);
+  expect(st.listenPath === '/petstore/' && st.targetURL === 'http://httpbin.org' && st.enabled === true, `the status says ${JSON.stringify(st)}`);
+  cmd(`kubectl get tykoas ${OAS_API}`);
+  more(`LISTENPATH ${String(st.listenPath)}   PROXY.TARGETURL ${String(st.targetURL)}   ENABLED ${String(st.enabled)}   SYNCSTATUS ${transaction(obj)}`);
+  cmd(`curl -s -H "x-tyk-authorization: $TYK_AUTH" $TYK_URL${path} | jq -c '."x-tyk-api-gateway" | {id: .info.id, listenPath: .server.listenPath.value}'`);
+  const served = (await tykAdmin(p, 'GET', path)) as GatewayOas;
+  const ext = served['x-tyk-api-gateway'];
+  expect(ext?.info?.id === OAS_ID && ext.server?.listenPath?.value === '/petstore/', `the gateway's OAS API has ${JSON.stringify(ext)}`);
+  more(JSON.stringify({ id: ext.info.id, listenPath: ext.server.listenPath.value }));
+  result(
+    `created: the gateway serves /petstore/ as OAS API ${OAS_ID} (the document names no id, so base64url of "${NS}/${OAS_API}"); finalizer ${OAS_FINALIZER} added; the status has the id and what the document says (${cost(created)}).`,
+  );
+
+  cmd(`kubectl create configmap ${OAS_API} --from-file=oas.json --dry-run=client -o yaml | kubectl apply -f -   # the listen path now /pets/`);
+  cmd(`curl -s -X POST -H "Authorization: Bearer $WEBHOOK_TOKEN" -H 'content-type: application/json' --data @event.json localhost:8080/webhooks/audit`);
+  more(`# event.json: what the API server's audit webhook sends for that write (deploy/audit/policy.yaml: ConfigMaps at the Metadata level)`);
+  await kubectlConfigMap(p, OAS_API, 'oas.json', petstoreOas('/pets/'));
+  const edited = await auditWebhook(p, configMapAuditEvent(OAS_API));
+  const ran = edited.objects.map((o) => `${o.kind} ${o.namespace}/${o.name}`);
+  expect(ran.length === 1, `the ConfigMap's event ran ${JSON.stringify(ran)}, expected only TykOasApiDefinition ${NS}/${OAS_API}`);
+  expectSynced(entry(edited, 'TykOasApiDefinition', OAS_API), 'spec changed');
+  expectCost(edited, 1, 1);
+  const now = ((await tykAdmin(p, 'GET', path)) as GatewayOas)['x-tyk-api-gateway']?.server?.listenPath?.value;
+  expect(now === '/pets/', `after the ConfigMap edit the gateway's listen path is ${now}`);
+  expect(inCluster(p, 'TykOasApiDefinition', OAS_API)?.status?.listenPath === '/pets/', 'status.listenPath did not follow the document');
+  result(`ConfigMap edited: its event ran only ${ran[0]}, the one resource whose record uses it: 1 write, 1 reload; the gateway serves /pets/ (${edited.durationMs} ms).`);
+}
+
 const STEPS: [string, (p: Playground) => Promise<void>][] = [
   ['Create an ApiDefinition and forward its watch event.', stepCreate],
   ['Edit its spec: a new target_url.', stepEdit],
@@ -382,6 +493,7 @@ const STEPS: [string, (p: Playground) => Promise<void>][] = [
   ['Create a SecurityPolicy for the API.', stepPolicy],
   ['Ask what a resync would do, without doing it (dry run).', stepDryRun],
   ['Delete the policy and the API.', stepDelete],
+  ['Keep a Tyk OAS API in a ConfigMap, then edit the document.', stepOas],
 ];
 
 // ── main ────────────────────────────────────────────────────────────────────────────────────

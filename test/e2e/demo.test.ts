@@ -30,7 +30,7 @@ t.test('the demo runs every step, says what happened, and exits 0', async (t) =>
   t.ok(Date.now() - started < 60_000, 'within the timeout');
 
   const steps = out.split(/\n(?=Step \d\. )/);
-  t.equal(steps.length, 8, 'start-up and seven steps');
+  t.equal(steps.length, 9, 'start-up and eight steps');
   const step = (n: number): string => steps[n] ?? '';
   t.match(step(0), /ready: store ok, kube ok, gateway ok/);
 
@@ -58,7 +58,15 @@ t.test('the demo runs every step, says what happened, and exits 0', async (t) =>
   t.match(step(7), /kubectl delete tykapis httpbin/);
   t.match(step(7), /→ deleted: .*gone from the gateway \(0 APIs, 0 policies left\); finalizers removed, both objects gone from the cluster \(2 writes/);
 
-  t.match(out, /Done: 7 steps in [\d.]+ s\. Over 7 runs gateway-reconciler made 7 gateway writes and 7 reloads/);
+  t.match(step(8), /kubectl create configmap petstore --from-file=oas\.json/);
+  t.match(step(8), /resync\?kind=TykOasApiDefinition&namespace=default&name=petstore/);
+  t.match(step(8), /kubectl get tykoas petstore\n +LISTENPATH \/petstore\/ +PROXY\.TARGETURL http:\/\/httpbin\.org +ENABLED true +SYNCSTATUS Successful/);
+  t.match(step(8), /\/tyk\/apis\/oas\/ZGVmYXVsdC9wZXRzdG9yZQ .*\n +\{"id":"ZGVmYXVsdC9wZXRzdG9yZQ","listenPath":"\/petstore\/"\}/);
+  t.match(step(8), /→ created: the gateway serves \/petstore\/ as OAS API ZGVmYXVsdC9wZXRzdG9yZQ .*finalizers\.tyk\.io\/tykoasapidefinition.*1 write, 1 reload/);
+  t.match(step(8), /localhost:8080\/webhooks\/audit/);
+  t.match(step(8), /→ ConfigMap edited: its event ran only TykOasApiDefinition default\/petstore, .*1 write, 1 reload; the gateway serves \/pets\//);
+
+  t.match(out, /Done: 8 steps in [\d.]+ s\. Over 9 runs gateway-reconciler made 9 gateway writes and 9 reloads/);
   // biome-ignore lint/suspicious/noControlCharactersInRegex: ESC is what a color code starts with
   t.notMatch(out, /\x1b\[/, 'no colors');
 });
