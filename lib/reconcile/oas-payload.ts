@@ -12,7 +12,7 @@
  * - `tykOasPayload(doc, id, overrides)`: the document with our id in `info.id` and what the
  *   resource's own fields set over it, as the CRD describes them:
  *   `spec.clientCertificate {enabled, allowlist}` → `server.clientCertificate` (the allowlist's
- *   Secrets become certificate ids, certificate-refs.ts); `spec.versioning` →
+ *   Secrets become certificate ids, certificate-refs.ts, added to the ids the document lists); `spec.versioning` →
  *   `info.versioning`, each version's TykOasApiDefinition named by its gateway id.
  * - `oasStatusFields(...)`: the status fields Tyk Operator's CRD has besides the id and the
  *   transaction: name, listen path, target URL, custom domain, enabled, and the hashes of the
@@ -122,7 +122,7 @@ export function tykOasPayload(obj: KubeObject, doc: JsonObject, id: string, over
     server.clientCertificate = {
       ...current,
       ...(typeof cc.enabled === 'boolean' ? { enabled: cc.enabled } : {}),
-      ...(overrides.clientCertificates !== undefined ? { allowlist: [...overrides.clientCertificates] } : {}),
+      ...(overrides.clientCertificates !== undefined ? { allowlist: [...new Set([...stringList(current.allowlist), ...overrides.clientCertificates])] } : {}),
     };
     ext.server = server;
   }
@@ -144,6 +144,10 @@ export function tykOasPayload(obj: KubeObject, doc: JsonObject, id: string, over
     ext.info = info;
   }
   return { ok: true, body };
+}
+
+function stringList(v: unknown): string[] {
+  return Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string' && x !== '') : [];
 }
 
 /** The status fields besides id and transaction; absent values are removed from the status (null). */

@@ -52,7 +52,12 @@ t.test('a policy whose access rights name another kind is invalid, and nothing i
       .build(),
   );
   const report = await w.run();
-  t.match(reported(report, 'p', 'SecurityPolicy'), { action: 'NOOP', reason: 'invalid spec', result: 'invalid', error: 'access_rights_array entry x is a Widget; a policy grants ApiDefinitions and TykOasApiDefinitions' });
+  t.match(reported(report, 'p', 'SecurityPolicy'), {
+    action: 'NOOP',
+    reason: 'invalid spec',
+    result: 'invalid',
+    error: 'access_rights_array entry x is a Widget; a policy grants ApiDefinitions and TykOasApiDefinitions',
+  });
   t.equal(w.gateway.writes(), 0);
   t.match(await w.record(SECURITY_POLICY, 'p'), { result: 'invalid' });
 });

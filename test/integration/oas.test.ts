@@ -191,9 +191,17 @@ t.test('versioning: a base API lists its versions by their ids once they are syn
   {
     // created together: the versions first, then the base, in one run
     const w = await worldFor(t);
-    await w.create(configMap('v2').withOas(oasDocument('pets-v2', { id: 'pets-v2-id', listenPath: '/pets-v2/' })).build());
+    await w.create(
+      configMap('v2')
+        .withOas(oasDocument('pets-v2', { id: 'pets-v2-id', listenPath: '/pets-v2/' }))
+        .build(),
+    );
     await w.create(tykOasApi('v2').build());
-    await w.create(configMap('base').withOas(oasDocument('pets', { listenPath: '/pets/' })).build());
+    await w.create(
+      configMap('base')
+        .withOas(oasDocument('pets', { listenPath: '/pets/' }))
+        .build(),
+    );
     await w.create(tykOasApi('base').versioned('v1', ['v2']).build());
     const together = await w.tick();
     t.match(oasReport(together, 'base'), { action: 'CREATE', result: 'synced' }, 'the base follows its version in the same run');
@@ -204,9 +212,17 @@ t.test('versioning: a base API lists its versions by their ids once they are syn
     t.equal(w.tyk.writes(), 0, 'then silent');
   }
   const w = await worldFor(t);
-  await w.create(configMap('v2').withOas(oasDocument('pets-v2', { id: 'pets-v2-id', listenPath: '/pets-v2/' })).build());
+  await w.create(
+    configMap('v2')
+      .withOas(oasDocument('pets-v2', { id: 'pets-v2-id', listenPath: '/pets-v2/' }))
+      .build(),
+  );
   await w.create(tykOasApi('v2').build());
-  await w.create(configMap('base').withOas(oasDocument('pets', { listenPath: '/pets/' })).build());
+  await w.create(
+    configMap('base')
+      .withOas(oasDocument('pets', { listenPath: '/pets/' }))
+      .build(),
+  );
   await w.create(tykOasApi('base').versioned('v1', ['v2', 'v3']).build());
   const first = await w.tick();
   t.match(oasReport(first, 'v2'), { action: 'CREATE', result: 'synced' });
@@ -227,7 +243,11 @@ t.test('pro mode, against the Dashboard: created, ConfigMap edited, drifted, del
   const w = await worldFor(t, { mode: 'pro' });
   const dash = w.dashboard as NonNullable<World['dashboard']>;
   const id = defaultIdOf('petstore');
-  await w.create(configMap('petstore').withOas(oasDocument('petstore', { listenPath: '/petstore/' })).build());
+  await w.create(
+    configMap('petstore')
+      .withOas(oasDocument('petstore', { listenPath: '/petstore/' }))
+      .build(),
+  );
   await w.create(tykOasApi('petstore').build());
   await w.create(
     securityPolicy('pets')
@@ -247,7 +267,11 @@ t.test('pro mode, against the Dashboard: created, ConfigMap edited, drifted, del
   for (let i = 0; i < 10; i++) await w.tick();
   t.equal(dash.writes(), 0, 'silent for ten ticks');
 
-  await w.kube.put(configMap('petstore').withOas(oasDocument('petstore', { listenPath: '/pets/' })).build());
+  await w.kube.put(
+    configMap('petstore')
+      .withOas(oasDocument('petstore', { listenPath: '/pets/' }))
+      .build(),
+  );
   const res = await w.audit(configMapAudit('petstore'));
   t.match(oasReport(res.body.report, 'petstore'), { action: 'UPDATE', result: 'synced' });
   t.equal(dash.writes(), 1, 'one write');

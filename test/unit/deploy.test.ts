@@ -22,6 +22,7 @@ import t, { type Test } from 'tap';
 import { DEFAULT_SCHEDULE, loadConfig } from '../../lib/config.js';
 import type { KubeObject } from '../../lib/kube/types.js';
 import type { RunReport } from '../../lib/reconcile/run.js';
+import { configMap, oasDocument, tykOasApi } from '../fixtures/builders.js';
 import {
   arr,
   at,
@@ -43,7 +44,6 @@ import {
   type YamlDoc,
   yamlFiles,
 } from '../harness/manifests.js';
-import { configMap, oasDocument, tykOasApi } from '../fixtures/builders.js';
 import { startWorld } from '../harness/world.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));

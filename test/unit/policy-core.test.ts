@@ -87,7 +87,10 @@ t.test('payload: an unresolved reference makes the policy wait, naming every mis
     waiting: 'waiting for TykOasApiDefinition team/o does not exist',
     links: [{ kind: 'TykOasApiDefinition', namespace: 'team', name: 'o' }],
   });
-  t.match(securityPolicyPayload(policy('p', [{ name: 'g', kind: 'SubGraph' }]), 'POL', undefined, resolve), { ok: false, reason: /entry g is a SubGraph; a policy grants ApiDefinitions and TykOasApiDefinitions/ });
+  t.match(securityPolicyPayload(policy('p', [{ name: 'g', kind: 'SubGraph' }]), 'POL', undefined, resolve), {
+    ok: false,
+    reason: /entry g is a SubGraph; a policy grants ApiDefinitions and TykOasApiDefinitions/,
+  });
   t.same(securityPolicyPayload({ ...policy('p', []), spec: undefined }, 'POL', undefined, resolve), { ok: false, reason: 'spec is missing' });
 });
 
