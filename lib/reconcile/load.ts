@@ -23,7 +23,7 @@ import type { Loaded } from './decide.js';
 import { hashOf } from './hash.js';
 import { defaultId, gatewayIdFor } from './ids.js';
 import { type ApiKindName, type ApiRef, apiKey, referencingPolicies } from './links.js';
-import { type ConfigMapRef, configMapRefOf, oasDocumentOf, oasIdOf, oasStatusFields, tykOasPayload } from './oas-payload.js';
+import { configMapRefOf, oasDocumentOf, oasIdOf, oasStatusFields, tykOasPayload } from './oas-payload.js';
 import type { ObservedState } from './plan.js';
 import { type ApiResolution, securityPolicyPayload } from './policy-payload.js';
 import type { RunContext } from './run-context.js';
