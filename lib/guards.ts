@@ -46,3 +46,8 @@ export function parseFlag(v: unknown): boolean | null | undefined {
   if (t === 'false' || t === '0' || t === 'no') return false;
   return null;
 }
+
+/** The non-empty strings of a list, in order; [] for anything that is not a list. */
+export function stringItems(v: unknown): string[] {
+  return Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string' && x !== '') : [];
+}

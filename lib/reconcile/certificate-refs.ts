@@ -21,7 +21,7 @@ import { createHash } from 'node:crypto';
 import { describeError } from '../errors.js';
 import { certificateId } from '../gateway/certificates.js';
 import type { JsonObject } from '../gateway/types.js';
-import { isObject } from '../guards.js';
+import { isObject, stringItems } from '../guards.js';
 import type { KubeObject } from '../kube/types.js';
 
 /**
@@ -82,10 +82,6 @@ const MAP_REFS = [
 
 export const SECRET_REF_FIELDS: readonly string[] = [...LIST_REFS, ...MAP_REFS].map((r) => r.field);
 
-function stringsOf(value: unknown): string[] {
-  return Array.isArray(value) ? value.filter((v): v is string => typeof v === 'string' && v !== '') : [];
-}
-
 function entriesOf(value: unknown): [string, string][] {
   return isObject(value) ? Object.entries(value).filter((e): e is [string, string] => typeof e[1] === 'string' && e[1] !== '') : [];
 }
@@ -93,7 +89,7 @@ function entriesOf(value: unknown): [string, string][] {
 /** The Secrets a spec names, each once, in the order met. */
 export function secretNamesOf(spec: Record<string, unknown> | undefined): string[] {
   if (!spec) return [];
-  const names = [...LIST_REFS.flatMap((r) => stringsOf(spec[r.field])), ...MAP_REFS.flatMap((r) => entriesOf(spec[r.field]).map(([, name]) => name))];
+  const names = [...LIST_REFS.flatMap((r) => stringItems(spec[r.field])), ...MAP_REFS.flatMap((r) => entriesOf(spec[r.field]).map(([, name]) => name))];
   return [...new Set(names)];
 }
 
@@ -135,9 +131,9 @@ export function resolveCertificates(spec: Record<string, unknown>, namespace: st
   }
   const fields: JsonObject = {};
   for (const ref of LIST_REFS) {
-    const refs = stringsOf(spec[ref.field]);
+    const refs = stringItems(spec[ref.field]);
     if (refs.length === 0) continue;
-    const ids = [...stringsOf(spec[ref.into])];
+    const ids = [...stringItems(spec[ref.into])];
     for (const name of refs) {
       const m = material.get(name) as Material;
       if (ref.needsKey && !m.hasKey) return { ok: false, invalid: `${ref.field}: Secret ${namespace}/${name} has no tls.key`, uses: secretUses };

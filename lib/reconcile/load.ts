@@ -12,9 +12,9 @@
 import type { CertificateStore } from '../gateway/certificates.js';
 import type { GatewayTarget } from '../gateway/targets.js';
 import { GATEWAY_OBJECT_NAMES, type Gateway, type JsonObject } from '../gateway/types.js';
-import { nonBlank } from '../guards.js';
+import { isObject, nonBlank } from '../guards.js';
 import { API_DEFINITION, CONFIG_MAP, isApiKind, type ManagedKind, type ObjectRef, refString, SECRET, SECURITY_POLICY, TYK_OAS_API_DEFINITION } from '../kinds.js';
-import type { KubeObject } from '../kube/types.js';
+import type { KubeObject, ResourceKind } from '../kube/types.js';
 import type { SyncRecord } from '../store/types.js';
 import { apiDefinitionPayload } from './api-payload.js';
 import { resolveCertificates, secretNamesOf } from './certificate-refs.js';
@@ -204,8 +204,8 @@ function desiredId(kind: ManagedKind, obj: KubeObject, target: GatewayTarget): s
   return gatewayIdFor(kind, obj);
 }
 
-/** "namespace/name" of a Secret → the Secret (null: 404); a Secret that could not be read is absent. */
-type SecretsRead = ReadonlyMap<string, KubeObject | null>;
+/** "namespace/name" of a Secret or ConfigMap read for a desired state → the object (null: 404); one that could not be read is absent. */
+type DependenciesRead = ReadonlyMap<string, KubeObject | null>;
 
 /**
  * The Secret references of an API's spec, in the form certificate-refs.ts reads: an
@@ -216,8 +216,7 @@ function certificateSpecOf(kind: ManagedKind, obj: KubeObject): Record<string, u
   if (kind === API_DEFINITION) return obj.spec;
   if (kind !== TYK_OAS_API_DEFINITION) return undefined;
   const cc = obj.spec?.clientCertificate;
-  const allowlist = cc !== null && typeof cc === 'object' && !Array.isArray(cc) ? (cc as Record<string, unknown>).allowlist : undefined;
-  return Array.isArray(allowlist) ? { client_certificate_refs: allowlist } : undefined;
+  return isObject(cc) && Array.isArray(cc.allowlist) ? { client_certificate_refs: cc.allowlist } : undefined;
 }
 
 /** A live object whose desired state is to be built: readable, with a gateway, not being deleted. */
@@ -233,7 +232,7 @@ function building(d: Draft): d is Draft & { obj: KubeObject; target: GatewayTarg
 async function readDependencies(
   ctx: RunContext,
   drafts: Draft[],
-  kind: typeof SECRET,
+  kind: ResourceKind,
   namesOf: (d: Draft & { obj: KubeObject }) => { namespace: string; name: string }[],
 ): Promise<Map<string, KubeObject | null>> {
   const wanted = new Map<string, { namespace: string; name: string; users: Draft[] }>();
@@ -258,12 +257,12 @@ async function readDependencies(
 }
 
 /** The Secrets the live APIs among `drafts` name for certificates, in their own namespace. */
-function loadSecrets(ctx: RunContext, drafts: Draft[]): Promise<SecretsRead> {
+function loadSecrets(ctx: RunContext, drafts: Draft[]): Promise<DependenciesRead> {
   return readDependencies(ctx, drafts, SECRET, (d) => secretNamesOf(certificateSpecOf(d.kind, d.obj)).map((name) => ({ namespace: d.ref.namespace, name })));
 }
 
 /** The ConfigMaps the live TykOasApiDefinitions among `drafts` keep their documents in. */
-function loadConfigMaps(ctx: RunContext, drafts: Draft[]): Promise<SecretsRead> {
+function loadConfigMaps(ctx: RunContext, drafts: Draft[]): Promise<DependenciesRead> {
   return readDependencies(ctx, drafts, CONFIG_MAP, (d) => {
     if (d.kind !== TYK_OAS_API_DEFINITION) return [];
     const ref = configMapRefOf(d.obj);
@@ -282,7 +281,7 @@ interface Built {
 }
 
 /** What we would send, and the DesiredState plan reads. A policy with an unresolved reference waits. */
-function computeDesired(d: Draft, lc: LoadContext, secrets: SecretsRead, configMaps: SecretsRead): void {
+function computeDesired(d: Draft, lc: LoadContext, secrets: DependenciesRead, configMaps: DependenciesRead): void {
   const obj = d.obj;
   const target = d.target;
   if (!obj || !target || d.readError !== undefined) return;
@@ -303,7 +302,7 @@ function computeDesired(d: Draft, lc: LoadContext, secrets: SecretsRead, configM
 }
 
 /** Certificates of a live API (none while it is being deleted), with what they make wait or invalid. */
-function certificatesOf(d: Draft, obj: KubeObject, target: GatewayTarget, secrets: SecretsRead): ReturnType<typeof resolveCertificates> | undefined {
+function certificatesOf(d: Draft, obj: KubeObject, target: GatewayTarget, secrets: DependenciesRead): ReturnType<typeof resolveCertificates> | undefined {
   const spec = certificateSpecOf(d.kind, obj);
   if (obj.metadata.deletionTimestamp || !spec || secretNamesOf(spec).length === 0) return undefined;
   const namespace = d.ref.namespace;
@@ -312,7 +311,7 @@ function certificatesOf(d: Draft, obj: KubeObject, target: GatewayTarget, secret
   return certs;
 }
 
-function buildApi(d: Draft, obj: KubeObject, target: GatewayTarget, lc: LoadContext, secrets: SecretsRead): Built {
+function buildApi(d: Draft, obj: KubeObject, target: GatewayTarget, lc: LoadContext, secrets: DependenciesRead): Built {
   const id = desiredId(d.kind, obj, target);
   const certs = certificatesOf(d, obj, target, secrets);
   if (certs && !certs.ok) return 'waiting' in certs ? { id, waiting: certs.waiting } : { id, invalid: certs.invalid };
@@ -330,7 +329,7 @@ function buildApi(d: Draft, obj: KubeObject, target: GatewayTarget, lc: LoadCont
  * fields over it (oas-payload.ts). Its uses are the ConfigMap and the allowlist's Secrets and
  * certificates, kept even when the document is refused, so an event about the ConfigMap finds it.
  */
-function buildOas(d: Draft, obj: KubeObject, target: GatewayTarget, lc: LoadContext, secrets: SecretsRead, configMaps: SecretsRead): Built {
+function buildOas(d: Draft, obj: KubeObject, target: GatewayTarget, lc: LoadContext, secrets: DependenciesRead, configMaps: DependenciesRead): Built {
   const fallbackId = oasIdOf(undefined, obj);
   if (obj.metadata.deletionTimestamp) return { id: d.record?.id || fallbackId };
   const ref = configMapRefOf(obj);

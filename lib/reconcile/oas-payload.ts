@@ -22,7 +22,7 @@
 
 import { oasApiId, TYK_EXTENSION, withOasId } from '../gateway/oas.js';
 import type { JsonObject } from '../gateway/types.js';
-import { isObject, nonEmpty } from '../guards.js';
+import { isObject, nonEmpty, stringItems } from '../guards.js';
 import { TYK_OAS_API_DEFINITION } from '../kinds.js';
 import type { KubeObject } from '../kube/types.js';
 import { hashOf } from './hash.js';
@@ -122,7 +122,7 @@ export function tykOasPayload(obj: KubeObject, doc: JsonObject, id: string, over
     server.clientCertificate = {
       ...current,
       ...(typeof cc.enabled === 'boolean' ? { enabled: cc.enabled } : {}),
-      ...(overrides.clientCertificates !== undefined ? { allowlist: [...new Set([...stringList(current.allowlist), ...overrides.clientCertificates])] } : {}),
+      ...(overrides.clientCertificates !== undefined ? { allowlist: [...new Set([...stringItems(current.allowlist), ...overrides.clientCertificates])] } : {}),
     };
     ext.server = server;
   }
@@ -144,10 +144,6 @@ export function tykOasPayload(obj: KubeObject, doc: JsonObject, id: string, over
     ext.info = info;
   }
   return { ok: true, body };
-}
-
-function stringList(v: unknown): string[] {
-  return Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string' && x !== '') : [];
 }
 
 /** The status fields besides id and transaction; absent values are removed from the status (null). */

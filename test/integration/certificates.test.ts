@@ -7,9 +7,9 @@
  * deleted on the gateway put back by the schedule; what we did not upload never removed; no
  * private key in any log, report, Event or status.
  */
-import { randomUUID } from 'node:crypto';
 import t from 'tap';
 import type { KubeObject } from '../../lib/kube/types.js';
+import { auditEventList } from '../fixtures/audit.js';
 import { apiDefinition, defaultIdOf, secret } from '../fixtures/builders.js';
 import { certId, PEM } from '../fixtures/pem.js';
 import { capturingLogger, type LogEntry, reported, type World, worldFor } from '../harness/world.js';
@@ -21,23 +21,6 @@ const upstreamApi = (name: string, secretName: string) =>
   apiDefinition(name)
     .patchSpec({ upstream_certificate_refs: { '*': secretName } })
     .build();
-
-/** An audit EventList about one Secret write, as the API server sends it at the Metadata level. */
-function secretAudit(name: string, verb = 'update', namespace = 'default') {
-  const item = {
-    level: 'Metadata',
-    auditID: randomUUID(),
-    stage: 'ResponseComplete',
-    requestURI: `/api/v1/namespaces/${namespace}/secrets/${name}`,
-    verb,
-    user: { username: 'jane@example.com', groups: ['system:authenticated'] },
-    objectRef: { resource: 'secrets', namespace, name, apiVersion: 'v1' },
-    responseStatus: { metadata: {}, code: 200 },
-    requestReceivedTimestamp: '2026-11-24T10:00:00.000000Z',
-    stageTimestamp: '2026-11-24T10:00:00.010000Z',
-  };
-  return { kind: 'EventList', apiVersion: 'audit.k8s.io/v1', metadata: {}, items: [item] };
-}
 
 const uploads = (w: World) => w.tyk.count('POST', '/tyk/certs');
 const certRemovals = (w: World) => w.tyk.count('DELETE', /^\/tyk\/certs\//);
@@ -79,7 +62,7 @@ t.test('a rotated Secret, announced by an audit event: one upload, one write per
   w.resetCounts();
 
   await w.kube.put(tlsSecret('shared-tls', PEM.stranger, PEM.strangerKey));
-  const res = await w.audit(secretAudit('shared-tls'));
+  const res = await w.audit(auditEventList({ resource: 'secrets', name: 'shared-tls' }));
   t.equal(res.statusCode, 200);
   const report = res.body.report;
   if (!report) throw new Error('no run');
@@ -165,7 +148,7 @@ t.test('a Secret without what is needed: Invalid, named; an event about a Secret
   const first = await w.tick();
   t.match(reported(first, 'server'), { result: 'invalid', error: 'certificate_secret_names: Secret default/cert-only has no tls.key' });
   t.equal(w.tyk.writes() + uploads(w), 0);
-  const res = await w.audit(secretAudit('unrelated'));
+  const res = await w.audit(auditEventList({ resource: 'secrets', name: 'unrelated' }));
   t.equal(res.statusCode, 200);
   t.match(res.body, { accepted: 0, ignored: { 'no resource uses it': 1 }, report: null });
 });
@@ -247,7 +230,7 @@ t.test('pro mode, against the Dashboard: the same flows through /api/certs', asy
   t.equal(dash.writes() + dashUploads() + dashRemovals(), 0, 'silent for ten ticks');
 
   await w.kube.put(tlsSecret('shared-tls', PEM.stranger, PEM.strangerKey));
-  const res = await w.audit(secretAudit('shared-tls'));
+  const res = await w.audit(auditEventList({ resource: 'secrets', name: 'shared-tls' }));
   const newId = certId(PEM.stranger, dash.orgId);
   t.strictSame((res.body.report?.objects ?? []).map((o) => `${o.name}:${o.action}:${o.result}`).sort(), ['a:UPDATE:synced', 'b:UPDATE:synced']);
   t.equal(dashUploads(), 1, 'one upload');

@@ -4,30 +4,13 @@
  * its objects for a TTL of seconds; a slow one keeps them), and a shutdown in the middle of a
  * run (it stops writing, settles and records what it wrote, and releases its locks).
  */
-import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import t, { type Test } from 'tap';
+import { auditEventList } from '../fixtures/audit.js';
 import { apiDefinition, defaultIdOf } from '../fixtures/builders.js';
 import { reported, worldFor } from '../harness/world.js';
 
 const one = (name: string) => ({ namespace: 'default', name });
-
-/** An audit EventList as the API server sends it: one update of an ApiDefinition, with its own auditID. */
-function auditOf(name: string) {
-  const item = {
-    level: 'Metadata',
-    auditID: randomUUID(),
-    stage: 'ResponseComplete',
-    requestURI: `/apis/tyk.tyk.io/v1alpha1/namespaces/default/apidefinitions/${name}`,
-    verb: 'update',
-    user: { username: 'jane@example.com', groups: ['system:authenticated'] },
-    objectRef: { resource: 'apidefinitions', namespace: 'default', name, apiGroup: 'tyk.tyk.io', apiVersion: 'v1alpha1' },
-    responseStatus: { metadata: {}, code: 200 },
-    requestReceivedTimestamp: '2026-11-24T10:00:00.000000Z',
-    stageTimestamp: '2026-11-24T10:00:00.010000Z',
-  };
-  return { kind: 'EventList', apiVersion: 'audit.k8s.io/v1', metadata: {}, items: [item] };
-}
 
 t.test('a lock held by a dead invocation blocks its object for one short TTL, then the next run converges', async (t) => {
   const w = await worldFor(t, { settings: { lockTtlMs: 500, lockRenewMs: 150 } });
@@ -97,7 +80,7 @@ t.test('SIGTERM mid-run: writes not started are left, what was written settles a
   const refused = await w.resync();
   t.equal(refused.statusCode, 503, 'a run asked for after the stop is refused');
   t.match(refused.body, { code: 'SHUTTING_DOWN' });
-  const delivery = auditOf('b');
+  const delivery = auditEventList({ resource: 'apidefinitions', apiGroup: 'tyk.tyk.io', name: 'b' });
   const webhook = await w.audit(delivery);
   t.equal(webhook.statusCode, 503, 'so is a webhook delivery: the API server retries it against the next process');
 

@@ -5,37 +5,25 @@
  * lost by a gateway restart, deleted; one write per change, silence in a steady state; refusals
  * named in the status; policies granting a TykOasApiDefinition; the same in pro mode.
  */
-import { randomUUID } from 'node:crypto';
 import t from 'tap';
 import type { RunReport } from '../../lib/reconcile/types.js';
+import { auditEventList } from '../fixtures/audit.js';
 import { configMap, defaultIdOf, oasDocument, secret, securityPolicy, tykOasApi } from '../fixtures/builders.js';
 import { certId, PEM } from '../fixtures/pem.js';
 import { reported, type World, worldFor } from '../harness/world.js';
 
 const OAS = 'tykoasapidefinitions';
 
+/** An edit behind our back: the OAS document's upstream pointed elsewhere. */
+const redirectUpstream = (d: Record<string, unknown>): void => {
+  (d['x-tyk-api-gateway'] as { upstream: { url: string } }).upstream.url = 'http://evil.example';
+};
+
 /** The report of TykOasApiDefinition `name`. */
 const oasReport = (report: RunReport | null | undefined, name: string) => {
   if (!report) throw new Error('no run');
   return reported(report, name, 'TykOasApiDefinition');
 };
-
-/** An audit EventList about one ConfigMap write, as the API server sends it at the Metadata level. */
-function configMapAudit(name: string, verb = 'update', namespace = 'default') {
-  const item = {
-    level: 'Metadata',
-    auditID: randomUUID(),
-    stage: 'ResponseComplete',
-    requestURI: `/api/v1/namespaces/${namespace}/configmaps/${name}`,
-    verb,
-    user: { username: 'jane@example.com', groups: ['system:authenticated'] },
-    objectRef: { resource: 'configmaps', namespace, name, apiVersion: 'v1' },
-    responseStatus: { metadata: {}, code: 200 },
-    requestReceivedTimestamp: '2026-11-24T10:00:00.000000Z',
-    stageTimestamp: '2026-11-24T10:00:00.010000Z',
-  };
-  return { kind: 'EventList', apiVersion: 'audit.k8s.io/v1', metadata: {}, items: [item] };
-}
 
 t.test('a TykOasApiDefinition: created, its ConfigMap edited, drifted, restarted, deleted; one write per change, silent in between', async (t) => {
   const w = await worldFor(t);
@@ -65,7 +53,7 @@ t.test('a TykOasApiDefinition: created, its ConfigMap edited, drifted, restarted
       .withOas(oasDocument('petstore', { listenPath: '/pets/' }))
       .build(),
   );
-  const res = await w.audit(configMapAudit('petstore'));
+  const res = await w.audit(auditEventList({ resource: 'configmaps', name: 'petstore' }));
   t.equal(res.statusCode, 200);
   t.strictSame(
     res.body.report?.objects.map((o) => `${o.kind}/${o.name}:${o.action}:${o.result}`),
@@ -78,9 +66,7 @@ t.test('a TykOasApiDefinition: created, its ConfigMap edited, drifted, restarted
 
   // edited on the gateway behind our back: the schedule puts it back
   w.resetCounts();
-  w.tyk.editLoaded('oas', id, (d) => {
-    (d['x-tyk-api-gateway'] as { upstream: { url: string } }).upstream.url = 'http://evil.example';
-  });
+  w.tyk.editLoaded('oas', id, redirectUpstream);
   const healed = await w.tick();
   t.match(oasReport(healed, 'petstore'), { action: 'UPDATE', result: 'synced' });
   t.equal(w.tyk.writes(), 1, 'one write undoes the drift');
@@ -132,7 +118,7 @@ t.test('refused documents: a missing ConfigMap or key, not JSON, no x-tyk-api-ga
 
   // the ConfigMap created, announced: the resource that named it is run
   await w.kube.put(configMap('nomap').withOas(oasDocument('nomap')).build());
-  const res = await w.audit(configMapAudit('nomap', 'create'));
+  const res = await w.audit(auditEventList({ resource: 'configmaps', name: 'nomap', verb: 'create' }));
   t.match(oasReport(res.body.report, 'nomap'), { action: 'CREATE', result: 'synced' });
 });
 
@@ -266,15 +252,13 @@ t.test('pro mode, against the Dashboard: created, ConfigMap edited, drifted, del
       .withOas(oasDocument('petstore', { listenPath: '/pets/' }))
       .build(),
   );
-  const res = await w.audit(configMapAudit('petstore'));
+  const res = await w.audit(auditEventList({ resource: 'configmaps', name: 'petstore' }));
   t.match(oasReport(res.body.report, 'petstore'), { action: 'UPDATE', result: 'synced' });
   t.equal(dash.writes(), 1, 'one write');
   t.match(dash.oasApis().get(id), { 'x-tyk-api-gateway': { server: { listenPath: { value: '/pets/' } } } });
 
   dash.resetCalls();
-  dash.editOas(id, (d) => {
-    (d['x-tyk-api-gateway'] as { upstream: { url: string } }).upstream.url = 'http://evil.example';
-  });
+  dash.editOas(id, redirectUpstream);
   const healed = await w.tick();
   t.match(oasReport(healed, 'petstore'), { action: 'UPDATE', result: 'synced' });
   t.equal(dash.writes(), 1, 'the drift undone with one write');
