@@ -69,6 +69,35 @@ export const SECRET: ResourceKind = { kind: 'Secret', group: '', version: 'v1', 
 export const CONFIG_MAP: ResourceKind = { kind: 'ConfigMap', group: '', version: 'v1', plural: 'configmaps' };
 export const EVENT: ResourceKind = { kind: 'Event', group: '', version: 'v1', plural: 'events' };
 
+/**
+ * A kind that lives in the cluster only (nothing of it is on a gateway), which other objects
+ * use: a finalizer of ours keeps one in use from going (lib/reconcile/held-finalizers.ts).
+ */
+export interface HeldKind extends ResourceKind {
+  readonly finalizer: string;
+}
+
+/** A GraphQL federation subgraph: its SDL, served by the ApiDefinition whose graph_ref names it. */
+export const SUBGRAPH: HeldKind = { kind: 'SubGraph', group: 'tyk.tyk.io', version: 'v1alpha1', plural: 'subgraphs', finalizer: 'finalizers.tyk.io/subgraph' };
+/** A GraphQL federation supergraph: SubGraphs composed into one API (lib/reconcile/federation.ts). */
+export const SUPERGRAPH: HeldKind = { kind: 'SuperGraph', group: 'tyk.tyk.io', version: 'v1alpha1', plural: 'supergraphs', finalizer: 'finalizers.tyk.io/supergraph' };
+
+/** In the order a run looks at them: SuperGraphs first, so one released frees its SubGraphs in the same run. */
+export const HELD_KINDS: readonly HeldKind[] = [SUPERGRAPH, SUBGRAPH];
+
+/** Finds a held kind by Kind ("SubGraph") or plural ("subgraphs"), case-insensitively. */
+export function findHeldKind(name: string): HeldKind | undefined {
+  const n = name.toLowerCase();
+  return HELD_KINDS.find((k) => k.kind.toLowerCase() === n || k.plural === n);
+}
+
+/** A held object a run should look at. */
+export interface HeldRef {
+  kind: HeldKind;
+  namespace: string;
+  name: string;
+}
+
 /** Finds a managed kind by Kind ("ApiDefinition") or plural ("apidefinitions"), case-insensitively. */
 export function findKind(name: string): ManagedKind | undefined {
   const n = name.toLowerCase();

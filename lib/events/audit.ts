@@ -2,8 +2,8 @@
  * audit.k8s.io/v1 EventList → EventItems, as the API server's audit webhook sends it.
  *
  * Takes only stage ResponseComplete writes (create, update, patch, delete, deletecollection)
- * of tyk.tyk.io resources, and of the core resources ours are built from (Secrets: an
- * EventItem `dependency`, by name; only the objectRef is read, so a Metadata audit level is
+ * of tyk.tyk.io resources, and of the resources ours are built from (Secrets, ConfigMaps,
+ * SubGraphs, SuperGraphs: an EventItem `dependency`, by name; only the objectRef is read, so a Metadata audit level is
  * enough and Secret data never needs to be in the audit log); skips requests that failed
  * (responseStatus.code >= 300), dry runs, the status subresource, and requests made by our own identity (`ownUsername`: our finalizer
  * patches come back as audit events). Each item carries its auditID, so a batch the API server
@@ -48,7 +48,7 @@ function auditItem(ev: Record<string, unknown>, ownUsername: string | undefined)
   if (!ref) return { ignored: 'kind not reconciled' };
   const resource = nonEmpty(ref.resource) ?? '';
   const group = nonEmpty(ref.apiGroup);
-  const dependency = group === undefined ? findDependencyKind(resource) : undefined;
+  const dependency = findDependencyKind(resource, group ?? '');
   if (dependency === undefined && (group !== 'tyk.tyk.io' || findKind(resource) === undefined)) return { ignored: 'kind not reconciled' };
   if (nonEmpty(ref.subresource) === 'status') return { ignored: 'status subresource' };
   const code = isObject(ev.responseStatus) ? ev.responseStatus.code : undefined;

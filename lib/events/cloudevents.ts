@@ -15,7 +15,7 @@
  */
 import { BadRequestError } from '../errors.js';
 import { isObject, nonEmpty } from '../guards.js';
-import type { EventItem } from './refs.js';
+import { type EventItem, findDependencyKind } from './refs.js';
 import { fromAnyShape } from './shapes.js';
 
 export const CLOUDEVENTS_TYPES = ['application/cloudevents+json', 'application/cloudevents-batch+json'];
@@ -89,6 +89,8 @@ function fromSubject(subject: string | undefined): EventItem | undefined {
   const m = /^\/apis\/([^/]+)\/[^/]+\/namespaces\/([^/]+)\/([^/]+)\/([^/]+)$/.exec(subject ?? '');
   if (!m) return undefined;
   if (m[1] !== 'tyk.tyk.io') return { ignored: 'kind not reconciled' };
+  const dependency = findDependencyKind(m[3]!, m[1]);
+  if (dependency !== undefined) return { dependency: { kind: dependency, namespace: m[2]!, name: m[4]! } };
   return { object: { kind: m[3]!, namespace: m[2]!, name: m[4]! } };
 }
 

@@ -1,13 +1,15 @@
 /**
- * Dependency events → the objects to look at: an event about a Secret or a ConfigMap names,
- * through the store's uses index (records' `uses`), every object whose last sync used it, so a
- * rotated certificate reaches its APIs, and an edited OAS document its TykOasApiDefinitions,
- * without a full run. One store round trip per delivery. A Secret or ConfigMap no record uses
- * is ignored ("no resource uses it"); the schedule catches objects that name one before any
- * record of theirs does.
+ * Dependency events → the objects to look at: an event about a Secret, a ConfigMap, a SubGraph
+ * or a SuperGraph names, through the store's uses index (records' `uses`), every object whose
+ * last sync used it, so a rotated certificate reaches its APIs, an edited OAS document its
+ * TykOasApiDefinitions, and an edited SubGraph its subgraph API and every supergraph API
+ * composing it, without a full run. One store round trip per delivery. A Secret or ConfigMap no
+ * record uses is ignored ("no resource uses it"); the schedule catches objects that name one
+ * before any record of theirs does. A SubGraph or SuperGraph is also looked at itself (its
+ * finalizer, its status: lib/reconcile/graph-phase.ts), used or not.
  * Throws StoreUnavailableError (the store's).
  */
-import { findKind } from '../kinds.js';
+import { findHeldKind, findKind } from '../kinds.js';
 import type { Store } from '../store/types.js';
 import type { EventItem } from './refs.js';
 
@@ -23,7 +25,9 @@ export async function resolveDependents(store: Store, items: readonly EventItem[
       const [kind, namespace, name] = key.split('/');
       return kind && namespace && name && findKind(kind) ? [{ ...id, object: { kind, namespace, name } }] : [];
     });
-    return objects.length > 0 ? objects : [{ ...id, ignored: 'no resource uses it' }];
+    // a held kind (SubGraph, SuperGraph) is an object of ours too
+    const itself = findHeldKind(item.dependency.kind) ? [{ ...id, object: { ...item.dependency } }] : [];
+    return objects.length > 0 || itself.length > 0 ? [...itself, ...objects] : [{ ...id, ignored: 'no resource uses it' }];
   });
 }
 

@@ -5,7 +5,7 @@
  * namespace-wide runs, or one full run. Pure.
  */
 
-import { findKind, type ObjectRef } from '../kinds.js';
+import { findHeldKind, findKind, type HeldRef, type ObjectRef } from '../kinds.js';
 import type { RunScope } from '../reconcile/types.js';
 
 export type EventItem =
@@ -13,24 +13,34 @@ export type EventItem =
   | { id?: string; object: { kind: string; namespace: string; name: string } }
   /** a whole namespace to look at (a create whose name the event lacks, a deletecollection) */
   | { id?: string; namespace: { kind: string; namespace: string } }
-  /** a resource ours are built from (a Secret, a ConfigMap): the objects whose records use it are looked at (dependents.ts) */
+  /**
+   * a resource ours are built from (a Secret, a ConfigMap, a SubGraph, a SuperGraph): the objects
+   * whose records use it are looked at (dependents.ts), and a held one (SubGraph, SuperGraph) itself
+   */
   | { id?: string; dependency: { kind: DependencyKind; namespace: string; name: string } }
   /** nothing to do, and why */
   | { id?: string; ignored: string };
 
-/** Core kinds whose change changes what our objects send. */
-export type DependencyKind = 'Secret' | 'ConfigMap';
+/** Kinds whose change changes what our objects send: core Secrets and ConfigMaps, tyk.tyk.io SubGraphs and SuperGraphs. */
+export type DependencyKind = 'Secret' | 'ConfigMap' | 'SubGraph' | 'SuperGraph';
 
 const DEPENDENCY_KINDS: ReadonlyMap<string, DependencyKind> = new Map([
   ['secret', 'Secret'],
   ['secrets', 'Secret'],
   ['configmap', 'ConfigMap'],
   ['configmaps', 'ConfigMap'],
+  ['subgraph', 'SubGraph'],
+  ['subgraphs', 'SubGraph'],
+  ['supergraph', 'SuperGraph'],
+  ['supergraphs', 'SuperGraph'],
 ]);
 
-/** The dependency kind of a core (group "") resource, by Kind or plural, case-insensitively. */
-export function findDependencyKind(name: string): DependencyKind | undefined {
-  return DEPENDENCY_KINDS.get(name.toLowerCase());
+const DEPENDENCY_GROUPS: Readonly<Record<DependencyKind, string>> = { Secret: '', ConfigMap: '', SubGraph: 'tyk.tyk.io', SuperGraph: 'tyk.tyk.io' };
+
+/** The dependency kind of a resource of API group `group` ("" core), by Kind or plural, case-insensitively. */
+export function findDependencyKind(name: string, group = ''): DependencyKind | undefined {
+  const kind = DEPENDENCY_KINDS.get(name.toLowerCase());
+  return kind !== undefined && DEPENDENCY_GROUPS[kind] === group ? kind : undefined;
 }
 
 export interface Intake {
@@ -51,6 +61,7 @@ export interface CollectOptions {
 
 export function collect(items: readonly EventItem[], options: CollectOptions = {}): Intake {
   const refs = new Map<string, ObjectRef>();
+  const held = new Map<string, HeldRef>();
   const namespaces = new Set<string>();
   const ignored: Record<string, number> = {};
   let accepted = 0;
@@ -71,18 +82,23 @@ export function collect(items: readonly EventItem[], options: CollectOptions = {
     }
     const target = 'object' in item ? item.object : item.namespace;
     const kind = findKind(target.kind);
-    if (kind === undefined) {
+    const heldKind = kind === undefined ? findHeldKind(target.kind) : undefined;
+    if (kind === undefined && heldKind === undefined) {
       ignore('kind not reconciled');
       continue;
     }
     accepted++;
-    if ('object' in item) refs.set(`${kind.kind}/${item.object.namespace}/${item.object.name}`, { kind, namespace: item.object.namespace, name: item.object.name });
-    else namespaces.add(item.namespace.namespace);
+    if (!('object' in item)) namespaces.add(item.namespace.namespace);
+    else if (kind !== undefined) refs.set(`${kind.kind}/${item.object.namespace}/${item.object.name}`, { kind, namespace: item.object.namespace, name: item.object.name });
+    else if (heldKind !== undefined) held.set(`${heldKind.kind}/${item.object.namespace}/${item.object.name}`, { kind: heldKind, namespace: item.object.namespace, name: item.object.name });
   }
   const single = [...refs.values()].filter((r) => !namespaces.has(r.namespace));
+  const singleHeld = [...held.values()].filter((r) => !namespaces.has(r.namespace));
   const max = options.maxRefs ?? Infinity;
-  if (single.length <= max) return { scope: { refs: single, namespaces: [...namespaces] }, accepted, ignored };
-  for (const r of single) namespaces.add(r.namespace);
+  if (single.length + singleHeld.length <= max) {
+    return { scope: { refs: single, namespaces: [...namespaces], ...(singleHeld.length > 0 ? { held: singleHeld } : {}) }, accepted, ignored };
+  }
+  for (const r of [...single, ...singleHeld]) namespaces.add(r.namespace);
   if (namespaces.size <= max) return { scope: { refs: [], namespaces: [...namespaces] }, accepted, ignored, folded: 'namespaces' };
   return { scope: { all: true }, accepted, ignored, folded: 'all' };
 }

@@ -3,8 +3,9 @@
  * returns the EventItem, or undefined when the payload is not of that shape; they throw
  * BadRequestError when it is of that shape but incomplete.
  *
- * - a Kubernetes object: {apiVersion, kind, metadata: {name, namespace}}; a core Secret is a
- *   `dependency` (the objects built from it are looked at), any other non-tyk.tyk.io kind ignored
+ * - a Kubernetes object: {apiVersion, kind, metadata: {name, namespace}}; a core Secret or
+ *   ConfigMap, a SubGraph or a SuperGraph is a `dependency` (the objects built from it are looked
+ *   at), any other non-tyk.tyk.io kind ignored
  * - a reference: {apiVersion, kind, name, namespace} (Knative ApiServerSource, Reference mode)
  * - a WatchEvent: {type: ADDED|MODIFIED|DELETED|BOOKMARK|ERROR, object}
  * - an Argo Events resource event: {type: ADD|UPDATE|DELETE, body, group, version, resource}
@@ -23,7 +24,7 @@ function fromObject(obj: unknown, where: string): EventItem | undefined {
   const apiVersion = nonEmpty(obj.apiVersion);
   const kind = nonEmpty(obj.kind);
   if (!apiVersion || !kind || (!meta && !('name' in obj))) return undefined;
-  const dependency = apiVersion === 'v1' ? findDependencyKind(kind) : undefined;
+  const dependency = findDependencyKind(kind, apiVersion.includes('/') ? apiVersion.slice(0, apiVersion.indexOf('/')) : '');
   if (!apiVersion.startsWith('tyk.tyk.io/') && dependency === undefined) return { ignored: 'kind not reconciled' };
   const name = nonEmpty(meta ? meta.name : obj.name);
   const namespace = nonEmpty(meta ? meta.namespace : obj.namespace);

@@ -13,15 +13,19 @@
  * - replaces the fields that name Secrets (certificate-refs.ts) with the certificate store ids
  *   the load stage resolved (`certificateFields`); the `*_refs` fields themselves are not sent.
  *
- * What needs something this service does not do yet (GraphQL federation) makes the object
- * unsupported: building returns a reason instead of a body, so nothing half-configured
- * reaches the gateway. `contextRef` picks the gateway and is not sent.
+ * - GraphQL federation (`graphql.graph_ref`): the fields the load stage resolved from the
+ *   SubGraph or SuperGraph (federation.ts, `graphqlFields`) are set over `graphql`, and
+ *   `graph_ref` itself is not sent. Without them (or with an execution_mode that takes no graph)
+ *   building returns a reason instead of a body, so nothing half-configured reaches the gateway.
+ *
+ * `contextRef` picks the gateway and is not sent.
  */
 
 import type { JsonObject } from '../gateway/types.js';
 import { isEmptyJson } from '../guards.js';
 import type { KubeObject } from '../kube/types.js';
 import { SECRET_REF_FIELDS } from './certificate-refs.js';
+import { graphqlWith } from './federation.js';
 
 /** Operator-only fields that pick the gateway (handled by lib/gateway/targets.ts): not sent. */
 const ROUTING_FIELDS = ['contextRef'];
@@ -58,14 +62,16 @@ function omit(obj: JsonObject, keys: string[]): JsonObject {
   return out;
 }
 
-export function apiDefinitionPayload(obj: KubeObject, id: string, orgId: string | undefined, policyIdOf?: PolicyIdOf, certificateFields: JsonObject = {}): PayloadResult {
+export function apiDefinitionPayload(obj: KubeObject, id: string, orgId: string | undefined, policyIdOf?: PolicyIdOf, certificateFields: JsonObject = {}, graphqlFields?: JsonObject): PayloadResult {
   const spec = obj.spec;
   if (!isPlainObject(spec)) return { ok: false, reason: 'spec is missing' };
-  if (isPlainObject(spec.graphql) && !isEmptyJson(spec.graphql.graph_ref)) {
-    return { ok: false, reason: 'unsupported: graphql.graph_ref: GraphQL federation (SuperGraph and SubGraph resources) is not supported yet' };
+  const federated = isPlainObject(spec.graphql) && !isEmptyJson(spec.graphql.graph_ref);
+  if (federated && graphqlFields === undefined) {
+    return { ok: false, reason: 'unsupported: graphql.graph_ref: its SubGraph or SuperGraph was not resolved (execution_mode subgraph or supergraph)' };
   }
 
   const body = { ...omit(spec, [...ROUTING_FIELDS, ...SECRET_REF_FIELDS]), ...certificateFields };
+  if (federated && graphqlFields !== undefined) body.graphql = graphqlWith(spec, graphqlFields);
   body.api_id = id;
   if (orgId !== undefined && orgId !== '') body.org_id = orgId;
   body.version_data = withDefaultVersions(spec.version_data);

@@ -61,7 +61,7 @@ export interface Loaded {
   readonly uses?: readonly string[];
   /** APIs: the certificates its body names, to have in the gateway's store before it is written */
   readonly certificates?: readonly CertificateUpload[];
-  /** TykOasApiDefinitions: the status fields its document and ConfigMap give (oas-payload.ts oasStatusFields) */
+  /** TykOasApiDefinitions: the status fields its document and ConfigMap give (oas-payload.ts oasStatusFields); ApiDefinitions: linked_to_subgraph */
   readonly statusFields?: Readonly<Record<string, unknown>>;
 }
 
@@ -243,12 +243,17 @@ export function decide(l: Loaded, m: Moment): Decision {
 }
 
 /**
- * linked_by_policies (ApiDefinitions, when the policies were listed), linkedByPolicies and the
+ * linked_by_policies (ApiDefinitions, when the policies were listed) and linked_to_subgraph (an
+ * ApiDefinition serving a SubGraph), linkedByPolicies and the
  * document's fields (TykOasApiDefinitions), or linked_apis (policies: {name, namespace}, as both
  * CRDs keep them).
  */
 function statusExtraOf(l: Loaded): { statusExtra?: Record<string, unknown> } {
-  if (l.kind === API_DEFINITION) return l.referencedBy ? { statusExtra: { linked_by_policies: l.referencedBy } } : {};
+  if (l.kind === API_DEFINITION) {
+    // statusFields: linked_to_subgraph, for an API serving a SubGraph (load.ts graphqlFor)
+    const extra = { ...(l.statusFields ?? {}), ...(l.referencedBy ? { linked_by_policies: l.referencedBy } : {}) };
+    return Object.keys(extra).length > 0 ? { statusExtra: extra } : {};
+  }
   if (l.kind === TYK_OAS_API_DEFINITION) {
     const extra = { ...(l.statusFields ?? {}), ...(l.referencedBy ? { linkedByPolicies: l.referencedBy } : {}) };
     return Object.keys(extra).length > 0 ? { statusExtra: extra } : {};

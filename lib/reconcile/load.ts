@@ -13,16 +13,18 @@ import type { CertificateStore } from '../gateway/certificates.js';
 import type { GatewayTarget } from '../gateway/targets.js';
 import { GATEWAY_OBJECT_NAMES, type Gateway, type JsonObject } from '../gateway/types.js';
 import { isObject, nonBlank } from '../guards.js';
-import { API_DEFINITION, CONFIG_MAP, isApiKind, type ManagedKind, type ObjectRef, refString, SECRET, SECURITY_POLICY, TYK_OAS_API_DEFINITION } from '../kinds.js';
+import { API_DEFINITION, CONFIG_MAP, isApiKind, type ManagedKind, type ObjectRef, refString, SECRET, SECURITY_POLICY, SUBGRAPH, SUPERGRAPH, TYK_OAS_API_DEFINITION } from '../kinds.js';
 import type { KubeObject, ResourceKind } from '../kube/types.js';
 import type { SyncRecord } from '../store/types.js';
 import { apiDefinitionPayload } from './api-payload.js';
 import { resolveCertificates, secretNamesOf } from './certificate-refs.js';
+import type { Compose } from './compose.js';
 import { mapLimit } from './concurrency.js';
 import type { Loaded } from './decide.js';
+import { type GraphqlResolution, type GraphRef, type GraphsRead, graphRefOf, resolveGraphql, subgraphRefsOf } from './federation.js';
 import { hashOf } from './hash.js';
 import { defaultId, gatewayIdFor } from './ids.js';
-import { type ApiKindName, type ApiRef, apiKey, referencingPolicies } from './links.js';
+import { type ApiKindName, type ApiRef, apiKey, nsName, referencingPolicies } from './links.js';
 import { configMapRefOf, oasDocumentOf, oasIdOf, oasStatusFields, tykOasPayload } from './oas-payload.js';
 import type { ObservedState } from './plan.js';
 import { type ApiResolution, securityPolicyPayload } from './policy-payload.js';
@@ -153,7 +155,8 @@ export async function loadState(ctx: RunContext, objects: readonly Found[], lc: 
   await mapLimit(drafts, ctx.settings.concurrency, (d) => resolveTarget(ctx, d));
   const secrets = await loadSecrets(ctx, drafts);
   const configMaps = await loadConfigMaps(ctx, drafts);
-  for (const d of drafts) computeDesired(d, lc, secrets, configMaps);
+  const graphs = await loadGraphs(ctx, drafts);
+  for (const d of drafts) computeDesired(d, lc, secrets, configMaps, graphs);
   await loadObserved(ctx, drafts, lc.preferList);
   await checkCertificates(ctx, drafts);
   const policies = lc.policies;
@@ -270,29 +273,111 @@ function loadConfigMaps(ctx: RunContext, drafts: Draft[]): Promise<DependenciesR
   });
 }
 
+/**
+ * Lists, once per namespace, the objects (`kind`) that `namespacesOf` says each draft's desired
+ * state is built from. A failed list makes every draft that needs it unreadable.
+ */
+async function listDependencies(ctx: RunContext, drafts: Draft[], kind: ResourceKind, namespacesOf: (d: Draft & { obj: KubeObject }) => string[]): Promise<Map<string, KubeObject[]>> {
+  const wanted = new Map<string, Draft[]>();
+  for (const d of drafts) {
+    if (!building(d)) continue;
+    for (const ns of new Set(namespacesOf(d))) wanted.set(ns, [...(wanted.get(ns) ?? []), d]);
+  }
+  const listed = new Map<string, KubeObject[]>();
+  await mapLimit([...wanted.entries()], ctx.settings.concurrency, async ([ns, users]) => {
+    try {
+      listed.set(ns, await ctx.deps.kube.list(kind, ns));
+    } catch (err) {
+      for (const d of users) d.readError ??= err;
+    }
+  });
+  return listed;
+}
+
+/** What the graphs of ApiDefinitions were built from, and the composer when a supergraph is among them. */
+interface GraphsLoaded extends GraphsRead {
+  readonly compose?: Compose;
+}
+
+let composer: Promise<Compose> | undefined;
+
+/** compose.ts with the composition library and graphql, imported the first time a run builds a supergraph (see compose.ts). */
+function loadComposer(): Promise<Compose> {
+  composer ??= import('./compose.js').then(
+    (m) => m.composeSubgraphs,
+    (err: unknown) => {
+      composer = undefined;
+      throw err;
+    },
+  );
+  return composer;
+}
+
+/** The graph a live ApiDefinition names (federation.ts); undefined for none, or one refused. */
+function graphOf(d: Draft & { obj: KubeObject }): GraphRef | undefined {
+  if (d.kind !== API_DEFINITION) return undefined;
+  const ref = graphRefOf(d.obj);
+  return ref === undefined || 'invalid' in ref ? undefined : ref;
+}
+
+/**
+ * For ApiDefinitions naming a graph: their SuperGraphs, then the SubGraphs (theirs, or their
+ * SuperGraphs'), then the ApiDefinitions of each existing SubGraph's namespace (which one serves
+ * it), each read once; and the composer, loaded only when a supergraph is to be built.
+ */
+async function loadGraphs(ctx: RunContext, drafts: Draft[]): Promise<GraphsLoaded> {
+  const superGraphs = await readDependencies(ctx, drafts, SUPERGRAPH, (d) => {
+    const ref = graphOf(d);
+    return ref?.kind === 'SuperGraph' ? [ref] : [];
+  });
+  const subgraphsOf = (d: Draft & { obj: KubeObject }): GraphRef[] => {
+    const ref = graphOf(d);
+    if (ref?.kind === 'SubGraph') return [ref];
+    const sup = ref ? superGraphs.get(nsName(ref)) : undefined;
+    return sup ? subgraphRefsOf(sup) : [];
+  };
+  const subGraphs = await readDependencies(ctx, drafts, SUBGRAPH, subgraphsOf);
+  const apis = await listDependencies(ctx, drafts, API_DEFINITION, (d) => subgraphsOf(d).flatMap((r) => (subGraphs.get(nsName(r)) ? [r.namespace] : [])));
+  const composing = drafts.filter((d) => building(d) && graphOf(d)?.kind === 'SuperGraph');
+  if (composing.length === 0) return { superGraphs, subGraphs, apis };
+  try {
+    return { superGraphs, subGraphs, apis, compose: await loadComposer() };
+  } catch (err) {
+    for (const d of composing) d.readError ??= err;
+    return { superGraphs, subGraphs, apis };
+  }
+}
+
 /** What an object's desired state is made of, before its hash. */
 interface Built {
   id: string;
   body?: JsonObject;
   invalid?: string;
   waiting?: string;
-  /** the hash of what else than the body the desired state depends on (Secrets' content) */
+  /** the hash of what else than the body (or, when invalid, the spec) the desired state depends on: Secrets' content, a graph's */
   contentHash?: string;
 }
 
 /** What we would send, and the DesiredState plan reads. A policy with an unresolved reference waits. */
-function computeDesired(d: Draft, lc: LoadContext, secrets: DependenciesRead, configMaps: DependenciesRead): void {
+function computeDesired(d: Draft, lc: LoadContext, secrets: DependenciesRead, configMaps: DependenciesRead, graphs: GraphsLoaded): void {
   const obj = d.obj;
   const target = d.target;
   if (!obj || !target || d.readError !== undefined) return;
   const built =
-    d.kind === API_DEFINITION ? buildApi(d, obj, target, lc, secrets) : d.kind === TYK_OAS_API_DEFINITION ? buildOas(d, obj, target, lc, secrets, configMaps) : buildPolicy(d, obj, target, lc);
+    d.kind === API_DEFINITION ? buildApi(d, obj, target, lc, secrets, graphs) : d.kind === TYK_OAS_API_DEFINITION ? buildOas(d, obj, target, lc, secrets, configMaps) : buildPolicy(d, obj, target, lc);
   const { id, body, contentHash } = built;
   d.body = body;
   d.desired = {
     id,
     // the Secrets' content counts: a rotated certificate is a change even where its id is not
-    hash: body ? (contentHash === undefined ? hashOf(body) : hashOf({ body, certificates: contentHash })) : hashOf(obj.spec ?? null),
+    hash: body
+      ? contentHash === undefined
+        ? hashOf(body)
+        : hashOf({ body, certificates: contentHash })
+      : built.invalid !== undefined && contentHash !== undefined
+        ? // an invalid graph is judged again when what it was built from changes, not only its spec
+          hashOf({ spec: obj.spec ?? null, inputs: contentHash })
+        : hashOf(obj.spec ?? null),
     generation: obj.metadata.generation ?? 0,
     deleting: obj.metadata.deletionTimestamp !== undefined && obj.metadata.deletionTimestamp !== null,
     hasFinalizer: (obj.metadata.finalizers ?? []).includes(d.kind.finalizer),
@@ -311,17 +396,41 @@ function certificatesOf(d: Draft, obj: KubeObject, target: GatewayTarget, secret
   return certs;
 }
 
-function buildApi(d: Draft, obj: KubeObject, target: GatewayTarget, lc: LoadContext, secrets: DependenciesRead): Built {
+function buildApi(d: Draft, obj: KubeObject, target: GatewayTarget, lc: LoadContext, secrets: DependenciesRead, graphs: GraphsLoaded): Built {
   const id = desiredId(d.kind, obj, target);
   const certs = certificatesOf(d, obj, target, secrets);
+  const graph = graphqlFor(d, obj, graphs);
   if (certs && !certs.ok) return 'waiting' in certs ? { id, waiting: certs.waiting } : { id, invalid: certs.invalid };
-  const payload = apiDefinitionPayload(obj, id, target.orgId, (ns, name) => policyId(lc.policies ?? [], ns, name, target.mode), certs?.fields ?? {});
+  if (graph && !graph.ok) return 'waiting' in graph ? { id, waiting: graph.waiting } : { id, invalid: graph.invalid, contentHash: hashOf(graph.inputs ?? null) };
+  const graphqlFields = graph?.ok ? graph.fields : undefined;
+  const payload = apiDefinitionPayload(obj, id, target.orgId, (ns, name) => policyId(lc.policies ?? [], ns, name, target.mode), certs?.fields ?? {}, graphqlFields);
   if (!payload.ok) return { id, invalid: payload.reason };
   if (certs && certs.uploads.length > 0) {
     d.certificates = certs.uploads;
     return { id, body: payload.body, contentHash: certs.contentHash };
   }
   return { id, body: payload.body };
+}
+
+/**
+ * A live ApiDefinition's graph (federation.ts): the graphs go into its uses (also when it waits
+ * or is invalid, so an event about one finds it), and `status.linked_to_subgraph` names the
+ * SubGraph it serves, as Tyk Operator kept it (cleared when it serves none any more).
+ */
+function graphqlFor(d: Draft, obj: KubeObject, graphs: GraphsLoaded): GraphqlResolution | undefined {
+  if (obj.metadata.deletionTimestamp) return undefined;
+  const ref = graphRefOf(obj);
+  const linked = (to: string | undefined) => {
+    if (to !== undefined || obj.status?.linked_to_subgraph !== undefined) d.statusFields = { linked_to_subgraph: to ?? null };
+  };
+  if (ref === undefined || 'invalid' in ref) {
+    linked(undefined);
+    return ref === undefined ? undefined : { ok: false, invalid: ref.invalid, uses: [] };
+  }
+  const resolved = resolveGraphql(obj, ref, graphs, graphs.compose);
+  d.uses = [...(d.uses ?? []), ...resolved.uses];
+  linked(resolved.ok ? resolved.linkedTo : undefined);
+  return resolved;
 }
 
 /**

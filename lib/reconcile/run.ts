@@ -10,6 +10,10 @@
  * once per run: references hold the deletion of an ApiDefinition a live policy still uses,
  * and fill `status.linked_by_policies`.
  *
+ * After the API phases, the SuperGraphs and SubGraphs (cluster-only: graph-phase.ts) of the
+ * scope and those the ApiDefinitions used get their finalizer and status, deletions held while
+ * in use.
+ *
  * After the API phase, certificates we uploaded that no record uses any more are removed
  * (certificates.ts): those the phase's APIs moved off, and on a full run every one we own.
  *
@@ -33,6 +37,7 @@ import { decide, type Moment } from './decide.js';
 import { limitDeletions } from './delete-limit.js';
 import { DEFAULT_BACKOFF } from './error-policy.js';
 import { type Done, finalize, httpStatusOf } from './finalize.js';
+import { runGraphPhase } from './graph-phase.js';
 import { type ApiRef, accessRefs, apiKey, type NamespacedName, parseApiKey, referencingPolicies } from './links.js';
 import { apiKindOf, apiRefOf, apiResolver, type Found, loadDesired, loadOrphans, loadState, type ResolveApi, reread } from './load.js';
 import { versionRefsOf } from './oas-payload.js';
@@ -62,6 +67,7 @@ export async function runReconcile(deps: RunDeps, request: RunRequest): Promise<
   const classic = await runPhase(ctx, API_DEFINITION, scopeFor(request.scope, API_DEFINITION), reports, policies, new Map());
   const oas = await runOasPhase(ctx, scopeFor(request.scope, TYK_OAS_API_DEFINITION), reports, policies, classic);
   const apis = [...classic, ...oas];
+  await runGraphPhase(ctx, request.scope, classic, reports);
   if (request.dryRun !== true) await collectCertificates(ctx, releasedUses(apis), request.scope.all ? gatewaysOf(apis) : []);
   const policyScope = scopeFor(request.scope, SECURITY_POLICY, followersOf(apis, policies));
   const policyDone = await runPhase(ctx, SECURITY_POLICY, policyScope, reports, policies, phaseResults(apis));

@@ -5,7 +5,7 @@
  */
 import type { Clock } from '../clock.js';
 import type { GatewayTargets } from '../gateway/targets.js';
-import type { ObjectRef } from '../kinds.js';
+import type { HeldRef, ObjectRef } from '../kinds.js';
 import type { KubeApi } from '../kube/types.js';
 import type { Logger } from '../log.js';
 import type { Store } from '../store/types.js';
@@ -74,6 +74,8 @@ export interface RunScope {
   all?: boolean;
   namespaces?: readonly string[];
   refs?: readonly ObjectRef[];
+  /** single cluster-only objects (SubGraphs, SuperGraphs: lib/reconcile/held-finalizers.ts) */
+  held?: readonly HeldRef[];
 }
 
 export type Trigger = 'schedule' | 'watch' | 'audit' | 'resync' | 'cloudevents';
@@ -107,7 +109,19 @@ export type ObjectResult =
   /** a deletion held by MAX_DELETES_PER_RUN */
   | 'held';
 
-export type ReportReason = Reason | 'read failed' | 'not supported by gateway' | 'not watched' | 'gateway unavailable' | 'out of time' | 'shutting down' | 'store unavailable';
+export type ReportReason =
+  | Reason
+  | 'read failed'
+  | 'not supported by gateway'
+  | 'not watched'
+  | 'gateway unavailable'
+  | 'out of time'
+  | 'shutting down'
+  | 'store unavailable'
+  /** held kinds (cluster only): the finalizer was missing, the status changed, a deletion held while other objects use it */
+  | 'finalizer missing'
+  | 'status changed'
+  | 'in use';
 
 export interface ObjectReport {
   kind: string;

@@ -6,7 +6,7 @@
  */
 import { BadRequestError } from '../errors.js';
 import { isObject } from '../guards.js';
-import { findKind, MANAGED_KINDS } from '../kinds.js';
+import { findHeldKind, findKind, HELD_KINDS, MANAGED_KINDS } from '../kinds.js';
 import type { RunScope } from '../reconcile/types.js';
 import type { Service } from '../service.js';
 import { authorize } from './authorize.js';
@@ -52,10 +52,15 @@ function parseParams(input: HttpInput): ResyncParams {
 }
 
 function resyncScope(params: ResyncParams): RunScope {
-  const kinds = params.kind === undefined ? MANAGED_KINDS : [findKind(params.kind)];
-  if (kinds[0] === undefined) throw new BadRequestError(`unknown kind "${params.kind}": expected ${MANAGED_KINDS.map((k) => k.kind).join(', ')}`);
+  // a held kind (SubGraph, SuperGraph) is named on its own; without a kind, only the managed kinds are guessed
+  const held = params.kind === undefined ? undefined : findHeldKind(params.kind);
+  const kinds = params.kind === undefined ? MANAGED_KINDS : held ? [] : [findKind(params.kind)];
+  if (kinds[0] === undefined && !held) {
+    throw new BadRequestError(`unknown kind "${params.kind}": expected ${[...MANAGED_KINDS, ...HELD_KINDS].map((k) => k.kind).join(', ')}`);
+  }
   if (params.name !== undefined) {
     if (params.namespace === undefined) throw new BadRequestError('name needs namespace');
+    if (held) return { held: [{ kind: held, namespace: params.namespace, name: params.name }] };
     const optional = params.kind === undefined;
     return { refs: kinds.map((kind) => ({ kind: kind!, namespace: params.namespace!, name: params.name!, ...(optional ? { optional } : {}) })) };
   }

@@ -3,8 +3,8 @@
  *
  * 1. Compatibility: group, names, scope, versions (served/storage), subresources and printer
  *    columns are Tyk Operator's, so ours can replace theirs in a cluster.
- * 2. Validation: every ApiDefinition, TykOasApiDefinition, SecurityPolicy and OperatorContext in
- *    Tyk Operator's samples
+ * 2. Validation: every ApiDefinition, TykOasApiDefinition, SecurityPolicy, OperatorContext,
+ *    SubGraph and SuperGraph in Tyk Operator's samples
  *    is valid under our schema (and under theirs, which checks the schema converter), and a few
  *    objects are rejected by ours, so the test can fail.
  * 3. "Everything valid under theirs is valid under ours", and "nothing theirs keeps is pruned by
@@ -80,6 +80,8 @@ const KINDS = [
   { kind: 'TykOasApiDefinition', file: 'tyk.tyk.io_tykoasapidefinitions.yaml' },
   { kind: 'SecurityPolicy', file: 'tyk.tyk.io_securitypolicies.yaml' },
   { kind: 'OperatorContext', file: 'tyk.tyk.io_operatorcontexts.yaml' },
+  { kind: 'SubGraph', file: 'tyk.tyk.io_subgraphs.yaml' },
+  { kind: 'SuperGraph', file: 'tyk.tyk.io_supergraphs.yaml' },
 ] as const;
 type Kind = (typeof KINDS)[number]['kind'];
 
@@ -286,14 +288,15 @@ for (const { kind } of KINDS) {
     for (const f of NAME_FIELDS) t.strictSame(plain(o.spec.names[f]), plain(r.spec.names[f]), `names.${f}`);
     t.strictSame(Object.keys(o.spec.names).sort(), Object.keys(r.spec.names).sort(), 'no other names');
     t.equal(o.spec.scope, r.spec.scope, 'scope');
-    const extra = kind === 'OperatorContext' ? [] : OUR_COLUMNS;
+    // OperatorContexts, SubGraphs and SuperGraphs are not synced to a gateway: no conditions to print
+    const extra = kind === 'OperatorContext' || kind === 'SubGraph' || kind === 'SuperGraph' ? [] : OUR_COLUMNS;
     t.strictSame(versionsOf(o), versionsOf(r, extra), "versions: served, storage, subresources; Tyk Operator's printer columns, then Ready, Synced and Age");
     t.equal(o.spec.conversion, undefined, 'no conversion webhook');
     t.not(o.spec.preserveUnknownFields, true, 'pruning stays on');
   });
 }
 
-t.test('the kustomization lists exactly our four CRDs', async (t) => {
+t.test('the kustomization lists exactly our CRDs', async (t) => {
   const k = yaml.load(readFileSync(join(OURS_DIR, 'kustomization.yaml'), 'utf8')) as Obj;
   t.equal(k.kind, 'Kustomization');
   t.strictSame([...(k.resources as string[])].sort(), KINDS.map((x) => x.file).sort());
@@ -389,6 +392,9 @@ const oas = (spec: unknown, status?: unknown): Obj => ({ apiVersion: 'tyk.tyk.io
 const validApiSpec = { name: 'httpbin', protocol: 'http', active: true, proxy: { target_url: 'http://httpbin.org', listen_path: '/httpbin' } };
 const validPolicySpec = { name: 'p', state: 'active', active: true, access_rights_array: [{ name: 'httpbin', namespace: 'default', versions: ['Default'] }] };
 const validOasSpec = { tykOAS: { configmapRef: { name: 'petstore', keyName: 'oas.json' } } };
+const subgraph = (spec: unknown, status?: unknown): Obj => ({ apiVersion: 'tyk.tyk.io/v1alpha1', kind: 'SubGraph', metadata: meta, spec, ...(status === undefined ? {} : { status }) });
+const supergraph = (spec: unknown, status?: unknown): Obj => ({ apiVersion: 'tyk.tyk.io/v1alpha1', kind: 'SuperGraph', metadata: meta, spec, ...(status === undefined ? {} : { status }) });
+const validSubgraphSpec = { schema: 'type Query { a: Int }', sdl: 'extend type Query { a: Int }' };
 const condition = { type: 'Ready', status: 'True', reason: 'Synced', message: '', lastTransitionTime: '2024-05-06T07:08:09Z' };
 
 /**
@@ -397,6 +403,12 @@ const condition = { type: 'Ready', status: 'True', reason: 'Synced', message: ''
  * nothing a cluster holds under theirs can have it).
  */
 const REJECTED: { why: string; kind: Kind; obj: Obj; theirs: 'rejects' | 'prunes' }[] = [
+  { why: 'SubGraph without sdl', kind: 'SubGraph', obj: subgraph({ schema: 'type Query { a: Int }' }), theirs: 'rejects' },
+  { why: 'SubGraph sdl a number', kind: 'SubGraph', obj: subgraph({ ...validSubgraphSpec, sdl: 1 }), theirs: 'rejects' },
+  { why: 'SubGraph status.linked_by_api a list', kind: 'SubGraph', obj: subgraph(validSubgraphSpec, { linked_by_api: ['a'] }), theirs: 'rejects' },
+  { why: 'SuperGraph without subgraph_refs', kind: 'SuperGraph', obj: supergraph({ schema: 'type Query { a: Int }' }), theirs: 'rejects' },
+  { why: 'SuperGraph subgraph_refs entry without name', kind: 'SuperGraph', obj: supergraph({ subgraph_refs: [{ namespace: 'users' }] }), theirs: 'rejects' },
+  { why: 'SuperGraph subgraph_refs an object', kind: 'SuperGraph', obj: supergraph({ subgraph_refs: { name: 'users' } }), theirs: 'rejects' },
   { why: 'OperatorContext env.mode "enterprise"', kind: 'OperatorContext', obj: context({ env: { mode: 'enterprise', url: 'http://tyk' } }), theirs: 'rejects' },
   { why: 'OperatorContext env.insecureSkipVerify "yes"', kind: 'OperatorContext', obj: context({ env: { insecureSkipVerify: 'yes' } }), theirs: 'rejects' },
   { why: 'OperatorContext env.ingress.httpPort "80"', kind: 'OperatorContext', obj: context({ env: { ingress: { httpPort: '80' } } }), theirs: 'rejects' },
@@ -673,6 +685,14 @@ const VARIANTS: { why: string; kind: Kind; obj: Obj }[] = [
   },
   { why: 'TykOasApiDefinition versioning off, no versions', kind: 'TykOasApiDefinition', obj: oas({ ...validOasSpec, versioning: { enabled: false } }) },
   { why: 'OperatorContext with fields from a newer Tyk Operator', kind: 'OperatorContext', obj: context({ env: { mode: 'ce', future: { x: 1 } }, future: true }) },
+  { why: 'SubGraph with every field theirs declares', kind: 'SubGraph', obj: subgraph(validSubgraphSpec, { linked_by_api: 'ZGVmYXVsdC91c2Vycy1hcGk' }) },
+  { why: 'SubGraph with empty strings', kind: 'SubGraph', obj: subgraph({ schema: '', sdl: '' }, { linked_by_api: '' }) },
+  {
+    why: 'SuperGraph with every field theirs declares',
+    kind: 'SuperGraph',
+    obj: supergraph({ subgraph_refs: [{ name: 'users', namespace: 'users-ns' }, { name: 'posts' }], schema: 'type Query { a: Int }', merged_sdl: 'type Query { a: Int }' }, {}),
+  },
+  { why: 'SuperGraph with no subgraphs', kind: 'SuperGraph', obj: supergraph({ subgraph_refs: [] }) },
 ];
 
 const examples = [...samples.filter((s) => !THEIRS_REFUSES[s.where]).map((s) => ({ why: s.where, kind: s.kind, obj: s.doc })), ...VARIANTS];
@@ -765,6 +785,8 @@ const OURS_ONLY: Record<Kind, string[]> = {
   TykOasApiDefinition: ['.status.conditions', '.status.observedGeneration'],
   SecurityPolicy: ['.spec.access_rights_array[].kind', '.status.conditions', '.status.latestTransaction', '.status.observedGeneration'],
   OperatorContext: ['.status.conditions', '.status.observedGeneration'],
+  SubGraph: [],
+  SuperGraph: [],
 };
 
 function compare(o: Schema, r: Schema | undefined, path: string, oursOnly: string[], bad: string[]): void {

@@ -1,10 +1,12 @@
 /**
- * Every Tyk Operator sample of kind ApiDefinition, TykOasApiDefinition, SecurityPolicy or
- * OperatorContext (in $TYK_REFERENCE_DIR/samples) is accepted: it syncs, or its status says what
- * is unsupported or what it waits for; nothing crashes, nothing is half-sent. The ConfigMaps and
- * Secrets a sample file holds (a Tyk OAS document) are created before its custom resources, as
- * `kubectl apply -f` would; what a sample's comments say to create first (a TLS Secret) is
- * created first too.
+ * Every Tyk Operator sample of kind ApiDefinition, TykOasApiDefinition, SecurityPolicy,
+ * OperatorContext, SubGraph or SuperGraph (in $TYK_REFERENCE_DIR/samples) is accepted: it syncs,
+ * or its status says what is unsupported or what it waits for; nothing crashes, nothing is
+ * half-sent. The ConfigMaps and Secrets a sample file holds (a Tyk OAS document) are created
+ * before its custom resources, as `kubectl apply -f` would; what a sample's comments say to
+ * create first (a TLS Secret), or what it names and no sample holds (the supergraph's SubGraphs),
+ * is created first too. Other core objects of a sample (the users subgraph's Namespace, Service
+ * and Deployment) are not ours and are skipped.
  *
  * Each sample runs under Tyk Operator's CRDs (a cluster where Tyk Operator was installed) and,
  * against the fake API server, under ours (deploy/crds): they prune differently (theirs drop a
@@ -22,7 +24,9 @@ import { startWorld } from '../harness/world.js';
 import { referencePath } from './reference.js';
 
 const ROOT = referencePath('samples');
-const KINDS = new Set(['ApiDefinition', 'TykOasApiDefinition', 'SecurityPolicy', 'OperatorContext']);
+const KINDS = new Set(['ApiDefinition', 'TykOasApiDefinition', 'SecurityPolicy', 'OperatorContext', 'SubGraph', 'SuperGraph']);
+/** Kinds that live in the cluster only: no gateway id in their status. */
+const CLUSTER_ONLY = new Set(['SubGraph', 'SuperGraph']);
 /** Core objects a sample file holds (the ConfigMap of a Tyk OAS document): put as an admin, before the custom resources. */
 const CORE_KINDS = new Set(['ConfigMap', 'Secret']);
 
@@ -35,7 +39,6 @@ function files(dir: string): string[] {
 
 /** What each sample must end as (anything else fails the test). */
 const EXPECTED: Record<string, RegExp> = {
-  'federation/supergraph.yaml:ApiDefinition/federation-supergraph': /^invalid: .*graphql\.graph_ref/,
   'ingress/ingress-httpbin/apidefinition_template.yaml:ApiDefinition/myapideftemplate': /^skipped/,
   // Tyk Operator's SecurityPolicy CRD has no `kind` in access_rights_array: the API server prunes
   // it, so the entry names an ApiDefinition, which does not exist (under our CRDs it is kept, and
@@ -49,7 +52,6 @@ const EXPECTED: Record<string, RegExp> = {
   'looping/dynamic_auth.yaml:ApiDefinition/basic-auth-internal': /^refused: .*transform_headers\.act_on: Required value/,
   'looping/dynamic_auth.yaml:ApiDefinition/auth-token-internal': /^refused: .*transform_headers\.act_on: Required value/,
   'operator-context/pro.yaml:ApiDefinition/httpbin-with-context': /^failed: OperatorContext default\/local-pro-test: Secret tyk-operator-system\/tyk-operator-conf not found/,
-  'federation/users-subgraph.yaml:ApiDefinition/federation-users-subgraph': /^invalid: .*graphql\.graph_ref/,
   // its ApiDefinition is in httpbin_protected.yaml: alone, the policy waits for it
   'httpbin_protected_policy.yaml:SecurityPolicy/httpbin': /^waiting: waiting for ApiDefinition default\/httpbin does not exist/,
 };
@@ -75,7 +77,57 @@ const EXPECTED_UNDER_OURS: Record<string, RegExp> = Object.fromEntries(
 const PREREQUISITES: Record<string, KubeObject[]> = {
   'httpbin_upstream_cert.yaml': [secret('my-test-tls').tls(PEM.server, PEM.serverKey).build()],
   'mtls/client/httpbin_client_mtls_using_secret.yaml': [secret('my-test-tls').tls(PEM.client, PEM.clientKey).build()],
+  // The supergraph composes users-ns/users-subgraph (the users-subgraph sample: its SubGraph and
+  // the ApiDefinition serving it) and default/posts-subgraph, which no sample holds: a minimal
+  // posts SubGraph (extending the users' User with its posts, as the supergraph's schema has it)
+  // and its ApiDefinition stand in for it. Without them the supergraph API waits, naming them.
+  'federation/supergraph.yaml': [...sampleObjects('federation/users-subgraph.yaml', ['SubGraph', 'ApiDefinition']), ...postsSubgraph()],
 };
+
+/** The custom resources of these kinds in another sample file. */
+function sampleObjects(file: string, kinds: string[]): KubeObject[] {
+  return (yaml.loadAll(readFileSync(join(ROOT, file), 'utf8')) as (KubeObject | null)[]).filter((d): d is KubeObject => !!d && kinds.includes(d.kind));
+}
+
+/** default/posts-subgraph and the ApiDefinition serving it (the one the supergraph sample names, which no sample holds). */
+function postsSubgraph(): KubeObject[] {
+  const sdl = [
+    'extend type Query {',
+    '  post(id: ID!): Post!',
+    '  posts: [Post!]!',
+    '}',
+    '',
+    'type Post @key(fields: "id") {',
+    '  id: ID!',
+    '  userId: ID!',
+    '  title: String!',
+    '  body: String!',
+    '}',
+    '',
+    'extend type User @key(fields: "id") {',
+    '  id: ID! @external',
+    '  posts: [Post!]!',
+    '}',
+    '',
+  ].join('\n');
+  return [
+    { apiVersion: 'tyk.tyk.io/v1alpha1', kind: 'SubGraph', metadata: { name: 'posts-subgraph', namespace: 'default' }, spec: { schema: sdl, sdl } },
+    {
+      apiVersion: 'tyk.tyk.io/v1alpha1',
+      kind: 'ApiDefinition',
+      metadata: { name: 'federation-posts-subgraph', namespace: 'default' },
+      spec: {
+        name: 'Federation - Posts Subgraph',
+        protocol: 'http',
+        use_keyless: true,
+        active: true,
+        internal: true,
+        graphql: { enabled: true, execution_mode: 'subgraph', graph_ref: 'posts-subgraph', version: '2', playground: { enabled: false, path: '/playground' } },
+        proxy: { target_url: 'http://posts.default.svc:4202/query', listen_path: '/posts-subgraph/', disable_strip_slash: true },
+      },
+    },
+  ];
+}
 
 const samples = files(ROOT)
   .map((file) => {
@@ -141,7 +193,8 @@ for (const { name: crdSet, crds, expected: EXPECTED_HERE, file, core, docs } of 
       const expected = EXPECTED_HERE[key] ?? /^unchanged$/;
       t.match(seen, expected, `${key} → ${seen}`);
       const status = (await w.get(doc.metadata.name, doc.metadata.namespace ?? 'default', doc.kind))?.status;
-      if (o.result === 'unchanged') t.ok(status?.api_id ?? status?.id ?? status?.pol_id, `${key} has its gateway id in status`);
+      if (o.result === 'unchanged' && !CLUSTER_ONLY.has(doc.kind)) t.ok(status?.api_id ?? status?.id ?? status?.pol_id, `${key} has its gateway id in status`);
+      if (o.result === 'unchanged' && doc.kind === 'SubGraph') t.ok(status?.linked_by_api, `${key} is linked by the ApiDefinition serving it`);
       if (/^(invalid|failed)/.test(seen) && doc.kind !== 'SecurityPolicy') t.match(status, { latestTransaction: { status: 'Failed', error: /./ } }, `${key}: the status says why`);
       if (!['unchanged', 'skipped'].includes(o.result)) {
         // kubectl describe says why, whatever the CRD keeps of our status (Tyk Operator's policy status has no transaction)
@@ -182,6 +235,26 @@ for (const { name: crdSet, crds, expected: EXPECTED_HERE, file, core, docs } of 
       else t.match(policy?.access_rights, { [id]: { api_id: id } }, 'the policy grants the OAS API by its id');
     }
     if (file === 'oas/versioning/base-api-with-versions.yaml') t.equal(w.tyk.loaded('oas').size, 0, 'the waiting base API is not sent');
+    if (file === 'federation/supergraph.yaml') {
+      const graphql = w.gatewayApi(defaultIdOf('federation-supergraph'))?.graphql as
+        | { schema?: string; supergraph?: { merged_sdl?: string; subgraphs?: { api_id: string; url: string }[] } }
+        | undefined;
+      t.same(
+        graphql?.supergraph?.subgraphs?.map((s) => [s.api_id, s.url]),
+        [
+          [defaultIdOf('federation-users-subgraph', 'users-ns'), 'tyk://federation-users-subgraph'],
+          [defaultIdOf('federation-posts-subgraph'), 'tyk://federation-posts-subgraph'],
+        ],
+        'the supergraph API names both subgraph APIs',
+      );
+      t.match(graphql?.supergraph?.merged_sdl, /type User \{[^}]*posts: \[Post!\]!/s, 'its merged SDL is the composition');
+      t.match(graphql?.schema, /^type Query \{\n {2}user\(id: ID!\): User!/, "its schema is the SuperGraph's own");
+    }
+    if (file === 'federation/users-subgraph.yaml') {
+      const graphql = w.gatewayApi(defaultIdOf('federation-users-subgraph', 'users-ns'))?.graphql as { schema?: string; subgraph?: { sdl?: string } } | undefined;
+      t.match(graphql?.subgraph?.sdl, /type User @key\(fields: "id"\)/, 'the subgraph API has its SubGraph’s SDL');
+      t.match(graphql?.schema, /union _Entity = User/, 'and its schema');
+    }
     if (file === 'jwt-auth/example1.yaml') {
       const api = w.gatewayApi(Buffer.from('default/httpbin').toString('base64url'));
       t.same(api?.jwt_default_policies, [Buffer.from('default/jwt-policy').toString('base64url')], 'jwt_default_policies name the policy by its gateway id');

@@ -40,6 +40,8 @@ const PLURALS: Record<string, string> = {
   TykOasApiDefinition: 'tykoasapidefinitions',
   SecurityPolicy: 'securitypolicies',
   OperatorContext: 'operatorcontexts',
+  SubGraph: 'subgraphs',
+  SuperGraph: 'supergraphs',
 };
 const KINDS: Record<string, string> = Object.fromEntries(Object.entries(PLURALS).map(([kind, plural]) => [plural, kind]));
 

@@ -291,13 +291,13 @@ t.test('an invalid spec is Failed with the gateway message and retried only when
   t.match(obj(third, 'broken'), { reason: 'spec changed', result: 'synced' });
 });
 
-t.test('unsupported fields (GraphQL federation) are a Failed status naming them, and nothing is written', async (t) => {
+t.test('unsupported fields (a graph reference without a federation execution_mode) are a Failed status naming them, and nothing is written', async (t) => {
   const w = await world(t);
   await w.create(apiDefinition('mtls').unsupported().build());
   const report = await w.tick();
   t.match(obj(report, 'mtls'), { result: 'invalid', error: /graphql\.graph_ref/ });
   t.equal(w.tyk.writes(), 0);
-  t.match((await w.get('mtls'))?.status, { latestTransaction: { status: 'Failed', error: /GraphQL federation/ } });
+  t.match((await w.get('mtls'))?.status, { latestTransaction: { status: 'Failed', error: /unsupported: graphql\.graph_ref with execution_mode "executionEngine"/ } });
   w.resetCounts();
   await w.tick();
   t.equal(w.statusPatches(), 0, 'reported once, not on every tick');

@@ -9,7 +9,7 @@
  * RBAC is derived from the code, not written down by hand: a realistic scenario runs through
  * startWorld() (loopback fake API server, real clients, real Redis) exercising every kind of
  * call (GET, LIST cluster-wide and per namespace, finalizer and status PATCHes on both kinds,
- * OperatorContext, Secret and ConfigMap reads, a TykOasApiDefinition, Events created, counted and, from a restarted process,
+ * OperatorContext, Secret and ConfigMap reads, a TykOasApiDefinition, a SubGraph and a SuperGraph, Events created, counted and, from a restarted process,
  * read back, SelfSubjectReview, the /readyz probe); each call
  * the fake recorded is mapped to the RBAC request the API server would authorize, and the
  * ClusterRole in deploy/kubernetes/rbac.yaml must allow each one and grant nothing unused.
@@ -22,7 +22,7 @@ import t, { type Test } from 'tap';
 import { DEFAULT_SCHEDULE, loadConfig } from '../../lib/config.js';
 import type { KubeObject } from '../../lib/kube/types.js';
 import type { RunReport } from '../../lib/reconcile/run.js';
-import { configMap, oasDocument, tykOasApi } from '../fixtures/builders.js';
+import { apiDefinition, configMap, oasDocument, subGraph, superGraph, tykOasApi } from '../fixtures/builders.js';
 import {
   arr,
   at,
@@ -529,6 +529,12 @@ t.test('RBAC: the ClusterRole allows every API-server call the code makes, and n
   // a Tyk OAS API, its document in a ConfigMap
   await byTest(() => w.create(configMap('petstore').withOas(oasDocument('petstore')).build()));
   await byTest(() => w.create(tykOasApi('petstore').build()));
+  // GraphQL federation: a SubGraph served by its API, composed by a SuperGraph served by another
+  // (GETs of both kinds, LISTs on the tick, their finalizers, the SubGraph's status.linked_by_api)
+  await byTest(() => w.create(subGraph('users').build()));
+  await byTest(() => w.create(apiDefinition('users-api').servingSubGraph('users').build()));
+  await byTest(() => w.create(superGraph('social').withSubgraphs('users').build()));
+  await byTest(() => w.create(apiDefinition('social').ofSuperGraph('social').build()));
 
   // a forwarded watch event (GET one object, finalizer and status PATCHes)
   const watched = await w.announce('ADDED', 'httpbin');
@@ -559,6 +565,8 @@ t.test('RBAC: the ClusterRole allows every API-server call the code makes, and n
   const tick = await w.tick();
   t.match(reportOf(tick, 'SecurityPolicy', 'httpbin'), { result: /^(synced|unchanged)$/ }, 'the policy is synced (by the run that synced its API)');
   t.match(reportOf(tick, 'SecurityPolicy', 'early'), { result: 'waiting' }, 'a policy waits for a missing API');
+  t.match(reportOf(tick, 'ApiDefinition', 'social'), { result: 'synced' }, 'the supergraph API is composed');
+  t.match(reportOf(tick, 'SubGraph', 'users'), { result: 'synced', reason: 'finalizer missing' }, 'the SubGraph gets its finalizer and status');
 
   // /resync over one namespace (namespaced LISTs) and of one named policy (GET), and /readyz
   t.equal((await w.resync({ namespace: 'default' })).statusCode, 200);

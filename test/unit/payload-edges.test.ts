@@ -100,15 +100,18 @@ t.test('api payload: jwt default policies naming SecurityPolicies become their g
   );
 });
 
-t.test('api payload: a federated graph is named as unsupported; the Secret references are replaced by the resolved fields', async (t) => {
-  const r = apiDefinitionPayload(
-    apiDefinition('x')
-      .patchSpec({ certificate_secret_names: ['tls'], graphql: { enabled: true, graph_ref: 'sg' } })
-      .build(),
-    'I',
-    undefined,
+t.test('api payload: a federated graph without its resolved fields is unsupported, with them it is sent without graph_ref; the Secret references are replaced by the resolved fields', async (t) => {
+  const federated = apiDefinition('x')
+    .patchSpec({ certificate_secret_names: ['tls'], graphql: { enabled: true, execution_mode: 'supergraph', graph_ref: 'sg', supergraph: { disable_query_batching: true } } })
+    .build();
+  const r = apiDefinitionPayload(federated, 'I', undefined);
+  t.same(r, { ok: false, reason: 'unsupported: graphql.graph_ref: its SubGraph or SuperGraph was not resolved (execution_mode subgraph or supergraph)' });
+  const sent = apiDefinitionPayload(federated, 'I', undefined, undefined, {}, { schema: 'S', supergraph: { merged_sdl: 'M', subgraphs: [] } });
+  t.same(
+    sent.ok ? sent.body.graphql : undefined,
+    { enabled: true, execution_mode: 'supergraph', schema: 'S', supergraph: { disable_query_batching: true, merged_sdl: 'M', subgraphs: [] } },
+    'the resolved fields over the spec’s (nested ones merged), graph_ref not sent',
   );
-  t.same(r, { ok: false, reason: 'unsupported: graphql.graph_ref: GraphQL federation (SuperGraph and SubGraph resources) is not supported yet' });
   const refs = { certificate_secret_names: ['tls'], client_certificate_refs: ['c'], upstream_certificate_refs: { '*': 'u' }, pinned_public_keys_refs: { '*': 'p' } };
   const resolvedResult = apiDefinitionPayload(apiDefinition('x').patchSpec(refs).build(), 'I', undefined, undefined, { certificates: ['C1'], upstream_certificates: { '*': 'U1' } });
   const resolved = resolvedResult.ok ? resolvedResult.body : {};

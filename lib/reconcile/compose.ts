@@ -1,0 +1,43 @@
+/**
+ * Apollo Federation composition of SubGraph SDLs into one supergraph, with
+ * @theguild/federation-composition (Federation v1 SDL without `@link`, and v2 with it). Pure:
+ * the same subgraphs give the same answer, no I/O, no clock.
+ *
+ * This module is loaded with a dynamic import (load.ts `composer`) only when a run builds an API
+ * of execution_mode supergraph: it brings in `graphql` and the composition library, which other
+ * runs (and every webhook function's cold start) do not need.
+ *
+ * Answers the composed public schema (the supergraph as clients see it: no federation
+ * directives, no join types), or every error the composition found, each naming what
+ * conflicts and in which subgraphs (e.g. `Type of field "User.name" is incompatible across
+ * subgraphs: it has type "Int!" in subgraph "default/other" but type "String!" in subgraph
+ * "default/users"`). A subgraph whose SDL does not parse is named with the parser's message.
+ */
+import { composeServices } from '@theguild/federation-composition';
+import { type DocumentNode, parse } from 'graphql';
+
+/** One subgraph to compose: its name in messages (unique among them), and its SDL. */
+export interface SubgraphSdl {
+  readonly name: string;
+  readonly sdl: string;
+}
+
+export type Composition = { readonly ok: true; readonly publicSdl: string } | { readonly ok: false; readonly errors: readonly string[] };
+
+export type Compose = (subgraphs: readonly SubgraphSdl[]) => Composition;
+
+export const composeSubgraphs: Compose = (subgraphs) => {
+  const parsed: { name: string; typeDefs: DocumentNode }[] = [];
+  const errors: string[] = [];
+  for (const s of subgraphs) {
+    try {
+      parsed.push({ name: s.name, typeDefs: parse(s.sdl) });
+    } catch (err) {
+      errors.push(`subgraph "${s.name}": sdl is not valid GraphQL: ${err instanceof Error ? err.message : String(err)}`);
+    }
+  }
+  if (errors.length > 0) return { ok: false, errors };
+  const result = composeServices(parsed);
+  if (result.errors !== undefined) return { ok: false, errors: result.errors.map((e) => e.message) };
+  return { ok: true, publicSdl: result.publicSdl };
+};
