@@ -17,7 +17,13 @@ import { realApiServerEnv, startRealApiServer } from '../test/harness/real-apise
 import { ROOT, referenceArg, runTap } from './tap-tier.js';
 
 /** The suites that run against the real server: no fault is injected into the API server. */
-export const REAL_SUITES = ['test/integration/reconcile.test.ts', 'test/integration/policies.test.ts', 'test/integration/contexts.test.ts', 'test/integration/pro-mode.test.ts'];
+export const REAL_SUITES = [
+  'test/integration/reconcile.test.ts',
+  'test/integration/policies.test.ts',
+  'test/integration/contexts.test.ts',
+  'test/integration/pro-mode.test.ts',
+  'test/integration/federation.test.ts',
+];
 
 const reference = referenceArg();
 const passes: { name: string; crdDirs: string[]; files: string[]; env: Record<string, string> }[] = [

@@ -1,6 +1,7 @@
 /**
  * POST /resync: a one-off run, for people and scripts. Parameters as a JSON body or as query
- * parameters: `kind` (ApiDefinition; default all kinds), `namespace`, `name` (needs namespace),
+ * parameters: `kind` (ApiDefinition, TykOasApiDefinition, SecurityPolicy, SubGraph, SuperGraph, by
+ * Kind or plural; default the first three, guessed by name), `namespace`, `name` (needs namespace),
  * `dryRun` (true: load and plan only, write nothing, return the plan). Nothing named →
  * everything. Requires RESYNC_TOKEN. A resync ignores retry backoff.
  */

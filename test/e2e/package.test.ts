@@ -177,6 +177,11 @@ t.test('npm run bundle: one working bundle per function, small where it matters'
     t.notOk(inputs.includes('lib/gateway/tyk-dashboard.ts'), `${name}: the Tyk Dashboard client is not loaded at start`);
     t.ok(lazyInputs.includes('lib/gateway/tyk-dashboard.ts'), `${name}: it is in a chunk loaded on first use`);
     t.notOk(
+      inputs.some((p) => /node_modules\/(@theguild\/federation-composition|graphql)\//.test(p) || p === 'lib/reconcile/compose.ts'),
+      `${name}: GraphQL composition (graphql, @theguild/federation-composition) is not loaded at start`,
+    );
+    t.ok(lazyInputs.includes('lib/reconcile/compose.ts'), `${name}: it is in a chunk loaded when a supergraph is built`);
+    t.notOk(
       inputs.some((p) => p.includes('@kubernetes/client-node/dist/gen/models/')),
       `${name}: no generated Kubernetes models`,
     );

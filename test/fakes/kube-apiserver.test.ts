@@ -1110,7 +1110,20 @@ t.test('kubeconfig file and discovery', async (t) => {
   t.ok(resources.body.resources.some((r: Json) => r.name === 'apidefinitions/status'));
   t.same(
     resources.body.resources.map((r: Json) => r.name).sort(),
-    ['apidefinitions', 'apidefinitions/status', 'operatorcontexts', 'operatorcontexts/status', 'securitypolicies', 'securitypolicies/status', 'tykoasapidefinitions', 'tykoasapidefinitions/status'],
+    [
+      'apidefinitions',
+      'apidefinitions/status',
+      'operatorcontexts',
+      'operatorcontexts/status',
+      'securitypolicies',
+      'securitypolicies/status',
+      'subgraphs',
+      'subgraphs/status',
+      'supergraphs',
+      'supergraphs/status',
+      'tykoasapidefinitions',
+      'tykoasapidefinitions/status',
+    ],
     'the kinds of deploy/crds, each with its status subresource',
   );
   const groups = await api(fake, 'GET', '/apis');

@@ -27,7 +27,7 @@ const TYK_GROUP = 'tyk.tyk.io';
 const TYK_VERSION = 'v1alpha1';
 const CORE = new Set(['secrets', 'configmaps', 'events', 'namespaces']);
 /** What a real-server World cleans up after itself, in this order. */
-const CLEANUP = ['securitypolicies', 'apidefinitions', 'operatorcontexts', 'tykoasapidefinitions', 'secrets', 'configmaps', 'events'];
+const CLEANUP = ['securitypolicies', 'apidefinitions', 'operatorcontexts', 'tykoasapidefinitions', 'supergraphs', 'subgraphs', 'secrets', 'configmaps', 'events'];
 
 export class FakeOnlyError extends Error {
   constructor(what: string) {

@@ -113,7 +113,7 @@ t.test('who uses a SubGraph or a SuperGraph (what holds its deletion)', async (t
 });
 
 t.test('a subgraph API: the SubGraph’s schema and SDL; waits for a missing SubGraph; refused as a second claimant or without SDL', async (t) => {
-  const ok = resolveGraphql(usersApi, USERS, full);
+  const ok = resolveGraphql(usersApi, USERS, graphs({ subs: [subGraph('users').withSdl(USERS_SDL, null).build()], apis: [usersApi] }));
   t.same(ok, { ok: true, fields: { schema: USERS_SDL, subgraph: { sdl: USERS_SDL } }, uses: ['SubGraph/default/users'], linkedTo: 'users' }, 'the SDL stands in for a missing schema');
   const withSchema = graphs({ subs: [subGraph('users').withSdl(USERS_SDL, 'type Query { me: ID }').build()], apis: [usersApi] });
   t.match(resolveGraphql(usersApi, USERS, withSchema), { ok: true, fields: { schema: 'type Query { me: ID }' } });
