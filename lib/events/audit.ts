@@ -3,8 +3,8 @@
  *
  * Takes only stage ResponseComplete writes (create, update, patch, delete, deletecollection)
  * of tyk.tyk.io resources, and of the resources ours are built from (Secrets, ConfigMaps,
- * SubGraphs, SuperGraphs: an EventItem `dependency`, by name; only the objectRef is read, so a Metadata audit level is
- * enough and Secret data never needs to be in the audit log); skips requests that failed
+ * SubGraphs, SuperGraphs: an EventItem `dependency`, by name; only the objectRef is read, so a
+ * Metadata audit level is enough and Secret data never needs to be in the audit log); skips requests that failed
  * (responseStatus.code >= 300), dry runs, the status subresource, and requests made by our own identity (`ownUsername`: our finalizer
  * patches come back as audit events). Each item carries its auditID, so a batch the API server
  * resends is recognised. A create whose objectRef has no name takes it from responseObject
