@@ -4,13 +4,15 @@
  * BadRequestError when it is of that shape but incomplete.
  *
  * - a Kubernetes object: {apiVersion, kind, metadata: {name, namespace}}; a core Secret is a
- *   `dependency` (the objects built from it are looked at), any other non-tyk.tyk.io kind ignored
+ *   `dependency` (the objects built from it are looked at); a networking.k8s.io Ingress an
+ *   `Ingress` object; any other non-tyk.tyk.io kind ignored (a tyk.tyk.io "Ingress" too)
  * - a reference: {apiVersion, kind, name, namespace} (Knative ApiServerSource, Reference mode)
  * - a WatchEvent: {type: ADDED|MODIFIED|DELETED|BOOKMARK|ERROR, object}
  * - an Argo Events resource event: {type: ADD|UPDATE|DELETE, body, group, version, resource}
  */
 import { BadRequestError } from '../errors.js';
 import { isObject, nonEmpty } from '../guards.js';
+import { INGRESS, isIngressKind } from '../kinds.js';
 import { type EventItem, findDependencyKind } from './refs.js';
 
 const WATCH_TYPES = new Set(['ADDED', 'MODIFIED', 'DELETED', 'BOOKMARK', 'ERROR']);
@@ -24,7 +26,15 @@ function fromObject(obj: unknown, where: string): EventItem | undefined {
   const kind = nonEmpty(obj.kind);
   if (!apiVersion || !kind || (!meta && !('name' in obj))) return undefined;
   const dependency = apiVersion === 'v1' ? findDependencyKind(kind) : undefined;
-  if (!apiVersion.startsWith('tyk.tyk.io/') && dependency === undefined) return { ignored: 'kind not reconciled' };
+  const ingress = apiVersion.startsWith(`${INGRESS.group}/`) && isIngressKind(kind);
+  if (ingress) {
+    const name = nonEmpty(meta ? meta.name : obj.name);
+    const namespace = nonEmpty(meta ? meta.namespace : obj.namespace);
+    if (!name || !namespace) throw new BadRequestError(`${where}: the object's name and namespace are required`);
+    return { object: { kind: INGRESS.kind, namespace, name } };
+  }
+  // only networking.k8s.io's Ingress is one: another group's kind of that name is not ours
+  if ((!apiVersion.startsWith('tyk.tyk.io/') && dependency === undefined) || isIngressKind(kind)) return { ignored: 'kind not reconciled' };
   const name = nonEmpty(meta ? meta.name : obj.name);
   const namespace = nonEmpty(meta ? meta.namespace : obj.namespace);
   if (!name || !namespace) throw new BadRequestError(`${where}: the object's name and namespace are required`);
@@ -44,7 +54,8 @@ export function fromArgoEvent(ev: unknown, where: string): EventItem | undefined
   if (!isObject(ev) || typeof ev.type !== 'string' || !ARGO_TYPES.has(ev.type) || !isObject(ev.body) || typeof ev.resource !== 'string') {
     return undefined;
   }
-  if (ev.group !== 'tyk.tyk.io' && !(ev.group === '' && findDependencyKind(ev.resource) !== undefined)) return { ignored: 'kind not reconciled' };
+  const ingress = ev.group === INGRESS.group && ev.resource === INGRESS.plural;
+  if (ev.group !== 'tyk.tyk.io' && !ingress && !(ev.group === '' && findDependencyKind(ev.resource) !== undefined)) return { ignored: 'kind not reconciled' };
   const item = fromObject(ev.body, where);
   if (!item) throw new BadRequestError(`${where}: an Argo Events resource event's body must be the Kubernetes object`);
   return item;

@@ -10,6 +10,8 @@ import type { KubeApi } from '../kube/types.js';
 import type { Logger } from '../log.js';
 import type { Store } from '../store/types.js';
 import type { BackoffSettings } from './error-policy.js';
+import type { IngressSettings } from './ingress-apis.js';
+import type { NamespacedName } from './links.js';
 import type { Action, Reason } from './plan.js';
 
 export interface SettleSettings {
@@ -45,6 +47,8 @@ export interface RunSettings {
   gatewayWrites: { max: number; slotTtlMs: number; waitMs: number };
   /** MAX_DELETES_PER_RUN: a run that would delete more gateway objects holds all its deletions; 0: no limit */
   maxDeletesPerRun: number;
+  /** INGRESS_CLASS and Tyk Operator's ingress listen ports; absent: Tyk Operator's defaults (class `tyk`) */
+  ingress?: IngressSettings;
 }
 
 /**
@@ -74,6 +78,8 @@ export interface RunScope {
   all?: boolean;
   namespaces?: readonly string[];
   refs?: readonly ObjectRef[];
+  /** single Ingresses (networking.k8s.io/v1) to look at (lib/reconcile/ingress.ts) */
+  ingresses?: readonly NamespacedName[];
 }
 
 export type Trigger = 'schedule' | 'watch' | 'audit' | 'resync' | 'cloudevents';
@@ -107,7 +113,19 @@ export type ObjectResult =
   /** a deletion held by MAX_DELETES_PER_RUN */
   | 'held';
 
-export type ReportReason = Reason | 'read failed' | 'not supported by gateway' | 'not watched' | 'gateway unavailable' | 'out of time' | 'shutting down' | 'store unavailable';
+export type ReportReason =
+  | Reason
+  | 'read failed'
+  | 'not supported by gateway'
+  | 'not watched'
+  | 'gateway unavailable'
+  | 'out of time'
+  | 'shutting down'
+  | 'store unavailable'
+  /** an Ingress that was ours now has another class: what it generated goes */
+  | 'ingress class changed'
+  /** a template ApiDefinition's deletion, held while Ingresses name it */
+  | 'referenced by ingresses';
 
 export interface ObjectReport {
   kind: string;

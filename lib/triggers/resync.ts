@@ -1,12 +1,12 @@
 /**
  * POST /resync: a one-off run, for people and scripts. Parameters as a JSON body or as query
- * parameters: `kind` (ApiDefinition; default all kinds), `namespace`, `name` (needs namespace),
+ * parameters: `kind` (ApiDefinition, …, or Ingress; default all kinds), `namespace`, `name` (needs namespace),
  * `dryRun` (true: load and plan only, write nothing, return the plan). Nothing named →
  * everything. Requires RESYNC_TOKEN. A resync ignores retry backoff.
  */
 import { BadRequestError } from '../errors.js';
 import { isObject } from '../guards.js';
-import { findKind, MANAGED_KINDS } from '../kinds.js';
+import { findKind, INGRESS, isIngressKind, MANAGED_KINDS } from '../kinds.js';
 import type { RunScope } from '../reconcile/types.js';
 import type { Service } from '../service.js';
 import { authorize } from './authorize.js';
@@ -52,12 +52,14 @@ function parseParams(input: HttpInput): ResyncParams {
 }
 
 function resyncScope(params: ResyncParams): RunScope {
-  const kinds = params.kind === undefined ? MANAGED_KINDS : [findKind(params.kind)];
-  if (kinds[0] === undefined) throw new BadRequestError(`unknown kind "${params.kind}": expected ${MANAGED_KINDS.map((k) => k.kind).join(', ')}`);
+  const ingress = params.kind === undefined || isIngressKind(params.kind);
+  const kinds = params.kind === undefined ? MANAGED_KINDS : ingress ? [] : [findKind(params.kind)];
+  if (kinds[0] === undefined && !ingress) throw new BadRequestError(`unknown kind "${params.kind}": expected ${[...MANAGED_KINDS.map((k) => k.kind), INGRESS.kind].join(', ')}`);
   if (params.name !== undefined) {
     if (params.namespace === undefined) throw new BadRequestError('name needs namespace');
     const optional = params.kind === undefined;
-    return { refs: kinds.map((kind) => ({ kind: kind!, namespace: params.namespace!, name: params.name!, ...(optional ? { optional } : {}) })) };
+    const ingresses = ingress ? { ingresses: [{ namespace: params.namespace, name: params.name }] } : {};
+    return { refs: kinds.map((kind) => ({ kind: kind!, namespace: params.namespace!, name: params.name!, ...(optional ? { optional } : {}) })), ...ingresses };
   }
   if (params.namespace !== undefined) return { namespaces: [params.namespace] };
   return { all: true };
