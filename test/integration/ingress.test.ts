@@ -301,3 +301,78 @@ t.test('a failed read deletes nothing', { skip: realTier() && 'fault injection n
   const healed = await w.resync({ kind: 'Ingress', namespace: 'default', name: 'web' });
   t.same(outcomes(healed.body), [`ApiDefinition/${PATHONLY}:DELETE:deleted`, 'Ingress/web:UPDATE:synced']);
 });
+
+t.test('what Tyk Operator generated is adopted: same names, labels and finalizers; one update each, nothing duplicated', async (t) => {
+  const w = await worldFor(t);
+  await w.create(template());
+  const ing = await w.create(web().withFinalizer().build());
+  // as Tyk Operator left it: its target URL form (.svc.cluster.local), its labels and ownerReference
+  const operatorMade = (host: string, path: string, service: string, port: number): KubeObject => ({
+    apiVersion: 'tyk.tyk.io/v1alpha1',
+    kind: 'ApiDefinition',
+    metadata: {
+      name: nameOf('web', host, path),
+      namespace: 'default',
+      labels: { 'tyk.io/ingress': 'web', 'tyk.io/apidefinition': shortHash(host + path) },
+      ownerReferences: [{ apiVersion: 'networking.k8s.io/v1', kind: 'Ingress', name: 'web', uid: ing.metadata.uid, controller: true, blockOwnerDeletion: true }],
+    },
+    spec: {
+      name: nameOf('web', host, path),
+      protocol: 'http',
+      use_keyless: true,
+      active: true,
+      proxy: { target_url: `http://${service}.default.svc.cluster.local:${port}`, listen_path: path, strip_listen_path: true },
+      ...(host ? { domain: host } : {}),
+    },
+  });
+  await w.create(operatorMade('shop.example', '/orders', 'orders', 8080));
+  await w.create(operatorMade('', '/pathonly', 'web', 80));
+  w.resetCounts();
+  const report = await w.tick();
+  t.match(
+    report.objects.find((o) => o.kind === 'Ingress'),
+    { action: 'UPDATE', reason: 'spec changed', result: 'synced' },
+  );
+  t.equal(w.kube.count('POST', /\/apidefinitions$/), 0, 'nothing created: adopted');
+  t.equal(w.kube.count('PUT', /\/apidefinitions\/[^/]+$/), 2, 'one update each: the target URL form');
+  t.equal(w.kube.count('PATCH', /\/ingresses\/web$/), 0, "Tyk Operator's finalizer is ours already");
+  t.same(
+    (await generated(w)).map((o) => String((o.spec?.proxy as Record<string, unknown> | undefined)?.target_url)).sort(),
+    ['http://orders.default.svc:8080', 'http://web.default.svc:80'],
+    'the target URLs in the short form',
+  );
+  t.equal(w.tyk.loaded('api').size, 2, 'two APIs, no duplicate');
+});
+
+t.test('an Ingress moved to another class: what it generated goes, its finalizer too, and then it is left alone', async (t) => {
+  const w = await setUp(t);
+  await w.tick();
+  await w.update('web', (o) => ({ ...o, metadata: { ...o.metadata, annotations: { ...o.metadata.annotations, 'kubernetes.io/ingress.class': 'nginx' } } }), 'default', 'ingresses');
+  const moved = await w.tick();
+  t.match(
+    moved.objects.find((o) => o.kind === 'Ingress'),
+    { action: 'DELETE', reason: 'ingress class changed', result: 'deleted' },
+  );
+  t.same(await generated(w), [], 'its ApiDefinitions are gone');
+  t.equal(w.tyk.loaded('api').size, 0, 'and their APIs');
+  const ing = await w.get('web', 'default', 'ingresses');
+  t.ok(ing, 'the Ingress stays');
+  t.same(ing?.metadata.finalizers ?? [], [], 'without our finalizer');
+  w.resetCounts();
+  const after = await w.tick();
+  t.same(ingressesIn(after), [], 'not ours any more: not reported');
+  t.equal(clusterWrites(w), 0, 'nor touched');
+});
+
+t.test('a generated ApiDefinition edited by hand is put back by the run its event starts', async (t) => {
+  const w = await setUp(t);
+  await w.tick();
+  await w.updateSpec(ORDERS, (s) => ({ ...s, proxy: { ...(s.proxy as object), target_url: 'http://elsewhere.example' } }));
+  w.resetCounts();
+  const res = await w.audit(auditEventList({ resource: 'apidefinitions', apiGroup: 'tyk.tyk.io', name: ORDERS }));
+  t.same(ingressesIn(res.body.report), ['web'], 'its Ingress runs (the records’ index)');
+  t.equal(w.kube.count('PUT', /\/apidefinitions\/[^/]+$/), 1, 'one write puts it back');
+  t.match((await w.get(ORDERS))?.spec, { proxy: { target_url: 'http://orders.default.svc:8080' } });
+  t.match(w.gatewayApi(defaultIdOf(ORDERS)), { proxy: { target_url: 'http://orders.default.svc:8080' } }, 'the gateway never saw the edit');
+  t.equal(w.tyk.writes(), 0);
+});
