@@ -21,7 +21,7 @@ import type { KubeObject } from '../kube/types.js';
 import type { SyncRecord } from '../store/types.js';
 import { mapLimit } from './concurrency.js';
 import { hashOf } from './hash.js';
-import { DEFAULT_INGRESS_SETTINGS, type IngressSettings, labelledFor, managedView, type Step, templateNameOf } from './ingress-apis.js';
+import { DEFAULT_INGRESS_SETTINGS, type IngressSettings, labelledFor, managedView, type Step } from './ingress-apis.js';
 import { decideIngress, type IngressDecision, writes } from './ingress-decide.js';
 import { type IngressEntry, loadIngresses, readEntry } from './ingress-load.js';
 import { type ApiRefs, type Outcome, recordOf, reportIngress, type StepResult, takenError, tellIngress } from './ingress-report.js';
@@ -55,30 +55,34 @@ function split(key: string): NamespacedName {
 
 /** One Ingress: decided on what the load found; under its lock when that writes. Undefined: not ours, not reported. */
 async function one(ctx: RunContext, e: IngressEntry, settings: IngressSettings, refs: ApiRefs): Promise<ObjectReport | undefined> {
-  if (e.readError !== undefined) return quiet(ctx, e, { what: 'failed', error: e.readError });
+  if (e.readError !== undefined) return quiet(ctx, e, { what: 'failed', error: e.readError }, refs);
   const decision = decideIngress(e.state, settings);
   if (decision.what === 'ignore') return undefined;
-  if (!writes(decision)) return quiet(ctx, e, { what: 'decided', decision });
+  if (!writes(decision)) return quiet(ctx, e, { what: 'decided', decision }, refs);
   if (ctx.request.dryRun === true) return reportIngress(e, { what: 'decided', decision }, 'planned');
   if (ctx.stopping()) return reportIngress(e, { what: 'decided', decision }, 'deferred', { reason: 'shutting down' });
   return locked(ctx, e, decision, async () => {
     const fresh = await readEntry(ctx, e, settings);
-    if (fresh.readError !== undefined) return quiet(ctx, fresh, { what: 'failed', error: fresh.readError });
+    if (fresh.readError !== undefined) return quiet(ctx, fresh, { what: 'failed', error: fresh.readError }, refs);
     const again = decideIngress(fresh.state, settings);
     if (again.what === 'ignore') return undefined;
-    if (!writes(again)) return quiet(ctx, fresh, { what: 'decided', decision: again });
+    if (!writes(again)) return quiet(ctx, fresh, { what: 'decided', decision: again }, refs);
     return carryOut(ctx, fresh, again, refs);
   });
 }
 
 /** Report, record and tell an Ingress nothing is written for. */
-async function quiet(ctx: RunContext, e: IngressEntry, outcome: Outcome): Promise<ObjectReport | undefined> {
-  if (ctx.request.dryRun !== true) await settle(ctx, e, outcome);
+async function quiet(ctx: RunContext, e: IngressEntry, outcome: Outcome, refs: ApiRefs): Promise<ObjectReport | undefined> {
+  if (ctx.request.dryRun !== true) await settle(ctx, e, outcome, refs);
   return reportIngress(e, outcome);
 }
 
-/** Saves the record (when it changed) or deletes it, and tells the outcome in Events. */
-async function settle(ctx: RunContext, e: IngressEntry, outcome: Outcome): Promise<void> {
+/**
+ * Saves the record (when it changed) or deletes it, and tells the outcome in Events. A template
+ * the record named and the new one does not (the Ingress names another, or is gone) is let go:
+ * the ApiDefinition phase looks at it, so a deletion it held completes in this run.
+ */
+async function settle(ctx: RunContext, e: IngressEntry, outcome: Outcome, refs: ApiRefs): Promise<void> {
   const next = recordOf(e, outcome, new Date(ctx.deps.clock.now()).toISOString());
   if (next === null) {
     if (e.record) await ctx.deps.store.deleteRecord(e.key);
@@ -86,6 +90,8 @@ async function settle(ctx: RunContext, e: IngressEntry, outcome: Outcome): Promi
     const stored = await ctx.deps.store.putRecord(next);
     if (!stored) ctx.log.info({ key: e.key }, 'a newer record exists; kept it');
   }
+  const before = templateOf(e, e.record);
+  if (before !== undefined && next !== undefined && (next === null || templateOf(e, next) !== before)) refs.released.add(`${e.namespace}/${before}`);
   await tellIngress(ctx, e, outcome);
 }
 
@@ -123,7 +129,7 @@ async function carryOut(ctx: RunContext, e: IngressEntry, d: IngressDecision, re
     try {
       ingress = await ctx.deps.kube.addFinalizer(INGRESS, ingress, INGRESS.finalizer);
     } catch (err) {
-      return quiet(ctx, e, { what: 'failed', error: err, writing: true });
+      return quiet(ctx, e, { what: 'failed', error: err, writing: true }, refs);
     }
   }
   const steps = d.what === 'sync' ? d.diff.steps : d.what === 'teardown' ? d.steps : [];
@@ -132,32 +138,29 @@ async function carryOut(ctx: RunContext, e: IngressEntry, d: IngressDecision, re
     if (results[i]?.ok) refs.written.add(`${e.namespace}/${s.name}`);
   });
   const failed = results.some((r) => !r.ok);
-  if (d.what === 'teardown' && !failed) {
-    const previous = templateOfRecord(e.record);
-    if (previous) refs.released.add(`${e.namespace}/${previous}`);
-    if (d.removeFinalizer && ingress) {
-      try {
-        await ctx.deps.kube.removeFinalizer(INGRESS, ingress, INGRESS.finalizer);
-      } catch (err) {
-        const outcome: Outcome = { what: 'written', decision: d, steps, results: [...results], finalizerError: err };
-        await settle(ctx, e, outcome);
-        return reportIngress(e, outcome);
-      }
+  if (d.what === 'teardown' && !failed && d.removeFinalizer && ingress) {
+    try {
+      await ctx.deps.kube.removeFinalizer(INGRESS, ingress, INGRESS.finalizer);
+    } catch (err) {
+      const outcome: Outcome = { what: 'written', decision: d, steps, results: [...results], finalizerError: err };
+      await settle(ctx, e, outcome, refs);
+      return reportIngress(e, outcome);
     }
   }
-  if (d.what === 'sync' && ingress) {
-    // the template it named before, when it names another now: its deletion may be held no more
-    const previous = templateOfRecord(e.record);
-    if (previous && previous !== templateNameOf(ingress)) refs.released.add(`${e.namespace}/${previous}`);
-  }
   const outcome: Outcome = { what: 'written', decision: d, steps, results: [...results] };
-  await settle(ctx, { ...e, state: { ...e.state, ingress } }, outcome);
+  await settle(ctx, { ...e, state: { ...e.state, ingress } }, outcome, refs);
   return reportIngress(e, outcome);
 }
 
-function templateOfRecord(record: SyncRecord | null): string | undefined {
-  const use = (record?.uses ?? []).find((u) => u.startsWith(`${API_DEFINITION.kind}/`));
-  return use?.split('/')[2];
+/** The template a record says the Ingress named: its ApiDefinition use that is not one it generated. */
+function templateOf(e: IngressEntry, record: SyncRecord | null): string | undefined {
+  const generated = new RegExp(`^${escapeRegExp(`${e.namespace}-${e.name}-`)}[0-9a-f]{9}$`);
+  const use = (record?.uses ?? []).map((u) => u.split('/')).find(([kind, , name]) => kind === API_DEFINITION.kind && name !== undefined && !generated.test(name));
+  return use?.[2];
+}
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
 
 async function step(ctx: RunContext, e: IngressEntry, s: Step): Promise<StepResult> {
