@@ -10,9 +10,11 @@
  * Guarantees: steady state makes no API-server write; a failed read (Ingress, template,
  * ApiDefinitions) writes and deletes nothing for that Ingress; an ApiDefinition not labelled
  * for the Ingress is never written or deleted; a delete carries the uid it was decided on. The
- * record (`Ingress/<ns>/<name>`) names the template in `uses`, so an event about the template
- * finds its Ingresses (run.ts). Returns the ApiDefinitions written or deleted, and the templates
- * an Ingress stopped naming, for the ApiDefinition phase. Throws only StoreUnavailableError.
+ * record (`Ingress/<ns>/<name>`) names the template and the generated ApiDefinitions in `uses`,
+ * so an event about one finds its Ingress (ingress-load.ts). Returns the ApiDefinitions written
+ * or deleted, and the templates an Ingress stopped naming, for the ApiDefinition phase. Dry
+ * runs write nothing (writers are reported `planned`); a stopping process defers writers.
+ * Throws only StoreUnavailableError.
  */
 import { randomUUID } from 'node:crypto';
 import { KubeConflictError, StoreUnavailableError } from '../errors.js';
