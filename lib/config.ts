@@ -47,6 +47,12 @@ export interface Config {
   shutdownGraceMs: number;
   /** our own identity in audit events; undefined: learned from the API server */
   reconcilerUsername?: string;
+  /**
+   * Ingresses: INGRESS_CLASS (Tyk Operator's WATCH_INGRESS_CLASS is read when it is unset), and
+   * Tyk Operator's TYK_HTTP_INGRESS_PORT / TYK_HTTPS_INGRESS_PORT, the listen_port of the
+   * ApiDefinitions generated for plain and TLS hosts (0: the template's)
+   */
+  ingress: { className: string; httpPort: number; httpsPort: number };
   /** self-hosted HTTPS: paths of the PEM files */
   tls?: { certFile: string; keyFile: string; clientCaFile?: string };
 }
@@ -139,6 +145,20 @@ function tls(env: Env, problems: Problems): Config['tls'] {
   return clientCaFile === undefined ? { certFile, keyFile } : { certFile, keyFile, clientCaFile };
 }
 
+/** An IngressClass name or a `kubernetes.io/ingress.class` value: letters, digits, '-', '_', '.', '/'. */
+const INGRESS_CLASS_NAME = /^[A-Za-z0-9]([-A-Za-z0-9_./]{0,251}[A-Za-z0-9])?$/;
+
+function ingress(env: Env, problems: Problems): Config['ingress'] {
+  const setting = value(env, 'INGRESS_CLASS') === undefined && value(env, 'WATCH_INGRESS_CLASS') !== undefined ? 'WATCH_INGRESS_CLASS' : 'INGRESS_CLASS';
+  const className = value(env, 'INGRESS_CLASS') ?? value(env, 'WATCH_INGRESS_CLASS') ?? 'tyk';
+  if (!INGRESS_CLASS_NAME.test(className)) problems.add(setting, `must be an ingress class name (letters, digits, '-', '_', '.', '/'; at most 253), got "${className}"`);
+  return {
+    className,
+    httpPort: integer(env, 'TYK_HTTP_INGRESS_PORT', 0, 0, 65535, problems),
+    httpsPort: integer(env, 'TYK_HTTPS_INGRESS_PORT', 8443, 1, 65535, problems),
+  };
+}
+
 function tokens(env: Env, name: string, problems: Problems): string[] {
   const t = list(env, name);
   if (t.some((x) => x.length < 16)) problems.add(name, 'each token must be at least 16 characters');
@@ -191,6 +211,7 @@ export function loadConfig(env: Env): Config {
     gatewayMaxConcurrentWrites: integer(env, 'GATEWAY_MAX_CONCURRENT_WRITES', 16, 0, 10_000, problems),
     shutdownGraceMs: integer(env, 'SHUTDOWN_GRACE_MS', 25_000, 0, 600_000, problems),
     reconcilerUsername: value(env, 'RECONCILER_USERNAME'),
+    ingress: ingress(env, problems),
     tls: tls(env, problems),
   };
   if (problems.list.length > 0) throw new ConfigError(problems.list);

@@ -90,6 +90,22 @@ export class InvalidSpecError extends ReconcilerError {
   readonly code = 'INVALID_SPEC';
 }
 
+/**
+ * An Ingress of our class cannot (yet) become ApiDefinitions: INGRESS_TEMPLATE, its template is
+ * missing or not labelled `template: "true"` (it waits); INGRESS_INVALID, a path or the Ingress
+ * cannot be turned into one (a named service port, a resource backend, a name too long);
+ * INGRESS_NAME_TAKEN, the ApiDefinition name a path needs belongs to something else.
+ */
+export class IngressError extends ReconcilerError {
+  constructor(
+    readonly code: 'INGRESS_TEMPLATE' | 'INGRESS_INVALID' | 'INGRESS_NAME_TAKEN',
+    message: string,
+    options: { cause?: unknown; context?: ErrorContext } = {},
+  ) {
+    super(message, options);
+  }
+}
+
 /** The record and lock store (Redis) could not be reached or failed. */
 export class StoreUnavailableError extends ReconcilerError {
   readonly code = 'STORE_UNAVAILABLE';

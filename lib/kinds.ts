@@ -98,6 +98,27 @@ export interface HeldRef {
   name: string;
 }
 
+/**
+ * Kubernetes Ingresses of our class (INGRESS_CLASS): never sent to a gateway, turned into
+ * ApiDefinitions in the cluster (lib/reconcile/ingress.ts), with Tyk Operator's finalizer.
+ */
+export const INGRESS: ResourceKind & { readonly finalizer: string } = {
+  kind: 'Ingress',
+  group: 'networking.k8s.io',
+  version: 'v1',
+  plural: 'ingresses',
+  finalizer: 'finalizers.tyk.io/ingress',
+};
+
+/** Tyk Operator's finalizer on ApiDefinitions labelled `template: "true"`, held while an Ingress names them. */
+export const TEMPLATE_FINALIZER = 'finalizers.tyk.io/template';
+
+/** "Ingress" or "ingresses", case-insensitively: how events and /resync name the kind. */
+export function isIngressKind(name: string): boolean {
+  const n = name.toLowerCase();
+  return n === 'ingress' || n === 'ingresses';
+}
+
 /** Finds a managed kind by Kind ("ApiDefinition") or plural ("apidefinitions"), case-insensitively. */
 export function findKind(name: string): ManagedKind | undefined {
   const n = name.toLowerCase();

@@ -2,9 +2,10 @@
  * audit.k8s.io/v1 EventList → EventItems, as the API server's audit webhook sends it.
  *
  * Takes only stage ResponseComplete writes (create, update, patch, delete, deletecollection)
- * of tyk.tyk.io resources, and of the resources ours are built from (Secrets, ConfigMaps,
- * SubGraphs, SuperGraphs: an EventItem `dependency`, by name; only the objectRef is read, so a
- * Metadata audit level is enough and Secret data never needs to be in the audit log); skips requests that failed
+ * of tyk.tyk.io resources, of networking.k8s.io Ingresses (no other group's), and of the resources
+ * ours are built from (Secrets, ConfigMaps, SubGraphs, SuperGraphs: an EventItem `dependency`, by
+ * name; only the objectRef is read, so a Metadata audit level is enough and Secret data never
+ * needs to be in the audit log); skips requests that failed
  * (responseStatus.code >= 300), dry runs, the status subresource, and requests made by our own identity (`ownUsername`: our finalizer
  * patches come back as audit events). Each item carries its auditID, so a batch the API server
  * resends is recognised. A create whose objectRef has no name takes it from responseObject
@@ -14,7 +15,7 @@
  */
 import { BadRequestError } from '../errors.js';
 import { isObject, nonEmpty } from '../guards.js';
-import { findKind } from '../kinds.js';
+import { findKind, INGRESS } from '../kinds.js';
 import { type EventItem, findDependencyKind } from './refs.js';
 
 const WRITE_VERBS = new Set(['create', 'update', 'patch', 'delete', 'deletecollection']);
@@ -49,7 +50,8 @@ function auditItem(ev: Record<string, unknown>, ownUsername: string | undefined)
   const resource = nonEmpty(ref.resource) ?? '';
   const group = nonEmpty(ref.apiGroup);
   const dependency = findDependencyKind(resource, group ?? '');
-  if (dependency === undefined && (group !== 'tyk.tyk.io' || findKind(resource) === undefined)) return { ignored: 'kind not reconciled' };
+  const ingress = group === INGRESS.group && resource === INGRESS.plural;
+  if (dependency === undefined && !ingress && (group !== 'tyk.tyk.io' || findKind(resource) === undefined)) return { ignored: 'kind not reconciled' };
   if (nonEmpty(ref.subresource) === 'status') return { ignored: 'status subresource' };
   const code = isObject(ev.responseStatus) ? ev.responseStatus.code : undefined;
   if (typeof code === 'number' && code >= 300) return { ignored: 'request failed' };
@@ -64,8 +66,9 @@ function auditItem(ev: Record<string, unknown>, ownUsername: string | undefined)
     if (name === undefined || ev.verb === 'deletecollection') return { ignored: 'dependency without a name' };
     return { dependency: { kind: dependency, namespace, name } };
   }
-  if (name === undefined || ev.verb === 'deletecollection') return { namespace: { kind: resource, namespace } };
-  return { object: { kind: resource, namespace, name } };
+  const kind = ingress ? INGRESS.kind : resource;
+  if (name === undefined || ev.verb === 'deletecollection') return { namespace: { kind, namespace } };
+  return { object: { kind, namespace, name } };
 }
 
 function nameFrom(obj: unknown): string | undefined {

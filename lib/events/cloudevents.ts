@@ -15,6 +15,7 @@
  */
 import { BadRequestError } from '../errors.js';
 import { isObject, nonEmpty } from '../guards.js';
+import { INGRESS, isIngressKind } from '../kinds.js';
 import { type EventItem, findDependencyKind } from './refs.js';
 import { fromAnyShape } from './shapes.js';
 
@@ -88,7 +89,8 @@ export function parseCloudEvents(input: CloudEventInput): CloudEvent[] {
 function fromSubject(subject: string | undefined): EventItem | undefined {
   const m = /^\/apis\/([^/]+)\/[^/]+\/namespaces\/([^/]+)\/([^/]+)\/([^/]+)$/.exec(subject ?? '');
   if (!m) return undefined;
-  if (m[1] !== 'tyk.tyk.io') return { ignored: 'kind not reconciled' };
+  if (m[1] === INGRESS.group && m[3] === INGRESS.plural) return { object: { kind: INGRESS.kind, namespace: m[2]!, name: m[4]! } };
+  if (m[1] !== 'tyk.tyk.io' || isIngressKind(m[3]!)) return { ignored: 'kind not reconciled' };
   const dependency = findDependencyKind(m[3]!, m[1]);
   if (dependency !== undefined) return { dependency: { kind: dependency, namespace: m[2]!, name: m[4]! } };
   return { object: { kind: m[3]!, namespace: m[2]!, name: m[4]! } };

@@ -2,10 +2,12 @@
  * What one delivered event asks for (an EventItem), and how a request's events become one
  * run's scope: deliveries already seen are dropped, duplicates collapse (400 events about 3
  * objects become 3 refs), and more distinct objects than `maxRefs` are folded into
- * namespace-wide runs, or one full run. Pure.
+ * namespace-wide runs, or one full run. Pure. An `Ingress` item (the parsers emit one only for
+ * networking.k8s.io Ingresses) goes to the scope's `ingresses`.
  */
 
-import { findHeldKind, findKind, type HeldRef, type ObjectRef } from '../kinds.js';
+import { findHeldKind, findKind, type HeldRef, INGRESS, isIngressKind, type ObjectRef } from '../kinds.js';
+import type { NamespacedName } from '../reconcile/links.js';
 import type { RunScope } from '../reconcile/types.js';
 
 export type EventItem =
@@ -62,6 +64,7 @@ export interface CollectOptions {
 export function collect(items: readonly EventItem[], options: CollectOptions = {}): Intake {
   const refs = new Map<string, ObjectRef>();
   const held = new Map<string, HeldRef>();
+  const ingresses = new Map<string, NamespacedName>();
   const namespaces = new Set<string>();
   const ignored: Record<string, number> = {};
   let accepted = 0;
@@ -81,6 +84,12 @@ export function collect(items: readonly EventItem[], options: CollectOptions = {
       continue;
     }
     const target = 'object' in item ? item.object : item.namespace;
+    if (isIngressKind(target.kind)) {
+      accepted++;
+      if ('object' in item) ingresses.set(`${INGRESS.kind}/${item.object.namespace}/${item.object.name}`, { namespace: item.object.namespace, name: item.object.name });
+      else namespaces.add(item.namespace.namespace);
+      continue;
+    }
     const kind = findKind(target.kind);
     const heldKind = kind === undefined ? findHeldKind(target.kind) : undefined;
     if (kind === undefined && heldKind === undefined) {
@@ -94,11 +103,13 @@ export function collect(items: readonly EventItem[], options: CollectOptions = {
   }
   const single = [...refs.values()].filter((r) => !namespaces.has(r.namespace));
   const singleHeld = [...held.values()].filter((r) => !namespaces.has(r.namespace));
+  const singleIngresses = [...ingresses.values()].filter((r) => !namespaces.has(r.namespace));
   const max = options.maxRefs ?? Infinity;
-  if (single.length + singleHeld.length <= max) {
-    return { scope: { refs: single, namespaces: [...namespaces], ...(singleHeld.length > 0 ? { held: singleHeld } : {}) }, accepted, ignored };
+  if (single.length + singleHeld.length + singleIngresses.length <= max) {
+    const extra = { ...(singleHeld.length > 0 ? { held: singleHeld } : {}), ...(singleIngresses.length > 0 ? { ingresses: singleIngresses } : {}) };
+    return { scope: { refs: single, namespaces: [...namespaces], ...extra }, accepted, ignored };
   }
-  for (const r of [...single, ...singleHeld]) namespaces.add(r.namespace);
+  for (const r of [...single, ...singleHeld, ...singleIngresses]) namespaces.add(r.namespace);
   if (namespaces.size <= max) return { scope: { refs: [], namespaces: [...namespaces] }, accepted, ignored, folded: 'namespaces' };
   return { scope: { all: true }, accepted, ignored, folded: 'all' };
 }

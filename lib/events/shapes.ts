@@ -5,13 +5,15 @@
  *
  * - a Kubernetes object: {apiVersion, kind, metadata: {name, namespace}}; a core Secret or
  *   ConfigMap, a SubGraph or a SuperGraph is a `dependency` (the objects built from it are looked
- *   at), any other non-tyk.tyk.io kind ignored
+ *   at); a networking.k8s.io Ingress an `Ingress` object; any other non-tyk.tyk.io kind ignored
+ *   (a tyk.tyk.io "Ingress" too)
  * - a reference: {apiVersion, kind, name, namespace} (Knative ApiServerSource, Reference mode)
  * - a WatchEvent: {type: ADDED|MODIFIED|DELETED|BOOKMARK|ERROR, object}
  * - an Argo Events resource event: {type: ADD|UPDATE|DELETE, body, group, version, resource}
  */
 import { BadRequestError } from '../errors.js';
 import { isObject, nonEmpty } from '../guards.js';
+import { INGRESS, isIngressKind } from '../kinds.js';
 import { type EventItem, findDependencyKind } from './refs.js';
 
 const WATCH_TYPES = new Set(['ADDED', 'MODIFIED', 'DELETED', 'BOOKMARK', 'ERROR']);
@@ -25,7 +27,15 @@ function fromObject(obj: unknown, where: string): EventItem | undefined {
   const kind = nonEmpty(obj.kind);
   if (!apiVersion || !kind || (!meta && !('name' in obj))) return undefined;
   const dependency = findDependencyKind(kind, apiVersion.includes('/') ? apiVersion.slice(0, apiVersion.indexOf('/')) : '');
-  if (!apiVersion.startsWith('tyk.tyk.io/') && dependency === undefined) return { ignored: 'kind not reconciled' };
+  const ingress = apiVersion.startsWith(`${INGRESS.group}/`) && isIngressKind(kind);
+  if (ingress) {
+    const name = nonEmpty(meta ? meta.name : obj.name);
+    const namespace = nonEmpty(meta ? meta.namespace : obj.namespace);
+    if (!name || !namespace) throw new BadRequestError(`${where}: the object's name and namespace are required`);
+    return { object: { kind: INGRESS.kind, namespace, name } };
+  }
+  // only networking.k8s.io's Ingress is one: another group's kind of that name is not ours
+  if ((!apiVersion.startsWith('tyk.tyk.io/') && dependency === undefined) || isIngressKind(kind)) return { ignored: 'kind not reconciled' };
   const name = nonEmpty(meta ? meta.name : obj.name);
   const namespace = nonEmpty(meta ? meta.namespace : obj.namespace);
   if (!name || !namespace) throw new BadRequestError(`${where}: the object's name and namespace are required`);
@@ -45,7 +55,8 @@ export function fromArgoEvent(ev: unknown, where: string): EventItem | undefined
   if (!isObject(ev) || typeof ev.type !== 'string' || !ARGO_TYPES.has(ev.type) || !isObject(ev.body) || typeof ev.resource !== 'string') {
     return undefined;
   }
-  if (ev.group !== 'tyk.tyk.io' && !(ev.group === '' && findDependencyKind(ev.resource) !== undefined)) return { ignored: 'kind not reconciled' };
+  const ingress = ev.group === INGRESS.group && ev.resource === INGRESS.plural;
+  if (ev.group !== 'tyk.tyk.io' && !ingress && !(ev.group === '' && findDependencyKind(ev.resource) !== undefined)) return { ignored: 'kind not reconciled' };
   const item = fromObject(ev.body, where);
   if (!item) throw new BadRequestError(`${where}: an Argo Events resource event's body must be the Kubernetes object`);
   return item;

@@ -7,7 +7,9 @@
  * throws (an expired continue token restarts the list, at most twice); finalizer changes
  * carry the resourceVersion they were computed from and re-read and retry on 409; Events are
  * aggregated by ./events.ts (one Event per distinct thing said, a count for repeats), over the
- * EventSink methods here (GET, POST and merge PATCH of core/v1 Events).
+ * EventSink methods here (GET, POST and merge PATCH of core/v1 Events). createObject,
+ * replaceObject (PUT under resourceVersion) and deleteObject (with a uid precondition) are
+ * single attempts, for the ApiDefinitions an Ingress generates; a 409 is a KubeConflictError.
  * Throws KubeApiError, KubeConflictError, KubeUnavailableError; their messages never carry
  * credentials.
  */
@@ -18,7 +20,7 @@ import { KubeApiError, KubeConflictError, KubeUnavailableError } from '../errors
 import { type HttpResponse, httpRequest, makeAgent, TransportError } from '../http.js';
 import { EVENT } from '../kinds.js';
 import { EventRecorder, type EventSink, type EventType, type KubeEvent, type RecordedEvent } from './events.js';
-import type { KubeApi, KubeObject, ResourceKind } from './types.js';
+import type { KubeApi, KubeObject, ListOptions, ResourceKind } from './types.js';
 
 export interface KubeClientOptions {
   /** per-request timeout; default 10 s */
@@ -80,24 +82,48 @@ export class KubeClient implements KubeApi, EventSink {
     return this.expectObject(res, 'get', kind, name);
   }
 
-  async list(kind: ResourceKind, namespace?: string): Promise<KubeObject[]> {
+  async list(kind: ResourceKind, namespace?: string, options: ListOptions = {}): Promise<KubeObject[]> {
     for (let restart = 0; ; restart++) {
       const items: KubeObject[] = [];
       let cont: string | undefined;
       let expired = false;
       do {
-        const res = await this.call('GET', collectionPath(kind, namespace), { query: { limit: this.pageSize, continue: cont } });
+        const res = await this.call('GET', collectionPath(kind, namespace), { query: { labelSelector: options.labelSelector, limit: this.pageSize, continue: cont } });
         if (res.status === 410 && cont !== undefined && restart < 2) {
           expired = true;
           break;
         }
         const list = this.expectOk(res, 'list', kind, namespace ?? '(all namespaces)') as { items?: unknown; metadata?: { continue?: string } };
         if (!Array.isArray(list.items)) throw new KubeApiError(res.status, `list ${kind.plural}: answer has no items`);
-        items.push(...(list.items as KubeObject[]));
+        // a built-in kind's list items carry no apiVersion and kind (the list does): put them back
+        const apiVersion = kind.group === '' ? kind.version : `${kind.group}/${kind.version}`;
+        items.push(...(list.items as KubeObject[]).map((o) => (o.apiVersion && o.kind ? o : { ...o, apiVersion, kind: kind.kind })));
         cont = list.metadata?.continue || undefined;
       } while (cont !== undefined);
       if (!expired) return items;
     }
+  }
+
+  async createObject(kind: ResourceKind, namespace: string, obj: KubeObject): Promise<KubeObject> {
+    const res = await this.call('POST', collectionPath(kind, namespace), { body: { ...obj, metadata: { ...obj.metadata, namespace } } });
+    if (res.status === 409) throw this.toError(res, 'create', kind, obj.metadata.name);
+    return this.expectObject(res, 'create', kind, obj.metadata.name);
+  }
+
+  async replaceObject(kind: ResourceKind, obj: KubeObject): Promise<KubeObject> {
+    const { namespace = '', name } = obj.metadata;
+    const res = await this.call('PUT', objectPath(kind, namespace, name), { body: obj });
+    return this.expectObject(res, 'update', kind, name);
+  }
+
+  async deleteObject(kind: ResourceKind, namespace: string, name: string, preconditions: { uid?: string } = {}): Promise<'deleted' | 'terminating' | 'not found'> {
+    const body = { kind: 'DeleteOptions', apiVersion: 'v1', ...(preconditions.uid !== undefined ? { preconditions: { uid: preconditions.uid } } : {}) };
+    const res = await this.call('DELETE', objectPath(kind, namespace, name), { body });
+    if (res.status === 404) return 'not found';
+    const answer = this.expectOk(res, 'delete', kind, name) as { kind?: unknown; metadata?: { deletionTimestamp?: unknown; finalizers?: unknown } };
+    // a custom resource removed at once answers a Status; one its finalizers keep, the object, marked
+    const kept = answer.kind !== 'Status' && typeof answer.metadata?.deletionTimestamp === 'string' && Array.isArray(answer.metadata.finalizers) && answer.metadata.finalizers.length > 0;
+    return kept ? 'terminating' : 'deleted';
   }
 
   /** Says (type, reason, message) about `obj` in a Kubernetes Event, aggregated (see ./events.ts). */
@@ -199,7 +225,7 @@ export class KubeClient implements KubeApi, EventSink {
     return res.status === 409 ? new KubeConflictError(409, message, { context }) : new KubeApiError(res.status, message, { context });
   }
 
-  private async call(method: 'GET' | 'PATCH' | 'POST', path: string, options: { query?: Query; body?: unknown; contentType?: string } = {}): Promise<HttpResponse> {
+  private async call(method: 'GET' | 'PATCH' | 'POST' | 'PUT' | 'DELETE', path: string, options: { query?: Query; body?: unknown; contentType?: string } = {}): Promise<HttpResponse> {
     const opts: HttpsOpts = {};
     await this.kc.applyToHTTPSOptions(opts as never);
     const server = this.server;

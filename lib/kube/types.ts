@@ -8,6 +8,9 @@
  * - `list` returns every object or throws: a partial list is never returned.
  * - writes that replace lists (finalizers) carry the resourceVersion they were computed from
  *   and are retried on 409 after a fresh read.
+ * - createObject, replaceObject and deleteObject (the ApiDefinitions an Ingress generates) are
+ *   single attempts: a 409 (AlreadyExists, a stale resourceVersion, a failed precondition) is a
+ *   KubeConflictError for the caller to re-read; deleteObject says `not found` on 404.
  * Throws KubeApiError, KubeConflictError, KubeUnavailableError (lib/errors.ts).
  */
 
@@ -43,11 +46,28 @@ export interface KubeObject {
   [key: string]: unknown;
 }
 
+export interface ListOptions {
+  labelSelector?: string;
+}
+
 export interface KubeApi {
   /** The object, or null when the API server answers 404. */
   get(kind: ResourceKind, namespace: string, name: string): Promise<KubeObject | null>;
-  /** Every object of the kind, in one namespace or (namespace undefined) in all; follows `continue`. */
-  list(kind: ResourceKind, namespace?: string): Promise<KubeObject[]>;
+  /**
+   * Every object of the kind, in one namespace or (namespace undefined) in all; follows
+   * `continue`. `labelSelector` (Kubernetes syntax: `key`, `key=value`) narrows it on the server.
+   */
+  list(kind: ResourceKind, namespace?: string, options?: ListOptions): Promise<KubeObject[]>;
+  /** Creates `obj` in `namespace` (POST). Returns the stored object; KubeConflictError (reason AlreadyExists) when the name is taken. */
+  createObject(kind: ResourceKind, namespace: string, obj: KubeObject): Promise<KubeObject>;
+  /** Replaces `obj` (PUT) under its metadata.resourceVersion; KubeConflictError when it is stale. Returns the stored object. */
+  replaceObject(kind: ResourceKind, obj: KubeObject): Promise<KubeObject>;
+  /**
+   * DELETE: `deleted` (gone at once), `terminating` (finalizers keep it, marked for deletion) or
+   * `not found` (404). A `uid` precondition that no longer holds (the object was replaced by
+   * another of that name) is a KubeConflictError.
+   */
+  deleteObject(kind: ResourceKind, namespace: string, name: string, preconditions?: { uid?: string }): Promise<'deleted' | 'terminating' | 'not found'>;
   /** Merge-patches the status subresource. Returns the updated object. */
   patchStatus(kind: ResourceKind, obj: KubeObject, status: Record<string, unknown>): Promise<KubeObject>;
   /** Ensures `finalizer` is present; re-reads and retries on 409. Returns the current object. */

@@ -10,6 +10,10 @@
  * once per run: references hold the deletion of an ApiDefinition a live policy still uses,
  * and fill `status.linked_by_policies`.
  *
+ * Before them, the Ingress phase (ingress.ts) turns Ingresses of our class into ApiDefinitions
+ * in the cluster; those it wrote or deleted join the ApiDefinition phase's scope, so they reach
+ * the gateway in the same run. After the ApiDefinition phase, template ApiDefinitions get their
+ * finalizer, and a template's deletion is held while an Ingress names it (ingress-templates.ts).
  * After the API phases, the SuperGraphs and SubGraphs (cluster-only: graph-phase.ts) of the
  * scope and those the ApiDefinitions used get their finalizer and status, deletions held while
  * in use.
@@ -38,6 +42,8 @@ import { limitDeletions } from './delete-limit.js';
 import { DEFAULT_BACKOFF } from './error-policy.js';
 import { type Done, finalize, httpStatusOf } from './finalize.js';
 import { runGraphPhase } from './graph-phase.js';
+import { ingressSettings, runIngressPhase } from './ingress.js';
+import { settleTemplates } from './ingress-templates.js';
 import { type ApiRef, accessRefs, apiKey, type NamespacedName, parseApiKey, referencingPolicies } from './links.js';
 import { apiKindOf, apiRefOf, apiResolver, type Found, loadDesired, loadOrphans, loadState, type ResolveApi, reread } from './load.js';
 import { versionRefsOf } from './oas-payload.js';
@@ -63,8 +69,10 @@ export const DEFAULT_RUN_SETTINGS: RunSettings = {
 export async function runReconcile(deps: RunDeps, request: RunRequest): Promise<RunReport> {
   const ctx = new RunContext(deps, request);
   const reports: ObjectReport[] = [];
+  const ingresses = await runIngressPhase(ctx, request.scope, reports);
   const policies = await ctx.policies((ns) => deps.kube.list(SECURITY_POLICY, ns));
-  const classic = await runPhase(ctx, API_DEFINITION, scopeFor(request.scope, API_DEFINITION), reports, policies, new Map());
+  const classic = await runPhase(ctx, API_DEFINITION, scopeFor(request.scope, API_DEFINITION, ingresses.apiRefs), reports, policies, new Map());
+  replaceReports(reports, await settleTemplates(ctx, classic, ingressSettings(ctx)));
   const oas = await runOasPhase(ctx, scopeFor(request.scope, TYK_OAS_API_DEFINITION), reports, policies, classic);
   const apis = [...classic, ...oas];
   await runGraphPhase(ctx, request.scope, classic, reports);
@@ -114,8 +122,17 @@ function gatewaysOf(done: readonly Done[]): string[] {
   return [...new Set(['default', ...done.flatMap((d) => [d.record?.gateway, d.loaded.record?.gateway]).filter((g): g is string => g !== undefined)])];
 }
 
+/** Puts each of `replacing` in the place of the report of the same object. */
+function replaceReports(reports: ObjectReport[], replacing: readonly ObjectReport[]): void {
+  for (const r of replacing) {
+    const i = reports.findIndex((x) => x.kind === r.kind && x.namespace === r.namespace && x.name === r.name);
+    if (i >= 0) reports[i] = r;
+    else reports.push(r);
+  }
+}
+
 /** The part of a request's scope that concerns `kind`, plus extra refs of that kind. */
-function scopeFor(scope: RunScope, kind: ManagedKind, extra: NamespacedName[] = []): RunScope {
+function scopeFor(scope: RunScope, kind: ManagedKind, extra: readonly (NamespacedName & { optional?: boolean })[] = []): RunScope {
   const refs = [...(scope.refs ?? []).filter((r) => r.kind.kind === kind.kind), ...extra.map((r) => ({ kind, ...r }))];
   return { ...(scope.all ? { all: true } : {}), namespaces: scope.namespaces ?? [], refs };
 }

@@ -10,6 +10,8 @@ import type { KubeApi } from '../kube/types.js';
 import type { Logger } from '../log.js';
 import type { Store } from '../store/types.js';
 import type { BackoffSettings } from './error-policy.js';
+import type { IngressSettings } from './ingress-apis.js';
+import type { NamespacedName } from './links.js';
 import type { Action, Reason } from './plan.js';
 
 export interface SettleSettings {
@@ -45,6 +47,8 @@ export interface RunSettings {
   gatewayWrites: { max: number; slotTtlMs: number; waitMs: number };
   /** MAX_DELETES_PER_RUN: a run that would delete more gateway objects holds all its deletions; 0: no limit */
   maxDeletesPerRun: number;
+  /** INGRESS_CLASS and Tyk Operator's ingress listen ports; absent: Tyk Operator's defaults (class `tyk`) */
+  ingress?: IngressSettings;
 }
 
 /**
@@ -76,6 +80,8 @@ export interface RunScope {
   refs?: readonly ObjectRef[];
   /** single cluster-only objects (SubGraphs, SuperGraphs: lib/reconcile/held-finalizers.ts) */
   held?: readonly HeldRef[];
+  /** single Ingresses (networking.k8s.io/v1) to look at (lib/reconcile/ingress.ts) */
+  ingresses?: readonly NamespacedName[];
 }
 
 export type Trigger = 'schedule' | 'watch' | 'audit' | 'resync' | 'cloudevents';
@@ -121,7 +127,11 @@ export type ReportReason =
   /** held kinds (cluster only): the finalizer was missing, the status changed, a deletion held while other objects use it */
   | 'finalizer missing'
   | 'status changed'
-  | 'in use';
+  | 'in use'
+  /** an Ingress that was ours now has another class: what it generated goes */
+  | 'ingress class changed'
+  /** a template ApiDefinition's deletion, held while Ingresses name it */
+  | 'referenced by ingresses';
 
 export interface ObjectReport {
   kind: string;

@@ -78,6 +78,12 @@ export interface SyncRecord {
   uses?: string[];
   /** the resource's CRD prunes status.conditions (Tyk Operator's): learnt from a status patch's answer */
   conditionsPruned?: true;
+  /**
+   * Ingresses: per generated ApiDefinition, hashes of what we last wrote of it and of what the
+   * API server answered (lib/reconcile/ingress-apis.ts), so a server-side normalisation is not
+   * rewritten every run
+   */
+  generated?: Record<string, { sent: string; seen: string }>;
 }
 
 export type LockOutcome = 'acquired' | 'marked-dirty';

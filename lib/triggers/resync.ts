@@ -1,13 +1,13 @@
 /**
  * POST /resync: a one-off run, for people and scripts. Parameters as a JSON body or as query
- * parameters: `kind` (ApiDefinition, TykOasApiDefinition, SecurityPolicy, SubGraph, SuperGraph, by
- * Kind or plural; default the first three, guessed by name), `namespace`, `name` (needs namespace),
+ * parameters: `kind` (ApiDefinition, TykOasApiDefinition, SecurityPolicy, Ingress, SubGraph,
+ * SuperGraph, by Kind or plural; default the first four, guessed by name), `namespace`, `name` (needs namespace),
  * `dryRun` (true: load and plan only, write nothing, return the plan). Nothing named →
  * everything. Requires RESYNC_TOKEN. A resync ignores retry backoff.
  */
 import { BadRequestError } from '../errors.js';
 import { isObject } from '../guards.js';
-import { findHeldKind, findKind, HELD_KINDS, MANAGED_KINDS } from '../kinds.js';
+import { findHeldKind, findKind, HELD_KINDS, INGRESS, isIngressKind, MANAGED_KINDS } from '../kinds.js';
 import type { RunScope } from '../reconcile/types.js';
 import type { Service } from '../service.js';
 import { authorize } from './authorize.js';
@@ -53,17 +53,19 @@ function parseParams(input: HttpInput): ResyncParams {
 }
 
 function resyncScope(params: ResyncParams): RunScope {
-  // a held kind (SubGraph, SuperGraph) is named on its own; without a kind, only the managed kinds are guessed
+  // a held kind (SubGraph, SuperGraph) is named on its own; without a kind, the managed kinds and Ingress are guessed
   const held = params.kind === undefined ? undefined : findHeldKind(params.kind);
-  const kinds = params.kind === undefined ? MANAGED_KINDS : held ? [] : [findKind(params.kind)];
-  if (kinds[0] === undefined && !held) {
-    throw new BadRequestError(`unknown kind "${params.kind}": expected ${[...MANAGED_KINDS, ...HELD_KINDS].map((k) => k.kind).join(', ')}`);
+  const ingress = params.kind === undefined || isIngressKind(params.kind);
+  const kinds = params.kind === undefined ? MANAGED_KINDS : held || ingress ? [] : [findKind(params.kind)];
+  if (kinds[0] === undefined && !held && !ingress) {
+    throw new BadRequestError(`unknown kind "${params.kind}": expected ${[...MANAGED_KINDS, INGRESS, ...HELD_KINDS].map((k) => k.kind).join(', ')}`);
   }
   if (params.name !== undefined) {
     if (params.namespace === undefined) throw new BadRequestError('name needs namespace');
     if (held) return { held: [{ kind: held, namespace: params.namespace, name: params.name }] };
     const optional = params.kind === undefined;
-    return { refs: kinds.map((kind) => ({ kind: kind!, namespace: params.namespace!, name: params.name!, ...(optional ? { optional } : {}) })) };
+    const ingresses = ingress ? { ingresses: [{ namespace: params.namespace, name: params.name }] } : {};
+    return { refs: kinds.map((kind) => ({ kind: kind!, namespace: params.namespace!, name: params.name!, ...(optional ? { optional } : {}) })), ...ingresses };
   }
   if (params.namespace !== undefined) return { namespaces: [params.namespace] };
   return { all: true };

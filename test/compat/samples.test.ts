@@ -1,12 +1,15 @@
 /**
  * Every Tyk Operator sample of kind ApiDefinition, TykOasApiDefinition, SecurityPolicy,
- * OperatorContext, SubGraph or SuperGraph (in $TYK_REFERENCE_DIR/samples) is accepted: it syncs,
- * or its status says what is unsupported or what it waits for; nothing crashes, nothing is
- * half-sent. The ConfigMaps and Secrets a sample file holds (a Tyk OAS document) are created
- * before its custom resources, as `kubectl apply -f` would; what a sample's comments say to
- * create first (a TLS Secret), or what it names and no sample holds (the supergraph's SubGraphs),
- * is created first too. Other core objects of a sample (the users subgraph's Namespace, Service
- * and Deployment) are not ours and are skipped.
+ * OperatorContext, SubGraph, SuperGraph or Ingress (in $TYK_REFERENCE_DIR/samples) is accepted:
+ * it syncs, or its status says what is unsupported or what it waits for; nothing crashes,
+ * nothing is half-sent. An Ingress sample's folder is applied as one (`kubectl apply -f
+ * <folder>`: the Ingress and its template), and the ApiDefinitions the Ingress generates must end
+ * synced, on the gateway under its rules' hosts and paths, while the template is never sent. The
+ * ConfigMaps and Secrets a sample file holds (a Tyk OAS document) are created before its custom
+ * resources, as `kubectl apply -f` would; what a sample's comments say to create first (a TLS
+ * Secret), or what it names and no sample holds (the supergraph's SubGraphs), is created first
+ * too. Other core objects of a sample (the users subgraph's Namespace, Service and Deployment)
+ * are not ours and are skipped.
  *
  * Each sample runs under Tyk Operator's CRDs (a cluster where Tyk Operator was installed) and,
  * against the fake API server, under ours (deploy/crds): they prune differently (theirs drop a
@@ -15,16 +18,18 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import yaml from 'js-yaml';
-import t from 'tap';
+import t, { type Test } from 'tap';
 import type { KubeObject } from '../../lib/kube/types.js';
+import { shortHash } from '../../lib/reconcile/ingress-apis.js';
+import type { RunReport } from '../../lib/reconcile/types.js';
 import { defaultIdOf, secret } from '../fixtures/builders.js';
 import { certId, PEM } from '../fixtures/pem.js';
 import { realApiServerFromEnv } from '../harness/real-apiserver.js';
-import { startWorld } from '../harness/world.js';
+import { startWorld, type World } from '../harness/world.js';
 import { referencePath } from './reference.js';
 
 const ROOT = referencePath('samples');
-const KINDS = new Set(['ApiDefinition', 'TykOasApiDefinition', 'SecurityPolicy', 'OperatorContext', 'SubGraph', 'SuperGraph']);
+const KINDS = new Set(['ApiDefinition', 'TykOasApiDefinition', 'SecurityPolicy', 'OperatorContext', 'SubGraph', 'SuperGraph', 'Ingress']);
 /** Kinds that live in the cluster only: no gateway id in their status. */
 const CLUSTER_ONLY = new Set(['SubGraph', 'SuperGraph']);
 /** Core objects a sample file holds (the ConfigMap of a Tyk OAS document): put as an admin, before the custom resources. */
@@ -39,7 +44,8 @@ function files(dir: string): string[] {
 
 /** What each sample must end as (anything else fails the test). */
 const EXPECTED: Record<string, RegExp> = {
-  'ingress/ingress-httpbin/apidefinition_template.yaml:ApiDefinition/myapideftemplate': /^skipped/,
+  // a template (label template: "true") is never sent; the Ingress naming it is, as ApiDefinitions
+  'ingress/ingress-httpbin/:ApiDefinition/myapideftemplate': /^skipped/,
   // Tyk Operator's SecurityPolicy CRD has no `kind` in access_rights_array: the API server prunes
   // it, so the entry names an ApiDefinition, which does not exist (under our CRDs it is kept, and
   // the policy syncs: EXPECTED_UNDER_OURS)
@@ -129,10 +135,21 @@ function postsSubgraph(): KubeObject[] {
   ];
 }
 
-const samples = files(ROOT)
-  .map((file) => {
-    const all = (yaml.loadAll(readFileSync(file, 'utf8')) as (KubeObject | null)[]).filter((d): d is KubeObject => !!d);
-    return { file: relative(ROOT, file), core: all.filter((d) => CORE_KINDS.has(d.kind)), docs: all.filter((d) => KINDS.has(d.kind)) };
+/** A sample: one file, or one folder under ingress/ (its files applied together, templates first). */
+const samples = [
+  ...files(ROOT)
+    .reduce((units, file) => {
+      const rel = relative(ROOT, file);
+      const unit = rel.startsWith('ingress/') ? `${rel.slice(0, rel.lastIndexOf('/') + 1)}` : rel;
+      units.set(unit, [...(units.get(unit) ?? []), file]);
+      return units;
+    }, new Map<string, string[]>())
+    .entries(),
+]
+  .map(([unit, paths]) => {
+    const all = paths.flatMap((p) => (yaml.loadAll(readFileSync(p, 'utf8')) as (KubeObject | null)[]).filter((d): d is KubeObject => !!d));
+    const docs = all.filter((d) => KINDS.has(d.kind)).sort((a, b) => Number(a.kind === 'Ingress') - Number(b.kind === 'Ingress'));
+    return { file: unit, core: all.filter((d) => CORE_KINDS.has(d.kind)), docs };
   })
   .filter((s) => s.docs.length > 0);
 
@@ -141,6 +158,10 @@ t.test('there are samples to check', async (t) => {
   t.ok(
     samples.some((s) => s.docs.some((d) => d.kind === 'TykOasApiDefinition') && s.core.some((d) => d.kind === 'ConfigMap')),
     'among them TykOasApiDefinitions, with their ConfigMaps',
+  );
+  t.ok(
+    samples.some((s) => s.docs.some((d) => d.kind === 'Ingress') && s.docs.some((d) => d.metadata.labels?.template === 'true')),
+    'and Ingresses, with their templates',
   );
 });
 
@@ -193,7 +214,8 @@ for (const { name: crdSet, crds, expected: EXPECTED_HERE, file, core, docs } of 
       const expected = EXPECTED_HERE[key] ?? /^unchanged$/;
       t.match(seen, expected, `${key} → ${seen}`);
       const status = (await w.get(doc.metadata.name, doc.metadata.namespace ?? 'default', doc.kind))?.status;
-      if (o.result === 'unchanged' && !CLUSTER_ONLY.has(doc.kind)) t.ok(status?.api_id ?? status?.id ?? status?.pol_id, `${key} has its gateway id in status`);
+      if (doc.kind === 'Ingress') await checkIngress(t, w, doc, final);
+      else if (o.result === 'unchanged' && !CLUSTER_ONLY.has(doc.kind)) t.ok(status?.api_id ?? status?.id ?? status?.pol_id, `${key} has its gateway id in status`);
       if (o.result === 'unchanged' && doc.kind === 'SubGraph') t.ok(status?.linked_by_api, `${key} is linked by the ApiDefinition serving it`);
       if (/^(invalid|failed)/.test(seen) && doc.kind !== 'SecurityPolicy') t.match(status, { latestTransaction: { status: 'Failed', error: /./ } }, `${key}: the status says why`);
       if (!['unchanged', 'skipped'].includes(o.result)) {
@@ -260,4 +282,33 @@ for (const { name: crdSet, crds, expected: EXPECTED_HERE, file, core, docs } of 
       t.same(api?.jwt_default_policies, [Buffer.from('default/jwt-policy').toString('base64url')], 'jwt_default_policies name the policy by its gateway id');
     }
   });
+}
+
+/**
+ * An Ingress sample: one ApiDefinition per rule path, named as Tyk Operator named them, synced
+ * (its gateway id in status) and on the gateway under the rule's host and path; nothing else
+ * generated.
+ */
+async function checkIngress(t: Test, w: World, doc: KubeObject, final: RunReport): Promise<void> {
+  const namespace = doc.metadata.namespace ?? 'default';
+  const rules = (doc.spec?.rules ?? []) as { host?: string; http?: { paths?: { path?: string; backend: { service: { name: string; port: { number: number } } } }[] } }[];
+  const wanted = rules.flatMap((r) => (r.http?.paths ?? []).map((p) => ({ host: r.host ?? '', path: p.path ?? '', service: p.backend.service })));
+  const made = (await w.kube.listObjects('apidefinitions', namespace)).filter((o) => o.metadata.labels?.['tyk.io/ingress'] === doc.metadata.name);
+  t.same(
+    made.map((o) => o.metadata.name).sort(),
+    wanted.map((p) => `${namespace}-${doc.metadata.name}-${shortHash(p.host + p.path)}`).sort(),
+    `Ingress ${doc.metadata.name}: one ApiDefinition per path, named as Tyk Operator named them`,
+  );
+  for (const p of wanted) {
+    const name = `${namespace}-${doc.metadata.name}-${shortHash(p.host + p.path)}`;
+    t.match(
+      final.objects.find((x) => x.kind === 'ApiDefinition' && x.name === name),
+      { result: 'unchanged' },
+      `${name} synced`,
+    );
+    t.ok((await w.get(name, namespace))?.status?.api_id, `${name} has its gateway id in status`);
+    const api = w.gatewayApi(Buffer.from(`${namespace}/${name}`).toString('base64url'));
+    t.match(api, { proxy: { listen_path: p.path, target_url: `http://${p.service.name}.${namespace}.svc:${p.service.port.number}` } }, `${p.host || '*'}${p.path} is routed to its service`);
+    t.equal(api?.domain ?? '', p.host, `${name} listens on its rule's host`);
+  }
 }

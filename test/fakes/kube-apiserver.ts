@@ -30,6 +30,11 @@
  *   turns them into a 400), as 1.27+ does;
  * - "" in a typed, non-nullable field is refused as null (`... must be of type string: "null"`),
  *   as kube-apiserver 1.20 built with Go >= 1.16 does (`emptyStringIsNull`, default on);
+ * - metadata beyond names (./builtin-validation.ts): label keys and values, ownerReferences
+ *   (required fields, one controller), on every kind; the built-in networking.k8s.io/v1 Ingress
+ *   (namespaced, a status subresource, generation bumped by spec changes) with its own
+ *   validation (rules, hosts, paths and pathType, backends and ports, TLS, the class annotation
+ *   and field not both set on create);
  * - optimistic concurrency: PUT needs metadata.resourceVersion (custom resources; 422 without it,
  *   409 when stale), a resourceVersion carried by a merge or JSON patch is a precondition too;
  * - PATCH: merge patch as evanphx/json-patch applies RFC 7386 (a null removes the field, also in
@@ -62,6 +67,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { join } from 'node:path';
+import { ingressErrors, metadataErrors } from './builtin-validation.js';
 import { type CrdResource, type CrdSchema, DEFAULT_CRD_DIR, type FieldError, loadCrds } from './crd-schema.js';
 import { type FaultSpec as BaseFaultSpec, FaultBook, type FaultHandle, withholdResponse } from './faults.js';
 import { CallLog, listenOnLoopback, parseLoose, readBody } from './http-plumbing.js';
@@ -95,6 +101,8 @@ export interface ResourceType {
   schema?: CrdSchema;
   /** field selectors supported beyond metadata.name and metadata.namespace */
   selectableFields?: readonly string[];
+  /** a built-in type's own validation of a create (`old` undefined) or main-resource update */
+  validate?: (obj: Record<string, unknown>, old: Record<string, unknown> | undefined) => FieldError[];
 }
 
 export interface FakeObjectMeta {
@@ -189,8 +197,19 @@ export interface FakeKubeApiServerOptions {
 // ---------------------------------------------------------------------------------------------
 // Built-in resource types (custom resources come from CRDs: see ./crd-schema.ts)
 
-/** The core kinds we use. */
+/** The built-in kinds we use. */
 export const BUILTIN_RESOURCE_TYPES: readonly ResourceType[] = [
+  {
+    group: 'networking.k8s.io',
+    version: 'v1',
+    kind: 'Ingress',
+    plural: 'ingresses',
+    builtin: true,
+    statusSubresource: true,
+    // the real strategy sets generation 1 on create and bumps it when the spec changes
+    generation: true,
+    validate: (obj, old) => ingressErrors(obj, old === undefined),
+  },
   { group: '', version: 'v1', kind: 'Secret', plural: 'secrets', selectableFields: ['type'] },
   { group: '', version: 'v1', kind: 'ConfigMap', plural: 'configmaps' },
   {
@@ -1391,7 +1410,7 @@ export class FakeKubeApiServer {
     delete meta.deletionGracePeriodSeconds;
     if (t.generation) meta.generation = 1;
     else delete meta.generation;
-    const errs = [...nameErrors(name), ...this.schemaErrors(t, obj)];
+    const errs = [...nameErrors(name), ...metadataErrors(obj), ...(t.spec.validate?.(obj, undefined) ?? []), ...this.schemaErrors(t, obj)];
     if (errs.length > 0) throw invalidOnKind(t, name, errs);
     if (this.bucket(t).has(keyOf(obj))) throw errors.alreadyExists(t, name);
     return { object: this.store(t, obj, undefined), warnings };
@@ -1419,7 +1438,7 @@ export class FakeKubeApiServer {
     } else {
       next = clone(incoming);
       warnings = this.prepare(t, next, fieldValidation);
-      errs.push(...this.keepSystemFields(t, current, next));
+      errs.push(...this.keepSystemFields(t, current, next), ...metadataErrors(next), ...(t.spec.validate?.(next, current) ?? []));
     }
     errs.push(...this.schemaErrors(t, next, current));
     if (errs.length > 0) throw invalidOnKind(t, name, errs);

@@ -26,8 +26,12 @@ import { AdminClient, type RealApiServerInfo, realApiServerFromEnv } from './rea
 const TYK_GROUP = 'tyk.tyk.io';
 const TYK_VERSION = 'v1alpha1';
 const CORE = new Set(['secrets', 'configmaps', 'events', 'namespaces']);
+/** Built-in resources of other groups the tests use: plural → "/apis/<group>/<version>". */
+const OTHER_GROUPS: Record<string, string> = { ingresses: '/apis/networking.k8s.io/v1' };
+/** Plurals of the kinds `put` takes. */
+const PUT_PLURALS: Record<string, string> = { Ingress: 'ingresses' };
 /** What a real-server World cleans up after itself, in this order. */
-const CLEANUP = ['securitypolicies', 'apidefinitions', 'operatorcontexts', 'tykoasapidefinitions', 'supergraphs', 'subgraphs', 'secrets', 'configmaps', 'events'];
+const CLEANUP = ['ingresses', 'securitypolicies', 'apidefinitions', 'operatorcontexts', 'tykoasapidefinitions', 'supergraphs', 'subgraphs', 'secrets', 'configmaps', 'events'];
 
 export class FakeOnlyError extends Error {
   constructor(what: string) {
@@ -39,6 +43,8 @@ export class FakeOnlyError extends Error {
 function collectionPath(resource: string, namespace: string | undefined): string {
   const plural = resource.replace(/\.tyk\.tyk\.io$/, '');
   const ns = namespace ? `/namespaces/${encodeURIComponent(namespace)}` : '';
+  const other = OTHER_GROUPS[plural];
+  if (other !== undefined) return `${other}${ns}/${plural}`;
   return CORE.has(plural) ? `/api/v1${ns}/${plural}` : `/apis/${TYK_GROUP}/${TYK_VERSION}${ns}/${plural}`;
 }
 
@@ -260,7 +266,7 @@ class RealCluster implements Cluster {
   async put(obj: KubeObject): Promise<KubeObject> {
     const namespace = obj.metadata.namespace ?? 'default';
     await this.ensureNamespace(namespace);
-    const resource = `${obj.kind.toLowerCase()}s`;
+    const resource = PUT_PLURALS[obj.kind] ?? `${obj.kind.toLowerCase()}s`;
     const path = collectionPath(resource, namespace);
     const created = await this.admin.call('POST', path, { ...obj, metadata: { ...obj.metadata, namespace } });
     if (created.status !== 409) {

@@ -42,7 +42,16 @@ const PLURALS: Record<string, string> = {
   OperatorContext: 'operatorcontexts',
   SubGraph: 'subgraphs',
   SuperGraph: 'supergraphs',
+  Ingress: 'ingresses',
 };
+/** Group and version of the plurals that are not tyk.tyk.io's (the test side creates them as kubectl would, over HTTP). */
+const GROUPS: Record<string, { group: string; version: string }> = { ingresses: { group: 'networking.k8s.io', version: 'v1' } };
+
+/** The API group, version and plural a kind or plural is served under. */
+function resourceOf(kindOrPlural: string): { group: string; version: string; plural: string } {
+  const plural = pluralOf(kindOrPlural);
+  return { ...(GROUPS[plural] ?? { group: GROUP.group, version: GROUP.version }), plural };
+}
 const KINDS: Record<string, string> = Object.fromEntries(Object.entries(PLURALS).map(([kind, plural]) => [plural, kind]));
 
 /** The plural of a tyk.tyk.io kind or plural name. */
@@ -153,13 +162,12 @@ export class World {
 
   // ── the cluster, as a user changes it ──
 
-  /** Creates a tyk.tyk.io object (any kind) as kubectl would; a Secret or ConfigMap is put as an admin. */
+  /** Creates a tyk.tyk.io object (any kind) or an Ingress as kubectl would; a Secret or ConfigMap is put as an admin. */
   async create(obj: KubeObject): Promise<KubeObject> {
     const namespace = obj.metadata.namespace ?? 'default';
     await ensureNamespace(this.kube, namespace);
     if (obj.kind === 'Secret' || obj.kind === 'ConfigMap') return this.kube.put({ ...obj, metadata: { ...obj.metadata, namespace } });
-    const plural = pluralOf(obj.kind);
-    return (await this.api.createNamespacedCustomObject({ ...GROUP, plural, namespace, body: { ...obj, metadata: { ...obj.metadata, namespace } } })) as KubeObject;
+    return (await this.api.createNamespacedCustomObject({ ...resourceOf(obj.kind), namespace, body: { ...obj, metadata: { ...obj.metadata, namespace } } })) as KubeObject;
   }
 
   async get(name: string, namespace = 'default', kind = 'apidefinitions'): Promise<KubeObject | undefined> {
@@ -168,14 +176,19 @@ export class World {
 
   /** Replaces the spec (read-modify-write with resourceVersion, as kubectl does). */
   async updateSpec(name: string, change: (spec: Record<string, unknown>) => Record<string, unknown>, namespace = 'default', kind = 'apidefinitions'): Promise<KubeObject> {
-    const plural = pluralOf(kind);
-    const current = (await this.api.getNamespacedCustomObject({ ...GROUP, plural, namespace, name })) as KubeObject;
-    const body = { ...current, spec: change(structuredClone(current.spec ?? {})) };
-    return (await this.api.replaceNamespacedCustomObject({ ...GROUP, plural, namespace, name, body })) as KubeObject;
+    return this.update(name, (obj) => ({ ...obj, spec: change(structuredClone(obj.spec ?? {})) }), namespace, kind);
+  }
+
+  /** Replaces the whole object (metadata too: labels, annotations), read-modify-write with resourceVersion, as `kubectl edit`. */
+  async update(name: string, change: (obj: KubeObject) => KubeObject, namespace = 'default', kind = 'apidefinitions'): Promise<KubeObject> {
+    const resource = resourceOf(kind);
+    const current = (await this.api.getNamespacedCustomObject({ ...resource, namespace, name })) as KubeObject;
+    const body = change(structuredClone(current));
+    return (await this.api.replaceNamespacedCustomObject({ ...resource, namespace, name, body })) as KubeObject;
   }
 
   async delete(name: string, namespace = 'default', kind = 'apidefinitions'): Promise<void> {
-    await this.api.deleteNamespacedCustomObject({ ...GROUP, plural: pluralOf(kind), namespace, name });
+    await this.api.deleteNamespacedCustomObject({ ...resourceOf(kind), namespace, name });
   }
 
   // ── the triggers, through HTTP ──

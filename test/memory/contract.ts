@@ -159,6 +159,53 @@ export function kubeContract(t: Test, name: string, factory: Factory<KubeSubject
     t.ok(e403 instanceof KubeApiError && e403.status === 403);
   });
 
+  t.test(`${name}: create, replace under resourceVersion, delete with a uid precondition, list by label`, async (t) => {
+    const s = await subjectFor(t, factory);
+    const labelled = (n: string, labels: Record<string, string>) => {
+      const obj = apiDefinition(n).build();
+      return { ...obj, metadata: { ...obj.metadata, labels } };
+    };
+    const created = await s.api.createObject(kind, 'default', labelled('a', { 'tyk.io/ingress': 'web', 'tyk.io/apidefinition': 'h1' }));
+    t.match(created.metadata, { name: 'a', namespace: 'default', uid: /./, resourceVersion: /./, generation: 1 });
+    await s.api.createObject(kind, 'default', labelled('b', { 'tyk.io/ingress': 'other' }));
+    await s.api.createObject(kind, 'default', apiDefinition('c').build());
+    const taken = await rejection(s.api.createObject(kind, 'default', apiDefinition('a').build()));
+    t.ok(taken instanceof KubeConflictError && taken.context.reason === 'AlreadyExists', 'a taken name: 409 AlreadyExists');
+    t.same(
+      (await s.api.list(kind, 'default', { labelSelector: 'tyk.io/ingress' })).map((o) => o.metadata.name),
+      ['a', 'b'],
+      'exists',
+    );
+    t.same(
+      (await s.api.list(kind, undefined, { labelSelector: 'tyk.io/ingress=web' })).map((o) => o.metadata.name),
+      ['a'],
+      'equals, all namespaces',
+    );
+    t.same(
+      (await s.api.list(kind, 'default', { labelSelector: '!tyk.io/ingress' })).map((o) => o.metadata.name),
+      ['c'],
+      'does not exist',
+    );
+
+    const replaced = await s.api.replaceObject(kind, { ...created, spec: { ...created.spec, name: 'renamed' } });
+    t.equal(replaced.spec?.name, 'renamed');
+    t.equal(replaced.metadata.generation, 2, 'a spec change is a new generation');
+    t.not(replaced.metadata.resourceVersion, created.metadata.resourceVersion);
+    const stale = await rejection(s.api.replaceObject(kind, { ...created, spec: { ...created.spec, name: 'again' } }));
+    t.ok(stale instanceof KubeConflictError && stale.context.reason === 'Conflict', 'a stale resourceVersion: 409 Conflict');
+    t.equal((await s.read(kind, 'default', 'a'))?.spec?.name, 'renamed', 'nothing changed');
+
+    const wrongUid = await rejection(s.api.deleteObject(kind, 'default', 'a', { uid: 'not-its-uid' }));
+    t.ok(wrongUid instanceof KubeConflictError, 'a failed uid precondition: 409');
+    t.ok(await s.read(kind, 'default', 'a'), 'not deleted');
+    t.equal(await s.api.deleteObject(kind, 'default', 'a', { uid: created.metadata.uid as string }), 'deleted', 'no finalizers: gone');
+    t.equal(await s.read(kind, 'default', 'a'), undefined);
+    t.equal(await s.api.deleteObject(kind, 'default', 'a'), 'not found');
+    const held = await s.seed({ ...apiDefinition('d').build(), metadata: { name: 'd', namespace: 'default', finalizers: [FINALIZER] } });
+    t.equal(await s.api.deleteObject(kind, 'default', 'd', { uid: held.metadata.uid as string }), 'terminating', 'finalizers keep it');
+    t.match((await s.read(kind, 'default', 'd'))?.metadata, { deletionTimestamp: /./, finalizers: [FINALIZER] });
+  });
+
   t.test(`${name}: Events are one per thing said, counted`, async (t) => {
     const s = await subjectFor(t, factory);
     const obj = await s.seed(apiDefinition('a').build());

@@ -18,9 +18,14 @@
  *   removeFinalizer → null. Removing the last finalizer of an object being deleted deletes it.
  * - test-side `delete` is the API server's DELETE: with finalizers it sets deletionTimestamp,
  *   without it removes.
+ * - list takes a labelSelector of equality and existence terms (`k`, `!k`, `k=v`, `k==v`,
+ *   `k!=v`, comma-joined); other syntax is refused (KubeApiError 400), not ignored.
+ * - createObject/replaceObject/deleteObject as over HTTP: create of a taken name → 409
+ *   AlreadyExists; replace needs the current resourceVersion (stale → 409 Conflict); delete
+ *   with finalizers marks, without removes, 404 → `not found`, a uid precondition that fails → 409.
  * - recordEvent goes through lib/kube/events.ts's EventRecorder over an in-memory Event sink,
  *   so naming and counting are the real ones; Secrets get `stringData` folded into `data`.
- * - faults (./faults.ts) on: get, list, patchStatus, addFinalizer, removeFinalizer,
+ * - faults (./faults.ts) on: get, list, createObject, replaceObject, deleteObject, patchStatus, addFinalizer, removeFinalizer,
  *   patchFinalizers (each finalizer write attempt), recordEvent, createEvent, patchEvent,
  *   getEvent, whoAmI, ping. Errors to inject: KubeApiError, KubeConflictError,
  *   KubeUnavailableError (lib/errors.ts), as the real client throws them.
@@ -31,12 +36,27 @@
 import { randomUUID } from 'node:crypto';
 import type { Clock } from '../../lib/clock.js';
 import { KubeApiError, KubeConflictError, KubeUnavailableError } from '../../lib/errors.js';
-import { API_DEFINITION, EVENT, OPERATOR_CONTEXT, SECRET, SECURITY_POLICY } from '../../lib/kinds.js';
+import { API_DEFINITION, EVENT, INGRESS, OPERATOR_CONTEXT, SECRET, SECURITY_POLICY } from '../../lib/kinds.js';
 import { EventRecorder, type EventSink, type EventType, type KubeEvent, type RecordedEvent } from '../../lib/kube/events.js';
-import type { KubeApi, KubeObject, ResourceKind } from '../../lib/kube/types.js';
+import type { KubeApi, KubeObject, ListOptions, ResourceKind } from '../../lib/kube/types.js';
 import { type FailHow, type PortFault, type PortFaultHandle, PortFaults } from './faults.js';
 
-export type KubeOp = 'get' | 'list' | 'patchStatus' | 'addFinalizer' | 'removeFinalizer' | 'patchFinalizers' | 'recordEvent' | 'getEvent' | 'createEvent' | 'patchEvent' | 'whoAmI' | 'ping';
+export type KubeOp =
+  | 'get'
+  | 'list'
+  | 'createObject'
+  | 'replaceObject'
+  | 'deleteObject'
+  | 'patchStatus'
+  | 'addFinalizer'
+  | 'removeFinalizer'
+  | 'patchFinalizers'
+  | 'recordEvent'
+  | 'getEvent'
+  | 'createEvent'
+  | 'patchEvent'
+  | 'whoAmI'
+  | 'ping';
 
 export interface MemoryKubeOptions {
   clock: Clock;
@@ -52,7 +72,7 @@ export interface MemoryKubeOptions {
   statusFields?: Readonly<Record<string, readonly string[]>>;
 }
 
-const KNOWN_KINDS: readonly ResourceKind[] = [API_DEFINITION, SECURITY_POLICY, OPERATOR_CONTEXT, SECRET, EVENT];
+const KNOWN_KINDS: readonly ResourceKind[] = [API_DEFINITION, SECURITY_POLICY, OPERATOR_CONTEXT, SECRET, EVENT, INGRESS];
 
 type Json = Record<string, unknown>;
 
@@ -133,9 +153,63 @@ export class MemoryKube implements KubeApi, EventSink {
     return found ? clone(found) : null;
   }
 
-  async list(kind: ResourceKind, namespace?: string): Promise<KubeObject[]> {
+  async list(kind: ResourceKind, namespace?: string, options: ListOptions = {}): Promise<KubeObject[]> {
     await this.faults.enter({ op: 'list', kind: kind.kind, ...(namespace !== undefined ? { namespace } : {}) });
-    return this.objects(kind, namespace);
+    const selects = labelMatcher(options.labelSelector);
+    return this.objects(kind, namespace).filter((o) => selects(o.metadata.labels ?? {}));
+  }
+
+  async createObject(kind: ResourceKind, namespace: string, obj: KubeObject): Promise<KubeObject> {
+    const name = obj.metadata.name;
+    await this.faults.enter({ op: 'createObject', kind: kind.kind, namespace, name });
+    if (this.bucket(kind).has(objectKey(namespace, name))) {
+      throw new KubeConflictError(409, `create ${kind.plural} "${name}": 409 ${kind.plural}.${kind.group} "${name}" already exists`, { context: { reason: 'AlreadyExists' } });
+    }
+    const { status: _status, ...rest } = clone(obj);
+    const created: KubeObject = { ...rest, metadata: { ...rest.metadata, namespace, uid: randomUUID(), creationTimestamp: this.timestamp() } };
+    delete created.metadata.resourceVersion;
+    delete created.metadata.deletionTimestamp;
+    if (kind.group !== '') created.metadata.generation = 1;
+    return this.write(kind, created, undefined);
+  }
+
+  async replaceObject(kind: ResourceKind, obj: KubeObject): Promise<KubeObject> {
+    const { namespace = '', name, resourceVersion } = obj.metadata;
+    await this.faults.enter({ op: 'replaceObject', kind: kind.kind, namespace, name });
+    const current = this.bucket(kind).get(objectKey(namespace, name));
+    if (!current) throw new KubeApiError(404, `update ${kind.plural} "${name}": 404 ${kind.plural}.${kind.group} "${name}" not found`, { context: { reason: 'NotFound' } });
+    if (resourceVersion !== current.metadata.resourceVersion) {
+      throw new KubeConflictError(
+        409,
+        `update ${kind.plural} "${name}": 409 Operation cannot be fulfilled on ${kind.plural}.${kind.group} "${name}": the object has been modified; please apply your changes to the latest version and try again`,
+        {
+          context: { reason: 'Conflict' },
+        },
+      );
+    }
+    // the main resource: status and the system fields stay the stored ones
+    const next: KubeObject = { ...clone(obj), metadata: { ...clone(obj.metadata), uid: current.metadata.uid, creationTimestamp: current.metadata.creationTimestamp } };
+    if (current.metadata.deletionTimestamp !== undefined) next.metadata.deletionTimestamp = current.metadata.deletionTimestamp;
+    else delete next.metadata.deletionTimestamp;
+    if (current.status) next.status = clone(current.status);
+    else delete next.status;
+    if (kind.group !== '') {
+      const gen = current.metadata.generation ?? 1;
+      next.metadata.generation = same(generationContent(current), generationContent(next)) ? gen : gen + 1;
+    }
+    return this.write(kind, next, current);
+  }
+
+  async deleteObject(kind: ResourceKind, namespace: string, name: string, preconditions: { uid?: string } = {}): Promise<'deleted' | 'terminating' | 'not found'> {
+    await this.faults.enter({ op: 'deleteObject', kind: kind.kind, namespace, name });
+    const current = this.bucket(kind).get(objectKey(namespace, name));
+    if (!current) return 'not found';
+    if (preconditions.uid !== undefined && preconditions.uid !== current.metadata.uid) {
+      throw new KubeConflictError(409, `delete ${kind.plural} "${name}": 409 Precondition failed: UID in precondition: ${preconditions.uid}, UID in object meta: ${current.metadata.uid ?? ''}`, {
+        context: { reason: 'Conflict' },
+      });
+    }
+    return this.delete(kind, name, namespace) === undefined ? 'deleted' : 'terminating';
   }
 
   async patchStatus(kind: ResourceKind, obj: KubeObject, status: Record<string, unknown>): Promise<KubeObject> {
@@ -395,6 +469,25 @@ function foldStringData(obj: KubeObject): void {
   delete obj.stringData;
   if (Object.keys(data).length > 0) obj.data = data;
   if (typeof obj.type !== 'string' || obj.type === '') obj.type = 'Opaque';
+}
+
+/** A label selector's equality and existence terms as a predicate; other syntax → KubeApiError 400. */
+function labelMatcher(selector: string | undefined): (labels: Record<string, string>) => boolean {
+  const terms = (selector ?? '')
+    .split(',')
+    .map((t) => t.trim())
+    .filter((t) => t !== '');
+  const tests = terms.map((term): ((labels: Record<string, string>) => boolean) => {
+    const m = /^(!?)([A-Za-z0-9][-A-Za-z0-9_./]*)$|^([A-Za-z0-9][-A-Za-z0-9_./]*)\s*(==|=|!=)\s*([-A-Za-z0-9_.]*)$/.exec(term);
+    if (!m) throw new KubeApiError(400, `list: 400 unable to parse requirement: ${term}`, { context: { reason: 'BadRequest' } });
+    if (m[2] !== undefined) {
+      const key = m[2];
+      return m[1] === '!' ? (l) => !Object.hasOwn(l, key) : (l) => Object.hasOwn(l, key);
+    }
+    const [key, op, value] = [m[3] as string, m[4], m[5] as string];
+    return op === '!=' ? (l) => l[key] !== value : (l) => l[key] === value;
+  });
+  return (labels) => tests.every((test) => test(labels));
 }
 
 /** The error KubeClient throws for a call that fails `how` (`what`: e.g. 'list apidefinitions "(all namespaces)"'). */

@@ -9,7 +9,8 @@
  * RBAC is derived from the code, not written down by hand: a realistic scenario runs through
  * startWorld() (loopback fake API server, real clients, real Redis) exercising every kind of
  * call (GET, LIST cluster-wide and per namespace, finalizer and status PATCHes on both kinds,
- * OperatorContext, Secret and ConfigMap reads, a TykOasApiDefinition, a SubGraph and a SuperGraph, Events created, counted and, from a restarted process,
+ * OperatorContext, Secret and ConfigMap reads, a TykOasApiDefinition, a SubGraph and a SuperGraph, an Ingress and the ApiDefinitions it generates
+ * (created, replaced, deleted), Events created, counted and, from a restarted process,
  * read back, SelfSubjectReview, the /readyz probe); each call
  * the fake recorded is mapped to the RBAC request the API server would authorize, and the
  * ClusterRole in deploy/kubernetes/rbac.yaml must allow each one and grant nothing unused.
@@ -22,7 +23,7 @@ import t, { type Test } from 'tap';
 import { DEFAULT_SCHEDULE, loadConfig } from '../../lib/config.js';
 import type { KubeObject } from '../../lib/kube/types.js';
 import type { RunReport } from '../../lib/reconcile/run.js';
-import { apiDefinition, configMap, oasDocument, subGraph, superGraph, tykOasApi } from '../fixtures/builders.js';
+import { apiDefinition, configMap, ingress, oasDocument, subGraph, superGraph, tykOasApi } from '../fixtures/builders.js';
 import {
   arr,
   at,
@@ -472,7 +473,7 @@ function checkHardenedProxy(t: Test, pod: Obj, container: Obj): void {
 
 /** The calls @kubernetes/client-node makes for the test's own setup (World.create/updateSpec/delete). */
 function isTestClientCall(r: RbacRequest): boolean {
-  return r.kind === 'resource' && r.req.apiGroup === 'tyk.tyk.io' && ['create', 'get', 'update', 'delete'].includes(r.req.verb) && r.req.subresource === undefined;
+  return r.kind === 'resource' && ['tyk.tyk.io', 'networking.k8s.io'].includes(r.req.apiGroup) && ['create', 'get', 'update', 'delete'].includes(r.req.verb) && r.req.subresource === undefined;
 }
 
 const reportOf = (report: RunReport | null | undefined, kind: string, name: string) => report?.objects.find((o) => o.kind === kind && o.name === name);
@@ -567,6 +568,26 @@ t.test('RBAC: the ClusterRole allows every API-server call the code makes, and n
   t.match(reportOf(tick, 'SecurityPolicy', 'early'), { result: 'waiting' }, 'a policy waits for a missing API');
   t.match(reportOf(tick, 'ApiDefinition', 'social'), { result: 'synced' }, 'the supergraph API is composed');
   t.match(reportOf(tick, 'SubGraph', 'users'), { result: 'synced', reason: 'finalizer missing' }, 'the SubGraph gets its finalizer and status');
+
+  // an Ingress of our class with its template: ApiDefinitions generated (POST, listed by label),
+  // the Ingress's finalizer (PATCH); the template edited: the generated one replaced (PUT) by the
+  // run its audit event starts (the Ingress read with a GET); the Ingress deleted: what it
+  // generated deleted (DELETE)
+  await byTest(() =>
+    w.create(
+      apiDefinition('tpl')
+        .template()
+        .withSpec({ name: 'tpl', protocol: 'http', use_keyless: true, active: true, proxy: { target_url: 'http://example.com' } })
+        .build(),
+    ),
+  );
+  await byTest(() => w.create(ingress('web').withClass('tyk').withTemplate('tpl').withRule('', '/web', 'web', 80).build()));
+  t.match(reportOf(await w.tick(), 'Ingress', 'web'), { result: 'synced' }, 'an Ingress: its ApiDefinition generated');
+  await byTest(() => w.updateSpec('tpl', (s) => ({ ...s, active: false })));
+  const templated = await w.audit({ kind: 'EventList', apiVersion: 'audit.k8s.io/v1', metadata: {}, items: [auditEvent('apidefinitions', 'default', 'tpl', 4)] });
+  t.match(reportOf(templated.body.report, 'Ingress', 'web'), { action: 'UPDATE', result: 'synced' }, 'the template edited: the generated ApiDefinition replaced');
+  await byTest(() => w.delete('web', 'default', 'ingresses'));
+  t.match(reportOf(await w.tick(), 'Ingress', 'web'), { result: 'deleted' }, 'the Ingress deleted: what it generated deleted');
 
   // /resync over one namespace (namespaced LISTs) and of one named policy (GET), and /readyz
   t.equal((await w.resync({ namespace: 'default' })).statusCode, 200);
