@@ -40,6 +40,9 @@ const PLURALS: Record<string, string> = {
   TykOasApiDefinition: 'tykoasapidefinitions',
   SecurityPolicy: 'securitypolicies',
   OperatorContext: 'operatorcontexts',
+  APIDescription: 'apidescriptions',
+  PortalAPICatalogue: 'portalapicatalogues',
+  PortalConfig: 'portalconfigs',
 };
 const KINDS: Record<string, string> = Object.fromEntries(Object.entries(PLURALS).map(([kind, plural]) => [plural, kind]));
 
