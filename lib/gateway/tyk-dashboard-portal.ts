@@ -201,7 +201,8 @@ export class DashboardPortal {
       for (const entry of write.apis) {
         const docs = docsOf(entry);
         const { docs: _, ...rest } = entry;
-        let documentation = '';
+        // without docs, a documentation id the resource gives itself (Tyk Operator's deprecated field) is kept
+        let documentation = typeof rest.documentation === 'string' ? rest.documentation : '';
         if (docs) {
           documentation = await this.uploadDocumentation(policyIdOf(entry), docs);
           uploaded.push(documentation);

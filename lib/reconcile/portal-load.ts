@@ -106,18 +106,23 @@ export class PortalRun implements PortalLoad {
     return r.ok ? r.value : undefined;
   }
 
-  /** The catalogues (live or not) that list one of `descriptions` or publish one of `policies` by policyRef (both "namespace/name"). */
+  /**
+   * The catalogues (live or not) that list one of `descriptions`, or publish one of `policies`
+   * (inline, or through the description they list: read for that, once each), both "namespace/name".
+   */
   async followers(descriptions: ReadonlySet<string>, policies: ReadonlySet<string>): Promise<NamespacedName[]> {
     if (descriptions.size === 0 && policies.size === 0) return [];
     const all = (await this.catalogues()) ?? [];
+    if (policies.size > 0) await this.readDescriptions(all.flatMap(descriptionRefs));
     const follows = (c: KubeObject): boolean => {
       const ns = c.metadata.namespace ?? '';
       const items = Array.isArray(c.spec?.apis) ? (c.spec.apis as unknown[]) : [];
       return items.some((raw) => {
         const item = (raw ?? {}) as Record<string, unknown>;
         const desc = refOf(item.apiDescriptionRef, ns);
-        const pol = refOf(item.policyRef, ns);
-        return (desc !== undefined && descriptions.has(key(desc))) || (pol !== undefined && policies.has(key(pol)));
+        if (desc !== undefined && descriptions.has(key(desc))) return true;
+        const pol = refOf(mergedItem(item, (desc && this.descriptionNow(desc)) ?? undefined).policyRef, ns);
+        return pol !== undefined && policies.has(key(pol));
       });
     };
     return all.filter(follows).map((c) => ({ namespace: c.metadata.namespace ?? '', name: c.metadata.name }));

@@ -390,3 +390,24 @@ t.test('a cluster without the portal CRDs (only our earlier ones): runs are not 
   t.equal(named.statusCode, 200, 'a resync naming one answers');
   t.same(named.body.errors, []);
 });
+
+t.test('a policy recreated on the Dashboard (a new _id): the run that recreates it moves the entry to it, with one write', async (t) => {
+  const w = await proWorld(t);
+  await publish(w);
+  await w.create(portalCatalogue('catalogue').withDescriptions('sample').build());
+  await w.tick();
+  const before = midOf(w.dash, 'protect-api');
+  t.ok(w.dash.removePolicy(before), 'the policy deleted on the Dashboard behind our back');
+  reset(w);
+  const res = await w.resync({ kind: 'SecurityPolicy', namespace: 'default', name: 'protect-api' });
+  t.equal(res.statusCode, 200);
+  const after = midOf(w.dash, 'protect-api');
+  t.not(after, before, 'recreated under a new _id');
+  t.match(reported(res.body, 'catalogue', CATALOGUES), { action: 'CREATE', reason: 'id changed', result: 'synced' }, 'the catalogue publishing it (through its description) follows, in the same run');
+  t.strictSame(
+    entries(w.dash).map((e) => e.policy_id),
+    [after],
+    'the entry publishes the new _id; the old one is gone',
+  );
+  t.equal(counts(w).catalogue, 1, 'one catalogue write');
+});
