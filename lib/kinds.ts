@@ -14,6 +14,26 @@ export interface ManagedKind extends ResourceKind {
   readonly statusIdField: string;
   /** the spec field that pins the gateway id; absent: the id is pinned elsewhere (a TykOasApiDefinition's document) */
   readonly specIdField?: string;
+  /**
+   * the field of the gateway object that status[statusIdField] shows instead of our id (the
+   * Dashboard's own id of a portal catalogue or configuration); absent: our id
+   */
+  readonly nativeIdField?: string;
+  /**
+   * the gateway keeps nothing of this object's own to delete (an APIDescription), or cannot
+   * delete it (the Dashboard's portal configuration): deleting the resource sends nothing
+   */
+  readonly nothingToDelete?: true;
+  /**
+   * an id change is carried out by the write itself (a portal catalogue's id is the set of
+   * entries it owns; its body says which to release), so the old id is not removed afterwards
+   */
+  readonly idChangeInBody?: true;
+  /**
+   * its CRD may not be installed (it came after the first kinds: a cluster with only our earlier
+   * CRDs lacks it): a LIST the API server answers 404 means none, not a failed run (load.ts notServed)
+   */
+  readonly crdOptional?: true;
 }
 
 export const API_DEFINITION: ManagedKind = {
@@ -55,8 +75,60 @@ export const SECURITY_POLICY: ManagedKind = {
 /** The kinds that become APIs on the gateway: what a policy's access rights can name. */
 export const API_KINDS: readonly ManagedKind[] = [API_DEFINITION, TYK_OAS_API_DEFINITION];
 
-/** In the order a run applies them: APIs before the policies that need them. */
-export const MANAGED_KINDS: readonly ManagedKind[] = [...API_KINDS, SECURITY_POLICY];
+/**
+ * The developer portal (Tyk Dashboard only; lib/reconcile/portal-*.ts). An APIDescription is the
+ * content of a catalogue entry: it has nothing of its own on the Dashboard (the catalogues that
+ * list it publish it), so its status names no id (statusIdField '').
+ */
+export const API_DESCRIPTION: ManagedKind = {
+  kind: 'APIDescription',
+  group: 'tyk.tyk.io',
+  version: 'v1alpha1',
+  plural: 'apidescriptions',
+  finalizer: 'finalizers.tyk.io/portalapidescription',
+  gatewayKind: 'portal-description',
+  statusIdField: '',
+  nothingToDelete: true,
+  crdOptional: true,
+};
+
+/** The entries of the organisation's catalogue that one resource declares; status.id is the catalogue's Dashboard id. */
+export const PORTAL_API_CATALOGUE: ManagedKind = {
+  kind: 'PortalAPICatalogue',
+  group: 'tyk.tyk.io',
+  version: 'v1alpha1',
+  plural: 'portalapicatalogues',
+  finalizer: 'finalizers.tyk.io/portalapicatalogue',
+  gatewayKind: 'portal-catalogue',
+  statusIdField: 'id',
+  nativeIdField: 'id',
+  idChangeInBody: true,
+  crdOptional: true,
+};
+
+/** The organisation's portal configuration (one per organisation); status.id is its Dashboard id. */
+export const PORTAL_CONFIG: ManagedKind = {
+  kind: 'PortalConfig',
+  group: 'tyk.tyk.io',
+  version: 'v1alpha1',
+  plural: 'portalconfigs',
+  finalizer: 'finalizers.tyk.io/portalconfiguration',
+  gatewayKind: 'portal-configuration',
+  statusIdField: 'id',
+  nativeIdField: 'id',
+  nothingToDelete: true,
+  crdOptional: true,
+};
+
+/** The portal kinds, in the order a run applies them: descriptions before the catalogues built from them. */
+export const PORTAL_KINDS: readonly ManagedKind[] = [API_DESCRIPTION, PORTAL_API_CATALOGUE, PORTAL_CONFIG];
+
+/** In the order a run applies them: APIs before the policies that need them, policies before the portal. */
+export const MANAGED_KINDS: readonly ManagedKind[] = [...API_KINDS, SECURITY_POLICY, ...PORTAL_KINDS];
+
+export function isPortalKind(kind: ManagedKind): boolean {
+  return PORTAL_KINDS.includes(kind);
+}
 
 export function isApiKind(kind: ManagedKind): boolean {
   return API_KINDS.includes(kind);

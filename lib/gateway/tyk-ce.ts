@@ -34,6 +34,9 @@
  * newer gateways and `500 Delete failed` on older ones, so a failed delete is settled by a GET.
  * A 404 counts as "absent" only when it is Tyk's own JSON error, never a proxy's page.
  *
+ * The developer portal's kinds ('portal-*') are the Tyk Dashboard's: every call for one throws
+ * GatewayUnsupportedError saying the portal needs a Dashboard, and sends nothing.
+ *
  * Gateways without what a kind needs fail that kind only, with a GatewayUnsupportedError saying
  * why, and never count as "absent" or "deleted": a gateway that predates an API (Tyk Gateway
  * 3.1 has no /tyk/policies, nor /tyk/apis/oas/{id}) answers Go's plain-text `404 page not
@@ -52,6 +55,7 @@ import { isObject } from '../guards.js';
 import { type HttpResponse, makeAgent, redactUrl } from '../http.js';
 import { type CertificateStore, certificateId, type Uploaded } from './certificates.js';
 import { oasApiId, withOasId } from './oas.js';
+import { isPortalGatewayKind, portalUnsupported } from './portal.js';
 import { answerMessage, type CallTarget, type GatewayObserver, gatewayCall } from './transport.js';
 import { GATEWAY_OBJECT_NAMES, type Gateway, type GatewayObjectKind, type JsonObject, type UpsertHint } from './types.js';
 
@@ -66,13 +70,16 @@ export interface TykGatewayOptions {
   observe?: GatewayObserver;
 }
 
+/** The kinds a Tyk Gateway has (the developer portal's are the Dashboard's only). */
+type TykKind = Extract<GatewayObjectKind, 'api' | 'policy' | 'oas'>;
+
 /** The kinds whose objects carry their id in a top-level field (Tyk Classic APIs and policies). */
-type FieldIdKind = Exclude<GatewayObjectKind, 'oas'>;
+type FieldIdKind = Exclude<TykKind, 'oas'>;
 
 const ID_FIELDS: Record<FieldIdKind, string> = { api: 'api_id', policy: 'id' };
 
 /** Each kind's collection, and what a gateway without it is (for GatewayUnsupportedError). */
-const PATHS: Record<GatewayObjectKind, { collection: string; missing: string }> = {
+const PATHS: Record<TykKind, { collection: string; missing: string }> = {
   api: { collection: '/tyk/apis', missing: 'is TYK_URL the Tyk Gateway API?' },
   policy: {
     collection: '/tyk/policies',
@@ -87,7 +94,7 @@ const PATHS: Record<GatewayObjectKind, { collection: string; missing: string }> 
 const OAS = PATHS.oas.collection;
 
 /** A listed object's id, and the field that holds it (for the error when it has none). */
-function listedId(kind: GatewayObjectKind, item: unknown): { id: unknown; field: string } {
+function listedId(kind: TykKind, item: unknown): { id: unknown; field: string } {
   if (kind === 'oas') return { id: oasApiId(item), field: 'x-tyk-api-gateway.info.id' };
   return { id: (item as JsonObject | null)?.[ID_FIELDS[kind]], field: ID_FIELDS[kind] };
 }
@@ -127,7 +134,8 @@ export class TykGatewayClient implements Gateway, CertificateStore {
     this.target = { label: `gateway ${options.name}`, name: options.name, ...(options.observe ? { observe: options.observe } : {}) };
   }
 
-  async list(kind: GatewayObjectKind): Promise<Map<string, JsonObject>> {
+  async list(of: GatewayObjectKind): Promise<Map<string, JsonObject>> {
+    const kind = this.tykKind(of);
     const label = GATEWAY_OBJECT_NAMES[kind].many;
     const res = await this.call('GET', PATHS[kind].collection);
     // No gateway with the OAS API answers its list with a 404; older ones take the path for /tyk/apis/{apiID}.
@@ -144,7 +152,8 @@ export class TykGatewayClient implements Gateway, CertificateStore {
     return out;
   }
 
-  async get(kind: GatewayObjectKind, id: string): Promise<JsonObject | null> {
+  async get(of: GatewayObjectKind, id: string): Promise<JsonObject | null> {
+    const kind = this.tykKind(of);
     const what = `get ${GATEWAY_OBJECT_NAMES[kind].one} ${id}`;
     const res = await this.call('GET', `${PATHS[kind].collection}/${encodeURIComponent(id)}`);
     if (this.isTykNotFound(res)) return null;
@@ -156,13 +165,15 @@ export class TykGatewayClient implements Gateway, CertificateStore {
     return res.json;
   }
 
-  async upsert(kind: GatewayObjectKind, id: string, body: JsonObject, hint?: UpsertHint): Promise<void> {
+  async upsert(of: GatewayObjectKind, id: string, body: JsonObject, hint?: UpsertHint): Promise<void> {
+    const kind = this.tykKind(of);
     if (kind === 'oas') return this.upsertOas(id, body, hint?.present !== false);
     const res = await this.call('POST', PATHS[kind].collection, { ...body, [ID_FIELDS[kind]]: id });
     this.expect2xx(res, `write ${GATEWAY_OBJECT_NAMES[kind].one} ${id}`, kind);
   }
 
-  async remove(kind: GatewayObjectKind, id: string): Promise<void> {
+  async remove(of: GatewayObjectKind, id: string): Promise<void> {
+    const kind = this.tykKind(of);
     // On the OAS route, DELETE removes whatever API has the id: look first (see the header).
     if (kind === 'oas' && (await this.get(kind, id)) === null) return;
     const what = `delete ${GATEWAY_OBJECT_NAMES[kind].one} ${id}`;
@@ -171,6 +182,12 @@ export class TykGatewayClient implements Gateway, CertificateStore {
     this.throwIfUnsupported(res, what, kind);
     if (res.status === 500 && (await this.get(kind, id)) === null) return;
     this.expect2xx(res, what, kind);
+  }
+
+  /** The kind, if a Tyk Gateway has it: the developer portal's kinds are refused (GatewayUnsupportedError), nothing is sent. */
+  private tykKind(kind: GatewayObjectKind): TykKind {
+    if (isPortalGatewayKind(kind)) throw portalUnsupported(GATEWAY_OBJECT_NAMES[kind].one, this.name);
+    return kind as TykKind;
   }
 
   /** PUT when the gateway has it loaded, else POST (see the header); a create (`tryPut` false) goes straight to the POST. */
@@ -260,7 +277,7 @@ export class TykGatewayClient implements Gateway, CertificateStore {
   }
 
   /** A gateway without the route, or refusing the kind by configuration: GatewayUnsupportedError. */
-  private throwIfUnsupported(res: HttpResponse, what: string, kind?: GatewayObjectKind): void {
+  private throwIfUnsupported(res: HttpResponse, what: string, kind?: TykKind): void {
     if (res.status === 404 && res.json === undefined && res.text.trim() === NO_ROUTE) throw this.noRoute(what, kind, NO_ROUTE);
     if (kind === 'policy' && res.status === 500 && SERVICE_POLICY_SOURCE.test(answerMessage(res, 'message'))) {
       throw new GatewayUnsupportedError(
@@ -272,13 +289,13 @@ export class TykGatewayClient implements Gateway, CertificateStore {
   }
 
   /** The error for a gateway without the kind's route (or any route, without a kind), and what it answered. */
-  private noRoute(what: string, kind: GatewayObjectKind | undefined, answered: string): GatewayUnsupportedError {
+  private noRoute(what: string, kind: TykKind | undefined, answered: string): GatewayUnsupportedError {
     const route = kind === undefined ? 'such route' : `${PATHS[kind].collection} API`;
     const why = kind === undefined ? '' : ` (${PATHS[kind].missing})`;
     return new GatewayUnsupportedError(404, `${what}: gateway ${this.name} has no ${route}: it answered "${answered}"${why}`);
   }
 
-  private expect2xx(res: HttpResponse, what: string, kind?: GatewayObjectKind): void {
+  private expect2xx(res: HttpResponse, what: string, kind?: TykKind): void {
     if (res.status >= 200 && res.status < 300) return;
     this.throwIfUnsupported(res, what, kind);
     const message = answerMessage(res, 'message');

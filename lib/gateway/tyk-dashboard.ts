@@ -29,6 +29,10 @@
  *   API detail.". A PUT refused with 403 "Found API with same url." (another API's listen path)
  *   refuses what we sent: GatewayRejectedError.
  *
+ * The developer portal ('portal-catalogue', 'portal-configuration', 'portal-description'):
+ * /api/portal/catalogue, /api/portal/documentation and /api/portal/configuration, in
+ * ./tyk-dashboard-portal.ts, over this client's transport and error mapping.
+ *
  * Ids are ours everywhere in the interface:
  * - 'api': the id is `api_id`. The Dashboard's internal `id` is learned from lists, reads and
  *   creates, and sent back in PUT bodies; never chosen by us. A create whose `api_id` the
@@ -106,6 +110,7 @@ import { type HttpResponse, makeAgent, redactUrl } from '../http.js';
 import { type CertificateStore, certificateId, type Uploaded } from './certificates.js';
 import { oasApiId, withOasId, withoutOasFields } from './oas.js';
 import { answerMessage, type CallTarget, type GatewayObserver, gatewayCall } from './transport.js';
+import { DashboardPortal } from './tyk-dashboard-portal.js';
 import type { Gateway, GatewayObjectKind, JsonObject, UpsertHint } from './types.js';
 
 export interface TykDashboardOptions {
@@ -218,6 +223,12 @@ export class TykDashboardClient implements Gateway, CertificateStore {
   private policiesByMid = new Map<string, JsonObject>();
   /** our policy id → the Dashboard's _id */
   private policyIds = new Map<string, string>();
+  /** the developer portal's kinds (./tyk-dashboard-portal.ts), over this client's transport */
+  private readonly portal = new DashboardPortal({
+    call: (method, path, body) => this.call(method, path, body),
+    expect2xx: (res, what, sentBody) => this.expect2xx(res, what, sentBody),
+    isDashboardError: (res) => this.isDashboardError(res),
+  });
 
   constructor(options: TykDashboardOptions) {
     this.name = options.name;
@@ -237,6 +248,8 @@ export class TykDashboardClient implements Gateway, CertificateStore {
         return this.listPolicies();
       case 'oas':
         return this.listOas();
+      default:
+        return this.portal.list(kind);
     }
   }
 
@@ -248,6 +261,8 @@ export class TykDashboardClient implements Gateway, CertificateStore {
         return this.getPolicy(id);
       case 'oas':
         return this.getOas(id);
+      default:
+        return this.portal.get(kind, id);
     }
   }
 
@@ -259,6 +274,8 @@ export class TykDashboardClient implements Gateway, CertificateStore {
         return this.upsertPolicy(id, body);
       case 'oas':
         return this.upsertOas(id, body, hint?.present !== false);
+      default:
+        return this.portal.upsert(kind, id, body);
     }
   }
 
@@ -270,6 +287,8 @@ export class TykDashboardClient implements Gateway, CertificateStore {
         return this.removePolicy(id);
       case 'oas':
         return this.removeOas(id);
+      default:
+        return this.portal.remove(kind, id);
     }
   }
 

@@ -27,14 +27,23 @@ import type { CertificateStore } from './certificates.js';
  * - 'oas': a Tyk OAS API definition (an OpenAPI 3 document with the `x-tyk-api-gateway`
  *   extension, ./oas.ts), by its `x-tyk-api-gateway.info.id`. To the gateway it is an API too:
  *   its Classic form (`is_oas: true`) is among the 'api' objects a list returns.
+ * - the developer portal (Tyk Dashboard only, ./portal.ts; a Tyk Gateway throws
+ *   GatewayUnsupportedError for these): 'portal-catalogue', the entries of the organisation's
+ *   catalogue that one resource owns, by the set of their policy ids (catalogueId); and
+ *   'portal-configuration', the organisation's portal configuration, by PORTAL_CONFIGURATION_ID;
+ *   'portal-description', an APIDescription, which keeps nothing of its own on the Dashboard:
+ *   every id reads as an empty object, and writes send nothing.
  */
-export type GatewayObjectKind = 'api' | 'policy' | 'oas';
+export type GatewayObjectKind = 'api' | 'policy' | 'oas' | 'portal-description' | 'portal-catalogue' | 'portal-configuration';
 
 /** How messages name an object of each kind, and several. */
 export const GATEWAY_OBJECT_NAMES: Readonly<Record<GatewayObjectKind, { one: string; many: string }>> = {
   api: { one: 'API', many: 'APIs' },
   policy: { one: 'policy', many: 'policies' },
   oas: { one: 'OAS API', many: 'OAS APIs' },
+  'portal-description': { one: 'API description', many: 'API descriptions' },
+  'portal-catalogue': { one: 'portal catalogue entries', many: 'portal catalogues' },
+  'portal-configuration': { one: 'portal configuration', many: 'portal configurations' },
 };
 
 export type JsonObject = Record<string, unknown>;

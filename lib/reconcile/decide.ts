@@ -7,7 +7,8 @@
  * the record becomes once the write's outcome is known. No I/O, no clock of its own.
  *
  * Rules (design.md): nothing is deleted on doubt (a failed read is `read failed`, never
- * absent; a deletion waits while policies reference the API or cannot be listed); a record
+ * absent; a deletion waits while policies reference the API, or catalogues list the
+ * APIDescription, or they cannot be listed); a record
  * from another gateway makes the object new here and retires it there; a failed object waits
  * out its backoff unless its spec, id or gateway changed or the trigger is a resync; a
  * steady state writes nothing.
@@ -15,7 +16,7 @@
 import { describeError, errorCode, GatewayUnsupportedError } from '../errors.js';
 import type { GatewayTarget } from '../gateway/targets.js';
 import type { JsonObject } from '../gateway/types.js';
-import { API_DEFINITION, isApiKind, type ManagedKind, type ObjectRef, TYK_OAS_API_DEFINITION } from '../kinds.js';
+import { API_DEFINITION, API_DESCRIPTION, isApiKind, type ManagedKind, type ObjectRef, TYK_OAS_API_DEFINITION } from '../kinds.js';
 import type { KubeObject } from '../kube/types.js';
 import type { SyncRecord } from '../store/types.js';
 import type { CertificateUpload } from './certificate-refs.js';
@@ -55,7 +56,7 @@ export interface Loaded {
   /** the gateway object under its id: null when the gateway confirmed it absent, undefined when not read */
   readonly observedBody?: JsonObject | null;
   readonly observed?: ObservedState;
-  /** APIs (both kinds): the live policies referencing it; null when they could not be listed */
+  /** APIs (both kinds): the live policies referencing it; APIDescriptions being deleted: the live catalogues listing it; null when they could not be listed */
   readonly referencedBy?: readonly NamespacedName[] | null;
   /** what its desired state was built from (Secrets, certificates): the record's `uses`; undefined when not computed */
   readonly uses?: readonly string[];
@@ -204,12 +205,14 @@ export function decide(l: Loaded, m: Moment): Decision {
   let reason: ReportReason = moved && WRITES.has(p.action) && p.action !== 'DELETE' ? 'moved to another gateway' : p.reason;
   let waitReason = l.desired?.waiting;
   let hold: Decision['hold'] = p.action === 'WAIT' ? 'dependency' : undefined;
-  if (isApiKind(l.kind) && action === 'DELETE' && l.referencedBy !== undefined && (l.referencedBy === null || l.referencedBy.length > 0)) {
+  if ((isApiKind(l.kind) || l.kind === API_DESCRIPTION) && action === 'DELETE' && l.referencedBy !== undefined && (l.referencedBy === null || l.referencedBy.length > 0)) {
+    // an API is held by the policies granting it, an APIDescription by the catalogues listing it
+    const holder = l.kind === API_DESCRIPTION ? { kind: 'PortalAPICatalogue', many: 'PortalAPICatalogues' } : { kind: 'SecurityPolicy', many: 'SecurityPolicies' };
     action = 'WAIT';
-    reason = 'referenced by policies';
+    reason = l.kind === API_DESCRIPTION ? 'referenced by catalogues' : 'referenced by policies';
     hold = 'policies';
     waitReason =
-      l.referencedBy === null ? 'deletion held: the SecurityPolicies referencing it could not be listed' : `deletion held: still referenced by SecurityPolicy ${l.referencedBy.map(nsName).join(', ')}`;
+      l.referencedBy === null ? `deletion held: the ${holder.many} referencing it could not be listed` : `deletion held: still referenced by ${holder.kind} ${l.referencedBy.map(nsName).join(', ')}`;
   }
   const id = p.id;
   const base = recordBase(l, id);
@@ -228,7 +231,9 @@ export function decide(l: Loaded, m: Moment): Decision {
   if (r?.result === 'failed' && r.retryAt !== undefined && m.trigger !== 'resync' && !BYPASS_BACKOFF.has(reason) && m.now < r.retryAt) {
     return { ...common, action, reason, id, hold: 'backoff', quiet: { result: 'backoff', error: r.error }, patchStatus: false, ...extra };
   }
-  const retire: Retire | undefined = moved && l.record ? { id: l.record.id, gateway: l.previousTarget as string } : p.retireId !== undefined ? { id: p.retireId } : undefined;
+  // a kind whose id change its write carries out (a portal catalogue's released entries) retires nothing on its own gateway
+  const retireOld = p.retireId !== undefined && l.kind.idChangeInBody !== true;
+  const retire: Retire | undefined = moved && l.record ? { id: l.record.id, gateway: l.previousTarget as string } : retireOld ? { id: p.retireId as string } : undefined;
   const retireField = retire ? { retire } : {};
   if (action === 'DELETE') {
     // plan deletes a resource that is still there only when it is being deleted and carries our finalizer

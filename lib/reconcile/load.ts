@@ -10,10 +10,26 @@
  */
 
 import type { CertificateStore } from '../gateway/certificates.js';
+import { portalUnsupported } from '../gateway/portal.js';
 import type { GatewayTarget } from '../gateway/targets.js';
 import { GATEWAY_OBJECT_NAMES, type Gateway, type JsonObject } from '../gateway/types.js';
 import { isObject, nonBlank } from '../guards.js';
-import { API_DEFINITION, CONFIG_MAP, isApiKind, type ManagedKind, type ObjectRef, refString, SECRET, SECURITY_POLICY, SUBGRAPH, SUPERGRAPH, TYK_OAS_API_DEFINITION } from '../kinds.js';
+import {
+  API_DEFINITION,
+  API_DESCRIPTION,
+  CONFIG_MAP,
+  isApiKind,
+  isPortalKind,
+  type ManagedKind,
+  type ObjectRef,
+  PORTAL_API_CATALOGUE,
+  refString,
+  SECRET,
+  SECURITY_POLICY,
+  SUBGRAPH,
+  SUPERGRAPH,
+  TYK_OAS_API_DEFINITION,
+} from '../kinds.js';
 import type { KubeObject, ResourceKind } from '../kube/types.js';
 import type { SyncRecord } from '../store/types.js';
 import { apiDefinitionPayload } from './api-payload.js';
@@ -28,6 +44,8 @@ import { type ApiKindName, type ApiRef, apiKey, nsName, referencingPolicies } fr
 import { configMapRefOf, oasDocumentOf, oasIdOf, oasStatusFields, tykOasPayload } from './oas-payload.js';
 import type { ObservedState } from './plan.js';
 import { type ApiResolution, securityPolicyPayload } from './policy-payload.js';
+import type { PortalLoad } from './portal-load.js';
+import { ownedIds } from './portal-payload.js';
 import type { RunContext } from './run-context.js';
 import type { RunScope } from './types.js';
 
@@ -71,7 +89,8 @@ export async function loadDesired(ctx: RunContext, kind: ManagedKind, scope: Run
       for (const obj of await ctx.deps.kube.list(kind, ns)) listed.push(found(kind, { kind, namespace: obj.metadata.namespace ?? '', name: obj.metadata.name }, obj));
     } catch (err) {
       complete = false;
-      ctx.runError(`list ${kind.plural}${ns ? ` in ${ns}` : ''}`, err);
+      if (notServed(kind, err)) ctx.log.info({ kind: kind.kind }, `${kind.plural} are not served by the API server (CRD not installed): none looked at`);
+      else ctx.runError(`list ${kind.plural}${ns ? ` in ${ns}` : ''}`, err);
     }
   }
   if (all) return { found: listed, complete };
@@ -79,6 +98,15 @@ export async function loadDesired(ctx: RunContext, kind: ManagedKind, scope: Run
   const refs = dedupe((scope.refs ?? []).filter((r) => !inListed.has(r.namespace)));
   const single = await mapLimit(refs, ctx.settings.concurrency, (ref) => getOne(ctx, kind, ref));
   return { found: [...listed, ...single], complete };
+}
+
+/**
+ * A LIST the API server answered 404: the kind's CRD is not installed. For a kind whose CRD may
+ * be missing (crdOptional), that is no objects rather than a failed run; the listing still
+ * counts as incomplete, so no record of the kind becomes a deletion on it.
+ */
+export function notServed(kind: ManagedKind, err: unknown): boolean {
+  return kind.crdOptional === true && (err as { status?: unknown } | undefined)?.status === 404;
 }
 
 function listedNamespaces(ctx: RunContext, scope: RunScope): string[] {
@@ -140,6 +168,8 @@ export interface LoadContext {
   readonly policies: readonly KubeObject[] | undefined;
   readonly resolveApi: ResolveApi;
   readonly preferList: boolean;
+  /** the developer portal's kinds: what their desired states are built from (portal-load.ts) */
+  readonly portal?: PortalLoad;
 }
 
 type Draft = { -readonly [K in keyof Loaded]: Loaded[K] };
@@ -153,14 +183,21 @@ export async function loadState(ctx: RunContext, objects: readonly Found[], lc: 
     d.record = records[i] ?? null;
   });
   await mapLimit(drafts, ctx.settings.concurrency, (d) => resolveTarget(ctx, d));
+  // the developer portal is the Dashboard's: on a Tyk Gateway, nothing is read or built for it
+  for (const d of drafts) if (isPortalKind(d.kind) && d.target && d.target.mode !== 'pro') d.readError ??= portalUnsupported(d.kind.kind, d.target.name);
   const secrets = await loadSecrets(ctx, drafts);
   const configMaps = await loadConfigMaps(ctx, drafts);
   const graphs = await loadGraphs(ctx, drafts);
+  if (lc.portal) await lc.portal.prepare(drafts);
   for (const d of drafts) computeDesired(d, lc, secrets, configMaps, graphs);
   await loadObserved(ctx, drafts, lc.preferList);
   await checkCertificates(ctx, drafts);
   const policies = lc.policies;
   for (const d of drafts) if (isApiKind(d.kind)) d.referencedBy = policies === undefined ? null : referencingPolicies(apiRefOf(d.ref), policies);
+  for (const d of drafts) {
+    const holders = d.kind === API_DESCRIPTION ? lc.portal?.referencedBy(d.key) : undefined;
+    if (holders !== undefined) d.referencedBy = holders;
+  }
   return drafts;
 }
 
@@ -356,6 +393,8 @@ interface Built {
   waiting?: string;
   /** the hash of what else than the body (or, when invalid, the spec) the desired state depends on: Secrets' content, a graph's */
   contentHash?: string;
+  /** the desired hash itself, when it is not the body's (portal-payload.ts) */
+  hash?: string;
 }
 
 /** What we would send, and the DesiredState plan reads. A policy with an unresolved reference waits. */
@@ -364,20 +403,22 @@ function computeDesired(d: Draft, lc: LoadContext, secrets: DependenciesRead, co
   const target = d.target;
   if (!obj || !target || d.readError !== undefined) return;
   const built =
-    d.kind === API_DEFINITION ? buildApi(d, obj, target, lc, secrets, graphs) : d.kind === TYK_OAS_API_DEFINITION ? buildOas(d, obj, target, lc, secrets, configMaps) : buildPolicy(d, obj, target, lc);
+    d.kind === API_DEFINITION ? buildApi(d, obj, target, lc, secrets, graphs) : d.kind === TYK_OAS_API_DEFINITION ? buildOas(d, obj, target, lc, secrets, configMaps) : buildOthers(d, obj, target, lc);
   const { id, body, contentHash } = built;
   d.body = body;
   d.desired = {
     id,
     // the Secrets' content counts: a rotated certificate is a change even where its id is not
-    hash: body
-      ? contentHash === undefined
-        ? hashOf(body)
-        : hashOf({ body, certificates: contentHash })
-      : built.invalid !== undefined && contentHash !== undefined
-        ? // an invalid graph is judged again when what it was built from changes, not only its spec
-          hashOf({ spec: obj.spec ?? null, inputs: contentHash })
-        : hashOf(obj.spec ?? null),
+    hash:
+      built.hash ??
+      (body
+        ? contentHash === undefined
+          ? hashOf(body)
+          : hashOf({ body, certificates: contentHash })
+        : built.invalid !== undefined && contentHash !== undefined
+          ? // an invalid graph is judged again when what it was built from changes, not only its spec
+            hashOf({ spec: obj.spec ?? null, inputs: contentHash })
+          : hashOf(obj.spec ?? null)),
     generation: obj.metadata.generation ?? 0,
     deleting: obj.metadata.deletionTimestamp !== undefined && obj.metadata.deletionTimestamp !== null,
     hasFinalizer: (obj.metadata.finalizers ?? []).includes(d.kind.finalizer),
@@ -476,6 +517,14 @@ function buildPolicy(d: Draft, obj: KubeObject, target: GatewayTarget, lc: LoadC
   return { id, body: payload.body };
 }
 
+/** A SecurityPolicy, or a portal kind: what prepare decided (portal-load.ts, portal-payload.ts). */
+function buildOthers(d: Draft, obj: KubeObject, target: GatewayTarget, lc: LoadContext): Built {
+  if (!isPortalKind(d.kind)) return buildPolicy(d, obj, target, lc);
+  const built = lc.portal?.built(d.key);
+  if (built === undefined) throw new Error(`internal: ${d.key} has no portal desired state`);
+  return built;
+}
+
 /** A SecurityPolicy's gateway id, as an ApiDefinition's jwt_default_policies needs it. */
 function policyId(policies: readonly KubeObject[], namespace: string, name: string, mode: GatewayTarget['mode']): string {
   const p = policies.find((x) => x.metadata.namespace === namespace && x.metadata.name === name);
@@ -540,7 +589,7 @@ export async function readObserved(ctx: RunContext, reads: readonly ObservedRead
  */
 async function loadObserved(ctx: RunContext, drafts: Draft[], preferList: boolean): Promise<void> {
   // an object whose Secret could not be read has no desired state and is not decided on
-  const wanted = drafts.filter((d) => d.target !== undefined && d.readError === undefined);
+  const wanted = drafts.filter((d) => d.target !== undefined && d.readError === undefined && !portalObservedWithoutRead(d));
   const answers = await readObserved(
     ctx,
     wanted.map((d) => ({ gateway: (d.target as GatewayTarget).gateway, gatewayName: (d.target as GatewayTarget).name, kind: d.kind, id: (d.desired?.id ?? d.record?.id) as string })),
@@ -589,6 +638,27 @@ async function checkCertificates(ctx: RunContext, drafts: Draft[]): Promise<void
       d.certificates = (d.certificates ?? []).filter((c) => !present.has(c.id));
     }
   }
+}
+
+/**
+ * The portal kinds whose observed state needs no read (and so sets it here): an APIDescription,
+ * which has nothing of its own on the Dashboard, is there once its record says it was synced; a
+ * kind whose deletion sends nothing (a description, the configuration, a catalogue that owns no
+ * entry), when the resource is being deleted or gone, is absent, so its deletion is done
+ * without a write. (On a Tyk Gateway, portal kinds have a read error already: loadState.)
+ */
+function portalObservedWithoutRead(d: Draft): boolean {
+  if (!isPortalKind(d.kind)) return false;
+  const id = d.desired?.id ?? d.record?.id ?? '';
+  const leaving = !d.desired || d.desired.deleting;
+  if (leaving && (d.kind.nothingToDelete === true || (d.kind === PORTAL_API_CATALOGUE && ownedIds(id).length === 0))) {
+    d.observedBody = null;
+    return true;
+  }
+  if (d.kind !== API_DESCRIPTION) return false;
+  d.observedBody = d.record ? {} : null;
+  if (d.record) d.observed = observedState(id, {});
+  return true;
 }
 
 export function observedState(id: string, body: JsonObject): ObservedState {

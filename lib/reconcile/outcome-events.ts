@@ -17,6 +17,7 @@
  * | the spec is invalid (ours or the gateway's verdict)  | Warning | Invalid            |
  * | a policy waits for its ApiDefinition                 | Warning | Waiting            |
  * | a deletion is held by policies referencing the API   | Warning | DeletionHeld       |
+ * |   (or by catalogues listing the APIDescription)      |         |                    |
  * | Tyk changed what it loaded (a renamed listen path)   | Warning | Diverged           |
  * | written, not visible after reloads within the budget | Warning | NotVisible         |
  * | its gateway cannot be reached, or its OperatorContext| Warning | GatewayUnavailable |
@@ -82,7 +83,9 @@ export function outcomeEvent(o: Outcome): OutcomeEvent | undefined {
     case 'invalid':
       return warning('Invalid', o.error, 'invalid spec');
     case 'waiting':
-      return o.reason === 'referenced by policies' ? warning('DeletionHeld', o.error, 'deletion held') : warning('Waiting', o.error, 'waiting for a dependency');
+      return o.reason === 'referenced by policies' || o.reason === 'referenced by catalogues'
+        ? warning('DeletionHeld', o.error, 'deletion held')
+        : warning('Waiting', o.error, 'waiting for a dependency');
     case 'diverged':
       return warning('Diverged', o.error, 'the gateway changed what was sent');
     case 'pending':

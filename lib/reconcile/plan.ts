@@ -34,6 +34,7 @@ export type Reason =
   | 'not managed'
   | 'waiting for dependency'
   | 'referenced by policies'
+  | 'referenced by catalogues'
   | 'moved to another gateway'
   | 'dependency ready'
   | 'template';

@@ -4,7 +4,8 @@
  *   load ─► plan ─► apply ─► settle ─► report
  *
  * A run takes the kinds in dependency order: ApiDefinitions first, then SecurityPolicies,
- * so a policy created in the same run as its API finds it synced. Policies that reference an
+ * so a policy created in the same run as its API finds it synced, then the developer portal's
+ * kinds (runPortalPhases), whose catalogue entries publish policies. Policies that reference an
  * ApiDefinition the run looked at follow it into the policy phase (an API id change, or an
  * API a policy was waiting for). Every SecurityPolicy of the watched namespaces is listed
  * once per run: references hold the deletion of an ApiDefinition a live policy still uses,
@@ -32,7 +33,7 @@
  * StoreUnavailableError: without records and locks no safe decision can be made.
  */
 import { describeError, errorCode } from '../errors.js';
-import { API_DEFINITION, type ManagedKind, SECURITY_POLICY, TYK_OAS_API_DEFINITION } from '../kinds.js';
+import { API_DEFINITION, API_DESCRIPTION, isPortalKind, type ManagedKind, PORTAL_API_CATALOGUE, PORTAL_CONFIG, SECURITY_POLICY, TYK_OAS_API_DEFINITION } from '../kinds.js';
 import type { KubeObject } from '../kube/types.js';
 import { applyLocked, type Planned } from './apply.js';
 import { collectCertificates } from './certificates.js';
@@ -48,6 +49,7 @@ import { type ApiRef, accessRefs, apiKey, type NamespacedName, parseApiKey, refe
 import { apiKindOf, apiRefOf, apiResolver, type Found, loadDesired, loadOrphans, loadState, type ResolveApi, reread } from './load.js';
 import { versionRefsOf } from './oas-payload.js';
 import { statusPatchFailedEvent } from './outcome-events.js';
+import { PortalRun } from './portal-load.js';
 import { finishReport, RunContext, reportOf } from './run-context.js';
 import type { ObjectReport, RunDeps, RunReport, RunRequest, RunScope, RunSettings } from './types.js';
 
@@ -80,7 +82,25 @@ export async function runReconcile(deps: RunDeps, request: RunRequest): Promise<
   const policyScope = scopeFor(request.scope, SECURITY_POLICY, followersOf(apis, policies));
   const policyDone = await runPhase(ctx, SECURITY_POLICY, policyScope, reports, policies, phaseResults(apis));
   if (request.dryRun !== true) await refreshLinks(ctx, policyDone, new Set(apis.map((d) => apiKey(apiRefOf(d.loaded.ref)))), policies);
+  await runPortalPhases(ctx, reports, policies, policyDone);
   return finishReport(ctx, reports);
+}
+
+/**
+ * The developer portal (portal-load.ts, portal-payload.ts), after the policies whose Dashboard
+ * ids its entries publish: APIDescriptions, then the PortalAPICatalogues (with those that list a
+ * description the run looked at, or publish a policy it wrote: one catalogue write takes an
+ * edit of either), then PortalConfigs.
+ */
+async function runPortalPhases(ctx: RunContext, reports: ObjectReport[], policies: readonly KubeObject[] | undefined, policyDone: readonly Done[]): Promise<void> {
+  const scope = ctx.request.scope;
+  const written = new Set(policyDone.filter((d) => d.decision.write !== undefined).map((d) => `${d.loaded.ref.namespace}/${d.loaded.ref.name}`));
+  const portal = new PortalRun(ctx, policies, written);
+  const descriptions = await runPhase(ctx, API_DESCRIPTION, scopeFor(scope, API_DESCRIPTION), reports, policies, new Map(), portal);
+  portal.seen(descriptions.map((d) => d.loaded));
+  const followers = scope.all ? [] : await portal.followers(new Set(descriptions.map((d) => `${d.loaded.ref.namespace}/${d.loaded.ref.name}`)), written);
+  await runPhase(ctx, PORTAL_API_CATALOGUE, scopeFor(scope, PORTAL_API_CATALOGUE, followers), reports, policies, new Map(), portal);
+  await runPhase(ctx, PORTAL_CONFIG, scopeFor(scope, PORTAL_CONFIG), reports, policies, new Map(), portal);
 }
 
 /**
@@ -166,15 +186,16 @@ async function runPhase(
   reports: ObjectReport[],
   policies: readonly KubeObject[] | undefined,
   apiPhase: ReadonlyMap<string, { obj: KubeObject | null; record: Done['record'] }>,
+  portal?: PortalRun,
 ): Promise<Done[]> {
   const empty = !scope.all && (scope.namespaces ?? []).length === 0 && (scope.refs ?? []).length === 0;
   if (empty) return [];
   const desired = await loadDesired(ctx, kind, scope);
   // orphans only after a complete listing: a record whose resource a failed list lacks proves nothing
   const objects = desired.complete ? [...desired.found, ...(await loadOrphans(ctx, kind, scope, desired.found))] : desired.found;
-  const resolveApi = kind === API_DEFINITION ? notADependency : await apiResolver(ctx, dependenciesOf(kind, objects), apiPhase);
+  const resolveApi = kind === API_DEFINITION || isPortalKind(kind) ? notADependency : await apiResolver(ctx, dependenciesOf(kind, objects), apiPhase);
   const decideAll = async (batch: readonly Found[], preferList: boolean): Promise<Planned[]> => {
-    const loaded = await loadState(ctx, batch, { policies, resolveApi, preferList });
+    const loaded = await loadState(ctx, batch, { policies, resolveApi, preferList, ...(portal ? { portal } : {}) });
     const moment: Moment = { now: ctx.deps.clock.now(), trigger: ctx.request.trigger, backoff: ctx.settings.backoff };
     return loaded.map((l) => ({ loaded: l, decision: decide(l, moment) }));
   };

@@ -4,6 +4,8 @@
  *
  * - ApiDefinition: `api_id`, `latestTransaction {status, time, error}`, `linked_by_policies`.
  * - SecurityPolicy: `pol_id`, `latestTransaction`, `linked_apis`.
+ * - PortalAPICatalogue, PortalConfig: `id` (the Dashboard's), `latestTransaction`; APIDescription:
+ *   `latestTransaction` only (Tyk Operator's CRD keeps none of it).
  *
  * `statusPatch` returns undefined when the current status already says the same thing: the
  * time of the last transaction alone never causes a patch (design rule 8). Tyk Operator's own
@@ -72,8 +74,10 @@ export function statusPatch(
   const cur = current ?? {};
   const hasTx = typeof cur.latestTransaction === 'object' && cur.latestTransaction !== null;
   const idSame = id === '' || nonEmpty(cur[kind.statusIdField]) === id;
-  // pruned: no transaction under a known id (a different id is patched anyway, below)
-  const pruned = !hasTx && id !== '';
+  // pruned: no transaction under a known id (a different id is patched anyway, below), or, for a
+  // status without an id, no transaction where the CRD is known to prune (an APIDescription under
+  // Tyk Operator's CRD, whose status keeps nothing)
+  const pruned = !hasTx && (id !== '' || record.conditionsPruned === true);
   const curTx = (hasTx ? cur.latestTransaction : {}) as Record<string, unknown>;
   const txSame = pruned || (nonEmpty(curTx.status) === tx.status && (nonEmpty(curTx.error) ?? '') === (tx.error ?? ''));
   const extraSame = Object.entries(extra).every(([k, v]) => canonicalJson(norm(cur[k])) === canonicalJson(norm(v)));

@@ -4,7 +4,7 @@
  * 1. Compatibility: group, names, scope, versions (served/storage), subresources and printer
  *    columns are Tyk Operator's, so ours can replace theirs in a cluster.
  * 2. Validation: every ApiDefinition, TykOasApiDefinition, SecurityPolicy, OperatorContext,
- *    SubGraph and SuperGraph in Tyk Operator's samples
+ *    SubGraph, SuperGraph and portal kind (APIDescription, PortalAPICatalogue, PortalConfig) in Tyk Operator's samples
  *    is valid under our schema (and under theirs, which checks the schema converter), and a few
  *    objects are rejected by ours, so the test can fail.
  * 3. "Everything valid under theirs is valid under ours", and "nothing theirs keeps is pruned by
@@ -82,6 +82,9 @@ const KINDS = [
   { kind: 'OperatorContext', file: 'tyk.tyk.io_operatorcontexts.yaml' },
   { kind: 'SubGraph', file: 'tyk.tyk.io_subgraphs.yaml' },
   { kind: 'SuperGraph', file: 'tyk.tyk.io_supergraphs.yaml' },
+  { kind: 'APIDescription', file: 'tyk.tyk.io_apidescriptions.yaml' },
+  { kind: 'PortalAPICatalogue', file: 'tyk.tyk.io_portalapicatalogues.yaml' },
+  { kind: 'PortalConfig', file: 'tyk.tyk.io_portalconfigs.yaml' },
 ] as const;
 type Kind = (typeof KINDS)[number]['kind'];
 
@@ -389,6 +392,19 @@ const api = (spec: unknown, status?: unknown): Obj => ({ apiVersion: 'tyk.tyk.io
 const policy = (spec: unknown, status?: unknown): Obj => ({ apiVersion: 'tyk.tyk.io/v1alpha1', kind: 'SecurityPolicy', metadata: meta, spec, ...(status === undefined ? {} : { status }) });
 const context = (spec: unknown, status?: unknown): Obj => ({ apiVersion: 'tyk.tyk.io/v1alpha1', kind: 'OperatorContext', metadata: meta, spec, ...(status === undefined ? {} : { status }) });
 const oas = (spec: unknown, status?: unknown): Obj => ({ apiVersion: 'tyk.tyk.io/v1alpha1', kind: 'TykOasApiDefinition', metadata: meta, spec, ...(status === undefined ? {} : { status }) });
+const portal =
+  (kind: 'APIDescription' | 'PortalAPICatalogue' | 'PortalConfig') =>
+  (spec: unknown, status?: unknown): Obj => ({ apiVersion: 'tyk.tyk.io/v1alpha1', kind, metadata: meta, spec, ...(status === undefined ? {} : { status }) });
+const description = portal('APIDescription');
+const catalogue = portal('PortalAPICatalogue');
+const portalConfig = portal('PortalConfig');
+const validDescriptionSpec = {
+  name: 'httpbin',
+  show: true,
+  auth_type: 'keyless',
+  policyRef: { name: 'p', namespace: 'default' },
+  docs: { doc_type: 'swagger_custom_url', documentation: 'https://x/spec.json' },
+};
 const validApiSpec = { name: 'httpbin', protocol: 'http', active: true, proxy: { target_url: 'http://httpbin.org', listen_path: '/httpbin' } };
 const validPolicySpec = { name: 'p', state: 'active', active: true, access_rights_array: [{ name: 'httpbin', namespace: 'default', versions: ['Default'] }] };
 const validOasSpec = { tykOAS: { configmapRef: { name: 'petstore', keyName: 'oas.json' } } };
@@ -457,6 +473,24 @@ const REJECTED: { why: string; kind: Kind; obj: Obj; theirs: 'rejects' | 'prunes
   },
   { why: 'ApiDefinition status.observedGeneration "1"', kind: 'ApiDefinition', obj: api(validApiSpec, { api_id: 'a', observedGeneration: '1' }), theirs: 'prunes' },
   { why: 'OperatorContext status.conditions an object', kind: 'OperatorContext', obj: context({}, { conditions: { type: 'Ready' } }), theirs: 'prunes' },
+  { why: 'APIDescription auth_type "basic"', kind: 'APIDescription', obj: description({ ...validDescriptionSpec, auth_type: 'basic' }), theirs: 'rejects' },
+  { why: 'APIDescription docs.doc_type "pdf"', kind: 'APIDescription', obj: description({ ...validDescriptionSpec, docs: { doc_type: 'pdf' } }), theirs: 'rejects' },
+  { why: 'APIDescription docs without doc_type', kind: 'APIDescription', obj: description({ ...validDescriptionSpec, docs: { documentation: 'x' } }), theirs: 'rejects' },
+  { why: 'APIDescription policyRef without name', kind: 'APIDescription', obj: description({ ...validDescriptionSpec, policyRef: { namespace: 'default' } }), theirs: 'rejects' },
+  { why: 'APIDescription show "yes"', kind: 'APIDescription', obj: description({ ...validDescriptionSpec, show: 'yes' }), theirs: 'rejects' },
+  {
+    why: 'APIDescription status.latestTransaction.time "now"',
+    kind: 'APIDescription',
+    obj: description(validDescriptionSpec, { latestTransaction: { status: 'Failed', time: 'now' } }),
+    theirs: 'prunes',
+  },
+  { why: 'PortalAPICatalogue apis an object', kind: 'PortalAPICatalogue', obj: catalogue({ apis: { apiDescriptionRef: { name: 'd' } } }), theirs: 'rejects' },
+  { why: 'PortalAPICatalogue apiDescriptionRef without name', kind: 'PortalAPICatalogue', obj: catalogue({ apis: [{ apiDescriptionRef: { namespace: 'default' } }] }), theirs: 'rejects' },
+  { why: 'PortalAPICatalogue apis[].version "v1"', kind: 'PortalAPICatalogue', obj: catalogue({ apis: [{ name: 'x', version: 'v1' }] }), theirs: 'rejects' },
+  { why: 'PortalAPICatalogue email a number', kind: 'PortalAPICatalogue', obj: catalogue({ email: 1 }), theirs: 'rejects' },
+  { why: 'PortalAPICatalogue status.id a number', kind: 'PortalAPICatalogue', obj: catalogue({}, { id: 1 }), theirs: 'rejects' },
+  { why: 'PortalConfig contextRef without name', kind: 'PortalConfig', obj: portalConfig({ contextRef: { namespace: 'tyk' } }), theirs: 'rejects' },
+  { why: 'PortalConfig status.observedGeneration "1"', kind: 'PortalConfig', obj: portalConfig({}, { id: 'c', observedGeneration: '1' }), theirs: 'prunes' },
   { why: 'TykOasApiDefinition without spec.tykOAS', kind: 'TykOasApiDefinition', obj: oas({ versioning: { enabled: false } }), theirs: 'rejects' },
   { why: 'TykOasApiDefinition configmapRef without keyName', kind: 'TykOasApiDefinition', obj: oas({ tykOAS: { configmapRef: { name: 'petstore' } } }), theirs: 'rejects' },
   { why: 'TykOasApiDefinition contextRef without name', kind: 'TykOasApiDefinition', obj: oas({ ...validOasSpec, contextRef: { namespace: 'tyk' } }), theirs: 'rejects' },
@@ -693,6 +727,53 @@ const VARIANTS: { why: string; kind: Kind; obj: Obj }[] = [
     obj: supergraph({ subgraph_refs: [{ name: 'users', namespace: 'users-ns' }, { name: 'posts' }], schema: 'type Query { a: Int }', merged_sdl: 'type Query { a: Int }' }, {}),
   },
   { why: 'SuperGraph with no subgraphs', kind: 'SuperGraph', obj: supergraph({ subgraph_refs: [] }) },
+  ...['keyless', 'jwt', 'oauth', 'authToken'].map((auth_type) => ({
+    why: `APIDescription auth_type ${auth_type}`,
+    kind: 'APIDescription' as const,
+    obj: description({ ...validDescriptionSpec, auth_type }),
+  })),
+  ...['swagger', 'swagger_custom_url', 'graphql'].map((doc_type) => ({
+    why: `APIDescription docs.doc_type ${doc_type}`,
+    kind: 'APIDescription' as const,
+    obj: description({ ...validDescriptionSpec, docs: { doc_type, documentation: 'x' } }),
+  })),
+  {
+    why: 'APIDescription with every field theirs declares',
+    kind: 'APIDescription',
+    obj: description({
+      ...validDescriptionSpec,
+      short_description: 's',
+      long_description: 'l',
+      is_keyless: false,
+      version: 'v2',
+      policy_id: 'pid',
+      documentation: 'docid',
+      fields: { type: 'internal' },
+      config: { require_key_approval: true, signup_fields: ['company'], oauth_usage_limit: 3 },
+      contextRef: { name: 'ctx', namespace: 'tyk' },
+    }),
+  },
+  { why: 'APIDescription with only a policy_id', kind: 'APIDescription', obj: description({ policy_id: 'pid' }) },
+  {
+    why: 'PortalAPICatalogue with every field ours declares, and more',
+    kind: 'PortalAPICatalogue',
+    obj: catalogue(
+      {
+        org_id: 'org',
+        email: 'owner@example.com',
+        contextRef: { name: 'ctx' },
+        apis: [{ apiDescriptionRef: { name: 'd', namespace: 'default' } }, { ...validDescriptionSpec, fields: { a: 'b' } }, { name: 'inline', policy_id: 'pid', show: false, version: 'v2' }],
+      },
+      { id: '5cc03284d07e7f00019404b4' },
+    ),
+  },
+  { why: 'PortalAPICatalogue without entries', kind: 'PortalAPICatalogue', obj: catalogue({}) },
+  { why: 'PortalConfig empty (the sample)', kind: 'PortalConfig', obj: portalConfig({}) },
+  {
+    why: 'PortalConfig with settings and a context',
+    kind: 'PortalConfig',
+    obj: portalConfig({ require_key_approval: true, signup_fields: ['company'], disable_signup: false, oauth_usage_limit: 1, contextRef: { name: 'ctx', namespace: 'tyk' } }, { id: 'c' }),
+  },
 ];
 
 const examples = [...samples.filter((s) => !THEIRS_REFUSES[s.where]).map((s) => ({ why: s.where, kind: s.kind, obj: s.doc })), ...VARIANTS];
@@ -787,6 +868,10 @@ const OURS_ONLY: Record<Kind, string[]> = {
   OperatorContext: ['.status.conditions', '.status.observedGeneration'],
   SubGraph: [],
   SuperGraph: [],
+  // Tyk Operator's APIDescription status declares nothing (it keeps nothing)
+  APIDescription: ['.status.conditions', '.status.latestTransaction', '.status.observedGeneration'],
+  PortalAPICatalogue: ['.status.conditions', '.status.latestTransaction', '.status.observedGeneration'],
+  PortalConfig: ['.status.conditions', '.status.latestTransaction', '.status.observedGeneration'],
 };
 
 function compare(o: Schema, r: Schema | undefined, path: string, oursOnly: string[], bad: string[]): void {

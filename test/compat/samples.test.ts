@@ -1,15 +1,17 @@
 /**
  * Every Tyk Operator sample of kind ApiDefinition, TykOasApiDefinition, SecurityPolicy,
- * OperatorContext, SubGraph, SuperGraph or Ingress (in $TYK_REFERENCE_DIR/samples) is accepted:
- * it syncs, or its status says what is unsupported or what it waits for; nothing crashes,
- * nothing is half-sent. An Ingress sample's folder is applied as one (`kubectl apply -f
- * <folder>`: the Ingress and its template), and the ApiDefinitions the Ingress generates must end
- * synced, on the gateway under its rules' hosts and paths, while the template is never sent. The
- * ConfigMaps and Secrets a sample file holds (a Tyk OAS document) are created before its custom
- * resources, as `kubectl apply -f` would; what a sample's comments say to create first (a TLS
- * Secret), or what it names and no sample holds (the supergraph's SubGraphs), is created first
- * too. Other core objects of a sample (the users subgraph's Namespace, Service and Deployment)
- * are not ours and are skipped.
+ * OperatorContext, SubGraph, SuperGraph, Ingress or the developer portal's (APIDescription,
+ * PortalAPICatalogue, PortalConfig; in $TYK_REFERENCE_DIR/samples) is accepted: it syncs, or its
+ * status says what is unsupported or what it waits for; nothing crashes, nothing is half-sent.
+ * An Ingress sample's folder is applied as one (`kubectl apply -f <folder>`: the Ingress and its
+ * template), and the ApiDefinitions the Ingress generates must end synced, on the gateway under
+ * its rules' hosts and paths, while the template is never sent. The worlds are Tyk Gateways,
+ * where the portal kinds are Failed saying they need a Tyk Dashboard; the samples holding them
+ * run again against a Tyk Dashboard, where they sync. The ConfigMaps and Secrets a sample file
+ * holds (a Tyk OAS document) are created before its custom resources, as `kubectl apply -f`
+ * would; what a sample's comments say to create first (a TLS Secret), or what it names and no
+ * sample holds (the supergraph's SubGraphs), is created first too. Other core objects of a
+ * sample (the users subgraph's Namespace, Service and Deployment) are not ours and are skipped.
  *
  * Each sample runs under Tyk Operator's CRDs (a cluster where Tyk Operator was installed) and,
  * against the fake API server, under ours (deploy/crds): they prune differently (theirs drop a
@@ -29,9 +31,15 @@ import { startWorld, type World } from '../harness/world.js';
 import { referencePath } from './reference.js';
 
 const ROOT = referencePath('samples');
-const KINDS = new Set(['ApiDefinition', 'TykOasApiDefinition', 'SecurityPolicy', 'OperatorContext', 'SubGraph', 'SuperGraph', 'Ingress']);
-/** Kinds that live in the cluster only: no gateway id in their status. */
-const CLUSTER_ONLY = new Set(['SubGraph', 'SuperGraph']);
+const KINDS = new Set(['ApiDefinition', 'TykOasApiDefinition', 'SecurityPolicy', 'OperatorContext', 'SubGraph', 'SuperGraph', 'Ingress', 'APIDescription', 'PortalAPICatalogue', 'PortalConfig']);
+/** Kinds that live in the cluster only, and an APIDescription (nothing of its own on the Dashboard): no gateway id in their status. */
+const NO_GATEWAY_ID = new Set(['SubGraph', 'SuperGraph', 'APIDescription']);
+/** The developer portal's kinds: Tyk Dashboard only, so their samples also run in pro mode. */
+const PORTAL_KINDS = new Set(['APIDescription', 'PortalAPICatalogue', 'PortalConfig']);
+/** Kinds whose Tyk Operator CRD has no status.latestTransaction (the API server prunes ours there). */
+const THEIR_STATUS_HAS_NO_TRANSACTION = new Set(['SecurityPolicy', ...PORTAL_KINDS]);
+/** On a Tyk Gateway (the default world), each portal kind says the portal needs a Tyk Dashboard. */
+const NEEDS_DASHBOARD = /^failed: (APIDescription|PortalAPICatalogue|PortalConfig) needs the Tyk Dashboard's developer portal: gateway default is a Tyk Gateway/;
 /** Core objects a sample file holds (the ConfigMap of a Tyk OAS document): put as an admin, before the custom resources. */
 const CORE_KINDS = new Set(['ConfigMap', 'Secret']);
 
@@ -60,6 +68,10 @@ const EXPECTED: Record<string, RegExp> = {
   'operator-context/pro.yaml:ApiDefinition/httpbin-with-context': /^failed: OperatorContext default\/local-pro-test: Secret tyk-operator-system\/tyk-operator-conf not found/,
   // its ApiDefinition is in httpbin_protected.yaml: alone, the policy waits for it
   'httpbin_protected_policy.yaml:SecurityPolicy/httpbin': /^waiting: waiting for ApiDefinition default\/httpbin does not exist/,
+  // the developer portal is the Tyk Dashboard's (the pro-mode pass below syncs them)
+  'portal/apidescription.yaml:APIDescription/sample-portal-api': NEEDS_DASHBOARD,
+  'portal/apidescription.yaml:PortalConfig/sample-portal-config': NEEDS_DASHBOARD,
+  'portal/apidescription.yaml:PortalAPICatalogue/sample-portal-api': NEEDS_DASHBOARD,
 };
 
 /** Where our CRDs (deploy/crds) make a difference: what they keep that Tyk Operator's prune, or accept where theirs refuse. */
@@ -175,12 +187,24 @@ const CRD_SETS: { name: string; crds?: string[]; expected: Record<string, RegExp
   ...(realApiServerFromEnv() ? [] : [{ name: 'our CRDs (deploy/crds)', expected: EXPECTED_UNDER_OURS }]),
 ];
 
-for (const { name: crdSet, crds, expected: EXPECTED_HERE, file, core, docs } of CRD_SETS.flatMap((set) => samples.map((sample) => ({ ...set, ...sample })))) {
+/**
+ * The samples holding portal kinds, again against a Tyk Dashboard (TYK_MODE=pro), where every
+ * object of theirs ends synced (nothing is EXPECTED otherwise).
+ */
+const PRO_PASSES = CRD_SETS.flatMap((set) =>
+  samples
+    .filter((s) => s.docs.some((d) => PORTAL_KINDS.has(d.kind)))
+    .map((sample) => ({ ...set, ...sample, name: `${set.name}, on a Tyk Dashboard`, mode: 'pro' as const, expected: {} as Record<string, RegExp> })),
+);
+
+const PASSES = [...CRD_SETS.flatMap((set) => samples.map((sample) => ({ ...set, ...sample, mode: 'ce' as const }))), ...PRO_PASSES];
+
+for (const { name: crdSet, crds, expected: EXPECTED_HERE, file, core, docs, mode } of PASSES) {
   t.test(`${file} under ${crdSet}`, async (t) => {
     // Some samples hold "" in typed string fields (federation/supergraph.yaml: proxy.target_url),
     // which kube-apiserver 1.20 built with Go >= 1.16 refuses as null; released builds take it,
     // and so does this fake.
-    const w = await startWorld({ kube: { ...(crds ? { crds } : {}), emptyStringIsNull: false } });
+    const w = await startWorld({ mode, kube: { ...(crds ? { crds } : {}), emptyStringIsNull: false } });
     t.teardown(() => w.close());
     // what the API server refuses never reaches us: that is the sample's outcome (kubectl apply says why)
     const refused = new Map<string, string>();
@@ -215,9 +239,10 @@ for (const { name: crdSet, crds, expected: EXPECTED_HERE, file, core, docs } of 
       t.match(seen, expected, `${key} → ${seen}`);
       const status = (await w.get(doc.metadata.name, doc.metadata.namespace ?? 'default', doc.kind))?.status;
       if (doc.kind === 'Ingress') await checkIngress(t, w, doc, final);
-      else if (o.result === 'unchanged' && !CLUSTER_ONLY.has(doc.kind)) t.ok(status?.api_id ?? status?.id ?? status?.pol_id, `${key} has its gateway id in status`);
+      else if (o.result === 'unchanged' && !NO_GATEWAY_ID.has(doc.kind)) t.ok(status?.api_id ?? status?.id ?? status?.pol_id, `${key} has its gateway id in status`);
       if (o.result === 'unchanged' && doc.kind === 'SubGraph') t.ok(status?.linked_by_api, `${key} is linked by the ApiDefinition serving it`);
-      if (/^(invalid|failed)/.test(seen) && doc.kind !== 'SecurityPolicy') t.match(status, { latestTransaction: { status: 'Failed', error: /./ } }, `${key}: the status says why`);
+      const keepsTransaction = crds === undefined ? doc.kind !== 'SecurityPolicy' : !THEIR_STATUS_HAS_NO_TRANSACTION.has(doc.kind);
+      if (/^(invalid|failed)/.test(seen) && keepsTransaction) t.match(status, { latestTransaction: { status: 'Failed', error: /./ } }, `${key}: the status says why`);
       if (!['unchanged', 'skipped'].includes(o.result)) {
         // kubectl describe says why, whatever the CRD keeps of our status (Tyk Operator's policy status has no transaction)
         const warnings = (await w.events(doc.metadata.name, doc.metadata.namespace ?? 'default', doc.kind)).filter((e) => e.type === 'Warning');
@@ -276,6 +301,21 @@ for (const { name: crdSet, crds, expected: EXPECTED_HERE, file, core, docs } of 
       const graphql = w.gatewayApi(defaultIdOf('federation-users-subgraph', 'users-ns'))?.graphql as { schema?: string; subgraph?: { sdl?: string } } | undefined;
       t.match(graphql?.subgraph?.sdl, /type User @key\(fields: "id"\)/, 'the subgraph API has its SubGraph’s SDL');
       t.match(graphql?.schema, /union _Entity = User/, 'and its schema');
+    }
+    if (file === 'portal/apidescription.yaml' && mode === 'pro') {
+      const d = w.dashboard;
+      const mid = [...(d?.policies() ?? [])].find(([, p]) => p.id === defaultIdOf('protect-api'))?.[0];
+      const apis = (d?.catalogue()?.apis ?? []) as Record<string, unknown>[];
+      t.match(apis, [{ name: 'sample portal config', show: true, auth_type: 'keyless', policy_id: mid }], 'the catalogue publishes the policy by its Dashboard _id');
+      t.strictSame([...(d?.documentation().values() ?? [])], [{ api_id: mid, doc_type: 'swagger_custom_url', documentation: 'https://httpbin.org/spec.json' }], 'with its documentation');
+      t.ok(d?.configuration(), 'the portal is configured');
+      t.match((await w.get('sample-portal-api', 'default', 'PortalAPICatalogue'))?.status, { id: d?.catalogue()?.id }, "the catalogue's Dashboard id in status");
+      // silent whatever the CRDs keep of the statuses (Tyk Operator's APIDescription status keeps nothing)
+      d?.resetCalls();
+      w.resetCounts();
+      for (let i = 0; i < 5; i++) await w.tick();
+      t.equal((d?.portalWrites() ?? 0) + (d?.writes() ?? 0), 0, 'steady: no Dashboard write');
+      t.equal(w.statusPatches(), 0, 'steady: no status patch');
     }
     if (file === 'jwt-auth/example1.yaml') {
       const api = w.gatewayApi(Buffer.from('default/httpbin').toString('base64url'));

@@ -77,6 +77,9 @@
  *   versions, dry-run, import, rebase) answer 501.
  * - DASHBOARD_VARIANTS: named option sets, one per documented alternative answer (each option's
  *   every value appears in one), for tests that must hold against each.
+ * - The classic developer portal (/api/portal/catalogue, /documentation, /configuration: the
+ *   swagger does not document them): ./tyk-dashboard-portal.ts says where each answer comes
+ *   from. Their writes are not counted by `writes()` (`portalWrites()` counts them).
  * - Certificates (/api/certs, in the key's org, over the certificate manager the gateway fake
  *   shares): ./tyk-dashboard-certs.ts; `certUploadField` and `unknownCertDelete` pick its
  *   documented alternatives. They are not API or policy writes (`writes()` leaves them out).
@@ -99,10 +102,12 @@ import type { FaultSpec as BaseFaultSpec, FaultHandle } from './faults.js';
 import { listenOnLoopback } from './http-plumbing.js';
 import { CertStore, type StoredCert } from './tyk-certs.js';
 import { DashboardCerts, isCertsPath } from './tyk-dashboard-certs.js';
+import { FakeDashboardPortal, type PortalMutator, type StoredDocumentation } from './tyk-dashboard-portal.js';
 import { dashboardError as apiError, type CallRecord, type Reply, reply, TykFakeBase } from './tyk-fake-base.js';
 import { classicOf, filledOas, oasId, readOasBody, withOasId } from './tyk-oas.js';
 
 export type { FaultHandle } from './faults.js';
+export type { StoredDocumentation } from './tyk-dashboard-portal.js';
 export type { CallRecord } from './tyk-fake-base.js';
 
 export type Json = null | boolean | number | string | Json[] | JsonObject;
@@ -174,8 +179,21 @@ export interface FakeTykDashboard {
   editOas(apiId: string, mutate: Mutator): void;
   editPolicy(mid: string, mutate: Mutator): void;
   removePolicy(mid: string): boolean;
-  /** Loses every API and policy (a fresh database); certificates stay (they live in Redis). */
+  /** Loses every API, policy and the portal's objects (a fresh database); certificates stay (they live in Redis). */
   wipe(): void;
+  /** The organisation's portal catalogue as GET shows it (a copy); undefined when it has none. */
+  catalogue(): JsonObject | undefined;
+  /** The organisation's portal configuration as GET shows it (a copy). */
+  configuration(): JsonObject | undefined;
+  /** id → the portal documentation stored. */
+  documentation(): Map<string, StoredDocumentation>;
+  /** Edits the stored catalogue in place (or replaces it with what `mutate` returns): drift. */
+  editCatalogue(mutate: PortalMutator): void;
+  /** Removes the catalogue entry under `policyId` behind our back; false when there is none. */
+  removeCatalogueEntry(policyId: string): boolean;
+  editConfiguration(mutate: PortalMutator): void;
+  /** POST, PUT and DELETE calls on /api/portal/catalogue, /documentation and /configuration. */
+  portalWrites(): number;
   /** The certificate store (/api/certs), by id. */
   certs(): ReadonlyMap<string, StoredCert>;
   /** Stores a certificate as a key of `orgId` (default: the fake's org) would upload it; its id. Throws when the manager refuses it. */
@@ -735,6 +753,8 @@ function oasRouteOf(path: string): OasRoute | undefined {
 }
 
 const WRITE_PATH = /^\/api\/(apis|portal\/policies)(\/|$)/;
+/** The classic portal's routes (./tyk-dashboard-portal.ts); their writes are counted apart (`portalWrites`). */
+const PORTAL_WRITE_PATH = /^\/api\/portal\/(catalogue|documentation|configuration)(\/|$)/;
 
 interface StoredApi {
   /** creation order, to break ties in sorting */
@@ -777,6 +797,8 @@ class FakeDashboard extends TykFakeBase {
   private seq = 0;
   /** /api/certs (./tyk-dashboard-certs.ts) */
   readonly certs: DashboardCerts;
+  /** the classic developer portal: catalogue, documentation, configuration (./tyk-dashboard-portal.ts) */
+  readonly portal: FakeDashboardPortal;
 
   constructor(options: FakeTykDashboardOptions) {
     super('http://fake-dashboard', WRITE_PATH);
@@ -788,6 +810,7 @@ class FakeDashboard extends TykFakeBase {
     this.unknownApi = options.unknownApi === '404' ? 404 : 400;
     this.policyPathId = options.policyPathId ?? '_id';
     this.emptyList = options.emptyList === '[]' ? [] : null;
+    this.portal = new FakeDashboardPortal(this.orgId, newObjectId);
     this.certs = new DashboardCerts(new CertStore(), {
       orgId: this.orgId,
       uploadField: options.certUploadField ?? 'file',
@@ -854,6 +877,7 @@ class FakeDashboard extends TykFakeBase {
     this.apiStore = new Map();
     this.apiIndex = new Map();
     this.policyStore = new Map();
+    this.portal.wipe();
   }
 
   // --- HTTP ----------------------------------------------------------------
@@ -867,6 +891,8 @@ class FakeDashboard extends TykFakeBase {
     if (!path.startsWith('/api/')) return apiError(404, 'Not found');
     if (req.headers.authorization !== this.secret) return apiError(401, MSG.unauthorised);
     if (isCertsPath(path)) return this.certs.handle(method, path, url.searchParams, req.headers['content-type'], raw);
+    const portal = this.portal.handle(method, path, raw);
+    if (portal) return portal;
     const oas = oasRouteOf(path);
     if (oas) return this.onOas(oas, method, url.searchParams, raw);
     if (/^\/api\/apis\/?$/.test(path)) {
@@ -1168,6 +1194,13 @@ function facade(fake: FakeDashboard, url: string): FakeTykDashboard {
     editPolicy: (mid, mutate) => fake.editPolicy(mid, mutate),
     removePolicy: (mid) => fake.removePolicy(mid),
     wipe: () => fake.wipe(),
+    catalogue: () => fake.portal.catalogue(),
+    configuration: () => fake.portal.configuration(),
+    documentation: () => fake.portal.documentation(),
+    editCatalogue: (mutate) => fake.portal.editCatalogue(mutate),
+    removeCatalogueEntry: (policyId) => fake.portal.removeEntry(policyId),
+    editConfiguration: (mutate) => fake.portal.editConfiguration(mutate),
+    portalWrites: () => fake.count('*', PORTAL_WRITE_PATH) - fake.count('GET', PORTAL_WRITE_PATH),
     certs: () => fake.certs.store.all,
     storeCert: (pem, orgId = fake.orgId) => {
       const outcome = fake.certs.store.add(pem, orgId);

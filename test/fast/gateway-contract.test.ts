@@ -42,11 +42,14 @@ function httpFaults(inject: (spec: FaultSpec<CallRecord>) => unknown, where: (op
   };
 }
 
+/** The kinds the contract covers (the developer portal's are tested against the Dashboard fake: test/fakes/tyk-dashboard-portal.test.ts). */
+type TykKind = 'api' | 'policy' | 'oas';
+
 async function httpCe(): Promise<GatewaySubject> {
   const fake = await startFakeTykGateway({ reloadDelayMs: 1 });
   const client = new TykGatewayClient({ name: 'default', url: fake.url, secret: fake.secret, timeoutMs: 5_000 });
   const where = (op: GatewayFaultOp, kind: GatewayObjectKind): Where => {
-    const base = { api: '/tyk/apis', policy: '/tyk/policies', oas: '/tyk/apis/oas' }[kind];
+    const base = { api: '/tyk/apis', policy: '/tyk/policies', oas: '/tyk/apis/oas' }[kind as TykKind];
     if (op === 'list') return { method: 'GET', path: base };
     // an OAS API is written by a PUT first
     if (op === 'upsert') return kind === 'oas' ? { method: 'PUT', path: new RegExp(`^${base}/[^/]+$`) } : { method: 'POST', path: base };
@@ -69,7 +72,7 @@ async function httpPro(): Promise<GatewaySubject> {
   const fake = await startFakeTykDashboard();
   const client = new TykDashboardClient({ name: 'default', url: fake.url, secret: fake.secret, timeoutMs: 5_000 });
   const where = (op: GatewayFaultOp, kind: GatewayObjectKind): Where => {
-    const base = { api: '/api/apis', policy: '/api/portal/policies', oas: '/api/apis/oas' }[kind];
+    const base = { api: '/api/apis', policy: '/api/portal/policies', oas: '/api/apis/oas' }[kind as TykKind];
     // OAS APIs are listed with the others; written by a PUT first
     if (op === 'list') return { method: 'GET', path: kind === 'oas' ? '/api/apis' : base };
     if (op === 'upsert') return kind === 'oas' ? { method: 'PUT', path: new RegExp(`^${base}/[^/]+$`) } : { method: 'POST', path: base };

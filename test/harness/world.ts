@@ -43,6 +43,9 @@ const PLURALS: Record<string, string> = {
   SubGraph: 'subgraphs',
   SuperGraph: 'supergraphs',
   Ingress: 'ingresses',
+  APIDescription: 'apidescriptions',
+  PortalAPICatalogue: 'portalapicatalogues',
+  PortalConfig: 'portalconfigs',
 };
 /** Group and version of the plurals that are not tyk.tyk.io's (the test side creates them as kubectl would, over HTTP). */
 const GROUPS: Record<string, { group: string; version: string }> = { ingresses: { group: 'networking.k8s.io', version: 'v1' } };

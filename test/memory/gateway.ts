@@ -41,6 +41,7 @@
 import type { Clock } from '../../lib/clock.js';
 import { GatewayApiError, GatewayRejectedError, GatewayUnavailableError } from '../../lib/errors.js';
 import { withOasId, withoutOasFields } from '../../lib/gateway/oas.js';
+import { isPortalGatewayKind, portalUnsupported } from '../../lib/gateway/portal.js';
 import { GATEWAY_OBJECT_NAMES, type Gateway, type GatewayObjectKind, type JsonObject } from '../../lib/gateway/types.js';
 import { API_SHAPE, type JsonObject as DashboardJson, decodeModel, fill, invalidApi, MSG, OAS_MSG, POLICY_SHAPE } from '../fakes/tyk-dashboard.js';
 import { countByListenHash, decodeBody, fixListenPath, KINDS, loadKind, loadOas, OAS_REFUSALS, type JsonObject as TykJson, validateApi } from '../fakes/tyk-gateway.js';
@@ -140,7 +141,20 @@ export interface RestartOptions {
   loadOnStart?: boolean;
 }
 
-type Layer = Record<GatewayObjectKind, Map<string, JsonObject>>;
+/** The kinds the in-memory gateways model: not the developer portal's (see `modelled`). */
+type TykKind = Extract<GatewayObjectKind, 'api' | 'policy' | 'oas'>;
+
+/**
+ * The kind, when the in-memory gateways model it. The developer portal's kinds are refused as the
+ * Tyk Gateway refuses them (GatewayUnsupportedError); the portal is tested against the HTTP
+ * Dashboard fake (test/fakes/tyk-dashboard-portal.ts), not in memory.
+ */
+function modelled(kind: GatewayObjectKind, gateway: string): TykKind {
+  if (isPortalGatewayKind(kind)) throw portalUnsupported(GATEWAY_OBJECT_NAMES[kind].one, gateway);
+  return kind as TykKind;
+}
+
+type Layer = Record<TykKind, Map<string, JsonObject>>;
 
 function emptyLayer(): Layer {
   return { api: new Map(), policy: new Map(), oas: new Map() };
@@ -157,19 +171,22 @@ export class MemoryTykGateway extends MemoryGatewayBase {
     super(options.name ?? 'default', options.clock);
   }
 
-  async list(kind: GatewayObjectKind): Promise<Map<string, JsonObject>> {
+  async list(of: GatewayObjectKind): Promise<Map<string, JsonObject>> {
+    const kind = modelled(of, this.name);
     await this.faults.enter({ op: 'list', kind });
     return this.loaded(kind);
   }
 
-  async get(kind: GatewayObjectKind, id: string): Promise<JsonObject | null> {
+  async get(of: GatewayObjectKind, id: string): Promise<JsonObject | null> {
+    const kind = modelled(of, this.name);
     await this.faults.enter({ op: 'get', kind, id });
     if (kind === 'oas') this.refuseClassicHeld(`get OAS API ${id}`, id);
     const found = this.store.loaded[kind].get(id);
     return found ? clone(found) : null;
   }
 
-  async upsert(kind: GatewayObjectKind, id: string, body: JsonObject): Promise<void> {
+  async upsert(of: GatewayObjectKind, id: string, body: JsonObject): Promise<void> {
+    const kind = modelled(of, this.name);
     await this.faults.enter({ op: 'upsert', kind, id });
     if (kind === 'oas') return this.upsertOas(id, body);
     const { idField } = KINDS[kind];
@@ -181,7 +198,8 @@ export class MemoryTykGateway extends MemoryGatewayBase {
     this.store.files[kind].set(id, { ...decoded.value, ...(kind === 'api' ? { is_oas: false } : {}) } as JsonObject);
   }
 
-  async remove(kind: GatewayObjectKind, id: string): Promise<void> {
+  async remove(of: GatewayObjectKind, id: string): Promise<void> {
+    const kind = modelled(of, this.name);
     await this.faults.enter({ op: 'remove', kind, id });
     if (kind === 'oas') this.refuseClassicHeld(`delete OAS API ${id}`, id);
     const layer = kind === 'oas' ? 'api' : kind;
@@ -263,32 +281,32 @@ export class MemoryTykGateway extends MemoryGatewayBase {
     if (options.keepFiles && options.loadOnStart !== false) this.reloadNow();
   }
 
-  loaded(kind: GatewayObjectKind): Map<string, JsonObject> {
+  loaded(kind: TykKind): Map<string, JsonObject> {
     return clone(this.store.loaded[kind]);
   }
 
-  files(kind: GatewayObjectKind): Map<string, JsonObject> {
+  files(kind: TykKind): Map<string, JsonObject> {
     return clone(this.store.files[kind]);
   }
 
   /** Someone edits the object through the gateway API and reloads (drift). */
-  tamper(kind: GatewayObjectKind, id: string, mutate: Mutator): void {
+  tamper(kind: TykKind, id: string, mutate: Mutator): void {
     editIn(this.store.files[kind], kind, id, mutate);
     this.reloadNow();
   }
 
   /** Someone deletes the object through the gateway API and reloads. */
-  removeBehindOurBack(kind: GatewayObjectKind, id: string): boolean {
+  removeBehindOurBack(kind: TykKind, id: string): boolean {
     const had = this.store.files[kind].delete(id);
     this.reloadNow();
     return had;
   }
 
-  editLoaded(kind: GatewayObjectKind, id: string, mutate: Mutator): void {
+  editLoaded(kind: TykKind, id: string, mutate: Mutator): void {
     editIn(this.store.loaded[kind], kind, id, mutate);
   }
 
-  editFile(kind: GatewayObjectKind, id: string, mutate: Mutator): void {
+  editFile(kind: TykKind, id: string, mutate: Mutator): void {
     editIn(this.store.files[kind], kind, id, mutate);
   }
 
@@ -339,7 +357,8 @@ export class MemoryTykDashboard extends MemoryGatewayBase {
     this.orgId = options.orgId ?? DEFAULT_DASHBOARD_ORG;
   }
 
-  async list(kind: GatewayObjectKind): Promise<Map<string, JsonObject>> {
+  async list(of: GatewayObjectKind): Promise<Map<string, JsonObject>> {
+    const kind = modelled(of, this.name);
     await this.faults.enter({ op: 'list', kind });
     switch (kind) {
       case 'api':
@@ -351,7 +370,8 @@ export class MemoryTykDashboard extends MemoryGatewayBase {
     }
   }
 
-  async get(kind: GatewayObjectKind, id: string): Promise<JsonObject | null> {
+  async get(of: GatewayObjectKind, id: string): Promise<JsonObject | null> {
+    const kind = modelled(of, this.name);
     await this.faults.enter({ op: 'get', kind, id });
     if (kind === 'policy') {
       const mid = this.findPolicy(id);
@@ -362,7 +382,8 @@ export class MemoryTykDashboard extends MemoryGatewayBase {
     return a ? clone(a.def) : null;
   }
 
-  async upsert(kind: GatewayObjectKind, id: string, body: JsonObject): Promise<void> {
+  async upsert(of: GatewayObjectKind, id: string, body: JsonObject): Promise<void> {
+    const kind = modelled(of, this.name);
     await this.faults.enter({ op: 'upsert', kind, id });
     switch (kind) {
       case 'api':
@@ -374,7 +395,8 @@ export class MemoryTykDashboard extends MemoryGatewayBase {
     }
   }
 
-  async remove(kind: GatewayObjectKind, id: string): Promise<void> {
+  async remove(of: GatewayObjectKind, id: string): Promise<void> {
+    const kind = modelled(of, this.name);
     await this.faults.enter({ op: 'remove', kind, id });
     if (kind === 'policy') {
       const mid = this.findPolicy(id);

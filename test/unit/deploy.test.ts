@@ -23,7 +23,8 @@ import t, { type Test } from 'tap';
 import { DEFAULT_SCHEDULE, loadConfig } from '../../lib/config.js';
 import type { KubeObject } from '../../lib/kube/types.js';
 import type { RunReport } from '../../lib/reconcile/run.js';
-import { apiDefinition, configMap, ingress, oasDocument, subGraph, superGraph, tykOasApi } from '../fixtures/builders.js';
+import { startFakeTykDashboard } from '../fakes/tyk-dashboard.js';
+import { apiDefinition, apiDescription, configMap, ingress, oasDocument, portalCatalogue, portalConfig, subGraph, superGraph, tykOasApi } from '../fixtures/builders.js';
 import {
   arr,
   at,
@@ -536,6 +537,27 @@ t.test('RBAC: the ClusterRole allows every API-server call the code makes, and n
   await byTest(() => w.create(apiDefinition('users-api').servingSubGraph('users').build()));
   await byTest(() => w.create(superGraph('social').withSubgraphs('users').build()));
   await byTest(() => w.create(apiDefinition('social').ofSuperGraph('social').build()));
+  // the developer portal, on a Tyk Dashboard an OperatorContext names: an API, the policy it
+  // publishes, its description, a catalogue listing it, the portal configuration
+  const dashboard = await startFakeTykDashboard();
+  t.teardown(() => dashboard.close());
+  await byTest(() =>
+    w.create({
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: 'portal-dashboard', namespace: 'tyk' },
+      data: { TYK_MODE: b64('pro'), TYK_URL: b64(dashboard.url), TYK_AUTH: b64(dashboard.secret), TYK_ORG: b64(dashboard.orgId) },
+    }),
+  );
+  await byTest(() =>
+    w.create({ apiVersion: 'tyk.tyk.io/v1alpha1', kind: 'OperatorContext', metadata: { name: 'portal', namespace: 'tyk' }, spec: { secretRef: { name: 'portal-dashboard', namespace: 'tyk' } } }),
+  );
+  const inPortal = { contextRef: { name: 'portal', namespace: 'tyk' } };
+  await byTest(() => w.create(api('portal-api', 'default', inPortal)));
+  await byTest(() => w.create({ ...policy('portal-policy', 'portal-api'), spec: { ...policy('portal-policy', 'portal-api').spec, ...inPortal } }));
+  await byTest(() => w.create(apiDescription('portal-doc').withPolicy('portal-policy').inContext('portal', 'tyk').build()));
+  await byTest(() => w.create(portalCatalogue('portal-catalogue').withDescriptions('portal-doc').inContext('portal', 'tyk').build()));
+  await byTest(() => w.create(portalConfig('portal-config').inContext('portal', 'tyk').build()));
 
   // a forwarded watch event (GET one object, finalizer and status PATCHes)
   const watched = await w.announce('ADDED', 'httpbin');
@@ -556,11 +578,27 @@ t.test('RBAC: the ClusterRole allows every API-server call the code makes, and n
     kind: 'EventList',
     apiVersion: 'audit.k8s.io/v1',
     metadata: {},
-    items: [auditEvent('apidefinitions', 'shop', 'orders', 1), auditEvent('securitypolicies', 'default', 'httpbin', 2), auditEvent('tykoasapidefinitions', 'default', 'petstore', 3)],
+    items: [
+      auditEvent('apidefinitions', 'shop', 'orders', 1),
+      auditEvent('securitypolicies', 'default', 'httpbin', 2),
+      auditEvent('tykoasapidefinitions', 'default', 'petstore', 3),
+      auditEvent('apidefinitions', 'default', 'portal-api', 4),
+      auditEvent('securitypolicies', 'default', 'portal-policy', 5),
+      auditEvent('apidescriptions', 'default', 'portal-doc', 6),
+      auditEvent('portalapicatalogues', 'default', 'portal-catalogue', 7),
+      auditEvent('portalconfigs', 'default', 'portal-config', 8),
+    ],
   });
   t.equal(audited.statusCode, 200, 'audit webhook answered');
   t.match(reportOf(audited.body.report, 'ApiDefinition', 'orders'), { result: 'synced', gateway: 'context:tyk/staging' }, 'audit event: synced through the OperatorContext');
   t.match(reportOf(audited.body.report, 'TykOasApiDefinition', 'petstore'), { result: 'synced' }, 'audit event: the OAS API synced from its ConfigMap');
+  for (const [kind, name] of [
+    ['APIDescription', 'portal-doc'],
+    ['PortalAPICatalogue', 'portal-catalogue'],
+    ['PortalConfig', 'portal-config'],
+  ]) {
+    t.match(reportOf(audited.body.report, kind as string, name as string), { result: 'synced', gateway: 'context:tyk/portal' }, `audit event: the ${kind} synced on the Dashboard`);
+  }
 
   // a scheduled tick (cluster-wide LISTs; the waiting policy gets its Event)
   const tick = await w.tick();
@@ -598,6 +636,15 @@ t.test('RBAC: the ClusterRole allows every API-server call the code makes, and n
   // waiting policy: it creates the Event, is told it exists (409), reads it and counts one more
   await w.restartService();
   t.match(reportOf((await w.resync({ kind: 'SecurityPolicy', namespace: 'default', name: 'early' })).body, 'SecurityPolicy', 'early'), { result: 'waiting' });
+
+  // the portal's deletions (finalizers removed)
+  await byTest(() => w.delete('portal-catalogue', 'default', 'PortalAPICatalogue'));
+  await byTest(() => w.delete('portal-doc', 'default', 'APIDescription'));
+  await byTest(() => w.delete('portal-config', 'default', 'PortalConfig'));
+  const portalGone = await w.tick();
+  t.match(reportOf(portalGone, 'PortalAPICatalogue', 'portal-catalogue'), { result: 'deleted' });
+  t.match(reportOf(portalGone, 'APIDescription', 'portal-doc'), { result: 'deleted' }, 'a catalogue being deleted holds no description');
+  t.equal(await w.get('portal-config', 'default', 'PortalConfig'), undefined, 'the PortalConfig is gone (finalizer removed)');
 
   // deletions: the policy, then the API it no longer holds (finalizers removed)
   await byTest(() => w.delete('httpbin', 'default', 'SecurityPolicy'));

@@ -49,8 +49,12 @@ t.test('watch: other kinds and errors are counted, not taken', async (t) => {
   );
   t.same(r.scope.refs, []);
   t.same(r.ignored, { 'kind not reconciled': 2 - 1, 'watch error': 1 });
+  // a tyk.tyk.io kind this version does not reconcile (a made-up one: every Tyk Operator kind is taken or planned)
+  const future = { apiVersion: 'tyk.tyk.io/v1alpha1', kind: 'TykFutureKind', metadata: { name: 'p', namespace: 'default' } };
+  t.same(collect(parseWatchEvents(JSON.stringify({ type: 'ADDED', object: future }))).ignored, { 'kind not reconciled': 1 });
+  // the developer portal's kinds are taken
   const portal = { apiVersion: 'tyk.tyk.io/v1alpha1', kind: 'PortalConfig', metadata: { name: 'p', namespace: 'default' } };
-  t.same(collect(parseWatchEvents(JSON.stringify({ type: 'ADDED', object: portal }))).ignored, { 'kind not reconciled': 1 });
+  t.match(collect(parseWatchEvents(JSON.stringify({ type: 'ADDED', object: portal }))).scope.refs, [{ kind: { kind: 'PortalConfig' }, namespace: 'default', name: 'p' }]);
 });
 
 t.test('watch: malformed bodies are 400s that say what is wrong', async (t) => {
@@ -83,6 +87,14 @@ t.test('audit: takes completed writes of tyk.tyk.io resources', async (t) => {
   const r = collect(parseAuditEventList(eventList([auditEvent(), auditEvent({ verb: 'delete' }, { name: 'other' }), auditEvent({ auditID: 'x' })])));
   t.same(names(r.scope.refs), ['default/httpbin', 'default/other']);
   t.equal(r.accepted, 3);
+  const portal = collect(
+    parseAuditEventList(eventList(['apidescriptions', 'portalapicatalogues', 'portalconfigs'].map((resource, i) => auditEvent({ auditID: `p${i}` }, { resource, name: `n${i}` })))),
+  );
+  t.same(
+    portal.scope.refs?.map((r) => `${r.kind.kind}/${r.name}`),
+    ['APIDescription/n0', 'PortalAPICatalogue/n1', 'PortalConfig/n2'],
+    "the developer portal's kinds are taken too",
+  );
 });
 
 t.test('audit: skips what must not trigger a run, counting why', async (t) => {
@@ -95,7 +107,7 @@ t.test('audit: skips what must not trigger a run, counting why', async (t) => {
         auditEvent({ requestURI: '/apis/tyk.tyk.io/v1alpha1/namespaces/default/apidefinitions/httpbin?dryRun=All' }),
         auditEvent({ verb: 'get' }),
         auditEvent({}, { apiGroup: '', resource: 'pods' }),
-        auditEvent({}, { resource: 'portalconfigs' }),
+        auditEvent({}, { resource: 'tykfuturekinds' }),
         auditEvent({}, { namespace: undefined }),
       ]),
     ),
