@@ -622,7 +622,7 @@ t.test('RBAC: the ClusterRole allows every API-server call the code makes, and n
   await byTest(() => w.create(ingress('web').withClass('tyk').withTemplate('tpl').withRule('', '/web', 'web', 80).build()));
   t.match(reportOf(await w.tick(), 'Ingress', 'web'), { result: 'synced' }, 'an Ingress: its ApiDefinition generated');
   await byTest(() => w.updateSpec('tpl', (s) => ({ ...s, active: false })));
-  const templated = await w.audit({ kind: 'EventList', apiVersion: 'audit.k8s.io/v1', metadata: {}, items: [auditEvent('apidefinitions', 'default', 'tpl', 4)] });
+  const templated = await w.audit({ kind: 'EventList', apiVersion: 'audit.k8s.io/v1', metadata: {}, items: [auditEvent('apidefinitions', 'default', 'tpl', 9)] });
   t.match(reportOf(templated.body.report, 'Ingress', 'web'), { action: 'UPDATE', result: 'synced' }, 'the template edited: the generated ApiDefinition replaced');
   await byTest(() => w.delete('web', 'default', 'ingresses'));
   t.match(reportOf(await w.tick(), 'Ingress', 'web'), { result: 'deleted' }, 'the Ingress deleted: what it generated deleted');
