@@ -16,14 +16,13 @@ import { join } from 'node:path';
 import { realApiServerEnv, startRealApiServer } from '../test/harness/real-apiserver.js';
 import { ROOT, referenceArg, runTap } from './tap-tier.js';
 
-/** The suites that run against the real server: no fault is injected into the API server (or the scenario that does skips itself there). */
+/** The suites that run against the real server: no fault is injected into the API server. */
 export const REAL_SUITES = [
   'test/integration/reconcile.test.ts',
   'test/integration/policies.test.ts',
   'test/integration/contexts.test.ts',
   'test/integration/pro-mode.test.ts',
   'test/integration/federation.test.ts',
-  // its fault scenario skips itself against a real server
   'test/integration/ingress.test.ts',
 ];
 

@@ -5,55 +5,15 @@
  * the rule's host and path; a removed path, an edited template, a deleted Ingress each cost one
  * write per affected object; other classes are never touched; a template's deletion waits while
  * it is named; events about an Ingress or its template run exactly that Ingress; a steady state
- * writes nothing anywhere; a failed read deletes nothing.
+ * writes nothing anywhere. A failed read: ingress-faults.test.ts (fake API server only).
  */
 import t from 'tap';
 import type { KubeObject } from '../../lib/kube/types.js';
 import { shortHash } from '../../lib/reconcile/ingress-apis.js';
-import type { RunReport } from '../../lib/reconcile/types.js';
 import { auditEventList } from '../fixtures/audit.js';
 import { apiDefinition, defaultIdOf, INGRESS_FINALIZER, ingress } from '../fixtures/builders.js';
-import { realTier } from '../harness/cluster.js';
-import { type World, worldFor } from '../harness/world.js';
-
-const TEMPLATE_FINALIZER = 'finalizers.tyk.io/template';
-const nameOf = (ingressName: string, host: string, path: string) => `default-${ingressName}-${shortHash(host + path)}`;
-const ORDERS = nameOf('web', 'shop.example', '/orders');
-const PATHONLY = nameOf('web', '', '/pathonly');
-
-/** A keyless template, labelled as Tyk Operator's templates are. */
-const template = (name = 'tpl', strip = true) =>
-  apiDefinition(name)
-    .template()
-    .withSpec({ name: 'template', protocol: 'http', use_keyless: true, active: true, proxy: { target_url: 'http://example.com', strip_listen_path: strip } })
-    .build();
-
-const web = () => ingress('web').withClass('tyk').withTemplate('tpl').withRule('shop.example', '/orders', 'orders', 8080).withRule('', '/pathonly', 'web', 80);
-
-/** The ApiDefinitions labelled for Ingress `name`. */
-async function generated(w: World, name = 'web'): Promise<KubeObject[]> {
-  return (await w.kube.listObjects('apidefinitions', 'default')).filter((o) => o.metadata.labels?.['tyk.io/ingress'] === name);
-}
-
-/** API-server writes (create, replace, patch, delete) to ApiDefinitions and Ingresses, status patches included. */
-function clusterWrites(w: World): number {
-  return ['POST', 'PUT', 'PATCH', 'DELETE'].reduce((n, m) => n + w.kube.count(m, /\/(apidefinitions|ingresses)(\/[^/]+)?(\/status)?$/), 0);
-}
-
-/** The Ingress with its first rule only (the second path removed). */
-const firstRuleOnly = (o: KubeObject): KubeObject => ({ ...o, spec: { ...o.spec, rules: ((o.spec?.rules ?? []) as unknown[]).slice(0, 1) } });
-
-/** "Kind/name:result" of the report's objects, sorted. */
-const outcomes = (r: RunReport | null | undefined) => (r?.objects ?? []).map((o) => `${o.kind}/${o.name}:${o.action}:${o.result}`).sort();
-
-const ingressesIn = (r: RunReport | null | undefined) => (r?.objects ?? []).filter((o) => o.kind === 'Ingress').map((o) => o.name);
-
-async function setUp(t: Parameters<typeof worldFor>[0]): Promise<World> {
-  const w = await worldFor(t);
-  await w.create(template());
-  await w.create(web().build());
-  return w;
-}
+import { clusterWrites, firstRuleOnly, generated, ingressesIn, nameOf, ORDERS, outcomes, PATHONLY, setUp, TEMPLATE_FINALIZER, template, web } from '../fixtures/ingress-world.js';
+import { worldFor } from '../harness/world.js';
 
 t.test('an Ingress with two paths: two ApiDefinitions owned by it, two APIs routed by host and path; then silence', async (t) => {
   const w = await setUp(t);
@@ -269,37 +229,6 @@ t.test('a name held by an ApiDefinition that is not ours is never overwritten', 
     (await w.events('web', 'default', 'Ingress')).some((e) => e.type === 'Warning' && e.reason === 'SyncFailed' && e.message.includes(ORDERS)),
     'a Warning names the taken ApiDefinition',
   );
-});
-
-t.test('a failed read deletes nothing', { skip: realTier() && 'fault injection needs the fake API server' }, async (t) => {
-  const w = await setUp(t);
-  await w.tick();
-  await w.update('web', firstRuleOnly, 'default', 'ingresses');
-  // the labelled ApiDefinitions cannot be listed
-  const fault = w.kube.fake.inject({ method: 'GET', path: /\/apidefinitions$/, match: (c) => c.query.labelSelector !== undefined, status: 500, times: Infinity });
-  const failed = await w.tick();
-  t.match(
-    failed.objects.find((o) => o.kind === 'Ingress'),
-    { result: 'failed', reason: 'read failed' },
-  );
-  t.ok(
-    failed.errors.some((e) => /labelled tyk.io\/ingress/.test(e.stage)),
-    'a run error names the listing',
-  );
-  t.equal((await generated(w)).length, 2, 'nothing deleted');
-  t.ok(w.gatewayApi(defaultIdOf(PATHONLY)), 'nor from the gateway');
-  fault.cancel();
-  // the template cannot be read
-  const tplFault = w.kube.fake.inject({ method: 'GET', path: '/apis/tyk.tyk.io/v1alpha1/namespaces/default/apidefinitions/tpl', status: 500, times: Infinity });
-  const noTemplate = await w.resync({ kind: 'Ingress', namespace: 'default', name: 'web' });
-  t.match(
-    noTemplate.body.objects.find((o) => o.kind === 'Ingress'),
-    { result: 'failed', reason: 'read failed' },
-  );
-  t.equal((await generated(w)).length, 2, 'nothing deleted');
-  tplFault.cancel();
-  const healed = await w.resync({ kind: 'Ingress', namespace: 'default', name: 'web' });
-  t.same(outcomes(healed.body), [`ApiDefinition/${PATHONLY}:DELETE:deleted`, 'Ingress/web:UPDATE:synced']);
 });
 
 t.test('what Tyk Operator generated is adopted: same names, labels and finalizers; one update each, nothing duplicated', async (t) => {
