@@ -157,7 +157,17 @@ t.test('our CRDs load', async (t) => {
   const crds = loadCrds([DEFAULT_CRD_DIR]);
   t.same(
     crds.map((c) => `${c.kind}/${c.version}`),
-    ['ApiDefinition/v1alpha1', 'OperatorContext/v1alpha1', 'SecurityPolicy/v1alpha1', 'SubGraph/v1alpha1', 'SuperGraph/v1alpha1', 'TykOasApiDefinition/v1alpha1'],
+    [
+      'ApiDefinition/v1alpha1',
+      'APIDescription/v1alpha1',
+      'OperatorContext/v1alpha1',
+      'PortalAPICatalogue/v1alpha1',
+      'PortalConfig/v1alpha1',
+      'SecurityPolicy/v1alpha1',
+      'SubGraph/v1alpha1',
+      'SuperGraph/v1alpha1',
+      'TykOasApiDefinition/v1alpha1',
+    ],
   );
   t.ok(crds.every((c) => c.namespaced && c.statusSubresource && c.source.endsWith('.yaml')));
 });
