@@ -31,7 +31,21 @@ const OTHER_GROUPS: Record<string, string> = { ingresses: '/apis/networking.k8s.
 /** Plurals of the kinds `put` takes. */
 const PUT_PLURALS: Record<string, string> = { Ingress: 'ingresses' };
 /** What a real-server World cleans up after itself, in this order. */
-const CLEANUP = ['ingresses', 'securitypolicies', 'apidefinitions', 'operatorcontexts', 'tykoasapidefinitions', 'supergraphs', 'subgraphs', 'secrets', 'configmaps', 'events'];
+const CLEANUP = [
+  'ingresses',
+  'portalapicatalogues',
+  'apidescriptions',
+  'portalconfigs',
+  'securitypolicies',
+  'apidefinitions',
+  'operatorcontexts',
+  'tykoasapidefinitions',
+  'supergraphs',
+  'subgraphs',
+  'secrets',
+  'configmaps',
+  'events',
+];
 
 export class FakeOnlyError extends Error {
   constructor(what: string) {
