@@ -25,6 +25,12 @@ export interface HttpRequest {
   contentType?: string;
   timeoutMs: number;
   dispatcher?: Dispatcher;
+  /**
+   * Reads a 2xx answer's body as it arrives instead of as one text: its result is `json`, and
+   * `text` is ''. (Other answers are read as text, for their messages.) What it throws fails
+   * the request.
+   */
+  consume?: (body: AsyncIterable<Uint8Array>) => Promise<unknown>;
 }
 
 export class TransportError extends Error {
@@ -79,6 +85,7 @@ async function attempt(req: HttpRequest): Promise<HttpResponse> {
       headersTimeout: req.timeoutMs,
       bodyTimeout: req.timeoutMs,
     });
+    if (req.consume && res.statusCode >= 200 && res.statusCode < 300) return { status: res.statusCode, headers: res.headers, json: await req.consume(res.body), text: '' };
     const text = await res.body.text();
     return { status: res.statusCode, headers: res.headers, json: parseJson(text), text };
   } catch (err) {

@@ -52,12 +52,13 @@
 import type { Agent } from 'undici';
 import { GatewayApiError, GatewayRejectedError, GatewayUnsupportedError } from '../errors.js';
 import { isObject } from '../guards.js';
-import { type HttpResponse, makeAgent, redactUrl } from '../http.js';
+import { type HttpRequest, type HttpResponse, makeAgent, redactUrl } from '../http.js';
+import { JsonItemsError, readJsonItems } from '../json-items.js';
 import { type CertificateStore, certificateId, type Uploaded } from './certificates.js';
 import { oasApiId, withOasId } from './oas.js';
 import { isPortalGatewayKind, portalUnsupported } from './portal.js';
 import { answerMessage, type CallTarget, type GatewayObserver, gatewayCall } from './transport.js';
-import { GATEWAY_OBJECT_NAMES, type Gateway, type GatewayObjectKind, type JsonObject, type UpsertHint } from './types.js';
+import { GATEWAY_OBJECT_NAMES, type Gateway, type GatewayObjectKind, type JsonObject, type ListVisitor, type UpsertHint } from './types.js';
 
 export interface TykGatewayOptions {
   name: string;
@@ -134,21 +135,33 @@ export class TykGatewayClient implements Gateway, CertificateStore {
     this.target = { label: `gateway ${options.name}`, name: options.name, ...(options.observe ? { observe: options.observe } : {}) };
   }
 
-  async list(of: GatewayObjectKind): Promise<Map<string, JsonObject>> {
+  /** Reads the list as it arrives (json-items.ts): each object is kept, or handed to `visit`, as it is parsed. */
+  async list(of: GatewayObjectKind, visit?: ListVisitor): Promise<Map<string, JsonObject>> {
     const kind = this.tykKind(of);
     const label = GATEWAY_OBJECT_NAMES[kind].many;
-    const res = await this.call('GET', PATHS[kind].collection);
+    const out = new Map<string, JsonObject>();
+    // a fault of the list's content comes back as the answer (the body's transport faults are thrown)
+    const consume = async (body: AsyncIterable<Uint8Array>): Promise<{ fault?: Error }> => {
+      try {
+        await readJsonItems(body, (item) => {
+          const { id, field } = listedId(kind, item);
+          if (typeof id !== 'string') throw new GatewayApiError(200, `list ${label}: an item has no ${field}`);
+          if (visit) visit(id, item);
+          else out.set(id, item);
+        });
+        return {};
+      } catch (err) {
+        if (err instanceof GatewayApiError) return { fault: err };
+        if (err instanceof JsonItemsError) return { fault: new GatewayApiError(200, `list ${label}: ${err.message}`) };
+        throw err;
+      }
+    };
+    const res = await this.call('GET', PATHS[kind].collection, undefined, undefined, consume);
+    const fault = (res.json as { fault?: Error } | undefined)?.fault;
+    if (res.status >= 200 && res.status < 300 && fault) throw fault;
     // No gateway with the OAS API answers its list with a 404; older ones take the path for /tyk/apis/{apiID}.
     if (kind === 'oas' && res.status === 404) throw this.noRoute(`list ${label}`, kind, `${res.status} ${answerMessage(res, 'message')}`);
     this.expect2xx(res, `list ${label}`, kind);
-    const body = res.json === null ? [] : res.json;
-    if (!Array.isArray(body)) throw new GatewayApiError(res.status, `list ${label}: the gateway answered something other than a list`);
-    const out = new Map<string, JsonObject>();
-    for (const item of body as unknown[]) {
-      const { id, field } = listedId(kind, item);
-      if (typeof id !== 'string') throw new GatewayApiError(res.status, `list ${label}: an item has no ${field}`);
-      out.set(id, item as JsonObject);
-    }
     return out;
   }
 
@@ -304,13 +317,14 @@ export class TykGatewayClient implements Gateway, CertificateStore {
     throw new GatewayApiError(res.status, `${what}: ${res.status} ${message}`);
   }
 
-  private async call(method: 'GET' | 'POST' | 'PUT' | 'DELETE', path: string, body?: unknown, rawBody?: string): Promise<HttpResponse> {
+  private async call(method: 'GET' | 'POST' | 'PUT' | 'DELETE', path: string, body?: unknown, rawBody?: string, consume?: HttpRequest['consume']): Promise<HttpResponse> {
     return gatewayCall(this.target, {
       method,
       url: this.base + path,
       headers: { 'x-tyk-authorization': this.secret },
       body,
       ...(rawBody === undefined ? {} : { rawBody }),
+      ...(consume === undefined ? {} : { consume }),
       timeoutMs: this.timeoutMs,
       dispatcher: this.agent,
     });

@@ -111,7 +111,7 @@ import { type CertificateStore, certificateId, type Uploaded } from './certifica
 import { oasApiId, withOasId, withoutOasFields } from './oas.js';
 import { answerMessage, type CallTarget, type GatewayObserver, gatewayCall } from './transport.js';
 import { DashboardPortal } from './tyk-dashboard-portal.js';
-import type { Gateway, GatewayObjectKind, JsonObject, UpsertHint } from './types.js';
+import type { Gateway, GatewayObjectKind, JsonObject, ListVisitor, UpsertHint } from './types.js';
 
 export interface TykDashboardOptions {
   name: string;
@@ -240,7 +240,15 @@ export class TykDashboardClient implements Gateway, CertificateStore {
     this.target = { label: `dashboard ${options.name}`, name: options.name, ...(options.observe ? { observe: options.observe } : {}) };
   }
 
-  list(kind: GatewayObjectKind): Promise<Map<string, JsonObject>> {
+  /** The Dashboard's lists are read whole (one JSON object each, not a bare list); `visit` then takes each object. */
+  async list(kind: GatewayObjectKind, visit?: ListVisitor): Promise<Map<string, JsonObject>> {
+    const all = await this.listOf(kind);
+    if (!visit) return all;
+    for (const [id, item] of all) visit(id, item);
+    return new Map();
+  }
+
+  private listOf(kind: GatewayObjectKind): Promise<Map<string, JsonObject>> {
     switch (kind) {
       case 'api':
         return this.listApis();

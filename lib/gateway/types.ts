@@ -54,12 +54,20 @@ export interface UpsertHint {
   readonly present?: boolean;
 }
 
+/** Takes one object of a full list as it is read. */
+export type ListVisitor = (id: string, item: JsonObject) => void;
+
 export interface Gateway {
   /** Names this gateway in records and locks, e.g. "default". */
   readonly name: string;
   /** True when writes become visible only after `reload()` (Tyk Gateway CE). */
   readonly reloadRequired: boolean;
-  list(kind: GatewayObjectKind): Promise<Map<string, JsonObject>>;
+  /**
+   * Every object of `kind`, by id. With `visit` (kinds api, policy and oas), each object is
+   * handed to it as it is read instead, and the map is empty: a caller that keeps only a little
+   * of each need not hold them all.
+   */
+  list(kind: GatewayObjectKind, visit?: ListVisitor): Promise<Map<string, JsonObject>>;
   get(kind: GatewayObjectKind, id: string): Promise<JsonObject | null>;
   upsert(kind: GatewayObjectKind, id: string, body: JsonObject, hint?: UpsertHint): Promise<void>;
   remove(kind: GatewayObjectKind, id: string): Promise<void>;

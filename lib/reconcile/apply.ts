@@ -314,7 +314,8 @@ async function readBack(ctx: RunContext, writes: readonly Settling[]): Promise<v
       return;
     }
     c.observedBody = answer.body;
-    if (answer.body) c.observedHash = observedState(w.planned.decision.id, answer.body).hash;
+    const sent = w.planned.decision.write?.op === 'upsert' ? w.planned.decision.write.body : undefined;
+    if (answer.body) c.observedHash = observedState(w.planned.decision.id, answer.body, sent).hash;
     else delete c.observedHash;
     c.visible = isVisible(w.planned, c);
   });

@@ -38,7 +38,7 @@ import type { Compose } from './compose.js';
 import { mapLimit } from './concurrency.js';
 import type { Loaded } from './decide.js';
 import { type GraphqlResolution, type GraphRef, type GraphsRead, graphRefOf, resolveGraphql, subgraphRefsOf } from './federation.js';
-import { hashOf } from './hash.js';
+import { hashOf, isLegacyHash, managedHash } from './hash.js';
 import { defaultId, gatewayIdFor } from './ids.js';
 import { type ApiKindName, type ApiRef, apiKey, nsName, referencingPolicies } from './links.js';
 import { configMapRefOf, oasDocumentOf, oasIdOf, oasStatusFields, tykOasPayload } from './oas-payload.js';
@@ -146,7 +146,9 @@ export async function reread(ctx: RunContext, objects: readonly Found[]): Promis
   const groups = new Map<string, Found[]>();
   for (const f of objects) {
     const key = `${f.kind.kind}\u0000${f.ref.namespace}`;
-    groups.set(key, [...(groups.get(key) ?? []), f]);
+    const group = groups.get(key);
+    if (group) group.push(f);
+    else groups.set(key, [f]);
   }
   const out = new Map<string, Found>();
   for (const group of groups.values()) {
@@ -541,10 +543,16 @@ export interface ObservedRead {
   readonly gatewayName: string;
   readonly kind: ManagedKind;
   readonly id: string;
+  /**
+   * Set: the answer carries the observed hash (observedState, from the body we would send and
+   * the recorded hash) and only the slim body later stages read, so a LIST of many objects is
+   * reduced as it is read instead of being held whole.
+   */
+  readonly summarize?: { readonly sent: JsonObject | undefined; readonly recorded: string | undefined };
 }
 
-/** What a read found: the body (null: confirmed absent), or the error. */
-export type ObservedAnswer = { readonly body: JsonObject | null } | { readonly error: unknown };
+/** What a read found: the body (null: confirmed absent) and, for a summarized read, its hash; or the error. */
+export type ObservedAnswer = { readonly body: JsonObject | null; readonly hash?: string } | { readonly error: unknown };
 
 /**
  * Reads gateway objects, per gateway and kind: one GET each for a few, one LIST for many
@@ -556,14 +564,37 @@ export async function readObserved(ctx: RunContext, reads: readonly ObservedRead
   reads.forEach((r, i) => {
     const byKind = groups.get(r.gateway) ?? new Map<ManagedKind, number[]>();
     groups.set(r.gateway, byKind);
-    byKind.set(r.kind, [...(byKind.get(r.kind) ?? []), i]);
+    const indexes = byKind.get(r.kind);
+    if (indexes) indexes.push(i);
+    else byKind.set(r.kind, [i]);
   });
+  const answerOf = (read: ObservedRead, body: JsonObject | null): ObservedAnswer => {
+    if (!read.summarize || !body) return { body };
+    const { sent, recorded } = read.summarize;
+    return { body: slim(read.kind, body), hash: observedState(read.id, body, sent, recorded).hash };
+  };
   for (const [gw, byKind] of groups) {
     for (const [kind, indexes] of byKind) {
       if (preferList || indexes.length > ctx.settings.getThreshold) {
+        const byId = new Map<string, number[]>();
+        for (const i of indexes) {
+          const id = (reads[i] as ObservedRead).id;
+          const same = byId.get(id);
+          if (same) same.push(i);
+          else byId.set(id, [i]);
+        }
         try {
-          const all = await gw.list(kind.gatewayKind);
-          for (const i of indexes) answers[i] = { body: all.get((reads[i] as ObservedRead).id) ?? null };
+          if (isPortalKind(kind)) {
+            // the portal's lists answer the ids asked (portal.ts), they are not read item by item
+            const all = await gw.list(kind.gatewayKind);
+            for (const i of indexes) answers[i] = answerOf(reads[i] as ObservedRead, all.get((reads[i] as ObservedRead).id) ?? null);
+            continue;
+          }
+          // each listed object is answered (and reduced) as it is read; what no read wants is dropped
+          await gw.list(kind.gatewayKind, (id, item) => {
+            for (const i of byId.get(id) ?? []) answers[i] = answerOf(reads[i] as ObservedRead, item);
+          });
+          for (const i of indexes) answers[i] ??= { body: null };
         } catch (error) {
           const name = (reads[indexes[0] as number] as ObservedRead).gatewayName;
           ctx.runError(`list ${GATEWAY_OBJECT_NAMES[kind.gatewayKind].many} on gateway ${name}`, error);
@@ -573,7 +604,7 @@ export async function readObserved(ctx: RunContext, reads: readonly ObservedRead
       }
       await mapLimit(indexes, ctx.settings.concurrency, async (i) => {
         try {
-          answers[i] = { body: await gw.get(kind.gatewayKind, (reads[i] as ObservedRead).id) };
+          answers[i] = answerOf(reads[i] as ObservedRead, await gw.get(kind.gatewayKind, (reads[i] as ObservedRead).id));
         } catch (error) {
           answers[i] = { error };
         }
@@ -592,7 +623,13 @@ async function loadObserved(ctx: RunContext, drafts: Draft[], preferList: boolea
   const wanted = drafts.filter((d) => d.target !== undefined && d.readError === undefined && !portalObservedWithoutRead(d));
   const answers = await readObserved(
     ctx,
-    wanted.map((d) => ({ gateway: (d.target as GatewayTarget).gateway, gatewayName: (d.target as GatewayTarget).name, kind: d.kind, id: (d.desired?.id ?? d.record?.id) as string })),
+    wanted.map((d) => ({
+      gateway: (d.target as GatewayTarget).gateway,
+      gatewayName: (d.target as GatewayTarget).name,
+      kind: d.kind,
+      id: (d.desired?.id ?? d.record?.id) as string,
+      summarize: { sent: d.body, recorded: d.record?.observedHash },
+    })),
     preferList,
   );
   wanted.forEach((d, i) => {
@@ -602,7 +639,7 @@ async function loadObserved(ctx: RunContext, drafts: Draft[], preferList: boolea
       return;
     }
     d.observedBody = answer.body;
-    if (answer.body) d.observed = observedState((d.desired?.id ?? d.record?.id) as string, answer.body);
+    if (answer.body) d.observed = { id: (d.desired?.id ?? d.record?.id) as string, hash: answer.hash as string };
   });
 }
 
@@ -657,12 +694,33 @@ function portalObservedWithoutRead(d: Draft): boolean {
   }
   if (d.kind !== API_DESCRIPTION) return false;
   d.observedBody = d.record ? {} : null;
-  if (d.record) d.observed = observedState(id, {});
+  if (d.record) d.observed = observedState(id, {}, d.body, d.record.observedHash);
   return true;
 }
 
-export function observedState(id: string, body: JsonObject): ObservedState {
-  return { id, hash: hashOf(body) };
+/**
+ * The observed state of what the gateway reports as `body`: its managed hash given the body we
+ * would send (hash.ts), or the hash of all of it when we would send none (nothing compares it
+ * then). A record kept before managed hashes (`recorded`, a legacy hash) is compared as it was
+ * made: when the whole body still hashes to it, the object is unchanged and its hash stays the
+ * recorded one (the next write records a managed hash).
+ */
+export function observedState(id: string, body: JsonObject, sent?: JsonObject, recorded?: string): ObservedState {
+  if (!sent) return { id, hash: hashOf(body) };
+  if (recorded !== undefined && isLegacyHash(recorded) && hashOf(body) === recorded) return { id, hash: recorded };
+  return { id, hash: managedHash(body, sent) };
+}
+
+/**
+ * What later stages read of an observed body (finalize.ts statusId: the Dashboard's `_id`, a
+ * kind's native id), so a run over many objects does not hold every echo until it ends.
+ */
+function slim(kind: ManagedKind, body: JsonObject): JsonObject {
+  const out: JsonObject = {};
+  if (body._id !== undefined) out._id = body._id;
+  const native = kind.nativeIdField;
+  if (native !== undefined && body[native] !== undefined) out[native] = body[native];
+  return out;
 }
 
 /**

@@ -34,7 +34,7 @@ t.test('create: one write, one reload, finalizer, status and record; then a sile
   t.match(ce(w).loaded('api').get(HTTPBIN), { api_id: HTTPBIN, name: 'httpbin', proxy: { listen_path: '/httpbin' } });
   t.same(w.api('httpbin')?.metadata.finalizers, [FINALIZER]);
   t.match(w.api('httpbin')?.status, { api_id: HTTPBIN, latestTransaction: { status: 'Successful' } });
-  t.match(await w.record(API_DEFINITION, 'httpbin'), { result: 'synced', id: HTTPBIN, failures: 0, observedHash: /^[0-9a-f]{32}$/ });
+  t.match(await w.record(API_DEFINITION, 'httpbin'), { result: 'synced', id: HTTPBIN, failures: 0, observedHash: /^m:[0-9a-f]{32}$/ });
   w.resetCounts();
   for (let i = 0; i < 3; i++) {
     const quiet = await w.run();

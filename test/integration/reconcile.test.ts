@@ -3,7 +3,9 @@
  * clients, and the loopback API-server and gateway fakes.
  */
 import t from 'tap';
+import { hashOf } from '../../lib/reconcile/hash.js';
 import type { RunReport } from '../../lib/reconcile/run.js';
+import type { SyncRecord } from '../../lib/store/types.js';
 import { apiDefinition, FINALIZER } from '../fixtures/builders.js';
 import { startWorld, type World } from '../harness/world.js';
 
@@ -83,6 +85,55 @@ t.test('one write per spec change; a repeated event writes nothing; ten quiet ti
   t.equal(w.tyk.count('GET', '/tyk/reload/group'), 0, 'no reload in ten ticks');
   t.equal(w.statusPatches(), 0, 'no status patch in ten ticks');
   t.equal(w.kube.count('PATCH'), 0, 'no patch of any kind');
+});
+
+t.test('drift is an edit of what we send: a field the gateway added of its own is not ours to undo', async (t) => {
+  const w = await world(t);
+  await w.create(apiDefinition('httpbin').build());
+  await w.tick();
+  w.resetCounts();
+
+  const echo = w.gatewayApi(HTTPBIN_ID) as Record<string, unknown>;
+  t.equal(echo.enable_batch_request_support, false, 'a field of the echo we never send');
+  w.tyk.editLoaded('api', HTTPBIN_ID, (api) => {
+    api.enable_batch_request_support = true;
+  });
+  t.match(obj(await w.tick(), 'httpbin'), { action: 'NOOP', reason: 'unchanged' });
+  t.equal(w.tyk.writes(), 0);
+
+  // a member we send inside an object the gateway fills with defaults of its own
+  w.tyk.editLoaded('api', HTTPBIN_ID, (api) => {
+    (api.proxy as Record<string, unknown>).listen_path = '/elsewhere/';
+  });
+  t.match(obj(await w.tick(), 'httpbin'), { action: 'UPDATE', reason: 'drifted on gateway', result: 'synced' });
+  t.equal(w.tyk.writes(), 1);
+  // the write replaces the whole definition: the field the gateway had of its own goes back to its default too
+  t.match(w.gatewayApi(HTTPBIN_ID), { proxy: { listen_path: '/httpbin' }, enable_batch_request_support: false });
+});
+
+t.test('a record from before managed hashes (a hash of the whole echo) is read as it was made: no write', async (t) => {
+  const w = await world(t);
+  await w.create(apiDefinition('httpbin').build());
+  await w.tick();
+  const key = 'ApiDefinition/default/httpbin';
+  const [record] = await w.store.getRecords([key]);
+  t.match(record?.observedHash, /^m:[0-9a-f]{32}$/, 'a managed hash is recorded');
+  const legacy = hashOf(w.gatewayApi(HTTPBIN_ID));
+  t.ok(await w.store.putRecord({ ...(record as SyncRecord), observedHash: legacy }));
+  w.resetCounts();
+
+  t.match(obj(await w.tick(), 'httpbin'), { action: 'NOOP', reason: 'unchanged' });
+  t.equal(w.tyk.writes(), 0);
+  t.equal((await w.store.getRecords([key]))[0]?.observedHash, legacy, 'kept until the next write');
+
+  w.tyk.editLoaded('api', HTTPBIN_ID, (api) => {
+    api.enable_batch_request_support = true;
+  });
+  t.match(obj(await w.tick(), 'httpbin'), { action: 'UPDATE', reason: 'drifted on gateway', result: 'synced' }, 'against a legacy hash, any edit is drift');
+  t.match((await w.store.getRecords([key]))[0]?.observedHash, /^m:/, 'the write records a managed hash');
+  w.resetCounts();
+  t.match(obj(await w.tick(), 'httpbin'), { action: 'NOOP' });
+  t.equal(w.tyk.writes(), 0);
 });
 
 t.test('gateway-side edits and deletions are undone by the next tick with one write', async (t) => {

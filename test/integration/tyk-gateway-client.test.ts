@@ -324,6 +324,17 @@ t.test('OAS APIs: error classes', async (tt) => {
   await fails(tt, client.list('oas'), GatewayApiError, /list OAS APIs: 500 injected fault/, 'a 500');
   gw.inject({ method: 'GET', path: '/tyk/apis/oas', status: 200, body: [{ openapi: '3.0.3' }] });
   await fails(tt, client.list('oas'), GatewayApiError, /an item has no x-tyk-api-gateway\.info\.id/, 'an item without its id');
+  // the list is read as it arrives: a fault in its content is the gateway's answer, not a transport failure
+  gw.inject({ method: 'GET', path: '/tyk/apis', status: 200, body: '[{"api_id":"a"},{"api_id":' });
+  await fails(tt, client.list('api'), GatewayApiError, /list APIs: the list ends early/, 'a list cut short');
+  gw.inject({ method: 'GET', path: '/tyk/apis', status: 200, body: '{"status":"ok"}' });
+  await fails(tt, client.list('api'), GatewayApiError, /list APIs: the body is not a JSON array/, 'something other than a list');
+  gw.inject({ method: 'GET', path: '/tyk/apis', status: 200, body: 'null' });
+  tt.equal((await client.list('api')).size, 0, 'null is no APIs');
+  const visited: string[] = [];
+  gw.inject({ method: 'GET', path: '/tyk/apis', status: 200, body: [{ api_id: 'a', name: 'A' }, { api_id: 'b' }] });
+  tt.equal((await client.list('api', (id, item) => visited.push(`${id}:${String(item.name)}`))).size, 0, 'visited, not kept');
+  tt.same(visited, ['a:A', 'b:undefined']);
   gw.inject({ method: 'PUT', path: '/tyk/apis/oas/o1', drop: true, times: 2 });
   await fails(tt, client.upsert('oas', 'o1', oasApi('o1')), GatewayUnavailableError, /gateway default/, 'a dropped connection');
   const wrong = new TykGatewayClient({ name: 'x', url: gw.url, secret: 'not-the-secret', timeoutMs: 2000 });

@@ -42,7 +42,7 @@ import type { Clock } from '../../lib/clock.js';
 import { GatewayApiError, GatewayRejectedError, GatewayUnavailableError } from '../../lib/errors.js';
 import { withOasId, withoutOasFields } from '../../lib/gateway/oas.js';
 import { isPortalGatewayKind, portalUnsupported } from '../../lib/gateway/portal.js';
-import { GATEWAY_OBJECT_NAMES, type Gateway, type GatewayObjectKind, type JsonObject } from '../../lib/gateway/types.js';
+import { GATEWAY_OBJECT_NAMES, type Gateway, type GatewayObjectKind, type JsonObject, type ListVisitor } from '../../lib/gateway/types.js';
 import { API_SHAPE, type JsonObject as DashboardJson, decodeModel, fill, invalidApi, MSG, OAS_MSG, POLICY_SHAPE } from '../fakes/tyk-dashboard.js';
 import { countByListenHash, decodeBody, fixListenPath, KINDS, loadKind, loadOas, OAS_REFUSALS, type JsonObject as TykJson, validateApi } from '../fakes/tyk-gateway.js';
 import { classicOf, filledOas, type OasBody, readOasBody, withServers } from '../fakes/tyk-oas.js';
@@ -102,7 +102,14 @@ abstract class MemoryGatewayBase implements Gateway {
     this.ids = new ObjectIds(clock);
   }
 
-  abstract list(kind: GatewayObjectKind): Promise<Map<string, JsonObject>>;
+  abstract list(kind: GatewayObjectKind, visit?: ListVisitor): Promise<Map<string, JsonObject>>;
+
+  /** The Gateway contract's `visit`: each listed object handed over, and an empty map. */
+  protected visited(all: Map<string, JsonObject>, visit: ListVisitor | undefined): Map<string, JsonObject> {
+    if (!visit) return all;
+    for (const [id, item] of all) visit(id, item);
+    return new Map();
+  }
   abstract get(kind: GatewayObjectKind, id: string): Promise<JsonObject | null>;
   abstract upsert(kind: GatewayObjectKind, id: string, body: JsonObject): Promise<void>;
   abstract remove(kind: GatewayObjectKind, id: string): Promise<void>;
@@ -171,10 +178,10 @@ export class MemoryTykGateway extends MemoryGatewayBase {
     super(options.name ?? 'default', options.clock);
   }
 
-  async list(of: GatewayObjectKind): Promise<Map<string, JsonObject>> {
+  async list(of: GatewayObjectKind, visit?: ListVisitor): Promise<Map<string, JsonObject>> {
     const kind = modelled(of, this.name);
     await this.faults.enter({ op: 'list', kind });
-    return this.loaded(kind);
+    return this.visited(this.loaded(kind), visit);
   }
 
   async get(of: GatewayObjectKind, id: string): Promise<JsonObject | null> {
@@ -357,16 +364,16 @@ export class MemoryTykDashboard extends MemoryGatewayBase {
     this.orgId = options.orgId ?? DEFAULT_DASHBOARD_ORG;
   }
 
-  async list(of: GatewayObjectKind): Promise<Map<string, JsonObject>> {
+  async list(of: GatewayObjectKind, visit?: ListVisitor): Promise<Map<string, JsonObject>> {
     const kind = modelled(of, this.name);
     await this.faults.enter({ op: 'list', kind });
     switch (kind) {
       case 'api':
-        return this.apis();
+        return this.visited(this.apis(), visit);
       case 'policy':
-        return this.policiesById();
+        return this.visited(this.policiesById(), visit);
       case 'oas':
-        return this.oasApis();
+        return this.visited(this.oasApis(), visit);
     }
   }
 

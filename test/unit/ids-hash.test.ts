@@ -1,6 +1,6 @@
 import t from 'tap';
 import { API_DEFINITION } from '../../lib/kinds.js';
-import { canonicalJson, hashOf } from '../../lib/reconcile/hash.js';
+import { canonicalJson, hashOf, isLegacyHash, managedHash, projectedJson } from '../../lib/reconcile/hash.js';
 import { defaultId, gatewayIdFor } from '../../lib/reconcile/ids.js';
 import { apiDefinition } from '../fixtures/builders.js';
 
@@ -29,4 +29,31 @@ t.test('canonical JSON: key order never changes the hash, array order does', asy
   t.not(hashOf({ a: '1' }), hashOf({ a: 1 }));
   t.match(hashOf({}), /^[0-9a-f]{32}$/);
   t.equal(canonicalJson([undefined, 'x']), '[null,"x"]');
+});
+
+t.test('projected JSON: what of an echo we sent, canonical', async (t) => {
+  const echo = { b: { c: 2, d: 3 }, a: 1, e: [{ x: 1, y: 2 }], f: { g: 1 }, h: [1, 2], z: 'gateway' };
+  const sent = { e: [{ x: 0 }], a: 0, b: { c: 0 }, f: {}, h: [1], q: 5 };
+  t.equal(projectedJson(echo, sent), '{"a":1,"b":{"c":2},"e":[{"x":1}],"f":{"g":1},"h":[1,2]}');
+  t.equal(projectedJson(echo, 'scalar'), canonicalJson(echo), 'a scalar sent: the echo whole');
+  t.equal(projectedJson([1, { a: 1, b: 2 }], [0, { a: 0 }]), '[1,{"a":1}]', 'arrays element by element when lengths agree');
+  t.equal(projectedJson({ a: [1] }, { a: { x: 1 } }), '{"a":[1]}', 'an array where an object was sent: whole');
+  t.equal(projectedJson({ a: { x: 1 } }, { a: [1] }), '{"a":{"x":1}}', 'an object where an array was sent: whole');
+  t.equal(projectedJson({ a: 1, b: undefined }, { a: undefined, b: 1 }), '{}', 'undefined on either side is absent');
+  t.equal(projectedJson(null, { a: 1 }), 'null');
+});
+
+t.test('managed hash: an edit of what we sent changes it, anything else does not', async (t) => {
+  const sent = { name: 'a', proxy: { listen_path: '/a/' } };
+  const echo = { name: 'a', proxy: { listen_path: '/a/', strip: false }, active: true };
+  const h = managedHash(echo, sent);
+  t.match(h, /^m:[0-9a-f]{32}$/);
+  t.equal(managedHash({ ...echo, active: false, extra: 1 }, sent), h);
+  t.equal(managedHash({ active: true, proxy: { strip: true, listen_path: '/a/' }, name: 'a' }, sent), h, 'key order and unsent members do not count');
+  t.not(managedHash({ ...echo, proxy: { listen_path: '/b/', strip: false } }, sent), h);
+  t.not(managedHash({ ...echo, name: 'b' }, sent), h);
+  t.not(managedHash({ proxy: echo.proxy, active: true }, sent), h, 'a member we sent, gone');
+  t.ok(isLegacyHash(hashOf(echo)));
+  t.notOk(isLegacyHash(h));
+  t.notOk(isLegacyHash(''), 'no hash is not a legacy one');
 });
