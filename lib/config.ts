@@ -11,6 +11,7 @@ import cron from 'node-cron';
 import { ConfigError } from './errors.js';
 import { type ConnectionSettings, parseConnection } from './gateway/connection.js';
 import { parseFlag, trimmed } from './guards.js';
+import { redisUrlProblem } from './store/redis-url.js';
 
 export interface Config {
   kubeconfigPath?: string;
@@ -18,7 +19,13 @@ export interface Config {
   tyk: ConnectionSettings;
   /** undefined: all namespaces */
   watchNamespaces?: string[];
+  /**
+   * REDIS_URL as given: one Redis URL, or with REDIS_CLUSTER=true the seed URLs of a Redis Cluster
+   * (comma-separated); lib/store/redis-url.ts reads it
+   */
   redisUrl?: string;
+  /** REDIS_CLUSTER=true: REDIS_URL names a Redis Cluster (ElastiCache cluster mode, self-managed) */
+  redisCluster: boolean;
   webhookTokens: string[];
   resyncTokens: string[];
   /** METRICS_TOKEN: when set, GET /metrics needs one of these; empty: open, like the probes */
@@ -96,16 +103,17 @@ function namespaces(env: Env, problems: Problems): string[] | undefined {
   return [...new Set(names)];
 }
 
-function redisUrl(env: Env, problems: Problems): string | undefined {
+/** REDIS_URL and REDIS_CLUSTER together: a URL, or a cluster's seed URLs. */
+function redis(env: Env, problems: Problems): Pick<Config, 'redisUrl' | 'redisCluster'> {
+  const cluster = bool(env, 'REDIS_CLUSTER', problems);
   const v = value(env, 'REDIS_URL');
-  if (v === undefined) return undefined;
-  try {
-    const u = new URL(v);
-    if (u.protocol !== 'redis:' && u.protocol !== 'rediss:') return problems.add('REDIS_URL', `must start with redis:// or rediss://, got "${u.protocol}//"`);
-    return v;
-  } catch {
-    return problems.add('REDIS_URL', 'is not a valid URL');
+  if (v === undefined) {
+    if (cluster) problems.add('REDIS_CLUSTER', "is true but REDIS_URL is not set (the cluster's configuration endpoint or seed nodes)");
+    return { redisCluster: cluster };
   }
+  const problem = redisUrlProblem(v, cluster);
+  if (problem !== undefined) problems.add('REDIS_URL', problem);
+  return { redisUrl: problem === undefined ? v : undefined, redisCluster: cluster };
 }
 
 function port(env: Env, problems: Problems): number {
@@ -192,7 +200,7 @@ export function loadConfig(env: Env): Config {
     kubeconfigPath: value(env, 'KUBECONFIG'),
     tyk: tyk.settings,
     watchNamespaces: namespaces(env, problems),
-    redisUrl: redisUrl(env, problems),
+    ...redis(env, problems),
     webhookTokens,
     resyncTokens,
     metricsTokens,

@@ -29,6 +29,7 @@ import { gatewayCallFigures, requestFigures, runFigures } from './metrics/figure
 import { DEFAULT_RUN_SETTINGS, type RunReport, type RunRequest, type RunSettings, runReconcile } from './reconcile/run.js';
 import { MemoryStore } from './store/memory.js';
 import { createRedisStore } from './store/redis.js';
+import { redisPasswords } from './store/redis-url.js';
 import type { Store } from './store/types.js';
 
 export interface ServiceParts {
@@ -286,7 +287,7 @@ export function createService(config: Config, env: Record<string, string | undef
   }
   let store = parts.store;
   if (!store) {
-    if (config.redisUrl) store = createRedisStore(config.redisUrl);
+    if (config.redisUrl) store = createRedisStore(config.redisUrl, { cluster: config.redisCluster });
     else {
       store = new MemoryStore({ clock: parts.clock ?? systemClock });
       log.warn({ store: 'memory' }, 'REDIS_URL is not set: records and locks are kept in this process only; run a single instance');
@@ -298,14 +299,8 @@ export function createService(config: Config, env: Record<string, string | undef
 /** The secret values of the settings, which no Kubernetes Event may carry. */
 export function secretsOf(config: Config): string[] {
   const secrets = [config.tyk.auth, ...config.webhookTokens, ...config.resyncTokens, ...config.metricsTokens];
-  if (config.redisUrl) {
-    try {
-      const password = decodeURIComponent(new URL(config.redisUrl).password);
-      if (password !== '') secrets.push(password);
-    } catch {
-      // not a URL: loadConfig refuses it already
-    }
-  }
+  // every seed's password when REDIS_URL lists a cluster's seeds
+  if (config.redisUrl) secrets.push(...redisPasswords(config.redisUrl));
   return secrets.filter((s) => s !== '');
 }
 

@@ -1,6 +1,6 @@
 /**
  * RedisStore: the Store contract (lib/store/types.ts) on Redis, shared by any number of
- * processes.
+ * processes; on one Redis (or its primary) or on a Redis Cluster.
  *
  * Layout: records `<prefix>rec:<key>` (JSON strings, no expiry), locks `<prefix>lock:<key>`
  * (token, PX ttl), dirty marks `<prefix>dirty:<key>` ("1", PX), write slots per gateway
@@ -10,33 +10,66 @@
  * one Lua script, so it is atomic on the server; getRecords is one MGET; listRecordKeys
  * pages with SCAN, never KEYS.
  *
+ * On a Redis Cluster (a Cluster client: createRedisStore with `cluster: true`, or an injected
+ * ioredis Cluster) the prefix is wrapped in a hash tag, `{<prefix>}rec:<key>`, `{<prefix>}uses:<use>`,
+ * ..., so every key of one prefix lives in ONE hash slot. Why one slot rather than spreading
+ * keys: the scripts touch keys together (a lock and its dirty mark; a record and the index sets
+ * its script computes from the stored record, which cannot be declared up front), getRecords is
+ * one MGET and recordsUsing/renew/markSeen one pipeline each; across slots each of these would
+ * fail with CROSSSLOT or lose its atomicity or its single round trip. The data is small
+ * (records of ~50,000 objects are tens of MB), so the cluster gives failover and compatibility
+ * with cluster-mode Redis (ElastiCache cluster mode enabled, Redis Cluster), not spread: one
+ * prefix is served by one shard. Keys declared to a script are declared as KEYS (the new uses of
+ * a record included); the old uses a record script drops are computed on the server, in the
+ * same slot. listRecordKeys scans the master serving that slot (SCAN has no cluster-wide form,
+ * and the other masters hold none of our keys), paging with COUNT; while an operator migrates
+ * the slot, keys already moved are missed until the client's slot map follows (within 5 s):
+ * only orphan detection is deferred to a later run. A store waits for its connection to that
+ * master before each operation, and fails when it is gone, whatever the other shards do. On a
+ * single Redis the layout is unchanged (no hash tag), so existing deployments keep their records.
+ *
  * Guarantees: every failure of the client or the server (refused, closed, timed out, a
- * reply error) surfaces as StoreUnavailableError naming the operation, with the original
- * error as cause (a scrubbed copy when the client has a password), and never the password;
- * an unreadable record reads as
+ * reply error, CLUSTERDOWN) surfaces as StoreUnavailableError naming the operation, with the
+ * original error as cause (a scrubbed copy when the client has a password), and never the
+ * password; an unreadable record reads as
  * null (and may be overwritten) rather than failing the whole batch. A dirty mark is set to
  * outlive the lock it was set against.
  * Clients from createRedisStore fail fast instead of queueing: no offline queue, no resend
  * after a reconnect, a bounded connect and command time; a command that timed out may
- * still have run on the server (locks expire; records are generation-checked).
- * Assumes: one Redis >= 6 (or its primary), not Redis Cluster: a script touches a lock and
- * its dirty mark together, and the record scripts touch the index sets they compute; an injected client does not use ioredis' keyPrefix (use
- * `prefix`) and either connects lazily or keeps its offline queue on; ttlMs is a positive
- * integer.
+ * still have run on the server (locks expire; records are generation-checked). Cluster
+ * clients follow MOVED and ASK redirects, and retry CLUSTERDOWN and TRYAGAIN (replies the
+ * server gives without running the command) 100 ms apart, within the command timeout; they
+ * never resend a command whose connection closed (it may have run), and refresh the slot map
+ * every 5 s, so a failover is seen within seconds without any command being sent twice.
+ * Throws ConfigError (naming the setting, never its value) for a URL it cannot read, an ioredis
+ * keyPrefix, or a cluster prefix that is empty or holds `{` or `}` (either would break the hash tag).
+ * Assumes: Redis >= 6, or a Redis Cluster of them; one prefix per deployment (on a cluster, a
+ * prefix is one slot: several deployments spread over shards only by their prefixes); an
+ * injected client does not use ioredis' keyPrefix (use `prefix`) and either connects lazily
+ * or keeps its offline queue on; ttlMs is a positive integer.
  */
-import { Redis } from 'ioredis';
+import { Cluster, Redis } from 'ioredis';
 import { ConfigError, StoreUnavailableError } from '../errors.js';
+import { parseClusterSeeds } from './redis-url.js';
 import type { LockOutcome, ReleaseOutcome, Store, SyncRecord } from './types.js';
 
 export interface RedisStoreOptions {
-  /** An ioredis client; the store owns it from now on (close() quits it). */
-  redis: Redis;
+  /**
+   * An ioredis client, or a Cluster client for a Redis Cluster (keys then carry the prefix as a
+   * hash tag); the store owns it from now on (close() quits it).
+   */
+  redis: Redis | Cluster;
   /** Prepended to every key; default "gr:". */
   prefix?: string;
 }
 
 export interface CreateRedisStoreOptions {
   prefix?: string;
+  /**
+   * `url` names a Redis Cluster: its configuration endpoint or any node, or several seed URLs
+   * separated by commas (REDIS_CLUSTER=true). Default: one Redis.
+   */
+  cluster?: boolean;
   /** Bound on establishing a connection; default 2000 ms. */
   connectTimeoutMs?: number;
   /** Bound on any single command; default 1500 ms. */
@@ -64,8 +97,9 @@ local function unindex(stored, prefix, member)
 end`;
 
 /**
- * KEYS[1] record; ARGV json, generation, index prefix, record key. 1 = written (and its uses
- * indexed), 0 = a newer generation is stored.
+ * KEYS[1] record, KEYS[2..] the index sets of the new record's uses; ARGV json, generation,
+ * index prefix, record key. 1 = written (and its uses indexed), 0 = a newer generation is
+ * stored. The index sets of the stored record's uses are computed here (index prefix .. use).
  */
 const PUT_RECORD = `${UNINDEX}
 local stored = redis.call('GET', KEYS[1])
@@ -77,7 +111,7 @@ if stored then
   end
 end
 unindex(stored, ARGV[3], ARGV[4])
-for _, use in ipairs(uses_of(ARGV[1]) or {}) do redis.call('SADD', ARGV[3] .. use, ARGV[4]) end
+for i = 2, #KEYS do redis.call('SADD', KEYS[i], ARGV[4]) end
 redis.call('SET', KEYS[1], ARGV[1])
 return 1`;
 
@@ -147,7 +181,8 @@ return 1`;
 
 /** The commands defineCommand adds to the client (ioredis cannot type them). */
 interface ScriptCommands {
-  grPutRecord(record: string, json: string, generation: number, indexPrefix: string, member: string): Promise<number>;
+  /** numberOfKeys, then the record's key and its uses' index keys, then json, generation, indexPrefix, member */
+  grPutRecord(numberOfKeys: number, ...keysAndArgs: (string | number)[]): Promise<number>;
   grDeleteRecord(record: string, indexPrefix: string, member: string): Promise<number>;
   grLock(lock: string, dirty: string, token: string, ttlMs: number): Promise<LockOutcome>;
   grRelease(lock: string, dirty: string, token: string): Promise<ReleaseOutcome>;
@@ -158,19 +193,29 @@ interface ScriptCommands {
 
 export class RedisStore implements Store {
   readonly kind = 'redis' as const;
-  private readonly redis: Redis;
+  private readonly redis: Redis | Cluster;
   private readonly scripts: ScriptCommands;
+  /** What every key starts with: the prefix, on a cluster as a hash tag (`{gr:}`). */
   private readonly prefix: string;
+  /** On a cluster: the hash slot of every key (the prefix's). */
+  private readonly slot: number;
   private connecting: Promise<void> | undefined;
 
   constructor(options: RedisStoreOptions) {
-    if (options.redis.options.keyPrefix) {
+    const redis = options.redis;
+    const keyPrefix = redis instanceof Cluster ? (redis.options.keyPrefix ?? redis.options.redisOptions?.keyPrefix) : redis.options.keyPrefix;
+    if (keyPrefix) {
       const message = 'RedisStore takes its own prefix option, not an ioredis keyPrefix (SCAN patterns are not prefixed)';
       throw new ConfigError([{ setting: 'keyPrefix', message }]);
     }
-    this.redis = options.redis;
-    this.prefix = options.prefix ?? DEFAULT_PREFIX;
-    this.redis.defineCommand('grPutRecord', { numberOfKeys: 1, lua: PUT_RECORD });
+    const prefix = options.prefix ?? DEFAULT_PREFIX;
+    if (redis instanceof Cluster && (prefix === '' || /[{}]/.test(prefix))) {
+      throw new ConfigError([{ setting: 'prefix', message: "must be non-empty and hold no { or } on a Redis Cluster (it becomes the keys' hash tag)" }]);
+    }
+    this.redis = redis;
+    this.prefix = redis instanceof Cluster ? `{${prefix}}` : prefix;
+    this.slot = redis instanceof Cluster ? hashSlot(prefix) : -1;
+    this.redis.defineCommand('grPutRecord', { lua: PUT_RECORD });
     this.redis.defineCommand('grDeleteRecord', { numberOfKeys: 1, lua: DELETE_RECORD });
     this.redis.defineCommand('grLock', { numberOfKeys: 2, lua: LOCK });
     this.redis.defineCommand('grRelease', { numberOfKeys: 2, lua: RELEASE });
@@ -190,7 +235,8 @@ export class RedisStore implements Store {
 
   putRecord(record: SyncRecord): Promise<boolean> {
     return this.run('putRecord', async () => {
-      const written = await this.scripts.grPutRecord(this.recordKey(record.key), JSON.stringify(record), record.generation, this.usesKey(''), record.key);
+      const keys = [this.recordKey(record.key), ...new Set((record.uses ?? []).map((use) => this.usesKey(use)))];
+      const written = await this.scripts.grPutRecord(keys.length, ...keys, JSON.stringify(record), record.generation, this.usesKey(''), record.key);
       return written === 1;
     });
   }
@@ -235,9 +281,10 @@ export class RedisStore implements Store {
       const base = this.recordKey('');
       const pattern = `${escapeGlob(base + prefix)}*`;
       const found = new Set<string>();
+      const node = this.scanned();
       let cursor = '0';
       do {
-        const [next, keys] = await this.redis.scan(cursor, 'MATCH', pattern, 'COUNT', SCAN_COUNT);
+        const [next, keys] = await node.scan(cursor, 'MATCH', pattern, 'COUNT', SCAN_COUNT);
         cursor = next;
         for (const key of keys) found.add(key.slice(base.length));
       } while (cursor !== '0');
@@ -302,7 +349,7 @@ export class RedisStore implements Store {
   /** Quits politely when connected, then makes sure the client stops reconnecting. Never throws. */
   reachable(): boolean {
     // 'wait' (not connected yet: lazyConnect), 'connecting', 'connect', 'ready' may all still work
-    return !['close', 'reconnecting', 'end'].includes(this.redis.status);
+    return !['close', 'reconnecting', 'end', 'disconnecting'].includes(this.redis.status);
   }
 
   async close(): Promise<void> {
@@ -317,8 +364,8 @@ export class RedisStore implements Store {
    * ReplyError keeps its command arguments), where a logger would serialise it.
    */
   unavailable(operation: string, err: unknown): StoreUnavailableError {
-    const text = this.scrub(String(err));
-    const cause = this.redis.options.password ? new Error(text) : err;
+    const text = this.scrub(driverMessage(err));
+    const cause = this.password() ? new Error(text) : err;
     const connection = this.redis.status;
     return new StoreUnavailableError(`redis ${operation} failed (connection ${connection}): ${text}`, {
       cause,
@@ -335,19 +382,52 @@ export class RedisStore implements Store {
     }
   }
 
-  /** Connects a lazy client once, sharing the attempt between concurrent first callers. */
-  private connected(): Promise<void> {
+  /**
+   * Connects a lazy client once, sharing the attempt between concurrent first callers. On a
+   * cluster, then waits for the connection to the master serving our slot: a Cluster without
+   * an offline queue refuses commands for a node whose connection is still being made, so
+   * concurrent first commands would fail although the node is fine.
+   */
+  private async connected(): Promise<void> {
     if (this.redis.status === 'wait') {
       this.connecting = this.redis.connect().finally(() => {
         this.connecting = undefined;
       });
     }
-    return this.connecting ?? Promise.resolve();
+    await this.connecting;
+    const owner = this.owner();
+    if (owner !== undefined) await nodeReady(owner);
+  }
+
+  /** On a cluster, the client's connection to the master serving our slot, when it has one. */
+  private owner(): Redis | undefined {
+    if (!(this.redis instanceof Cluster)) return undefined;
+    const key = this.redis.slots[this.slot]?.[0];
+    return this.redis.nodes('master').find((node) => `${node.options.host}:${node.options.port}` === key);
   }
 
   private scrub(text: string): string {
-    const password = this.redis.options.password;
+    const password = this.password();
     return password ? text.split(password).join('***') : text;
+  }
+
+  /** The password the client authenticates with (a Cluster's is its nodes'). */
+  private password(): string | undefined {
+    return this.redis instanceof Cluster ? this.redis.options.redisOptions?.password : this.redis.options.password;
+  }
+
+  /**
+   * Where SCAN runs: the one Redis, or the master serving our slot. Not every master: one down
+   * that serves none of our keys must not fail the listing, and masters that do not serve our
+   * slot hold none of our keys (while the slot migrates, keys already moved are listed by the
+   * next listing, once the client's slot map follows).
+   */
+  private scanned(): Redis {
+    if (!(this.redis instanceof Cluster)) return this.redis;
+    const owner = this.owner();
+    // an empty answer would read as "no records": unreachable instead
+    if (owner === undefined) throw new Error(`no connection to the master serving slot ${this.slot} (cluster ${this.redis.status})`);
+    return owner;
   }
 
   private recordKey(key: string): string {
@@ -383,13 +463,17 @@ export class RedisStore implements Store {
  * A RedisStore on a new client for `url` (redis:// or rediss://), tuned to fail fast:
  * it connects on first use, never queues commands while disconnected, never resends a
  * command after a reconnect, bounds connect and command time, and keeps reconnecting in
- * the background (backoff capped at 1 s). Throws ConfigError, without the URL, when the
+ * the background (backoff capped at 1 s). With `cluster`, `url` is a Redis Cluster's
+ * configuration endpoint or seed URLs (comma-separated; lib/store/redis-url.ts) and the
+ * client an ioredis Cluster tuned the same way. Throws ConfigError, without the URL, when the
  * URL cannot be parsed.
  */
 export function createRedisStore(url: string, options: CreateRedisStoreOptions = {}): RedisStore {
-  const redis = newClient(url, options);
+  const redis = options.cluster ? newClusterClient(url, options) : newClient(url, options);
   const store = new RedisStore({ redis, prefix: options.prefix ?? DEFAULT_PREFIX });
   redis.on('error', (err: unknown) => options.onError?.(store.unavailable('connection', err)));
+  // a Cluster reports each node's failures apart from its own
+  if (redis instanceof Cluster) redis.on('node error', (err: unknown, node: unknown) => options.onError?.(store.unavailable(`connection to ${String(node)}`, err)));
   return store;
 }
 
@@ -410,9 +494,103 @@ function newClient(url: string, options: CreateRedisStoreOptions): Redis {
   }
 }
 
+function newClusterClient(url: string, options: CreateRedisStoreOptions): Cluster {
+  let seeds: ReturnType<typeof parseClusterSeeds>;
+  try {
+    seeds = parseClusterSeeds(url);
+  } catch (err) {
+    // the message says what is wrong without repeating the URL
+    throw new ConfigError([{ setting: 'REDIS_URL', message: (err as Error).message }]);
+  }
+  const connectTimeout = options.connectTimeoutMs ?? 2000;
+  return new Cluster(seeds.nodes, {
+    lazyConnect: true,
+    enableOfflineQueue: false,
+    // reconnect to the seeds in the background, as newClient does
+    clusterRetryStrategy: (times) => Math.min(times * 100, 1000),
+    // bounds each seed's connect and CLUSTER SLOTS when (re)learning the topology
+    slotsRefreshTimeout: connectTimeout,
+    slotsRefreshInterval: 5000,
+    // never resend a command whose connection closed: it may have run (no autoResendUnfulfilledCommands)
+    retryDelayOnFailover: 0,
+    // CLUSTERDOWN and TRYAGAIN: the server did not run the command; at most maxRedirections tries
+    retryDelayOnClusterDown: 100,
+    retryDelayOnTryAgain: 100,
+    maxRedirections: 16,
+    // ElastiCache with in-transit encryption: connect to nodes by the names the cluster gives,
+    // so their certificates match (ioredis' README, "AWS ElastiCache Clusters with TLS")
+    ...(seeds.tls ? { dnsLookup: (address: string, callback: (err: null, address: string) => void) => callback(null, address) } : {}),
+    redisOptions: {
+      connectTimeout,
+      commandTimeout: options.commandTimeoutMs ?? 1500,
+      autoResendUnfulfilledCommands: false,
+      // every node, the ones the cluster names included, takes the seeds' credentials
+      ...(seeds.username !== undefined ? { username: seeds.username } : {}),
+      ...(seeds.password !== undefined ? { password: seeds.password } : {}),
+      ...(seeds.tls ? { tls: {} } : {}),
+    },
+  });
+}
+
+/**
+ * Resolves once `node` (a cluster node's connection) is ready, connecting it if it waits to;
+ * rejects with the reason when it closes first, or when it is not ready within its connect and
+ * command timeouts (the handshake's ready check is a command).
+ */
+function nodeReady(node: Redis): Promise<void> {
+  const where = `${node.options.host}:${node.options.port}`;
+  if (node.status === 'ready') return Promise.resolve();
+  if (node.status === 'end' || node.status === 'close') return Promise.reject(new Error(`connection to ${where} is closed`));
+  const boundMs = (node.options.connectTimeout ?? 10_000) + (node.options.commandTimeout ?? 0);
+  return new Promise((resolve, reject) => {
+    let reason: unknown;
+    const onError = (err: unknown): void => {
+      reason = err;
+    };
+    const settle = (err?: unknown): void => {
+      clearTimeout(timer);
+      node.off('ready', onReady);
+      node.off('close', onClose);
+      node.off('error', onError);
+      if (err === undefined) resolve();
+      else reject(err);
+    };
+    const onReady = (): void => settle();
+    const onClose = (): void => settle(reason ?? new Error(`connection to ${where} closed`));
+    const timer = setTimeout(() => settle(new Error(`connection to ${where} not ready within ${boundMs} ms`)), boundMs);
+    node.on('ready', onReady);
+    node.on('close', onClose);
+    node.on('error', onError);
+    // its failure arrives as 'error' and 'close' above
+    if (node.status === 'wait') node.connect().catch(() => undefined);
+  });
+}
+
+/**
+ * The Redis Cluster hash slot of `tag` (a hash tag's content): CRC16 (XMODEM) modulo 16384, as
+ * Redis Cluster computes it (its specification, "Keys distribution model").
+ */
+export function hashSlot(tag: string): number {
+  let crc = 0;
+  for (const byte of Buffer.from(tag)) {
+    crc ^= byte << 8;
+    for (let bit = 0; bit < 8; bit++) crc = crc & 0x8000 ? ((crc << 1) ^ 0x1021) & 0xffff : (crc << 1) & 0xffff;
+  }
+  return crc % 16384;
+}
+
 /** Escapes the characters SCAN MATCH treats as glob syntax. */
 export function escapeGlob(text: string): string {
   return text.replace(/[\\*?[\]]/g, '\\$&');
+}
+
+/**
+ * The text of a driver error. A Cluster's "Failed to refresh slots cache." keeps why in its
+ * lastNodeError (a refused connection, WRONGPASS): said too, else the message says nothing.
+ */
+function driverMessage(err: unknown): string {
+  const last = (err as { lastNodeError?: unknown } | null)?.lastNodeError;
+  return last instanceof Error ? `${String(err)} (last node: ${String(last)})` : String(err);
 }
 
 /** A stored record, or null when there is none or it cannot be read as one. */

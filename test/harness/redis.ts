@@ -3,7 +3,8 @@
  *
  * startRedis(): the server named by REDIS_URL when set (shared: owned=false, stop/start
  * throw), else a private redis-server. startOwnRedis(): always a private redis-server,
- * for tests that stop and restart it or need a password.
+ * for tests that stop and restart it or need a password. OwnServer is one such process, with
+ * extra arguments (test/harness/redis-cluster.ts starts cluster nodes with it).
  *
  * Guarantees: a private server listens on 127.0.0.1 on a port that was free when picked,
  * persists nothing, answers PING before startRedis resolves (or startRedis rejects within
@@ -78,14 +79,16 @@ export async function freePort(): Promise<number> {
   return port;
 }
 
-class OwnServer {
+/** One private redis-server process on 127.0.0.1:`port`; `args` are added to its command line. */
+export class OwnServer {
   private child: ChildProcess | undefined;
   private output = '';
   private spawnError: Error | undefined;
 
   constructor(
-    private readonly port: number,
+    readonly port: number,
     private readonly password: string | undefined,
+    private readonly args: readonly string[] = [],
   ) {}
 
   async start(): Promise<void> {
@@ -107,7 +110,7 @@ class OwnServer {
   }
 
   private spawnServer(): ChildProcess {
-    const args = ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'];
+    const args = ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', ...this.args];
     if (this.password !== undefined) args.push('--requirepass', this.password);
     const child = spawn(process.env.REDIS_SERVER ?? 'redis-server', args, { stdio: ['ignore', 'pipe', 'pipe'] });
     this.output = '';
@@ -135,7 +138,8 @@ class OwnServer {
   }
 }
 
-function track(child: ChildProcess): void {
+/** Kills `child` when the test process exits, if it is still running then. */
+export function track(child: ChildProcess): void {
   running.add(child);
   child.once('exit', () => running.delete(child));
   if (exitHookInstalled) return;
@@ -145,7 +149,7 @@ function track(child: ChildProcess): void {
   });
 }
 
-async function terminate(child: ChildProcess): Promise<void> {
+export async function terminate(child: ChildProcess): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return;
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   child.kill('SIGTERM');

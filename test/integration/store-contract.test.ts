@@ -1,21 +1,31 @@
 /**
- * The Store contract (lib/store/types.ts), run against both implementations: RedisStore on
- * a real redis-server (REDIS_URL's when set, else a private one; a fresh prefix per test)
- * and MemoryStore on a FakeClock. Then what only Redis can get wrong: key layout, sharing
- * between clients, unreadable data, and failing fast (without the password) when Redis is
- * down, recovering when it is back.
+ * The Store contract (lib/store/types.ts), run against every implementation: RedisStore on
+ * a real redis-server (REDIS_URL's when set, else a private one; a fresh prefix per test),
+ * RedisStore on a private three-master Redis Cluster (with a password), and MemoryStore on a
+ * FakeClock. Then what only Redis can get wrong: key layout, sharing between clients,
+ * unreadable data, and failing fast (without the password) when Redis is down, recovering
+ * when it is back; and what only a cluster can get wrong: every key of a prefix in one hash
+ * slot, scripts and index updates atomic there, listing keys whichever node holds them, a node
+ * or the cluster down, CLUSTERDOWN, and REDIS_CLUSTER wired from the config to the store.
  */
 import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { inspect } from 'node:util';
-import { Redis } from 'ioredis';
+import { Cluster, Redis } from 'ioredis';
 import t from 'tap';
 import { systemClock } from '../../lib/clock.js';
+import { loadConfig } from '../../lib/config.js';
 import { ConfigError, describeError, StoreUnavailableError } from '../../lib/errors.js';
+import { silentLogger } from '../../lib/log.js';
+import { createService, secretsOf } from '../../lib/service.js';
 import { MemoryStore } from '../../lib/store/memory.js';
-import { createRedisStore, escapeGlob, RedisStore } from '../../lib/store/redis.js';
+import { createRedisStore, escapeGlob, hashSlot, RedisStore } from '../../lib/store/redis.js';
 import type { Store, SyncRecord } from '../../lib/store/types.js';
 import { FakeClock } from '../harness/clock.js';
-import { startOwnRedis, startRedis, type TestRedis } from '../harness/redis.js';
+import { freePort, startOwnRedis, startRedis, type TestRedis } from '../harness/redis.js';
+import { startRedisCluster, type TestRedisCluster } from '../harness/redis-cluster.js';
 
 type Test = Parameters<Parameters<typeof t.test>[0]>[0];
 
@@ -635,6 +645,338 @@ t.test('RedisStore failures, on servers of its own', async (t) => {
       );
       for (const err of errors) assertNoSecret(t, err, wrong);
     }
+  });
+});
+
+/** Every key on the node of `port` that starts with `start` (SCAN, paged), sorted. */
+async function keysOnNode(cluster: TestRedisCluster, port: number, start: string): Promise<string[]> {
+  const redis = cluster.nodeClient(port);
+  try {
+    const found: string[] = [];
+    let cursor = '0';
+    do {
+      const [next, keys] = await redis.scan(cursor, 'MATCH', `${escapeGlob(start)}*`, 'COUNT', 1000);
+      cursor = next;
+      found.push(...keys);
+    } while (cursor !== '0');
+    return found.sort();
+  } finally {
+    redis.disconnect();
+  }
+}
+
+/** CLUSTER KEYSLOT of each key, asked of the node on `port`. */
+async function slotsOf(cluster: TestRedisCluster, port: number, keys: readonly string[]): Promise<number[]> {
+  const redis = cluster.nodeClient(port);
+  try {
+    return await Promise.all(keys.map(async (key) => Number(await redis.cluster('KEYSLOT', key))));
+  } finally {
+    redis.disconnect();
+  }
+}
+
+t.test('RedisStore on a Redis Cluster', async (t) => {
+  const password = 'c1uster-pa55-secret';
+  const started = Date.now();
+  const cluster = await startRedisCluster({ password });
+  t.comment(`three-master cluster ready in ${Date.now() - started} ms`);
+  t.teardown(() => cluster.stop());
+  const open = (t: Test, prefix = freshPrefix(), options: Parameters<typeof createRedisStore>[1] = {}): RedisStore => {
+    const store = createRedisStore(cluster.seeds, { prefix, cluster: true, ...options });
+    t.teardown(() => store.close());
+    return store;
+  };
+
+  // a private cluster and a fresh prefix per test: nothing to clean up between tests
+  storeContract(t, async (t) => ({ store: open(t), pass: sleep }));
+
+  t.test('kind', async (t) => {
+    t.equal(open(t).kind, 'redis');
+  });
+
+  t.test("every key of a prefix is in one hash slot: the prefix is the keys' hash tag", async (t) => {
+    const prefix = freshPrefix();
+    const store = open(t, prefix);
+    await store.putRecord(record('ns/Kind/a', 1, { uses: ['Secret/ns/tls', 'ConfigMap/ns/doc'] }));
+    await store.putRecord(record('ns/Kind/b', 1, { uses: ['Secret/ns/tls'] }));
+    await store.lock('ns/Kind/a', 'A', L);
+    await store.lock('ns/Kind/a', 'B', L);
+    await store.acquireSlot('gw', 'holder', 2, L);
+    await store.own('gw', ['cert-1']);
+    await store.markSeen(['delivery-1'], L);
+    const tag = `{${prefix}}`;
+    const expected = [
+      `${tag}dirty:ns/Kind/a`,
+      `${tag}lock:ns/Kind/a`,
+      `${tag}owned:gw`,
+      `${tag}rec:ns/Kind/a`,
+      `${tag}rec:ns/Kind/b`,
+      `${tag}seen:delivery-1`,
+      `${tag}slots:gw`,
+      `${tag}uses:ConfigMap/ns/doc`,
+      `${tag}uses:Secret/ns/tls`,
+    ].sort();
+    const owner = await cluster.ownerOf(tag);
+    t.strictSame(await keysOnNode(cluster, owner, tag), expected, 'each kind of key, named {prefix}<kind>:<name>');
+    const slots = await slotsOf(cluster, owner, expected);
+    t.strictSame([...new Set(slots)], [hashSlot(prefix)], "one slot for every key: the prefix's, as the store computes it");
+    for (const port of cluster.ports.filter((p) => p !== owner)) t.strictSame(await keysOnNode(cluster, port, tag), [], `none on the node ${port}`);
+    t.strictSame(await keysOnNode(cluster, owner, prefix), [], 'none under the bare prefix (the single-Redis layout)');
+  });
+
+  t.test('the uses index follows the record atomically, under concurrent writers', async (t) => {
+    const prefix = freshPrefix();
+    const [a, b] = [open(t, prefix), open(t, prefix)];
+    const key = 'ns/ApiDefinition/hot';
+    const uses = (g: number): string[] => [`Secret/ns/s${g}`, 'Secret/ns/common'];
+    // 20 generations written at once from two clients: whatever order they arrive in, the index must match the record kept
+    const written = await Promise.all(Array.from({ length: 20 }, (_, i) => (i % 2 ? a : b).putRecord(record(key, i + 1, { uses: uses(i + 1) }))));
+    t.ok(written.some(Boolean), 'some writes were taken');
+    const [kept] = await a.getRecords([key]);
+    t.equal(kept?.generation, 20, 'the newest generation is kept');
+    const all = Array.from({ length: 20 }, (_, i) => `Secret/ns/s${i + 1}`);
+    t.strictSame(await b.recordsUsing([...all, 'Secret/ns/common']), [...all.map((use) => (use === 'Secret/ns/s20' ? [key] : [])), [key]], "only the kept record's uses name it");
+    const tag = `{${prefix}}`;
+    const owner = await cluster.ownerOf(tag);
+    t.strictSame(await keysOnNode(cluster, owner, `${tag}uses:`), [`${tag}uses:Secret/ns/common`, `${tag}uses:Secret/ns/s20`], 'no stale index set is left');
+    await a.deleteRecord(key);
+    t.strictSame(await keysOnNode(cluster, owner, `${tag}uses:`), [], 'deleting the record empties its index sets');
+  });
+
+  t.test("listRecordKeys finds a prefix's keys whichever master serves them, and nothing of another prefix", async (t) => {
+    // two prefixes served by different masters: a scan of one node (any random one) misses one of them
+    const prefixes: string[] = [];
+    const owners = new Set<number>();
+    while (prefixes.length < 2) {
+      const prefix = freshPrefix();
+      const owner = await cluster.ownerOf(`{${prefix}}`);
+      if (owners.has(owner)) continue;
+      owners.add(owner);
+      prefixes.push(prefix);
+    }
+    const [p1, p2] = prefixes as [string, string];
+    const [s1, s2] = [open(t, p1), open(t, p2)];
+    const keys = (n: number, name: string): string[] => Array.from({ length: n }, (_, i) => `ns/Kind/${name}-${String(i).padStart(4, '0')}`);
+    await Promise.all(keys(1200, 'one').map((key) => s1.putRecord(record(key))));
+    await Promise.all(keys(30, 'two').map((key) => s2.putRecord(record(key))));
+    await s1.lock('ns/Kind/one-0000', 'A', L);
+    await s1.lock('ns/Kind/one-0000', 'B', L);
+    for (let i = 0; i < 3; i++) {
+      t.strictSame(await s1.listRecordKeys('ns/'), keys(1200, 'one'), `listing ${i + 1}: every record of the first prefix, past one SCAN page, no lock or mark`);
+      t.strictSame(await s2.listRecordKeys(''), keys(30, 'two'), `listing ${i + 1}: only the second prefix's`);
+    }
+  });
+
+  t.test('locks, dirty marks and release across two clients of the cluster', async (t) => {
+    const prefix = freshPrefix();
+    const [a, b] = [open(t, prefix), open(t, prefix)];
+    const outcomes = await Promise.all(Array.from({ length: 20 }, (_, i) => (i % 2 ? a : b).lock('hot', `token-${i}`, L)));
+    t.equal(outcomes.filter((o) => o === 'acquired').length, 1, 'exactly one of 20 callers on two clients acquires');
+    const winner = outcomes.indexOf('acquired');
+    const holder = winner % 2 ? a : b;
+    const other = winner % 2 ? b : a;
+    t.strictSame(await other.renew([{ key: 'hot', token: `token-${winner}` }], L), [true], 'renewed through the other client');
+    t.equal(await other.release('hot', 'token-x'), 'lost', 'a wrong token releases nothing');
+    t.equal(await holder.release('hot', `token-${winner}`), 'dirty', 'the losers left a mark');
+    t.equal(await other.lock('hot', 'late', L), 'marked-dirty', 'the lock was kept');
+    t.equal(await holder.release('hot', `token-${winner}`), 'dirty', 'marked again meanwhile');
+    t.equal(await holder.release('hot', `token-${winner}`), 'released');
+    t.equal(await other.lock('hot', 'late', L), 'acquired', 'free for the other client');
+    t.equal(await other.forceRelease('hot', 'late'), true);
+    const tag = `{${prefix}}`;
+    const owner = await cluster.ownerOf(tag);
+    const [lockSlot, dirtySlot] = await slotsOf(cluster, owner, [`${tag}lock:hot`, `${tag}dirty:hot`]);
+    t.equal(lockSlot, dirtySlot, 'a lock and its dirty mark share a slot (the scripts touch both)');
+  });
+
+  t.test('the default prefix on an injected Cluster client is gr:, as a hash tag', async (t) => {
+    const key = `contract-test/${randomUUID()}`;
+    const redis = new Cluster([{ host: '127.0.0.1', port: cluster.ports[0] as number }], { lazyConnect: true, redisOptions: { password } });
+    const store = new RedisStore({ redis });
+    t.teardown(() => store.close());
+    await store.putRecord(record(key));
+    const owner = await cluster.ownerOf('{gr:}');
+    t.strictSame(await keysOnNode(cluster, owner, `{gr:}rec:${key}`), [`{gr:}rec:${key}`]);
+    t.strictSame(await store.listRecordKeys(key), [key]);
+    await store.deleteRecord(key);
+    t.strictSame(await keysOnNode(cluster, owner, `{gr:}rec:${key}`), []);
+  });
+
+  t.test('what a cluster store refuses: ConfigError, never repeating the URL', async (t) => {
+    const check = (make: () => unknown, setting: string, message: RegExp): void => {
+      try {
+        make();
+        t.fail(`should refuse (${setting})`);
+      } catch (err) {
+        t.ok(err instanceof ConfigError, `${setting}: ConfigError`);
+        t.match(describeError(err), message);
+        t.notOk(describeError(err).includes('hunter2'), 'no password');
+        t.equal((err as Error).cause, undefined, 'no cause carrying the input');
+      }
+    };
+    check(() => createRedisStore('redis://:hunter2@a:1,rediss://:hunter2@b:2', { cluster: true }), 'REDIS_URL', /REDIS_URL: mixes redis:\/\/ and rediss:\/\//);
+    check(() => createRedisStore('redis://:hunter2@a:1/2', { cluster: true }), 'REDIS_URL', /database 0 only/);
+    check(() => createRedisStore('redis://:hunter2@exa mple:1', { cluster: true }), 'REDIS_URL', /REDIS_URL: is not a valid URL/);
+    check(() => createRedisStore(cluster.seeds, { cluster: true, prefix: 'app{1}:' }), 'prefix', /prefix: must be non-empty and hold no \{ or \}/);
+    check(() => createRedisStore(cluster.seeds, { cluster: true, prefix: '' }), 'prefix', /prefix: must be non-empty/);
+    const prefixed = new Cluster([{ host: '127.0.0.1', port: 1 }], { lazyConnect: true, keyPrefix: 'x:' });
+    check(() => new RedisStore({ redis: prefixed }), 'keyPrefix', /keyPrefix/);
+    prefixed.disconnect();
+  });
+
+  t.test("REDIS_CLUSTER=true: the service's store is a cluster store on REDIS_URL's seeds", async (t) => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'store-contract-'));
+    t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+    // a kubeconfig that is never called: only the store is probed here
+    const kubeconfig = path.join(dir, 'kubeconfig');
+    writeFileSync(
+      kubeconfig,
+      'apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: "http://127.0.0.1:1"}}]\nusers: [{name: u, user: {token: t}}]\ncontexts: [{name: x, context: {cluster: c, user: u}}]\ncurrent-context: x\n',
+    );
+    const env = { KUBECONFIG: kubeconfig, TYK_URL: 'http://127.0.0.1:1', TYK_AUTH: 'gateway-secret', ALLOW_UNAUTHENTICATED: 'true', REDIS_URL: cluster.seeds, REDIS_CLUSTER: 'true' };
+    const config = loadConfig(env);
+    t.equal(config.redisCluster, true);
+    t.ok(secretsOf(config).includes(password), "the seeds' password is a secret no Event may carry");
+    const service = createService(config, env, { log: silentLogger });
+    t.teardown(() => service.close());
+    const ready = await service.readiness();
+    t.strictSame(ready.checks.store, { ok: true }, 'the store answers through the cluster');
+    t.throws(() => loadConfig({ ...env, REDIS_CLUSTER: 'false' }), /REDIS_URL: lists 3 URLs; .*REDIS_CLUSTER=true/, 'several seeds without REDIS_CLUSTER are refused');
+  });
+
+  t.test('a wrong password fails each operation and leaks nowhere', async (t) => {
+    const wrong = 'wr0ng-c1uster-pa55';
+    const errors: StoreUnavailableError[] = [];
+    const seeds = cluster.ports.map((p) => `redis://:${wrong}@127.0.0.1:${p}`).join(',');
+    const store = createRedisStore(seeds, { cluster: true, prefix: freshPrefix(), onError: (err) => errors.push(err) });
+    t.teardown(() => store.close());
+    for (const [name, operation] of [
+      ['ping', () => store.ping()],
+      ['lock', () => store.lock('k', 'A', L)],
+      ['listRecordKeys', () => store.listRecordKeys('')],
+    ] as const) {
+      const began = Date.now();
+      await assertUnavailable(t, operation(), name, wrong);
+      t.ok(Date.now() - began < 3000, `${name} failed in ${Date.now() - began} ms`);
+    }
+    await until(() => errors.length > 0, 3000);
+    t.ok(
+      errors.some((err) => describeError(err).includes('WRONGPASS')),
+      'the refusal was reported, with its reason',
+    );
+    for (const err of errors) assertNoSecret(t, err, wrong);
+  });
+
+  t.test('a cluster down at start fails each operation fast, without the password', async (t) => {
+    const ports = [await freePort(), await freePort()];
+    const errors: StoreUnavailableError[] = [];
+    const store = createRedisStore(ports.map((p) => `redis://:${password}@127.0.0.1:${p}`).join(','), { cluster: true, prefix: freshPrefix(), onError: (err) => errors.push(err) });
+    t.teardown(() => store.close());
+    for (const [name, operation] of [
+      ['ping', () => store.ping()],
+      ['getRecords', () => store.getRecords(['a'])],
+      ['putRecord', () => store.putRecord(record('a'))],
+      ['listRecordKeys', () => store.listRecordKeys('')],
+      ['lock', () => store.lock('k', 'A', L)],
+    ] as const) {
+      const began = Date.now();
+      await assertUnavailable(t, operation(), name, password);
+      t.ok(Date.now() - began < 3000, `${name} failed in ${Date.now() - began} ms`);
+    }
+    t.equal(store.reachable(), false, 'known to be unreachable');
+    await until(() => errors.length > 0, 3000);
+    t.ok(
+      errors.some((err) => describeError(err).includes('Failed to refresh slots cache')),
+      'the failed connects were reported',
+    );
+    for (const err of errors) assertNoSecret(t, err, password);
+  });
+
+  t.test('CLUSTERDOWN is StoreUnavailableError; the store works again once the cluster is up', async (t) => {
+    const prefix = freshPrefix();
+    const store = open(t, prefix);
+    await store.putRecord(record('a', 1));
+    const tag = `{${prefix}}`;
+    const owner = await cluster.ownerOf(tag);
+    const admin = cluster.nodeClient(owner);
+    t.teardown(() => admin.disconnect());
+    // the owner gives up another of its slots: it sees the cluster as not covering every slot, and refuses commands
+    const [ours] = await slotsOf(cluster, owner, [tag]);
+    const range = (await admin.cluster('SLOTS')).find(([from, to]) => from <= (ours as number) && (ours as number) <= to);
+    if (range === undefined) throw new Error(`slot ${ours} is served by no node`);
+    const given = range[0] === ours ? range[0] + 1 : range[0];
+    await admin.cluster('DELSLOTS', given);
+    t.teardown(async () => {
+      await admin.cluster('ADDSLOTS', given).catch(() => undefined);
+      await cluster.waitUntilOk();
+    });
+    const began = Date.now();
+    try {
+      await store.getRecords(['a']);
+      t.fail('should fail while the cluster is down');
+    } catch (err) {
+      t.ok(err instanceof StoreUnavailableError, 'StoreUnavailableError');
+      // ioredis retries CLUSTERDOWN on a random node, which redirects (MOVED) to the owner, until its tries or the
+      // command timeout run out: the error says which came first
+      t.match(describeError(err), /getRecords failed .*(CLUSTERDOWN|Too many Cluster redirections|Command timed out)/, 'naming the operation and why');
+      assertNoSecret(t, err, password);
+    }
+    t.ok(Date.now() - began < 4000, `failed in ${Date.now() - began} ms (bounded retries)`);
+    await admin.cluster('ADDSLOTS', given);
+    await cluster.waitUntilOk();
+    await waitForPing(store, 5000);
+    t.equal((await store.getRecords(['a']))[0]?.generation, 1, 'the record is still there');
+  });
+
+  // last: it takes a node down (and brings it back)
+  t.test('the master serving the prefix down: each operation fails fast, without the password; back: works again', async (t) => {
+    const prefix = freshPrefix();
+    const errors: StoreUnavailableError[] = [];
+    const store = open(t, prefix, { onError: (err) => errors.push(err) });
+    await store.putRecord(record('a', 1));
+    await store.lock('k', 'A', L);
+    const owner = await cluster.ownerOf(`{${prefix}}`);
+    await cluster.stopNode(owner);
+    t.teardown(() => cluster.startNode(owner).catch(() => undefined));
+    const operations: [string, () => Promise<unknown>][] = [
+      ['getRecords', () => store.getRecords(['a'])],
+      ['putRecord', () => store.putRecord(record('a', 2))],
+      ['deleteRecord', () => store.deleteRecord('a')],
+      ['listRecordKeys', () => store.listRecordKeys('')],
+      ['lock', () => store.lock('k', 'B', L)],
+      ['release', () => store.release('k', 'A')],
+      ['renew', () => store.renew([{ key: 'k', token: 'A' }], L)],
+      ['recordsUsing', () => store.recordsUsing(['Secret/ns/x'])],
+      ['markSeen', () => store.markSeen(['x'], L)],
+      ['acquireSlot', () => store.acquireSlot('gw', 'h', 1, L)],
+    ];
+    for (const [name, operation] of operations) {
+      const began = Date.now();
+      await assertUnavailable(t, operation(), name, password);
+      t.ok(Date.now() - began < 2000, `${name} failed in ${Date.now() - began} ms`);
+    }
+    await until(() => errors.length > 0, 3000);
+    t.ok(errors.length > 0, 'the lost node was reported');
+    for (const err of errors) assertNoSecret(t, err, password);
+
+    await cluster.startNode(owner);
+    await waitForPing(store, 5000);
+    const back = async (): Promise<boolean> => {
+      try {
+        return (await store.lock('k', 'B', L)) === 'acquired';
+      } catch {
+        return false;
+      }
+    };
+    let acquired = false;
+    for (const deadline = Date.now() + 5000; !acquired && Date.now() < deadline; ) {
+      acquired = await back();
+      if (!acquired) await sleep(50);
+    }
+    t.ok(acquired, 'the restarted master serves the prefix again (its data was not persisted)');
+    t.strictSame(await store.getRecords(['a']), [null]);
+    t.equal(await store.putRecord(record('a', 1)), true);
+    t.equal(await store.release('k', 'B'), 'released');
   });
 });
 

@@ -90,3 +90,43 @@ t.test('tokens are required unless ALLOW_UNAUTHENTICATED=true', async (t) => {
   t.equal(c.allowUnauthenticated, true);
   t.same(c.webhookTokens, []);
 });
+
+t.test("REDIS_CLUSTER: REDIS_URL as a Redis Cluster's seeds", async (t) => {
+  t.equal(loadConfig(base).redisCluster, false, 'default: one Redis');
+  t.equal(loadConfig({ ...base, REDIS_URL: 'redis://r:6379' }).redisCluster, false);
+  const endpoint = 'rediss://:s3cret@clustercfg.gr.abc123.euw1.cache.amazonaws.com:6379';
+  const c = loadConfig({ ...base, REDIS_URL: endpoint, REDIS_CLUSTER: 'true' });
+  t.equal(c.redisCluster, true, 'ElastiCache: the configuration endpoint, TLS');
+  t.equal(c.redisUrl, endpoint, 'REDIS_URL as given');
+  const seeds = 'redis://:pw@10.0.0.1:7000, redis://10.0.0.2:7001,redis://:pw@10.0.0.3';
+  t.equal(loadConfig({ ...base, REDIS_URL: seeds, REDIS_CLUSTER: 'TRUE' }).redisUrl, seeds, 'several seeds; a seed may leave the password to the others');
+  t.equal(loadConfig({ ...base, REDIS_URL: 'redis://:pw@r:6379/0', REDIS_CLUSTER: 'true' }).redisCluster, true, "database 0 is a cluster's");
+  t.equal(loadConfig({ ...base, REDIS_URL: 'redis://:p,w@r:6379', REDIS_CLUSTER: 'false' }).redisUrl, 'redis://:p,w@r:6379', "a comma in a single URL's password is not a list");
+
+  t.same(problems({ ...base, REDIS_URL: 'redis://r:6379', REDIS_CLUSTER: 'maybe' }), ['REDIS_CLUSTER: must be true or false, got "maybe"'], 'a bad value: one line naming the setting');
+  t.same(problems({ ...base, REDIS_CLUSTER: 'true' }), ["REDIS_CLUSTER: is true but REDIS_URL is not set (the cluster's configuration endpoint or seed nodes)"]);
+  t.same(
+    problems({ ...base, REDIS_URL: 'redis://a:1,redis://b:2' }),
+    ['REDIS_URL: lists 2 URLs; several URLs are the seeds of a Redis Cluster: set REDIS_CLUSTER=true'],
+    'several URLs need REDIS_CLUSTER=true',
+  );
+  t.same(problems({ ...base, REDIS_URL: 'redis://a:1,rediss://b:2', REDIS_CLUSTER: 'false' }), ['REDIS_URL: lists 2 URLs; several URLs are the seeds of a Redis Cluster: set REDIS_CLUSTER=true']);
+
+  const cluster = (url: string): string[] => problems({ ...base, REDIS_URL: url, REDIS_CLUSTER: 'true' });
+  t.same(cluster('redis://:hunter2@a:1,rediss://:hunter2@b:2'), ['REDIS_URL: mixes redis:// and rediss:// seeds (TLS is for every node of a cluster or none)']);
+  t.same(cluster('redis://:hunter2@a:1,redis://:hunter3@b:2'), ['REDIS_URL: seeds carry different users or passwords (a cluster has one)']);
+  t.same(cluster('redis://:hunter2@a:1/3'), ['REDIS_URL: a Redis Cluster has database 0 only, got "/3"']);
+  t.same(cluster('redis://:hunter2@a:1?family=6'), ['REDIS_URL: query parameters are not read for a Redis Cluster; remove them']);
+  t.same(cluster('redis://:hunter2@a:1,redis://b:x'), ['REDIS_URL: seed 2 is not a valid URL']);
+  t.same(
+    cluster('redis://:hunter2@a:1,http://b:2'),
+    ['REDIS_URL: is not a valid URL (separate seeds with commas, each a full redis:// or rediss:// URL)'],
+    'a seed without our scheme is not split off',
+  );
+  t.same(cluster('redis://:hunter2@a:1,b:2'), ['REDIS_URL: is not a valid URL (separate seeds with commas, each a full redis:// or rediss:// URL)']);
+  t.same(cluster('redis://:hunter2@a:1,redis://:hunter2@:2'), ['REDIS_URL: seed 2 is not a valid URL']);
+  t.same(cluster('redis:///0'), ['REDIS_URL: names no host']);
+  t.same(cluster('redis://a:1,redis:///0'), ['REDIS_URL: seed 2 names no host']);
+  const all = ['redis://:hunter2@a:1,rediss://:hunter2@b:2', 'redis://:hunter2@a:1,redis://:hunter3@b:2', 'redis://:hunter2@a:1/3', 'redis://:hunter2@a:1,redis://b:x'].flatMap(cluster);
+  t.notMatch(all.join('\n'), /hunter/, 'no password in any line');
+});
