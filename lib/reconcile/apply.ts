@@ -31,6 +31,7 @@ import { sentFieldDifferences } from './compare.js';
 import { mapLimit } from './concurrency.js';
 import type { Decision, Loaded, Write } from './decide.js';
 import { type Done, finalize } from './finalize.js';
+import { hashOf } from './hash.js';
 import type { Found } from './load.js';
 import { observedState, readObserved } from './load.js';
 import { type RunContext, reportOf } from './run-context.js';
@@ -56,6 +57,8 @@ export interface Carried {
   visible: boolean;
   observedBody?: JsonObject | null;
   observedHash?: string;
+  /** hashOf the whole read-back (for a sharded run's snapshot) */
+  observedWholeHash?: string;
 }
 
 /** Re-reads objects under their locks and decides them again; supplied by run.ts per kind. */
@@ -310,13 +313,19 @@ async function readBack(ctx: RunContext, writes: readonly Settling[]): Promise<v
     if (answer === undefined || 'error' in answer) {
       delete c.observedBody;
       delete c.observedHash;
+      delete c.observedWholeHash;
       c.visible = false;
       return;
     }
     c.observedBody = answer.body;
     const sent = w.planned.decision.write?.op === 'upsert' ? w.planned.decision.write.body : undefined;
-    if (answer.body) c.observedHash = observedState(w.planned.decision.id, answer.body, sent).hash;
-    else delete c.observedHash;
+    if (answer.body) {
+      c.observedHash = observedState(w.planned.decision.id, answer.body, sent).hash;
+      c.observedWholeHash = hashOf(answer.body);
+    } else {
+      delete c.observedHash;
+      delete c.observedWholeHash;
+    }
     c.visible = isVisible(w.planned, c);
   });
 }

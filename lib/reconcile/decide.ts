@@ -288,6 +288,7 @@ function recordBase(l: Loaded, id: string): RecordBase {
     generation: l.desired?.generation ?? l.record?.generation ?? 0,
     desiredHash: l.desired?.hash ?? l.record?.desiredHash ?? '',
     observedHash: keepPrevious ? (l.record?.observedHash ?? '') : '',
+    ...(keepPrevious && l.record?.observedWholeHash !== undefined ? { observedWholeHash: l.record.observedWholeHash } : {}),
     ...(l.record?.conditionsPruned ? { conditionsPruned: true } : {}),
   };
 }
@@ -312,7 +313,10 @@ function quietOutcome(
   if (action === 'WAIT' && l.obj) {
     const same = l.record?.result === 'waiting' && l.record.error === waitReason;
     // a wait keeps the hashes of the last sync, so the write it waits for is still seen as one
-    const keep = l.record && l.record.result !== 'waiting' ? { desiredHash: l.record.desiredHash, observedHash: l.record.observedHash } : {};
+    const keep =
+      l.record && l.record.result !== 'waiting'
+        ? { desiredHash: l.record.desiredHash, observedHash: l.record.observedHash, ...(l.record.observedWholeHash !== undefined ? { observedWholeHash: l.record.observedWholeHash } : {}) }
+        : {};
     if (!same) save = { ...base, result: 'waiting', error: waitReason, failures: 0, time, ...keep };
   }
   const record = save ?? l.record;
@@ -330,7 +334,10 @@ function withPreviousUses(base: RecordBase, previous: SyncRecord | null): Record
 }
 
 /** What a carried-out write led to. */
-export type Happened = { readonly failed: unknown } | { readonly visible: false } | { readonly visible: true; readonly observedHash: string; readonly differences: readonly FieldDifference[] };
+export type Happened =
+  | { readonly failed: unknown }
+  | { readonly visible: false }
+  | { readonly visible: true; readonly observedHash: string; readonly observedWholeHash?: string; readonly differences: readonly FieldDifference[] };
 
 /**
  * The record after a write (null: the object is gone and its record goes), and its result.
@@ -363,7 +370,8 @@ export function recordAfter(d: Decision, l: Loaded, happened: Happened): { recor
     return { record: { ...next.base, result: 'pending', error, failures: 0, time: d.time }, result: 'pending' };
   }
   if (remove) return { record: null, result: 'deleted' };
-  if (happened.differences.length === 0) return { record: { ...next.base, observedHash: happened.observedHash, result: 'synced', failures: 0, time: d.time }, result: 'synced' };
+  const seen = { observedHash: happened.observedHash, ...(happened.observedWholeHash !== undefined ? { observedWholeHash: happened.observedWholeHash } : {}) };
+  if (happened.differences.length === 0) return { record: { ...next.base, ...seen, result: 'synced', failures: 0, time: d.time }, result: 'synced' };
   const error = `gateway changed what was sent: ${describeDifferences([...happened.differences])}`;
-  return { record: { ...next.base, observedHash: happened.observedHash, result: 'diverged', error, failures: 0, time: d.time }, result: 'diverged' };
+  return { record: { ...next.base, ...seen, result: 'diverged', error, failures: 0, time: d.time }, result: 'diverged' };
 }

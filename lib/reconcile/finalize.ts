@@ -16,7 +16,7 @@ import type { Carried, Planned } from './apply.js';
 import { sentFieldDifferences } from './compare.js';
 import type { ConditionFacts } from './conditions.js';
 import { type Decision, type Happened, knownId, type Loaded, recordAfter } from './decide.js';
-import { managedHash } from './hash.js';
+import { hashOf, managedHash } from './hash.js';
 import { type OutcomeEvent, outcomeEvent, statusPatchFailedEvent } from './outcome-events.js';
 import { errorFields, type RunContext, reportOf } from './run-context.js';
 import { statusPatch } from './status.js';
@@ -109,7 +109,12 @@ function happenedOf(d: Decision, c: Carried): Happened {
   const body = c.observedBody;
   if (d.write?.op !== 'upsert') return { visible: true, observedHash: '', differences: [] };
   if (!body) return { visible: false };
-  return { visible: true, observedHash: c.observedHash ?? managedHash(body, d.write.body), differences: sentFieldDifferences(d.write.body, body) };
+  return {
+    visible: true,
+    observedHash: c.observedHash ?? managedHash(body, d.write.body),
+    observedWholeHash: c.observedWholeHash ?? hashOf(body),
+    differences: sentFieldDifferences(d.write.body, body),
+  };
 }
 
 async function save(ctx: RunContext, record: SyncRecord): Promise<SyncRecord> {

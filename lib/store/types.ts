@@ -60,8 +60,17 @@ export interface SyncRecord {
   generation: number;
   /** hash of the payload we last sent */
   desiredHash: string;
-  /** hash of what the gateway reported after our last confirmed write; "" when unknown */
+  /**
+   * managed hash (lib/reconcile/hash.ts) of what the gateway reported after our last confirmed
+   * write: of the fields we sent; "" when unknown. (Records from before managed hashes hold a
+   * hash of the whole report here.)
+   */
   observedHash: string;
+  /**
+   * hash of the whole of that report (hashOf): what a sharded full run's snapshot of the
+   * gateway (lib/reconcile/snapshot.ts) is compared with; absent on records from before it
+   */
+  observedWholeHash?: string;
   result: SyncResult;
   error?: string;
   /** consecutive failures, for backoff */

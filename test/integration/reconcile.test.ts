@@ -119,6 +119,7 @@ t.test('a record from before managed hashes (a hash of the whole echo) is read a
   const [record] = await w.store.getRecords([key]);
   t.match(record?.observedHash, /^m:[0-9a-f]{32}$/, 'a managed hash is recorded');
   const legacy = hashOf(w.gatewayApi(HTTPBIN_ID));
+  t.equal(record?.observedWholeHash, legacy, 'and the hash of the whole echo, for a sharded run’s snapshot');
   t.ok(await w.store.putRecord({ ...(record as SyncRecord), observedHash: legacy }));
   w.resetCounts();
 
