@@ -49,10 +49,9 @@
  * Throws GatewayApiError, GatewayRejectedError (400), GatewayUnsupportedError,
  * GatewayUnavailableError; never with the secret.
  */
-import type { Agent } from 'undici';
 import { GatewayApiError, GatewayRejectedError, GatewayUnsupportedError } from '../errors.js';
 import { isObject } from '../guards.js';
-import { type HttpResponse, makeAgent, redactUrl } from '../http.js';
+import { type HttpAgent, type HttpResponse, makeAgent, redactUrl } from '../http.js';
 import { type CertificateStore, certificateId, type Uploaded } from './certificates.js';
 import { oasApiId, withOasId } from './oas.js';
 import { isPortalGatewayKind, portalUnsupported } from './portal.js';
@@ -122,7 +121,7 @@ export class TykGatewayClient implements Gateway, CertificateStore {
   private readonly base: string;
   private readonly secret: string;
   private readonly timeoutMs: number;
-  private readonly agent: Agent;
+  private readonly agent: HttpAgent;
   private readonly target: CallTarget;
 
   constructor(options: TykGatewayOptions) {
@@ -312,7 +311,7 @@ export class TykGatewayClient implements Gateway, CertificateStore {
       body,
       ...(rawBody === undefined ? {} : { rawBody }),
       timeoutMs: this.timeoutMs,
-      dispatcher: this.agent,
+      agent: this.agent,
     });
   }
 
