@@ -7,7 +7,8 @@
  * The names are Tyk Operator's and the design's (shared/design.md, "Interface"); they are a
  * public contract.
  */
-import cron from 'node-cron';
+// the named export alone: a bundle (scripts/bundle.ts) keeps the validator and drops the scheduler
+import { validate as validCron } from 'node-cron';
 import { ConfigError } from './errors.js';
 import { type ConnectionSettings, parseConnection } from './gateway/connection.js';
 import { parseFlag, trimmed } from './guards.js';
@@ -193,7 +194,7 @@ export function loadConfig(env: Env): Config {
   }
   const scheduleSetting = value(env, 'RESYNC_SCHEDULE') ?? DEFAULT_SCHEDULE;
   const resyncSchedule = scheduleSetting.toLowerCase() === 'off' ? undefined : scheduleSetting;
-  if (resyncSchedule !== undefined && !cron.validate(resyncSchedule)) problems.add('RESYNC_SCHEDULE', `"${resyncSchedule}" is not a valid cron expression (or "off")`);
+  if (resyncSchedule !== undefined && !validCron(resyncSchedule)) problems.add('RESYNC_SCHEDULE', `"${resyncSchedule}" is not a valid cron expression (or "off")`);
   const logLevel = (value(env, 'LOG_LEVEL') ?? 'info').toLowerCase();
   if (!LOG_LEVELS.includes(logLevel)) problems.add('LOG_LEVEL', `must be one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`);
   const config: Config = {

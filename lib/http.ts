@@ -1,10 +1,15 @@
 /**
- * One HTTP round trip over undici with a hard timeout, for the API-server and gateway
- * clients. Guarantees: resolves with status and parsed JSON (or raw text) for any HTTP
- * answer; rejects with a TransportError for anything that is not an HTTP answer (refused,
- * reset, dropped, timed out). Never puts request headers (which carry secrets) into errors.
+ * One HTTP round trip over Node's own node:http / node:https with a hard timeout, for the
+ * API-server and gateway clients. Guarantees: resolves with status, headers and parsed JSON
+ * (or raw text) for any HTTP answer; rejects with a TransportError for anything that is not
+ * an HTTP answer (refused, reset, dropped, timed out, a closed agent); the timeout bounds the
+ * whole exchange (connect, headers and body). Never puts request headers (which carry
+ * secrets) or the URL's credentials and query into errors. `makeAgent` gives a keep-alive
+ * connection pool with TLS settings (CA, client certificate and key, verification, SNI name),
+ * for http: and https: URLs alike; its close() lets requests in flight finish first.
  */
-import { Agent, type Dispatcher, request } from 'undici';
+import http from 'node:http';
+import https from 'node:https';
 
 export interface HttpResponse {
   status: number;
@@ -24,7 +29,8 @@ export interface HttpRequest {
   rawBody?: string;
   contentType?: string;
   timeoutMs: number;
-  dispatcher?: Dispatcher;
+  /** the connection pool (makeAgent); default Node's global agents */
+  agent?: HttpAgent;
   /**
    * Reads a 2xx answer's body as it arrives instead of as one text: its result is `json`, and
    * `text` is ''. (Other answers are read as text, for their messages.) What it throws fails
@@ -59,40 +65,79 @@ export async function httpRequest(req: HttpRequest): Promise<HttpResponse> {
 }
 
 function isReset(err: unknown): boolean {
-  const e = err as { code?: string; cause?: { code?: string } } | null;
-  const code = e?.code ?? e?.cause?.code;
-  return code === 'ECONNRESET' || code === 'UND_ERR_SOCKET' || code === 'EPIPE';
+  const code = (err as { code?: string } | null)?.code;
+  return code === 'ECONNRESET' || code === 'EPIPE';
 }
 
-async function attempt(req: HttpRequest): Promise<HttpResponse> {
+function attempt(req: HttpRequest): Promise<HttpResponse> {
   const headers: Record<string, string> = { accept: 'application/json', ...req.headers };
-  let body: string | undefined;
+  let body: Buffer | undefined;
   if (req.rawBody !== undefined) {
-    body = req.rawBody;
+    body = Buffer.from(req.rawBody);
     headers['content-type'] = req.contentType ?? 'text/plain';
   } else if (req.body !== undefined) {
-    body = JSON.stringify(req.body);
+    body = Buffer.from(JSON.stringify(req.body));
     headers['content-type'] = req.contentType ?? 'application/json';
   }
-  const signal = AbortSignal.timeout(req.timeoutMs);
-  try {
-    const res = await request(req.url, {
-      method: req.method,
-      headers,
-      body,
-      signal,
-      dispatcher: req.dispatcher,
-      headersTimeout: req.timeoutMs,
-      bodyTimeout: req.timeoutMs,
+  if (body !== undefined) headers['content-length'] = String(body.length);
+  const exchange = new Promise<HttpResponse>((resolve, reject) => {
+    let timedOut = false;
+    let done = false;
+    let outgoing: http.ClientRequest | undefined;
+    const fail = (err: unknown): void => {
+      if (done) return;
+      done = true;
+      clearTimeout(timer);
+      outgoing?.destroy();
+      const what = timedOut ? `timed out after ${req.timeoutMs} ms` : transportReason(err);
+      reject(new TransportError(`${req.method} ${redactUrl(req.url)}: ${what}`, timedOut, { cause: err }));
+    };
+    const timer = setTimeout(() => {
+      timedOut = true;
+      fail(Object.assign(new Error(`no complete answer within ${req.timeoutMs} ms`), { code: 'ETIMEDOUT' }));
+    }, req.timeoutMs);
+    try {
+      if (req.agent?.closed) throw Object.assign(new Error('the HTTP agent is closed'), { code: 'ERR_AGENT_CLOSED' });
+      const url = new URL(req.url);
+      const client = url.protocol === 'https:' ? https : url.protocol === 'http:' ? http : undefined;
+      if (!client) throw Object.assign(new Error(`unsupported protocol ${url.protocol}`), { code: 'ERR_INVALID_PROTOCOL' });
+      outgoing = client.request(url, { method: req.method, headers, ...(req.agent ? { agent: req.agent.forProtocol(url.protocol) } : {}) });
+    } catch (err) {
+      fail(err);
+      return;
+    }
+    outgoing.on('error', fail);
+    outgoing.once('response', (res) => {
+      res.on('error', fail);
+      res.once('close', () => {
+        // the socket went away before the whole body arrived
+        if (!res.complete) fail(Object.assign(new Error('the connection closed before the whole answer arrived'), { code: 'ECONNRESET' }));
+      });
+      const status = res.statusCode ?? 0;
+      const consume = req.consume;
+      if (consume && status >= 200 && status < 300) {
+        consume(res).then((json) => {
+          if (done) return;
+          done = true;
+          clearTimeout(timer);
+          resolve({ status, headers: res.headers, json, text: '' });
+        }, fail);
+        return;
+      }
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.once('end', () => {
+        if (done) return;
+        done = true;
+        clearTimeout(timer);
+        // TextDecoder, as a fetch body's text(): UTF-8, a byte order mark dropped
+        const text = new TextDecoder().decode(Buffer.concat(chunks));
+        resolve({ status: res.statusCode ?? 0, headers: res.headers, json: parseJson(text), text });
+      });
     });
-    if (req.consume && res.statusCode >= 200 && res.statusCode < 300) return { status: res.statusCode, headers: res.headers, json: await req.consume(res.body), text: '' };
-    const text = await res.body.text();
-    return { status: res.statusCode, headers: res.headers, json: parseJson(text), text };
-  } catch (err) {
-    const timedOut = signal.aborted || isTimeout(err);
-    const what = timedOut ? `timed out after ${req.timeoutMs} ms` : transportReason(err);
-    throw new TransportError(`${req.method} ${redactUrl(req.url)}: ${what}`, timedOut, { cause: err });
-  }
+    outgoing.end(body);
+  });
+  return req.agent ? req.agent.track(exchange) : exchange;
 }
 
 function parseJson(text: string): unknown {
@@ -102,11 +147,6 @@ function parseJson(text: string): unknown {
   } catch {
     return undefined;
   }
-}
-
-function isTimeout(err: unknown): boolean {
-  const code = (err as { code?: string } | null)?.code;
-  return code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT' || code === 'UND_ERR_CONNECT_TIMEOUT';
 }
 
 function transportReason(err: unknown): string {
@@ -134,9 +174,59 @@ export interface TlsOptions {
   servername?: string;
 }
 
-/** An undici Agent with the given TLS settings and keep-alive. */
-export function makeAgent(tls: TlsOptions, connections = 16): Agent {
-  const connect: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(tls)) if (v !== undefined) connect[k] = v;
-  return new Agent({ connect, connections, keepAliveTimeout: 10_000 });
+/** How long an idle pooled connection is kept. */
+const KEEP_ALIVE_MS = 10_000;
+
+/**
+ * A keep-alive connection pool: up to `connections` sockets per origin, idle ones closed after
+ * 10 s (or sooner, when the server's Keep-Alive header says so); the TLS settings apply to
+ * https: origins.
+ */
+export class HttpAgent {
+  private readonly plain: http.Agent;
+  private readonly secure: https.Agent;
+  private readonly inFlight = new Set<Promise<unknown>>();
+  private closing?: Promise<void>;
+
+  constructor(tls: TlsOptions, connections = 16) {
+    const pool = { keepAlive: true, maxSockets: connections, maxFreeSockets: connections, timeout: KEEP_ALIVE_MS };
+    const secure: https.AgentOptions = { ...pool };
+    for (const [k, v] of Object.entries(tls)) if (v !== undefined) (secure as Record<string, unknown>)[k] = v;
+    this.plain = new http.Agent(pool);
+    this.secure = new https.Agent(secure);
+  }
+
+  /** close() was called: new requests are refused. */
+  get closed(): boolean {
+    return this.closing !== undefined;
+  }
+
+  /** Node's agent for a URL's protocol ("http:" or "https:"). */
+  forProtocol(protocol: string): http.Agent {
+    return protocol === 'https:' ? this.secure : this.plain;
+  }
+
+  /** Counts a request as in flight until it settles (close() waits for it). */
+  track<T>(request: Promise<T>): Promise<T> {
+    this.inFlight.add(request);
+    const forget = (): void => {
+      this.inFlight.delete(request);
+    };
+    request.then(forget, forget);
+    return request;
+  }
+
+  /** Refuses new requests, lets those in flight finish (each is bounded by its timeout), then closes every socket. */
+  close(): Promise<void> {
+    this.closing ??= Promise.allSettled([...this.inFlight]).then(() => {
+      this.plain.destroy();
+      this.secure.destroy();
+    });
+    return this.closing;
+  }
+}
+
+/** A keep-alive HttpAgent with the given TLS settings. */
+export function makeAgent(tls: TlsOptions, connections = 16): HttpAgent {
+  return new HttpAgent(tls, connections);
 }

@@ -1,9 +1,13 @@
 /**
  * Logging. lib/ code takes a `Logger` (the subset of pino it uses), so tests can pass a
- * silent or capturing one. `createLogger` builds pino with redaction of every header and
- * field that may carry a secret, and levels by name ("info", "warn").
+ * silent or capturing one. `createLogger` builds pino, for the self-hosted server, with
+ * redaction of every header and field that may carry a secret (./log-lines.ts's REDACT_PATHS),
+ * and levels by name ("info", "warn"). ./log-lines.ts writes the same lines without pino, for
+ * AWS Lambda (and createService's default): a module a Lambda function loads takes only types
+ * from here, so its bundle holds no pino.
  */
 import { pino } from 'pino';
+import { CENSOR, LOG_BASE, REDACT_PATHS } from './log-lines.js';
 
 export interface Logger {
   debug(obj: object, msg?: string): void;
@@ -13,25 +17,13 @@ export interface Logger {
   child(bindings: Record<string, unknown>): Logger;
 }
 
-const REDACT_PATHS = [
-  'req.headers.authorization',
-  'req.headers["x-tyk-authorization"]',
-  'headers.authorization',
-  'headers["x-tyk-authorization"]',
-  '*.token',
-  '*.auth',
-  '*.password',
-  'token',
-  'auth',
-  'password',
-];
-
-export function createLogger(level = 'info', destination?: pino.DestinationStream): Logger {
+/** pino, with redaction; `flush` writes out what pino still buffers (before process.exit). */
+export function createLogger(level = 'info', destination?: pino.DestinationStream): Logger & { flush(done?: (err?: Error) => void): void } {
   return pino(
     {
       level,
-      redact: { paths: REDACT_PATHS, censor: '[redacted]' },
-      base: { service: 'gateway-reconciler' },
+      redact: { paths: REDACT_PATHS, censor: CENSOR },
+      base: { ...LOG_BASE },
       // "level":"warn", not 40: readable as it is, and what CloudWatch and Loki filters expect
       formatters: { level: (label) => ({ level: label }) },
     },

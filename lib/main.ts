@@ -17,6 +17,7 @@ import { readFileSync } from 'node:fs';
 import cron from 'node-cron';
 import { type Config, loadConfig } from './config.js';
 import { ConfigError, describeError, ShuttingDownError } from './errors.js';
+import { createLogger } from './log.js';
 import { PrometheusMetrics } from './metrics/prometheus.js';
 import { type AppOptions, buildApp } from './server.js';
 import { createService, type Service } from './service.js';
@@ -32,6 +33,7 @@ function readPem(setting: string, path: string): Buffer {
 
 async function main(): Promise<void> {
   let svc: Service;
+  let logger: ReturnType<typeof createLogger>;
   let config: Config;
   let https: AppOptions['https'];
   try {
@@ -41,7 +43,8 @@ async function main(): Promise<void> {
       https = { cert: readPem('TLS_CERT', tls.certFile), key: readPem('TLS_KEY', tls.keyFile) };
       if (tls.clientCaFile) https.ca = readPem('TLS_CLIENT_CA', tls.clientCaFile);
     }
-    svc = createService(config, process.env, { metrics: new PrometheusMetrics() });
+    logger = createLogger(config.logLevel);
+    svc = createService(config, process.env, { log: logger, metrics: new PrometheusMetrics() });
   } catch (err) {
     if (err instanceof ConfigError) {
       for (const p of err.problems) process.stderr.write(`gateway-reconciler: ${p.setting}: ${p.message}\n`);
@@ -82,7 +85,9 @@ async function main(): Promise<void> {
     await app.close();
     await svc.close();
     log.info({ drained }, 'stopped');
-    process.exit(0);
+    // pino writes stdout asynchronously: the last lines go out before the exit (or within 2 s)
+    setTimeout(() => process.exit(0), 2_000);
+    logger.flush(() => process.exit(0));
   };
   process.once('SIGTERM', () => void stop('SIGTERM'));
   process.once('SIGINT', () => void stop('SIGINT'));

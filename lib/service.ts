@@ -3,8 +3,9 @@
  * shared by the HTTP server, the schedule and the Lambda handlers.
  *
  * `createService` builds real clients (KubeConfig from KUBECONFIG or the in-cluster service
- * account, the Tyk gateway client, Redis or the in-process store). Tests and embedders pass
- * already-built parts through `parts` instead. Throws ConfigError when no kubeconfig can be
+ * account, the Tyk gateway client, Redis or the in-process store) and, unless given one, the
+ * logger of ./log-lines.ts (JSON lines on stdout; the self-hosted server passes pino's, which
+ * writes the same lines). Tests and embedders pass already-built parts through `parts` instead. Throws ConfigError when no kubeconfig can be
  * found.
  */
 import { KubeConfig } from '@kubernetes/client-node';
@@ -23,7 +24,8 @@ import type { Gateway } from './gateway/types.js';
 import { API_DEFINITION } from './kinds.js';
 import { KubeClient } from './kube/client.js';
 import type { KubeApi } from './kube/types.js';
-import { createLogger, type Logger } from './log.js';
+import type { Logger } from './log.js';
+import { createLineLogger } from './log-lines.js';
 import { discardMetrics, type Figure, type MetricsSink } from './metrics/catalogue.js';
 import { gatewayCallFigures, requestFigures, runFigures } from './metrics/figures.js';
 import { DEFAULT_RUN_SETTINGS, type RunReport, type RunRequest, type RunSettings, runReconcile } from './reconcile/run.js';
@@ -267,7 +269,7 @@ export function loadKubeConfig(config: Config, env: Record<string, string | unde
 }
 
 export function createService(config: Config, env: Record<string, string | undefined>, parts: Partial<ServiceParts> = {}): Service {
-  const log = parts.log ?? createLogger(config.logLevel);
+  const log = parts.log ?? createLineLogger(config.logLevel);
   const closers: (() => Promise<void>)[] = [...(parts.closers ?? [])];
   let kube = parts.kube;
   if (!kube) {

@@ -6,15 +6,16 @@
  * `export { x as handler }` all count); each becomes `.build/<file name>/index.mjs` with every
  * dependency bundled in, so an artifact holds only the code its function runs and needs no
  * node_modules. Code a function reaches only through a dynamic import() (the Tyk Dashboard
- * client, used in pro mode only) goes to a chunk next to it and is loaded on first use.
+ * client, used in pro mode only; GraphQL composition, for supergraphs; the legacy kubeconfig
+ * auth-provider plugins) goes to a chunk next to it and is loaded on first use.
  *
  * Output per function: index.mjs (minified), chunks/*.mjs (code index.mjs imports, and the
- * lazily loaded chunk), *.map (source maps: not packaged, for decoding a minified stack
+ * lazily loaded chunks), *.map (source maps: not packaged, for decoding a minified stack
  * trace). `.build/meta/<name>.json` is esbuild's metafile, for "why is X in this bundle?"
  * (its `inputs`, and `imports` per input).
  *
- * Flags: --analyze prints the largest packages of each bundle; --untrimmed bundles
- * @kubernetes/client-node and undici as they are (to measure what the trimming below saves).
+ * Flags: --analyze prints the largest packages of each bundle; --untrimmed bundles every
+ * dependency as it is, without the plugins below (to measure what they save).
  *
  * Exports `bundleAll()` (bench/coldstart.ts bundles with it); run directly, it prints a table
  * of sizes (what each function loads at start, and on first use only) and exits 1 on a failed
@@ -22,6 +23,7 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, readdir, rm, writeFile } from 'node:fs/promises';
+import { isBuiltin } from 'node:module';
 import { basename, dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { gzipSync } from 'node:zlib';
@@ -34,28 +36,36 @@ export const LAMBDA_KUBECONFIG = 'deploy/lambda/kubeconfig.yaml';
 
 /**
  * CJS dependencies bundled into ESM call require() for Node built-ins; ESM has no `require`,
- * so give the bundle one. (Without it: "Dynamic require of "events" is not supported".)
+ * so give the bundle one. (Without it: "Dynamic require of "events" is not supported".) Taken
+ * with process.getBuiltinModule (Node >= 22.3), not an `import` of node:module, whose ESM
+ * facade costs more than the rest (see builtinsByRequire below).
  */
-const BANNER = "import { createRequire as __grCreateRequire } from 'module'; const require = __grCreateRequire(import.meta.url);";
+const BANNER = "const require = process.getBuiltinModule('node:module').createRequire(import.meta.url);";
 
 /*
- * Trimming. A function's bundle holds what its imports reach; two dependencies reach far more
- * than we use, and a Lambda pays for it on every cold start (parse, and the evaluation of
- * every CommonJS module at import). Both narrowings are applied here, not in the sources, so
- * lib/ and the tests keep the packages' public entry points; both are checked by
- * test/e2e/package.test.ts (what the bundles hold, and real requests through the watch
- * bundle). Measured on the watch bundle, 2-core machine, process start → bundle imported
- * (median of 15 interleaved fresh processes; Node's own start is ~35 ms of it):
- *   untrimmed                  1,794 KB   188 ms
- *   @kubernetes/client-node    1,055 KB   139 ms
- *   and undici                   829 KB   116 ms
- * (For comparison: the unbundled tsc output with node_modules, as first deployed, 560 ms.)
+ * Trimming. A function's bundle holds what its imports reach; several dependencies reach far
+ * more than we use, and a Lambda pays for it on every cold start (parse and compile, and the
+ * evaluation of every CommonJS module at import). The narrowings below are applied here, not in
+ * the sources, so lib/ and the tests keep the packages' public entry points; they are checked by
+ * test/e2e/package.test.ts (what the bundles hold, and real requests through the watch bundle,
+ * a lazily loaded auth-provider plugin's too). Measured on the watch bundle on the shared 2-core
+ * machine, at a load of ~3 (Node's own start took ~105 ms then, ~35 ms when quiet): loaded at
+ * start, and the import alone (median of 15 interleaved fresh processes, one sitting):
+ *   untrimmed (every dependency as it is)                           1,558 KB   477 ms
+ *   before issue 13 (only @kubernetes/client-node and undici cut)     957 KB   337 ms
+ *   lib/http.ts on node:http(s), Lambda's logs without pino, and
+ *     the narrowings of client-node, ioredis and pino below           362 KB   269 ms
+ *   and Node's built-ins through require() (builtinsByRequire)        363 KB   208 ms
+ *   and ioredis' command methods in dictionary mode                   363 KB   145 ms
+ * (For comparison, process start → imported on a quiet machine: the unbundled tsc output with
+ * node_modules, as first deployed, 560 ms.)
  */
 
 /**
  * @kubernetes/client-node: we use only KubeConfig (the kubeconfig's server and credentials;
- * requests go over undici). As is, the package costs ~650 KB; three narrowings leave ~25 KB
- * plus the auth helpers (oidc, exec, cloud providers, proxies) a kubeconfig may name:
+ * requests go through lib/http.ts). As is, the package costs ~650 KB; the narrowings below
+ * leave ~62 KB (46 KB of it js-yaml, which reads the kubeconfig) and the exec and token-file
+ * credential plugins; the legacy auth-provider plugins come on first use.
  *
  * 1. the entry point `@kubernetes/client-node` → `dist/config.js` (KubeConfig and what it
  *    imports), leaving out watch/exec/attach/port-forward/informers (ws, tar-fs, …); ~125 KB.
@@ -63,22 +73,74 @@ const BANNER = "import { createRequire as __grCreateRequire } from 'module'; con
  *    build ("No matching export"): that is when to revisit this.
  * 2. config.js's import of the generated code's index (`./gen/index.js`, which re-exports the
  *    ~700 model classes and every API group: ~310 KB that esbuild cannot drop, since the
- *    models register themselves with a serializer) → the two modules config.js takes from it
- *    (createConfiguration, ServerConfiguration).
- * 3. `node-fetch` (v2, CommonJS: whatwg-url, tr46 and its 254 KB Unicode table, all evaluated
- *    at import) → Node's own fetch and Headers, for the package's imports only (~300 KB). The
- *    package uses it in applyToFetchOptions and the generated API clients, neither of which
- *    we call (KubeClient uses applyToHTTPSOptions).
+ *    models register themselves with a serializer) → the two names config.js takes from it
+ *    (createConfiguration, ServerConfiguration), which only makeApiClient uses: we build no
+ *    generated API client, so both throw if called.
  */
+/** A statement that throws: what a shim puts where left-out code would run. */
+const NOT_BUNDLED = (what: string): string => `throw new Error(${JSON.stringify(`${what} is not in this bundle (scripts/bundle.ts)`)})`;
 const KUBE_PACKAGE = '@kubernetes/client-node';
 const KUBE_CONFIG_ONLY = `${KUBE_PACKAGE}/dist/config.js`;
-const KUBE_GEN_INDEX = "export { createConfiguration } from './configuration.js'; export { ServerConfiguration } from './servers.js';";
-const NODE_FETCH_SHIM = 'export default globalThis.fetch; export const { Headers, Request, Response, FormData } = globalThis;';
+const KUBE_GEN_INDEX = `
+export function createConfiguration() { ${NOT_BUNDLED("@kubernetes/client-node's generated API clients (makeApiClient)")} }
+export class ServerConfiguration { constructor() { ${NOT_BUNDLED("@kubernetes/client-node's generated API clients (makeApiClient)")} } }
+`;
+
+/**
+ * Also inside @kubernetes/client-node (config.js, and the generated code's fetch library), for
+ * its imports only:
+ *
+ * 3. `undici` (Agent and ProxyAgent, to build fetch dispatchers in applySecurityAuthentication;
+ *    fetch, for the generated API clients) → a module whose Agent and ProxyAgent throw when
+ *    constructed and whose fetch is Node's own. We call neither: KubeClient sends its requests
+ *    through lib/http.ts (node:https), so no Lambda bundle holds undici (~330 KB, ~50 ms).
+ * 4. `hpagent`, `socks-proxy-agent` and `socks` (for a kubeconfig's proxy-url: createAgent,
+ *    which applyToHTTPSOptions calls, and createDispatcher) → agents that construct, and throw
+ *    only if a connection is asked of them (~75 KB: socks, ip-address, smart-buffer). KubeClient
+ *    takes the TLS settings and headers applyToHTTPSOptions gives, never the agent it puts
+ *    into `opts.agent` (lib/http.ts pools its own connections), so a proxy-url was not used
+ *    before this either; should KubeClient start using that agent, a proxy-url fails loudly.
+ * 5. the `azure`, `gcp` and `oidc` auth-provider plugins (legacy kubeconfig `auth-provider`
+ *    entries; jsonpath-plus, openid-client, oauth4webapi: ~55 KB) → the same classes with the
+ *    same isAuthProvider, whose applyAuthentication imports the real module on first use (a
+ *    chunk next to index.mjs). A kubeconfig with a token, a client certificate, an exec plugin
+ *    or a token file (the exec and file plugins stay as they are) never loads them.
+ * 6. its package.json (config.js reads `version` for its User-Agent) → that field alone.
+ */
+const UNDICI_SHIM = `
+export class Agent { constructor() { ${NOT_BUNDLED("undici's Agent (KubeClient connects through lib/http.ts)")} } }
+export class ProxyAgent { constructor() { ${NOT_BUNDLED("undici's ProxyAgent (KubeClient connects through lib/http.ts)")} } }
+export const fetch = (...args) => globalThis.fetch(...args);
+`;
+const PROXY_SHIM = `
+import http from 'node:http';
+import https from 'node:https';
+export class HttpProxyAgent extends http.Agent { createConnection() { ${NOT_BUNDLED('a kubeconfig proxy-url (hpagent)')} } }
+export class HttpsProxyAgent extends https.Agent { createConnection() { ${NOT_BUNDLED('a kubeconfig proxy-url (hpagent)')} } }
+export class SocksProxyAgent extends https.Agent { constructor(_url, options) { super(options); } createConnection() { ${NOT_BUNDLED('a kubeconfig proxy-url (socks-proxy-agent)')} } }
+export const SocksClient = { createConnection() { ${NOT_BUNDLED('a kubeconfig proxy-url (socks)')} } };
+`;
+/** module file → [exported class, the auth-provider name it answers for] */
+const LAZY_AUTH: Record<string, [string, string]> = {
+  'azure_auth.js': ['AzureAuth', 'azure'],
+  'gcp_auth.js': ['GoogleCloudPlatformAuth', 'gcp'],
+  'oidc_auth.js': ['OpenIDConnectAuth', 'oidc'],
+};
+const lazyAuthShim = (real: string, cls: string, name: string): string => `
+export class ${cls} {
+  isAuthProvider(user) { return Boolean(user && user.authProvider) && user.authProvider.name === ${JSON.stringify(name)}; }
+  async applyAuthentication(...args) {
+    this.real ??= import(${JSON.stringify(real)}).then((m) => new m.${cls}());
+    return (await this.real).applyAuthentication(...args);
+  }
+}
+`;
 
 function trimKubeClient(): esbuild.Plugin {
   return {
     name: 'trim-kubernetes-client',
     setup(build) {
+      const fromKube = (args: esbuild.OnResolveArgs): boolean => args.importer.includes(`/${KUBE_PACKAGE}/`);
       // 1: the package entry → KubeConfig's module
       build.onResolve({ filter: /^@kubernetes\/client-node$/ }, async (args) => {
         if (args.pluginData === 'trimmed') return undefined;
@@ -90,70 +152,118 @@ function trimKubeClient(): esbuild.Plugin {
         args.importer.endsWith(`${KUBE_PACKAGE}/dist/config.js`) ? { path: join(args.resolveDir, 'gen'), namespace: 'kube-gen-index' } : undefined,
       );
       build.onLoad({ filter: /.*/, namespace: 'kube-gen-index' }, (args) => ({ contents: KUBE_GEN_INDEX, resolveDir: args.path, loader: 'js' }));
-      // 3: node-fetch, for the package only → Node's globals
-      build.onResolve({ filter: /^node-fetch$/ }, (args) => (args.importer.includes(`/${KUBE_PACKAGE}/`) ? { path: 'node-fetch', namespace: 'node-fetch-shim' } : undefined));
-      build.onLoad({ filter: /.*/, namespace: 'node-fetch-shim' }, () => ({ contents: NODE_FETCH_SHIM, loader: 'js' }));
+      // 3: undici, for the package only → constructors that throw, Node's fetch
+      build.onResolve({ filter: /^undici$/ }, (args) => (fromKube(args) ? { path: 'undici', namespace: 'kube-undici-shim' } : undefined));
+      build.onLoad({ filter: /.*/, namespace: 'kube-undici-shim' }, () => ({ contents: UNDICI_SHIM, loader: 'js' }));
+      // 4: the proxy agents, for the package only → agents that refuse to connect
+      build.onResolve({ filter: /^(hpagent|socks-proxy-agent|socks)$/ }, (args) => (fromKube(args) ? { path: 'proxy', namespace: 'kube-proxy-shim' } : undefined));
+      build.onLoad({ filter: /.*/, namespace: 'kube-proxy-shim' }, () => ({ contents: PROXY_SHIM, loader: 'js' }));
+      // 5: the legacy auth-provider plugins → loaded on first use
+      build.onResolve({ filter: /^\.\/(azure|gcp|oidc)_auth\.js$/ }, (args) =>
+        args.importer.endsWith(`${KUBE_PACKAGE}/dist/config.js`) ? { path: join(args.resolveDir, args.path.slice(2)), namespace: 'kube-lazy-auth' } : undefined,
+      );
+      build.onLoad({ filter: /.*/, namespace: 'kube-lazy-auth' }, (args) => {
+        const [cls, name] = LAZY_AUTH[basename(args.path)] ?? [];
+        if (!cls || !name) return { errors: [{ text: `no lazy auth shim for ${args.path}` }] };
+        return { contents: lazyAuthShim(args.path, cls, name), resolveDir: dirname(args.path), loader: 'js' };
+      });
+      // 6: its package.json → the version
+      build.onLoad({ filter: /[\\/]@kubernetes[\\/]client-node[\\/]package\.json$/ }, (args) => {
+        const { version } = JSON.parse(readFileSync(args.path, 'utf8')) as { version?: string };
+        return { contents: JSON.stringify({ version }), loader: 'json' };
+      });
     },
   };
 }
 
 /**
- * undici: lib/http.ts uses only `Agent` and `request`; @kubernetes/client-node 2.x imports
- * `Agent` and `ProxyAgent` (to build fetch dispatchers in applyToFetchOptions) and `fetch` (for
- * its generated API clients, watch, log and metrics), none of which we call: KubeClient takes
- * only the kubeconfig's server and credentials (applyToHTTPSOptions). undici's entry point also
- * loads fetch, WebSocket, EventSource, cookies, caches, proxies and mocks (~700 KB in undici 8,
- * ~50 ms at import). For both importers, `undici` resolves to the module below instead: Agent
- * and ProxyAgent from their own modules, `fetch` as Node's own (it is never called from the
- * bundle; should it be, Node's fetch works, with Node's dispatcher), and `request` built as
- * undici's index.js builds it (its `makeDispatcher(api.request)`, repeated here; MIT licence,
- * undici 8.x). Should undici move these modules, this build fails to resolve them: compare with
- * node_modules/undici/index.js then.
+ * Two more packages carry code for features we never turn on, evaluated at every import:
+ *
+ * - ioredis: its Redis Cluster client (`./cluster`, ~35 KB) and its Sentinel connector
+ *   (`./connectors/SentinelConnector`, ~7 KB), which Redis.js and index.js require up front.
+ *   lib/store/redis.ts talks to one Redis given by REDIS_URL (its scripts touch a lock and its
+ *   dirty mark together, which a cluster could not promise; a URL cannot name sentinels), so
+ *   it never constructs either; in a bundle, one throws. And `debug` (~10 KB with
+ *   supports-color and ms), through which ioredis logs every command with its arguments when
+ *   DEBUG=ioredis:* is set (AUTH's password included): in a bundle it is always off.
+ * - pino: transports (`pino.transport()` and the `transport` option: worker threads through
+ *   thread-stream, ~15 KB) and `pino.multistream`. lib/log.ts writes to stdout or a given
+ *   stream, never a transport or a multistream; in a bundle, asking for one throws.
+ *   Redaction, serializers, levels and the destination are pino's own, as they are.
  */
-const UNDICI_TRIMMED = `'use strict'
-const Agent = require('./lib/dispatcher/agent')
-const ProxyAgent = require('./lib/dispatcher/proxy-agent')
-const Dispatcher = require('./lib/dispatcher/dispatcher')
-const api = require('./lib/api/index')
-const util = require('./lib/core/util')
-const { InvalidArgumentError } = require('./lib/core/errors')
-const { getGlobalDispatcher } = require('./lib/global')
-Object.assign(Dispatcher.prototype, api)
-function makeDispatcher (fn) {
-  return (url, opts, handler) => {
-    if (typeof opts === 'function') { handler = opts; opts = null }
-    if (!url || (typeof url !== 'string' && typeof url !== 'object' && !(url instanceof URL))) throw new InvalidArgumentError('invalid url')
-    if (opts != null && typeof opts !== 'object') throw new InvalidArgumentError('invalid opts')
-    if (opts && opts.path != null) {
-      if (typeof opts.path !== 'string') throw new InvalidArgumentError('invalid opts.path')
-      const path = opts.path.startsWith('/') ? opts.path : '/' + opts.path
-      url = new URL(util.parseOrigin(url).origin + path)
-    } else {
-      if (!opts) opts = typeof url === 'object' ? url : {}
-      url = util.parseURL(url)
-    }
-    const { agent, dispatcher = getGlobalDispatcher(), ...restOpts } = opts
-    if (agent) throw new InvalidArgumentError('unsupported opts.agent. Did you mean opts.client?')
-    return fn.call(dispatcher, { ...restOpts, origin: url.origin, path: url.search ? url.pathname + url.search : url.pathname, method: opts.method || (opts.body ? 'PUT' : 'GET') }, handler)
-  }
-}
-module.exports.Agent = Agent
-module.exports.ProxyAgent = ProxyAgent
-module.exports.fetch = (...args) => globalThis.fetch(...args)
-module.exports.request = makeDispatcher(api.request)
-`;
+const throwingClass = (name: string, what: string): string => `class ${name} { constructor() { ${NOT_BUNDLED(what)} } }`;
+const SHIMS: Record<string, string> = {
+  'redis-cluster': `exports.default = ${throwingClass('Cluster', 'Redis Cluster (lib/store/redis.ts talks to one Redis)')};`,
+  'redis-sentinel': `exports.default = ${throwingClass('SentinelConnector', 'Redis Sentinel (lib/store/redis.ts talks to one Redis)')}; exports.SentinelIterator = ${throwingClass('SentinelIterator', 'Redis Sentinel')};`,
+  // the `debug` API ioredis reads (as `.default`): a function per namespace, with enabled, namespace, log, destroy
+  debug:
+    'function createDebug(namespace) { const fn = function () {}; fn.enabled = false; fn.namespace = namespace; fn.log = function () {}; fn.destroy = function () { return false; }; return fn; } module.exports = createDebug; createDebug.default = createDebug; createDebug.debug = createDebug;',
+  'pino-transport': `module.exports = function transport() { ${NOT_BUNDLED('pino transports (lib/log.ts writes to stdout)')} };`,
+  'pino-multistream': `module.exports = function multistream() { ${NOT_BUNDLED('pino.multistream (lib/log.ts writes to stdout)')} };`,
+};
 
-function trimUndici(): esbuild.Plugin {
+function trimUnusedFeatures(): esbuild.Plugin {
   return {
-    name: 'trim-undici',
+    name: 'trim-unused-features',
     setup(build) {
-      build.onResolve({ filter: /^undici$/ }, async (args) => {
-        const ours = args.importer.endsWith(join('lib', 'http.ts'));
-        if (!ours && !args.importer.includes(`/${KUBE_PACKAGE}/`)) return undefined;
-        const pkg = await build.resolve('undici/package.json', { kind: args.kind, resolveDir: args.resolveDir, importer: args.importer });
-        return pkg.errors.length > 0 ? { errors: pkg.errors } : { path: dirname(pkg.path), namespace: 'undici-trimmed' };
+      const from = (args: esbuild.OnResolveArgs, pkg: string, files: string[]): boolean => files.some((f) => args.importer.endsWith(`/node_modules/${pkg}/${f}`));
+      const shim = (filter: RegExp, name: string, when: (args: esbuild.OnResolveArgs) => boolean): void => {
+        build.onResolve({ filter }, (args) => (when(args) ? { path: name, namespace: 'unused-feature-shim' } : undefined));
+      };
+      shim(/^\.\/cluster$/, 'redis-cluster', (a) => from(a, 'ioredis', ['built/Redis.js', 'built/index.js']));
+      shim(/^\.\/(connectors\/)?SentinelConnector$/, 'redis-sentinel', (a) => from(a, 'ioredis', ['built/Redis.js', 'built/index.js', 'built/connectors/index.js']));
+      shim(/^debug$/, 'debug', (a) => from(a, 'ioredis', ['built/utils/debug.js']));
+      shim(/^\.\/(lib\/)?transport$/, 'pino-transport', (a) => from(a, 'pino', ['pino.js', 'lib/tools.js']));
+      shim(/^\.\/lib\/multistream$/, 'pino-multistream', (a) => from(a, 'pino', ['pino.js']));
+      build.onLoad({ filter: /.*/, namespace: 'unused-feature-shim' }, (args) => ({ contents: SHIMS[args.path] ?? NOT_BUNDLED(`no shim ${args.path}`), loader: 'js' }));
+    },
+  };
+}
+
+/**
+ * ioredis defines a method per Redis command on `Commander.prototype` (~600 with the *Buffer
+ * variants) when it loads. V8 keeps a prototype's properties in "fast" mode and copies its
+ * descriptors on every addition, so those additions cost ~50 ms of a cold start (and the
+ * garbage they leave); an object already in dictionary mode takes them in ~2 ms, and V8 makes
+ * it fast again, once, when it is first used as a prototype. Adding and deleting one property
+ * before the loop puts it in dictionary mode; the prototype ends up with the same methods.
+ * Should ioredis change that line, this build fails: look at built/utils/Commander.js then.
+ */
+const COMMANDER_LOOP = 'const commands = commands_1.list.filter(';
+const COMMANDER_DICTIONARY = 'Commander.prototype.__dictionaryMode = true; delete Commander.prototype.__dictionaryMode;\n';
+
+function ioredisCommanderFast(): esbuild.Plugin {
+  return {
+    name: 'ioredis-commander-fast',
+    setup(build) {
+      build.onLoad({ filter: /[\\/]ioredis[\\/]built[\\/]utils[\\/]Commander\.js$/ }, (args) => {
+        const source = readFileSync(args.path, 'utf8');
+        if (source.split(COMMANDER_LOOP).length !== 2) return { errors: [{ text: `ioredis changed: ${args.path} no longer holds "${COMMANDER_LOOP}" once` }] };
+        return { contents: source.replace(COMMANDER_LOOP, COMMANDER_DICTIONARY + COMMANDER_LOOP), loader: 'js' };
       });
-      build.onLoad({ filter: /.*/, namespace: 'undici-trimmed' }, (args) => ({ contents: UNDICI_TRIMMED, resolveDir: args.path, loader: 'js' }));
+    },
+  };
+}
+
+/**
+ * Node's built-in modules, imported by an ES module, are loaded through their ESM facade, which
+ * reads every export once, lazy getters included: `node:http`'s WebSocket, CloseEvent and
+ * MessageEvent load Node's own copy of undici (~60 ms on the 2-core machine), `node:fs`'s
+ * `promises` loads fs/promises. require() returns the module object and leaves those getters
+ * lazy. So every `import ... from 'node:x'` (or 'x') in the bundle becomes a require() through
+ * the banner's createRequire, with the same default and named bindings (esbuild's interop).
+ */
+function builtinsByRequire(): esbuild.Plugin {
+  return {
+    name: 'builtins-by-require',
+    setup(build) {
+      build.onResolve({ filter: /^(node:)?[a-z_]+(\/[a-z_]+)?$/ }, (args) => {
+        if (args.namespace === 'builtin-require') return { path: args.path, external: true };
+        const name = args.path.replace(/^node:/, '');
+        if (args.kind !== 'import-statement' || !isBuiltin(name)) return undefined;
+        return { path: `node:${name}`, namespace: 'builtin-require' };
+      });
+      build.onLoad({ filter: /.*/, namespace: 'builtin-require' }, (args) => ({ contents: `module.exports = require(${JSON.stringify(args.path)});`, loader: 'js' }));
     },
   };
 }
@@ -168,14 +278,14 @@ export interface BundleResult {
   bytes: number;
   /** the same, gzipped (roughly what it adds to the zip) */
   gzipBytes: number;
-  /** bytes of the chunks loaded only by a dynamic import() (the Tyk Dashboard client) */
+  /** bytes of the chunks loaded only by a dynamic import() (the Dashboard client, composition, auth providers) */
   lazyBytes: number;
   /** the largest inputs (bytes in the output), for --analyze */
   inputs: { path: string; bytes: number }[];
 }
 
 export interface BundleOptions {
-  /** default true; false bundles @kubernetes/client-node and undici as they are (to measure what trimming saves) */
+  /** default true; false bundles every dependency as it is, without the plugins (to measure what they save) */
   trim?: boolean;
   /** the functions directory; default functions/ */
   functionsDir?: string;
@@ -231,9 +341,10 @@ export async function bundleAll(options: BundleOptions = {}): Promise<BundleResu
         platform: 'node',
         target: 'node24',
         minify: true,
-        // undici 8 carries two HTTP/1 parsers: llhttp and the experimental Milo (~165 KB of
-        // WebAssembly in JS). Its own build for Node core defines \`esbuildDetection\`, which
-        // selects llhttp and leaves Milo's modules unreachable; so does ours.
+        // For --untrimmed, where undici comes in through @kubernetes/client-node: undici 8 carries
+        // two HTTP/1 parsers, llhttp and the experimental Milo (~165 KB of WebAssembly in JS).
+        // Its own build for Node core defines \`esbuildDetection\`, which selects llhttp and
+        // leaves Milo's modules unreachable; so does ours.
         define: { esbuildDetection: 'true' },
         sourcemap: 'external',
         // everything is bundled: nothing is taken from the Lambda runtime (we use no AWS SDK)
@@ -244,7 +355,7 @@ export async function bundleAll(options: BundleOptions = {}): Promise<BundleResu
         // metafile paths relative to the repository root
         absWorkingDir: ROOT,
         logLevel: 'warning',
-        plugins: options.trim === false ? [] : [trimKubeClient(), trimUndici()],
+        plugins: options.trim === false ? [] : [trimKubeClient(), trimUnusedFeatures(), ioredisCommanderFast(), builtinsByRequire()],
       });
       await writeFile(join(outRoot, 'meta', `${name}.json`), JSON.stringify(result.metafile));
       const entry = join(outdir, 'index.mjs');

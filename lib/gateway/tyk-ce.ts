@@ -49,10 +49,9 @@
  * Throws GatewayApiError, GatewayRejectedError (400), GatewayUnsupportedError,
  * GatewayUnavailableError; never with the secret.
  */
-import type { Agent } from 'undici';
 import { GatewayApiError, GatewayRejectedError, GatewayUnsupportedError } from '../errors.js';
 import { isObject } from '../guards.js';
-import { type HttpRequest, type HttpResponse, makeAgent, redactUrl } from '../http.js';
+import { type HttpAgent, type HttpRequest, type HttpResponse, makeAgent, redactUrl } from '../http.js';
 import { JsonItemsError, readJsonItems } from '../json-items.js';
 import { type CertificateStore, certificateId, type Uploaded } from './certificates.js';
 import { oasApiId, withOasId } from './oas.js';
@@ -123,7 +122,7 @@ export class TykGatewayClient implements Gateway, CertificateStore {
   private readonly base: string;
   private readonly secret: string;
   private readonly timeoutMs: number;
-  private readonly agent: Agent;
+  private readonly agent: HttpAgent;
   private readonly target: CallTarget;
 
   constructor(options: TykGatewayOptions) {
@@ -326,7 +325,7 @@ export class TykGatewayClient implements Gateway, CertificateStore {
       ...(rawBody === undefined ? {} : { rawBody }),
       ...(consume === undefined ? {} : { consume }),
       timeoutMs: this.timeoutMs,
-      dispatcher: this.agent,
+      agent: this.agent,
     });
   }
 

@@ -103,10 +103,9 @@
  * GatewayUnavailableError. The key never appears in an error.
  */
 import { randomBytes } from 'node:crypto';
-import type { Agent } from 'undici';
 import { GatewayApiError, GatewayRejectedError } from '../errors.js';
 import { isObject, nonEmpty } from '../guards.js';
-import { type HttpResponse, makeAgent, redactUrl } from '../http.js';
+import { type HttpAgent, type HttpResponse, makeAgent, redactUrl } from '../http.js';
 import { type CertificateStore, certificateId, type Uploaded } from './certificates.js';
 import { oasApiId, withOasId, withoutOasFields } from './oas.js';
 import { answerMessage, type CallTarget, type GatewayObserver, gatewayCall } from './transport.js';
@@ -212,7 +211,7 @@ export class TykDashboardClient implements Gateway, CertificateStore {
   private readonly base: string;
   private readonly secret: string;
   private readonly timeoutMs: number;
-  private readonly agent: Agent;
+  private readonly agent: HttpAgent;
   private readonly target: CallTarget;
   private readonly listFreshMs: number;
   /** when the last complete policy list started (epoch ms) */
@@ -742,7 +741,7 @@ export class TykDashboardClient implements Gateway, CertificateStore {
       body,
       ...(raw === undefined ? {} : { rawBody: raw.text, contentType: raw.contentType }),
       timeoutMs: this.timeoutMs,
-      dispatcher: this.agent,
+      agent: this.agent,
     });
   }
 }

@@ -1,7 +1,7 @@
 /**
  * KubeApi over HTTP: @kubernetes/client-node's KubeConfig supplies the server and the
  * credentials (kubeconfig file or in-cluster service account, token refresh and exec plugins
- * included); requests go over undici with a timeout on every call.
+ * included); requests go over Node's https (lib/http.ts) with a timeout on every call.
  *
  * Guarantees (see ./types.ts): get → null only on 404; list follows `continue` to the end or
  * throws (an expired continue token restarts the list, at most twice); finalizer changes
@@ -15,9 +15,8 @@
  */
 import { hostname } from 'node:os';
 import type { KubeConfig } from '@kubernetes/client-node';
-import type { Agent } from 'undici';
 import { KubeApiError, KubeConflictError, KubeUnavailableError } from '../errors.js';
-import { type HttpResponse, httpRequest, makeAgent, TransportError } from '../http.js';
+import { type HttpAgent, type HttpResponse, httpRequest, makeAgent, TransportError } from '../http.js';
 import { EVENT } from '../kinds.js';
 import { EventRecorder, type EventSink, type EventType, type KubeEvent, type RecordedEvent } from './events.js';
 import type { KubeApi, KubeObject, ListOptions, ResourceKind } from './types.js';
@@ -53,7 +52,7 @@ export class KubeClient implements KubeApi, EventSink {
   private readonly timeoutMs: number;
   private readonly pageSize: number;
   private readonly conflictRetries: number;
-  private agent?: { agent: Agent; fingerprint: string };
+  private agent?: { agent: HttpAgent; fingerprint: string };
   private readonly events: EventRecorder;
 
   constructor(
@@ -241,7 +240,7 @@ export class KubeClient implements KubeApi, EventSink {
         body: options.body,
         contentType: options.contentType,
         timeoutMs: this.timeoutMs,
-        dispatcher: this.dispatcherFor(opts),
+        agent: this.agentFor(opts),
       });
     } catch (err) {
       if (err instanceof TransportError) throw new KubeUnavailableError(`API server: ${err.message}`, { cause: err });
@@ -249,7 +248,7 @@ export class KubeClient implements KubeApi, EventSink {
     }
   }
 
-  private dispatcherFor(opts: HttpsOpts): Agent {
+  private agentFor(opts: HttpsOpts): HttpAgent {
     const fingerprint = [opts.ca, opts.cert, opts.key, opts.rejectUnauthorized, opts.servername].map((v) => String(v ?? '')).join('\u0000');
     if (this.agent?.fingerprint !== fingerprint) {
       void this.agent?.agent.close();
