@@ -1,10 +1,13 @@
 /**
- * AWS Lambda: the EventBridge schedule → a full run (lib/triggers/schedule.ts) with a deadline
- * from the invocation's remaining time → a summary (the full report goes to the log; the
- * run's metrics go out as EMF lines, lib/metrics/emf.ts).
+ * AWS Lambda: the EventBridge schedule → a tick (lib/triggers/schedule.ts) with a deadline from
+ * the invocation's remaining time → a summary. Up to SHARD_SIZE objects the tick is one full
+ * run (the full report goes to the log; the run's metrics go out as EMF lines,
+ * lib/metrics/emf.ts); above, its shards go to SHARD_QUEUE_URL (the `shard` function runs them)
+ * and the summary says how many, or, without a queue, run here one after the other.
  */
 import type { RunReport } from '../lib/reconcile/types.js';
-import { deadlineWithin, scheduledRun } from '../lib/triggers/schedule.js';
+import { deadlineWithin, type ShardedTick, scheduledTick } from '../lib/triggers/schedule.js';
+import { shardQueueOf } from '../lib/triggers/shard-queue.js';
 import { lambdaServiceFromEnv } from './service.js';
 
 /** What EventBridge sends for a scheduled rule (only `time` is read, for the log). */
@@ -20,21 +23,32 @@ export interface LambdaContext {
   awsRequestId?: string;
 }
 
-export async function handler(event?: ScheduledEvent, context?: LambdaContext): Promise<{ counts: RunReport['counts']; errors: number; writes: number; reloads: number; deferred: number }> {
+export interface ScheduleResult {
+  counts: RunReport['counts'];
+  errors: number;
+  writes: number;
+  reloads: number;
+  deferred: number;
+  /** a sharded tick: its run id, shards and objects, and whether they went to the queue */
+  sharded?: ShardedTick;
+}
+
+export async function handler(event?: ScheduledEvent, context?: LambdaContext): Promise<ScheduleResult> {
   const svc = await lambdaServiceFromEnv();
   const deadline = deadlineWithin(svc, context?.getRemainingTimeInMillis());
   svc.log.info({ awsRequestId: context?.awsRequestId, scheduledAt: event?.time, deadline }, 'scheduled run');
-  let report: RunReport;
   try {
-    report = await scheduledRun(svc, deadline);
+    const queue = await shardQueueOf(svc);
+    const { report, sharded } = await scheduledTick(svc, { ...(deadline !== undefined ? { deadline } : {}), ...(queue ? { queue } : {}) });
+    return {
+      counts: report?.counts ?? {},
+      errors: report?.errors.length ?? 0,
+      writes: report?.gateway.writes ?? 0,
+      reloads: report?.gateway.reloads ?? 0,
+      deferred: report?.counts.deferred ?? 0,
+      ...(sharded ? { sharded } : {}),
+    };
   } finally {
     svc.flushMetrics();
   }
-  return {
-    counts: report.counts,
-    errors: report.errors.length,
-    writes: report.gateway.writes,
-    reloads: report.gateway.reloads,
-    deferred: report.counts.deferred ?? 0,
-  };
 }

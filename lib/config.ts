@@ -61,6 +61,12 @@ export interface Config {
    * ApiDefinitions generated for plain and TLS hosts (0: the template's)
    */
   ingress: { className: string; httpPort: number; httpsPort: number };
+  /**
+   * Full runs over more objects than SHARD_SIZE are sharded (lib/triggers/schedule.ts): sent as
+   * messages to SHARD_QUEUE_URL (an SQS queue; serverless.yml sets it on Lambda), or, without
+   * one, run one after another in this process
+   */
+  shards: { size: number; queueUrl?: string };
   /** self-hosted HTTPS: paths of the PEM files */
   tls?: { certFile: string; keyFile: string; clientCaFile?: string };
 }
@@ -168,6 +174,26 @@ function ingress(env: Env, problems: Problems): Config['ingress'] {
   };
 }
 
+/**
+ * SHARD_QUEUE_URL: an SQS queue URL, https://sqs.<region>.amazonaws.com/<account>/<queue> (http
+ * is accepted for a local stand-in). The value is not echoed: a URL may carry credentials.
+ */
+function shardQueueUrl(env: Env, problems: Problems): string | undefined {
+  const v = value(env, 'SHARD_QUEUE_URL');
+  if (v === undefined) return undefined;
+  const want = 'must be an SQS queue URL, https://sqs.<region>.amazonaws.com/<account>/<queue>';
+  let u: URL;
+  try {
+    u = new URL(v);
+  } catch {
+    return problems.add('SHARD_QUEUE_URL', `${want}; it is not a URL`);
+  }
+  if (u.protocol !== 'https:' && u.protocol !== 'http:') return problems.add('SHARD_QUEUE_URL', `${want}, got "${u.protocol}//"`);
+  if (u.username !== '' || u.password !== '') return problems.add('SHARD_QUEUE_URL', `${want}, without credentials in it`);
+  if (!/^\/[^/]+\/[^/]+\/?$/.test(u.pathname)) return problems.add('SHARD_QUEUE_URL', `${want}; its path must be /<account>/<queue>`);
+  return v;
+}
+
 function tokens(env: Env, name: string, problems: Problems): string[] {
   const t = list(env, name);
   if (t.some((x) => x.length < 16)) problems.add(name, 'each token must be at least 16 characters');
@@ -221,6 +247,7 @@ export function loadConfig(env: Env): Config {
     shutdownGraceMs: integer(env, 'SHUTDOWN_GRACE_MS', 25_000, 0, 600_000, problems),
     reconcilerUsername: value(env, 'RECONCILER_USERNAME'),
     ingress: ingress(env, problems),
+    shards: { size: integer(env, 'SHARD_SIZE', 2000, 1, 1_000_000, problems), queueUrl: shardQueueUrl(env, problems) },
     tls: tls(env, problems),
   };
   if (problems.list.length > 0) throw new ConfigError(problems.list);

@@ -131,6 +131,20 @@ export class BadRequestError extends ReconcilerError {
   }
 }
 
+/**
+ * A shard message (an SQS message body, or a POST /shards body) is not one the coordinator
+ * sends: not JSON, another version, a field missing or out of range. Maps to 400; on SQS the
+ * message is reported failed and ends in the dead-letter queue. The message never quotes the body.
+ */
+export class ShardMessageError extends BadRequestError {
+  override readonly code = 'SHARD_MESSAGE_INVALID';
+}
+
+/** Some shards of a full run could not be handed to the queue (SHARD_QUEUE_URL) after retries; the next tick sends them again. */
+export class ShardQueueError extends ReconcilerError {
+  readonly code = 'SHARD_QUEUE_UNAVAILABLE';
+}
+
 /** A request to one of our endpoints lacked a valid bearer token. Maps to 401. */
 export class UnauthorizedError extends ReconcilerError {
   readonly code = 'UNAUTHORIZED';

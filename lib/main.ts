@@ -2,7 +2,8 @@
  * Self-hosted entry point (`npm start`): loads the config from the environment, builds the
  * service and the fastify app, listens on HOST:PORT, and runs the full reconcile on
  * RESYNC_SCHEDULE with node-cron (never two scheduled runs at once; RESYNC_SCHEDULE=off when
- * the schedule comes from outside, e.g. a Knative PingSource).
+ * the schedule comes from outside, e.g. a Knative PingSource); a tick over more than SHARD_SIZE
+ * objects runs its shards here one after the other, or sends them to SHARD_QUEUE_URL.
  *
  * With TLS_CERT and TLS_KEY it serves HTTPS (the API server's audit webhook sends its token
  * only over HTTPS); with TLS_CLIENT_CA the webhooks and /resync also need a client
@@ -21,7 +22,8 @@ import { createLogger } from './log.js';
 import { PrometheusMetrics } from './metrics/prometheus.js';
 import { type AppOptions, buildApp } from './server.js';
 import { createService, type Service } from './service.js';
-import { scheduledRun } from './triggers/schedule.js';
+import { scheduledTick } from './triggers/schedule.js';
+import { shardQueueOf } from './triggers/shard-queue.js';
 
 function readPem(setting: string, path: string): Buffer {
   try {
@@ -65,7 +67,9 @@ async function main(): Promise<void> {
           config.resyncSchedule,
           async () => {
             try {
-              await scheduledRun(svc);
+              // above SHARD_SIZE objects, the tick's shards go to SHARD_QUEUE_URL, or run here one after the other
+              const queue = await shardQueueOf(svc);
+              await scheduledTick(svc, queue ? { queue } : {});
             } catch (err) {
               // a tick that fires while stopping starts nothing
               if (err instanceof ShuttingDownError) return;

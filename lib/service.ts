@@ -28,7 +28,8 @@ import type { Logger } from './log.js';
 import { createLineLogger } from './log-lines.js';
 import { discardMetrics, type Figure, type MetricsSink } from './metrics/catalogue.js';
 import { gatewayCallFigures, requestFigures, runFigures } from './metrics/figures.js';
-import { DEFAULT_RUN_SETTINGS, type RunReport, type RunRequest, type RunSettings, runReconcile } from './reconcile/run.js';
+import type { TickPlan } from './reconcile/coordinate.js';
+import { DEFAULT_RUN_SETTINGS, type RunDeps, type RunReport, type RunRequest, type RunSettings, runReconcile } from './reconcile/run.js';
 import { MemoryStore } from './store/memory.js';
 import { createRedisStore } from './store/redis.js';
 import { redisPasswords } from './store/redis-url.js';
@@ -159,6 +160,23 @@ export class Service {
     return this.username;
   }
 
+  /** SHARD_SIZE (objects per shard of a full run) and SHARD_QUEUE_URL (where shards go; absent: this process runs them). */
+  get shards(): { readonly size: number; readonly queueUrl?: string } {
+    return this.config.shards;
+  }
+
+  /**
+   * A scheduled tick's first step (lib/reconcile/coordinate.ts): counts what a full run would
+   * look at and, above SHARD_SIZE, snapshots the gateways and returns the tick's shards.
+   * Throws ShuttingDownError once shutdown() was called, StoreUnavailableError.
+   */
+  async planTick(): Promise<TickPlan> {
+    if (this.stopping) throw new ShuttingDownError();
+    // loaded on the first tick: the webhook functions' bundles keep it out of what they load at start
+    const { planTick } = await import('./reconcile/coordinate.js');
+    return planTick(this.runDeps(), this.config.shards.size);
+  }
+
   /** Runs the reconcile; throws ShuttingDownError once shutdown() was called. */
   run(request: RunRequest): Promise<RunReport> {
     if (this.stopping) return Promise.reject(new ShuttingDownError());
@@ -195,18 +213,31 @@ export class Service {
     return { drained };
   }
 
-  private async runMeasured(request: RunRequest): Promise<RunReport> {
+  private runDeps(): RunDeps {
     const { kube, store, clock, log } = this.parts;
+    return { stop: this.stop, kube, targets: this.targets, store, clock, log, settings: this.settings };
+  }
+
+  private async runMeasured(request: RunRequest): Promise<RunReport> {
+    const { clock } = this.parts;
     const started = performance.now();
     const seconds = () => (performance.now() - started) / 1000;
     try {
-      const report = await runReconcile({ stop: this.stop, kube, targets: this.targets, store, clock, log, settings: this.settings }, request);
+      const report = await runReconcile(this.runDeps(), request);
       this.record(runFigures(request, { report }, seconds(), clock.now()));
       return report;
     } catch (err) {
       this.record(runFigures(request, { failed: true }, seconds(), clock.now()));
       throw err;
     }
+  }
+
+  /**
+   * A sharded full run finished in this process, every shard without a run-level error: what an
+   * ordinary full run's success sets (the shards' own runs are not full runs).
+   */
+  recordFullRunSuccess(): void {
+    this.record([{ name: 'last_full_run_success_timestamp_seconds', labels: {}, value: Math.floor(this.parts.clock.now() / 1000) }]);
   }
 
   /** Counts an answered HTTP request (route without query, status code). */

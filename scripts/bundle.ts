@@ -347,8 +347,9 @@ export async function bundleAll(options: BundleOptions = {}): Promise<BundleResu
         // leaves Milo's modules unreachable; so does ours.
         define: { esbuildDetection: 'true' },
         sourcemap: 'external',
-        // everything is bundled: nothing is taken from the Lambda runtime (we use no AWS SDK)
-        external: [],
+        // everything is bundled but the AWS SDK, which the Lambda runtime provides (Node 24: v3,
+        // importable from ES modules); only the schedule's SQS sender imports it, on demand
+        external: ['@aws-sdk/*'],
         banner: { js: BANNER },
         legalComments: 'none',
         metafile: true,

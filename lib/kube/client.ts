@@ -87,7 +87,10 @@ export class KubeClient implements KubeApi, EventSink {
       let cont: string | undefined;
       let expired = false;
       do {
-        const res = await this.call('GET', collectionPath(kind, namespace), { query: { labelSelector: options.labelSelector, limit: this.pageSize, continue: cont } });
+        const res = await this.call('GET', collectionPath(kind, namespace), {
+          query: { labelSelector: options.labelSelector, limit: this.pageSize, continue: cont },
+          ...(options.metadataOnly ? { accept: METADATA_ONLY } : {}),
+        });
         if (res.status === 410 && cont !== undefined && restart < 2) {
           expired = true;
           break;
@@ -224,7 +227,7 @@ export class KubeClient implements KubeApi, EventSink {
     return res.status === 409 ? new KubeConflictError(409, message, { context }) : new KubeApiError(res.status, message, { context });
   }
 
-  private async call(method: 'GET' | 'PATCH' | 'POST' | 'PUT' | 'DELETE', path: string, options: { query?: Query; body?: unknown; contentType?: string } = {}): Promise<HttpResponse> {
+  private async call(method: 'GET' | 'PATCH' | 'POST' | 'PUT' | 'DELETE', path: string, options: { query?: Query; body?: unknown; contentType?: string; accept?: string } = {}): Promise<HttpResponse> {
     const opts: HttpsOpts = {};
     await this.kc.applyToHTTPSOptions(opts as never);
     const server = this.server;
@@ -232,6 +235,7 @@ export class KubeClient implements KubeApi, EventSink {
     const headers: Record<string, string> = {};
     for (const [k, v] of Object.entries(opts.headers ?? {})) if (v !== undefined) headers[k.toLowerCase()] = String(v);
     if (opts.auth) headers.authorization = `Basic ${Buffer.from(opts.auth).toString('base64')}`;
+    if (options.accept) headers.accept = options.accept;
     try {
       return await httpRequest({
         method,
@@ -265,6 +269,9 @@ export class KubeClient implements KubeApi, EventSink {
     this.agent = undefined;
   }
 }
+
+/** A list of metadata only (ListOptions.metadataOnly), else the full list: Kubernetes' content negotiation for PartialObjectMetadataList. */
+const METADATA_ONLY = 'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json';
 
 function seg(s: string): string {
   return encodeURIComponent(s);

@@ -48,6 +48,12 @@ export interface KubeObject {
 
 export interface ListOptions {
   labelSelector?: string;
+  /**
+   * Only metadata is needed (to count objects): asked as a PartialObjectMetadataList, which
+   * the API server answers with each item's metadata alone; a server that cannot answers the
+   * full list, which is as good. Items then have metadata only.
+   */
+  metadataOnly?: boolean;
 }
 
 export interface KubeApi {

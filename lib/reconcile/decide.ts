@@ -53,7 +53,10 @@ export interface Loaded {
   readonly body?: JsonObject;
   /** policies: the APIs it references */
   readonly links?: readonly ApiRef[];
-  /** the gateway object under its id: null when the gateway confirmed it absent, undefined when not read */
+  /**
+   * the gateway object under its id: null when the gateway confirmed it absent, undefined when
+   * not read; from a shard's snapshot (snapshot.ts), only its id fields, null when the snapshot lacks it
+   */
   readonly observedBody?: JsonObject | null;
   readonly observed?: ObservedState;
   /** APIs (both kinds): the live policies referencing it; APIDescriptions being deleted: the live catalogues listing it; null when they could not be listed */

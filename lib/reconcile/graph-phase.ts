@@ -13,7 +13,7 @@
  * SubGraphs) and the ApiDefinitions of each object's namespace. A listing that fails makes the
  * objects depending on it unknown: a deletion is then held, a status left as it is. A kind the
  * API server does not serve (404: its CRD is not installed) has no objects. A dry run reports
- * what would be done and writes nothing.
+ * what would be done and writes nothing. A shard run decides the shard's objects only.
  */
 import { describeError, errorCode, KubeApiError } from '../errors.js';
 import { API_DEFINITION, HELD_KINDS, type HeldKind, type HeldRef, SUBGRAPH, SUPERGRAPH } from '../kinds.js';
@@ -68,9 +68,12 @@ export async function runGraphPhase(ctx: RunContext, scope: RunScope, apis: read
     const listed = await listKind(ctx, kind, where);
     if ('failed' in listed) continue;
     if (kind === SUPERGRAPH && scope.all) superList = listed;
-    for (const obj of listed.objects) found.set(keyOf(kind.kind, { namespace: obj.metadata.namespace, name: obj.metadata.name }), { kind, obj });
+    for (const obj of listed.objects) {
+      // a shard run decides its own objects only (a bucket: its names of the namespace)
+      if (ctx.owns(obj.metadata.namespace ?? '', obj.metadata.name)) found.set(keyOf(kind.kind, { namespace: obj.metadata.namespace, name: obj.metadata.name }), { kind, obj });
+    }
   }
-  const named = [...(scope.held ?? []), ...usedBy(apis)].filter((r) => ctx.watched(r.namespace) && !found.has(keyOf(r.kind.kind, r)));
+  const named = [...(scope.held ?? []), ...usedBy(apis)].filter((r) => ctx.watched(r.namespace) && ctx.owns(r.namespace, r.name) && !found.has(keyOf(r.kind.kind, r)));
   const unique = [...new Map(named.map((r) => [keyOf(r.kind.kind, r), r])).values()];
   await mapLimit(unique, ctx.settings.concurrency, async (r) => {
     try {

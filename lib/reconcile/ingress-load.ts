@@ -13,7 +13,7 @@
  * plan would create, so a name something else holds is seen before a POST.
  *
  * Guarantees: a failed read marks the entries it concerns (`readError`): nothing is decided on
- * them. Ingresses of other classes that were never ours produce no entry (or an ignored one).
+ * them. A shard run keeps the shard's Ingresses only. Ingresses of other classes that were never ours produce no entry (or an ignored one).
  */
 import { API_DEFINITION, INGRESS } from '../kinds.js';
 import type { KubeObject } from '../kube/types.js';
@@ -137,6 +137,11 @@ export async function loadIngresses(ctx: RunContext, scope: RunScope, settings: 
       ctx.runError(`list apidefinitions labelled ${INGRESS_LABEL}${ns ? ` in ${ns}` : ''}`, err);
       failedNs.set(ns ?? '*', err);
     }
+  }
+  // a shard run decides its own Ingresses only (a bucket: its names of the namespace)
+  for (const k of [...found.keys()]) {
+    const r = splitKey(k);
+    if (r && !ctx.owns(r.namespace, r.name)) found.delete(k);
   }
   const keys = [...found.keys()];
   const stored = await ctx.deps.store.getRecords(keys);

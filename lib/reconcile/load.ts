@@ -7,6 +7,11 @@
  * error) and never turns into "absent"; a record whose resource a complete listing lacks is
  * confirmed gone by a GET 404 before it becomes a deletion candidate; gateway state is read
  * per gateway, with one GET per object for a few and one LIST for many.
+ *
+ * In a shard run (RunRequest.shard): listings keep the shard's objects only (a bucket's names),
+ * records of other shards are not orphans here, the first decision takes observed state from the
+ * tick's snapshot (snapshot.ts) where it has the gateway and kind, and gateway objects are
+ * otherwise read one by one, unless a listing was asked for (no snapshot).
  */
 
 import type { CertificateStore } from '../gateway/certificates.js';
@@ -47,6 +52,7 @@ import { type ApiResolution, securityPolicyPayload } from './policy-payload.js';
 import type { PortalLoad } from './portal-load.js';
 import { ownedIds } from './portal-payload.js';
 import type { RunContext } from './run-context.js';
+import type { SnapshotReader } from './snapshot.js';
 import type { RunScope } from './types.js';
 
 /** An object as the API server read found it: the resource (null: gone), or why it could not be read. */
@@ -86,7 +92,11 @@ export async function loadDesired(ctx: RunContext, kind: ManagedKind, scope: Run
   const listed: Found[] = [];
   for (const ns of namespaces) {
     try {
-      for (const obj of await ctx.deps.kube.list(kind, ns)) listed.push(found(kind, { kind, namespace: obj.metadata.namespace ?? '', name: obj.metadata.name }, obj));
+      for (const obj of await ctx.deps.kube.list(kind, ns)) {
+        const namespace = obj.metadata.namespace ?? '';
+        // a shard run decides its own objects only (a bucket: its names of the namespace)
+        if (ctx.owns(namespace, obj.metadata.name)) listed.push(found(kind, { kind, namespace, name: obj.metadata.name }, obj));
+      }
     } catch (err) {
       complete = false;
       if (notServed(kind, err)) ctx.log.info({ kind: kind.kind }, `${kind.plural} are not served by the API server (CRD not installed): none looked at`);
@@ -133,7 +143,7 @@ export async function loadOrphans(ctx: RunContext, kind: ManagedKind, scope: Run
     for (const key of await ctx.deps.store.listRecordKeys(prefix)) {
       if (known.has(key)) continue;
       const [, namespace, name] = key.split('/');
-      if (namespace === undefined || name === undefined || !ctx.watched(namespace)) continue;
+      if (namespace === undefined || name === undefined || !ctx.watched(namespace) || !ctx.owns(namespace, name)) continue;
       refs.push({ kind, namespace, name });
     }
   }
@@ -172,6 +182,8 @@ export interface LoadContext {
   readonly preferList: boolean;
   /** the developer portal's kinds: what their desired states are built from (portal-load.ts) */
   readonly portal?: PortalLoad;
+  /** a shard run's first decision: observed state from the tick's snapshot where it has it (never under a lock) */
+  readonly snapshot?: SnapshotReader;
 }
 
 type Draft = { -readonly [K in keyof Loaded]: Loaded[K] };
@@ -192,7 +204,7 @@ export async function loadState(ctx: RunContext, objects: readonly Found[], lc: 
   const graphs = await loadGraphs(ctx, drafts);
   if (lc.portal) await lc.portal.prepare(drafts);
   for (const d of drafts) computeDesired(d, lc, secrets, configMaps, graphs);
-  await loadObserved(ctx, drafts, lc.preferList);
+  await loadObserved(ctx, drafts, lc.preferList, lc.snapshot);
   await checkCertificates(ctx, drafts);
   const policies = lc.policies;
   for (const d of drafts) if (isApiKind(d.kind)) d.referencedBy = policies === undefined ? null : referencingPolicies(apiRefOf(d.ref), policies);
@@ -556,10 +568,13 @@ export type ObservedAnswer = { readonly body: JsonObject | null; readonly hash?:
 
 /**
  * Reads gateway objects, per gateway and kind: one GET each for a few, one LIST for many
- * (or when `preferList`). A failed LIST is a run error and fails every read it covered.
+ * (or when `preferList`). A failed LIST is a run error and fails every read it covered. A
+ * shard run reads one by one unless `preferList`: a LIST would read the whole gateway for a
+ * small part of it, once per shard.
  */
 export async function readObserved(ctx: RunContext, reads: readonly ObservedRead[], preferList: boolean): Promise<ObservedAnswer[]> {
   const answers = new Array<ObservedAnswer>(reads.length);
+  const getThreshold = ctx.request.shard ? Infinity : ctx.settings.getThreshold;
   const groups = new Map<Gateway, Map<ManagedKind, number[]>>();
   reads.forEach((r, i) => {
     const byKind = groups.get(r.gateway) ?? new Map<ManagedKind, number[]>();
@@ -575,7 +590,7 @@ export async function readObserved(ctx: RunContext, reads: readonly ObservedRead
   };
   for (const [gw, byKind] of groups) {
     for (const [kind, indexes] of byKind) {
-      if (preferList || indexes.length > ctx.settings.getThreshold) {
+      if (preferList || indexes.length > getThreshold) {
         const byId = new Map<string, number[]>();
         for (const i of indexes) {
           const id = (reads[i] as ObservedRead).id;
@@ -618,9 +633,10 @@ export async function readObserved(ctx: RunContext, reads: readonly ObservedRead
  * The observed state of each object with a gateway. Only a readable object that exists or has
  * a record gets one (resolveTarget), and so has an id: desired (computeDesired), else recorded.
  */
-async function loadObserved(ctx: RunContext, drafts: Draft[], preferList: boolean): Promise<void> {
+async function loadObserved(ctx: RunContext, drafts: Draft[], preferList: boolean, snapshot: SnapshotReader | undefined): Promise<void> {
   // an object whose Secret could not be read has no desired state and is not decided on
-  const wanted = drafts.filter((d) => d.target !== undefined && d.readError === undefined && !portalObservedWithoutRead(d));
+  const all = drafts.filter((d) => d.target !== undefined && d.readError === undefined && !portalObservedWithoutRead(d));
+  const wanted = snapshot ? await fromSnapshot(snapshot, all) : all;
   const answers = await readObserved(
     ctx,
     wanted.map((d) => ({
@@ -641,6 +657,41 @@ async function loadObserved(ctx: RunContext, drafts: Draft[], preferList: boolea
     d.observedBody = answer.body;
     if (answer.body) d.observed = { id: (d.desired?.id ?? d.record?.id) as string, hash: answer.hash as string };
   });
+}
+
+/**
+ * Sets the observed state of the drafts the snapshot can answer for (its gateway and kind were
+ * listed by the coordinator): unchanged (the record's hashes, the snapshot's id fields in
+ * `observedBody`) when the whole object hashes as the record's read-back did, or absent when
+ * the snapshot lacks it. Returns the drafts it cannot answer for, to be read from the gateway.
+ */
+async function fromSnapshot(snapshot: SnapshotReader, drafts: readonly Draft[]): Promise<Draft[]> {
+  const rest: Draft[] = [];
+  for (const d of drafts) {
+    const entries = await snapshot.observed((d.target as GatewayTarget).name, d.kind.gatewayKind);
+    if (!entries) {
+      rest.push(d);
+      continue;
+    }
+    const id = (d.desired?.id ?? d.record?.id) as string;
+    const entry = entries.get(id);
+    if (!entry) {
+      d.observedBody = null;
+      continue;
+    }
+    // the snapshot hashes the whole object; the record's observedHash is a managed one (hash.ts),
+    // so the snapshot speaks for an object only when it matches the whole read-back the record
+    // kept: then nothing at all changed since (a record of before managed hashes kept the whole
+    // hash as its observedHash). Else the object is read, and its managed hash decides.
+    const whole = d.record?.observedWholeHash ?? (d.record && isLegacyHash(d.record.observedHash) ? d.record.observedHash : undefined);
+    if (whole === undefined || whole !== entry.hash) {
+      rest.push(d);
+      continue;
+    }
+    d.observedBody = { ...entry.ids };
+    d.observed = { id, hash: (d.record as SyncRecord).observedHash };
+  }
+  return rest;
 }
 
 /**

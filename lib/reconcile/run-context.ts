@@ -9,6 +9,8 @@ import type { TargetResolver } from '../gateway/targets.js';
 import type { KubeObject } from '../kube/types.js';
 import type { Logger } from '../log.js';
 import type { Decision, Loaded } from './decide.js';
+import { inPart } from './shards.js';
+import { SnapshotReader } from './snapshot.js';
 import type { ObjectReport, ObjectResult, RunDeps, RunReport, RunRequest, RunSettings } from './types.js';
 
 export class RunContext {
@@ -17,6 +19,8 @@ export class RunContext {
   readonly errors: RunReport['errors'] = [];
   readonly resolver: TargetResolver;
   readonly log: Logger;
+  /** a shard run's view of its tick's snapshot of the gateways (snapshot.ts); undefined for other runs */
+  readonly snapshot: SnapshotReader | undefined;
   writes = 0;
   reloads = 0;
   /** gateway deletions let through by MAX_DELETES_PER_RUN so far */
@@ -32,6 +36,9 @@ export class RunContext {
     this.startedAt = deps.clock.now();
     this.log = deps.log.child({ runId: this.runId, trigger: request.trigger });
     this.resolver = deps.targets.forRun();
+    const shard = request.shard;
+    if (shard) this.log = this.log.child({ shard: `${shard.index + 1}/${shard.count}`, tick: shard.runId });
+    this.snapshot = shard ? new SnapshotReader(deps.store, shard.runId, this.log) : undefined;
   }
 
   get settings(): RunSettings {
@@ -63,6 +70,12 @@ export class RunContext {
       this.onceDone.set(key, done);
     }
     return done;
+  }
+
+  /** Whether the run decides this object: always, except in a shard run, for an object of another shard (a bucket's neighbours). */
+  owns(namespace: string, name: string): boolean {
+    const shard = this.request.shard;
+    return shard === undefined || inPart(shard.part, namespace, name);
   }
 
   watched(namespace: string): boolean {

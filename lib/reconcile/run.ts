@@ -27,6 +27,12 @@
  * finalize (finalize.ts: record, status, Events); for the others, apply (apply.ts: lock,
  * re-read and decide again under the lock, write, settle, finalize, release).
  *
+ * A shard of a sharded full run (RunRequest.shard, lib/triggers/schedule.ts) is this pipeline over
+ * the shard's namespaces, deciding only the shard's objects: what a phase adds to the next
+ * (the APIs an Ingress wrote, the policies following an API) joins only when it is the shard's,
+ * as a full run finds those in its own listings; the certificate sweep of a full run is the
+ * coordinator's (coordinate.ts), once per tick.
+ *
  * Guarantees: nothing is deleted from a gateway because a read failed or was partial (a
  * failed policy listing holds every ApiDefinition deletion); an object whose read failed is
  * reported and left alone; object failures are reported, never thrown. Throws only
@@ -73,13 +79,13 @@ export async function runReconcile(deps: RunDeps, request: RunRequest): Promise<
   const reports: ObjectReport[] = [];
   const ingresses = await runIngressPhase(ctx, request.scope, reports);
   const policies = await ctx.policies((ns) => deps.kube.list(SECURITY_POLICY, ns));
-  const classic = await runPhase(ctx, API_DEFINITION, scopeFor(request.scope, API_DEFINITION, ingresses.apiRefs), reports, policies, new Map());
+  const classic = await runPhase(ctx, API_DEFINITION, scopeFor(request.scope, API_DEFINITION, owned(ctx, ingresses.apiRefs)), reports, policies, new Map());
   replaceReports(reports, await settleTemplates(ctx, classic, ingressSettings(ctx)));
   const oas = await runOasPhase(ctx, scopeFor(request.scope, TYK_OAS_API_DEFINITION), reports, policies, classic);
   const apis = [...classic, ...oas];
   await runGraphPhase(ctx, request.scope, classic, reports);
   if (request.dryRun !== true) await collectCertificates(ctx, releasedUses(apis), request.scope.all ? gatewaysOf(apis) : []);
-  const policyScope = scopeFor(request.scope, SECURITY_POLICY, followersOf(apis, policies));
+  const policyScope = scopeFor(request.scope, SECURITY_POLICY, owned(ctx, followersOf(apis, policies)));
   const policyDone = await runPhase(ctx, SECURITY_POLICY, policyScope, reports, policies, phaseResults(apis));
   if (request.dryRun !== true) await refreshLinks(ctx, policyDone, new Set(apis.map((d) => apiKey(apiRefOf(d.loaded.ref)))), policies);
   await runPortalPhases(ctx, reports, policies, policyDone);
@@ -98,7 +104,8 @@ async function runPortalPhases(ctx: RunContext, reports: ObjectReport[], policie
   const portal = new PortalRun(ctx, policies, written);
   const descriptions = await runPhase(ctx, API_DESCRIPTION, scopeFor(scope, API_DESCRIPTION), reports, policies, new Map(), portal);
   portal.seen(descriptions.map((d) => d.loaded));
-  const followers = scope.all ? [] : await portal.followers(new Set(descriptions.map((d) => `${d.loaded.ref.namespace}/${d.loaded.ref.name}`)), written);
+  // a full run, and a shard (its catalogues are in its listing), finds the catalogues in its listing
+  const followers = scope.all || ctx.request.shard ? [] : await portal.followers(new Set(descriptions.map((d) => `${d.loaded.ref.namespace}/${d.loaded.ref.name}`)), written);
   await runPhase(ctx, PORTAL_API_CATALOGUE, scopeFor(scope, PORTAL_API_CATALOGUE, followers), reports, policies, new Map(), portal);
   await runPhase(ctx, PORTAL_CONFIG, scopeFor(scope, PORTAL_CONFIG), reports, policies, new Map(), portal);
 }
@@ -151,6 +158,11 @@ function replaceReports(reports: ObjectReport[], replacing: readonly ObjectRepor
   }
 }
 
+/** Of `refs`, those the run decides (a shard run: its own; any other run: all). */
+function owned<T extends NamespacedName>(ctx: RunContext, refs: readonly T[]): T[] {
+  return refs.filter((r) => ctx.owns(r.namespace, r.name));
+}
+
 /** The part of a request's scope that concerns `kind`, plus extra refs of that kind. */
 function scopeFor(scope: RunScope, kind: ManagedKind, extra: readonly (NamespacedName & { optional?: boolean })[] = []): RunScope {
   const refs = [...(scope.refs ?? []).filter((r) => r.kind.kind === kind.kind), ...extra.map((r) => ({ kind, ...r }))];
@@ -194,8 +206,10 @@ async function runPhase(
   // orphans only after a complete listing: a record whose resource a failed list lacks proves nothing
   const objects = desired.complete ? [...desired.found, ...(await loadOrphans(ctx, kind, scope, desired.found))] : desired.found;
   const resolveApi = kind === API_DEFINITION || isPortalKind(kind) ? notADependency : await apiResolver(ctx, dependenciesOf(kind, objects), apiPhase);
+  // the first decision over a listing may take observed state from a shard's snapshot; a decision under the lock never does
   const decideAll = async (batch: readonly Found[], preferList: boolean): Promise<Planned[]> => {
-    const loaded = await loadState(ctx, batch, { policies, resolveApi, preferList, ...(portal ? { portal } : {}) });
+    const snapshot = preferList ? ctx.snapshot : undefined;
+    const loaded = await loadState(ctx, batch, { policies, resolveApi, preferList, ...(portal ? { portal } : {}), ...(snapshot ? { snapshot } : {}) });
     const moment: Moment = { now: ctx.deps.clock.now(), trigger: ctx.request.trigger, backoff: ctx.settings.backoff };
     return loaded.map((l) => ({ loaded: l, decision: decide(l, moment) }));
   };
@@ -254,7 +268,8 @@ async function refreshLinks(ctx: RunContext, policyDone: readonly Done[], done: 
       if (ref) touched.set(key, ref);
     }
   }
-  const todo = [...touched.entries()].filter(([key]) => !done.has(key)).map(([, r]) => r);
+  // a shard leaves the APIs of other shards to them: their API phase sets the field from every policy
+  const todo = [...touched.entries()].filter(([key, r]) => !done.has(key) && ctx.owns(r.namespace, r.name)).map(([, r]) => r);
   await mapLimit(todo, ctx.settings.concurrency, async (ref) => {
     if (!ctx.watched(ref.namespace)) return;
     const kind = apiKindOf(ref);

@@ -13,6 +13,7 @@ import type { BackoffSettings } from './error-policy.js';
 import type { IngressSettings } from './ingress-apis.js';
 import type { NamespacedName } from './links.js';
 import type { Action, Reason } from './plan.js';
+import type { Shard } from './shards.js';
 
 export interface SettleSettings {
   /** how long a pass may wait for its writes to become visible */
@@ -95,6 +96,13 @@ export interface RunRequest {
    * chunks; a chunk not started by the deadline is left, unlocked and untouched, to the next run.
    */
   deadline?: number;
+  /**
+   * One shard of a sharded full run (shards.ts; its scope is the shard's namespaces): the run
+   * decides only the shard's objects (a bucket's names, whatever its listings return), makes
+   * the first decision from the tick's snapshot of the gateways (snapshot.ts), and reads gateway
+   * objects one by one (a shard is a small part of a gateway) where a full run would list them.
+   */
+  shard?: Shard;
 }
 
 export type ObjectResult =

@@ -38,6 +38,8 @@ export class MemoryStore implements Store {
   /** key → expiry (epoch ms) */
   private readonly dirty = new Map<string, number>();
   private readonly seen = new Map<string, number>();
+  /** key → value and expiry (epoch ms) */
+  private readonly blobs = new Map<string, { value: string; expiresAt: number }>();
   /** pool → holder → expiry (epoch ms) */
   private readonly slots = new Map<string, Map<string, number>>();
   /** use → keys of the records whose `uses` name it */
@@ -192,6 +194,22 @@ export class MemoryStore implements Store {
       this.seen.set(id, now + ttlMs);
       return true;
     });
+  }
+
+  async putBlob(key: string, value: string, ttlMs: number): Promise<void> {
+    this.assertOpen('putBlob');
+    const now = this.clock.now();
+    for (const [k, b] of this.blobs) if (now > b.expiresAt) this.blobs.delete(k);
+    this.blobs.set(key, { value, expiresAt: now + ttlMs });
+  }
+
+  async getBlob(key: string): Promise<string | null> {
+    this.assertOpen('getBlob');
+    const blob = this.blobs.get(key);
+    if (blob === undefined) return null;
+    if (this.clock.now() <= blob.expiresAt) return blob.value;
+    this.blobs.delete(key);
+    return null;
   }
 
   async ping(): Promise<void> {

@@ -6,7 +6,8 @@
  * (token, PX ttl), dirty marks `<prefix>dirty:<key>` ("1", PX), write slots per gateway
  * `<prefix>slots:<pool>` (a sorted set: holder → expiry on the server's clock), the index of
  * records' uses `<prefix>uses:<use>` (a set of record keys, kept by the record scripts), what
- * we created on a gateway `<prefix>owned:<pool>` (a set of ids). Every compare-then-write is
+ * we created on a gateway `<prefix>owned:<pool>` (a set of ids), values with a ttl
+ * `<prefix>blob:<key>` (PX). Every compare-then-write is
  * one Lua script, so it is atomic on the server; getRecords is one MGET; listRecordKeys
  * pages with SCAN, never KEYS.
  *
@@ -340,6 +341,16 @@ export class RedisStore implements Store {
     });
   }
 
+  putBlob(key: string, value: string, ttlMs: number): Promise<void> {
+    return this.run('putBlob', async () => {
+      await this.redis.set(this.blobKey(key), value, 'PX', ttlMs);
+    });
+  }
+
+  getBlob(key: string): Promise<string | null> {
+    return this.run('getBlob', () => this.redis.get(this.blobKey(key)));
+  }
+
   ping(): Promise<void> {
     return this.run('ping', async () => {
       await this.redis.ping();
@@ -456,6 +467,11 @@ export class RedisStore implements Store {
 
   private seenKey(id: string): string {
     return `${this.prefix}seen:${id}`;
+  }
+
+  /** One opaque value with a ttl (putBlob): a full run's snapshot of a gateway. */
+  private blobKey(key: string): string {
+    return `${this.prefix}blob:${key}`;
   }
 }
 

@@ -30,6 +30,9 @@
  * - markSeen(ids, ttl) marks each id and says which were new, atomically per id, in one round
  *   trip: of two concurrent callers marking the same id, exactly one sees it as new. Marks
  *   expire after ttl (used to drop webhook deliveries a sender repeats).
+ * - putBlob(key, value, ttl) keeps one opaque value (replacing any) until ttl passed; getBlob
+ *   answers it, or null once it expired or when there is none (a sharded full run's snapshot
+ *   of a gateway, lib/reconcile/snapshot.ts).
  * Throws StoreUnavailableError when the backing store cannot be reached.
  */
 
@@ -129,6 +132,10 @@ export interface Store {
   owned(pool: string): Promise<string[]>;
   /** Marks each id as seen for ttlMs; true for the ids that were not marked already. */
   markSeen(ids: readonly string[], ttlMs: number): Promise<boolean[]>;
+  /** Keeps `value` under `key` for ttlMs, replacing what was there. */
+  putBlob(key: string, value: string, ttlMs: number): Promise<void>;
+  /** The value put under `key`, or null when there is none or its ttl passed. */
+  getBlob(key: string): Promise<string | null>;
   ping(): Promise<void>;
   /**
    * False once the connection is known to be gone (Redis closed it, or the store was closed);

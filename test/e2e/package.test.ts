@@ -2,9 +2,12 @@
  * The Lambda artifacts: `npm run bundle` builds one self-contained bundle per function, each
  * loads in a plain Node process (no tsx, no node_modules lookups it could not satisfy on
  * Lambda) and exports `handler`; the watch bundle answers a real request against the loopback
- * fakes; the webhook bundles stay under a size limit and leave out what they do not run;
+ * fakes; the webhook bundles stay under a size limit and leave out what they do not run (the
+ * AWS SDK is the runtime's, and only the schedule reaches the SQS sender);
  * `osls package` (offline, no AWS credentials) zips exactly one artifact per function in
- * serverless.yml, holding its bundle and nothing else of the repository.
+ * serverless.yml, holding its bundle and nothing else of the repository, and the template holds
+ * the shard queue, its dead-letter queue, the shard function's event source and the schedule's
+ * permission to send.
  */
 import { spawn } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
@@ -230,6 +233,15 @@ t.test('npm run bundle: one working bundle per function, small where it matters'
       `${name}: no prom-client (Lambda's metrics are EMF lines)`,
     );
     t.ok([...inputs, ...lazyInputs].includes('lib/metrics/emf.ts'), `${name}: the EMF writer is in the bundle`);
+    // the AWS SDK comes from the Lambda runtime, and only the schedule (the shards' sender) reaches it, on demand
+    t.notOk(
+      [...inputs, ...lazyInputs].some((p) => p.includes('node_modules/@aws-sdk/') || p.includes('node_modules/@smithy/')),
+      `${name}: no AWS SDK code in the bundle (external)`,
+    );
+    t.notOk(inputs.includes('lib/triggers/sqs.ts'), `${name}: the SQS sender is not loaded at start`);
+    if (name === 'schedule') t.ok(lazyInputs.includes('lib/triggers/sqs.ts'), 'schedule: the SQS sender is in a chunk loaded when shards are sent');
+    else t.notOk(lazyInputs.includes('lib/triggers/sqs.ts'), `${name}: cannot reach the SQS sender`);
+    t.notOk(inputs.includes('lib/reconcile/coordinate.ts'), `${name}: the tick's coordinator is not loaded at start`);
     if (WEBHOOKS.includes(name)) t.ok(bytes <= WEBHOOK_LIMIT_KB * 1024, `${name}: ${Math.round(bytes / 1024)} KB loaded at start (limit ${WEBHOOK_LIMIT_KB} KB)`);
   }
 
@@ -368,7 +380,9 @@ t.test('osls package, offline and without AWS credentials: one artifact per func
     if (p.Handler === '.build/schedule/index.handler') {
       t.equal(p.Timeout, 300);
       t.equal(p.ReservedConcurrentExecutions, 1);
-    } else t.ok((p.Timeout as number) <= 29, `${String(p.Handler)}: timeout ${String(p.Timeout)} s, under API Gateway's 30 s`);
+    } else if (p.Handler === '.build/shard/index.handler') t.equal(p.Timeout, 300, 'shard: 300 s, as the schedule');
+    else t.ok((p.Timeout as number) <= 29, `${String(p.Handler)}: timeout ${String(p.Timeout)} s, under API Gateway's 30 s`);
+    if (p.Handler !== '.build/schedule/index.handler') t.equal(vars.SHARD_QUEUE_URL, undefined, `${String(p.Handler)}: no SHARD_QUEUE_URL`);
     if (p.Handler === '.build/healthz/index.handler') {
       t.same(vars, {}, 'healthz gets no settings or secrets');
       continue;
@@ -385,4 +399,43 @@ t.test('osls package, offline and without AWS credentials: one artifact per func
   t.same(routes, ['GET /healthz', 'GET /readyz', 'POST /resync', 'POST /webhooks/audit', 'POST /webhooks/cloudevents', 'POST /webhooks/watch']);
   const rules = resources.filter((r) => r.Type === 'AWS::Events::Rule').map((r) => r.Properties.ScheduleExpression);
   t.same(rules, ['rate(5 minutes)']);
+
+  // the shards of a full run: the queue, its dead-letter queue, the shard function's event source, who may send
+  const entries = Object.entries(template.Resources);
+  const queues = entries.filter(([, r]) => r.Type === 'AWS::SQS::Queue');
+  t.equal(queues.length, 2, 'two queues: the shards and their dead letters');
+  const [queueId, queue] = queues.find(([, r]) => r.Properties.RedrivePolicy !== undefined) ?? [];
+  const [dlqId, dlq] = queues.find(([, r]) => r.Properties.RedrivePolicy === undefined) ?? [];
+  if (!queueId || !queue || !dlqId || !dlq) throw new Error('no shard queue with a redrive policy, or no dead-letter queue');
+  const getAtt = (id: string) => ({ 'Fn::GetAtt': [id, 'Arn'] });
+  t.same(queue.Properties.RedrivePolicy, { deadLetterTargetArn: getAtt(dlqId), maxReceiveCount: 3 }, 'a failing shard goes to the dead-letter queue after 3 deliveries');
+  const shardFn = entries.find(([, r]) => r.Type === 'AWS::Lambda::Function' && r.Properties.Handler === '.build/shard/index.handler');
+  if (!shardFn) throw new Error('no shard function');
+  const timeout = shardFn[1].Properties.Timeout as number;
+  t.ok((queue.Properties.VisibilityTimeout as number) >= 6 * timeout, `visibility timeout ${String(queue.Properties.VisibilityTimeout)} s ≥ 6 × the shard function's ${timeout} s`);
+  t.ok((queue.Properties.MessageRetentionPeriod as number) >= 3 * (queue.Properties.VisibilityTimeout as number), 'a message outlives its three deliveries');
+  t.ok((dlq.Properties.MessageRetentionPeriod as number) >= 7 * 24 * 3600, 'dead letters are kept a week or more');
+  const mappings = resources.filter((r) => r.Type === 'AWS::Lambda::EventSourceMapping').map((r) => r.Properties);
+  t.match(
+    mappings,
+    [{ EventSourceArn: getAtt(queueId), FunctionName: getAtt(shardFn[0]), BatchSize: 1, FunctionResponseTypes: ['ReportBatchItemFailures'], Enabled: true }],
+    'the shard function reads the queue, one message at a time, reporting failures per message',
+  );
+  const schedule = entries.find(([, r]) => r.Type === 'AWS::Lambda::Function' && r.Properties.Handler === '.build/schedule/index.handler');
+  if (!schedule) throw new Error('no schedule function');
+  t.same((schedule[1].Properties.Environment as { Variables: Record<string, unknown> }).Variables.SHARD_QUEUE_URL, { Ref: queueId }, "the schedule gets the queue's URL");
+  const roleId = ((schedule[1].Properties.Role as { 'Fn::GetAtt'?: string[] })['Fn::GetAtt'] ?? [])[0] as string;
+  const statements = (id: string) =>
+    ((template.Resources[id]?.Properties.Policies ?? []) as { PolicyDocument: { Statement: { Effect: string; Action: string | string[]; Resource: unknown }[] } }[]).flatMap(
+      (p) => p.PolicyDocument.Statement,
+    );
+  const sends = (id: string) => statements(id).filter((s) => s.Effect === 'Allow' && [s.Action].flat().some((a) => a === 'sqs:SendMessage' || a === 'sqs:*'));
+  t.not(roleId, 'IamRoleLambdaExecution', 'the schedule has a role of its own');
+  t.same(
+    sends(roleId).map((s) => s.Resource),
+    [getAtt(queueId)],
+    'it may send to the shard queue, and only there',
+  );
+  t.same(sends('IamRoleLambdaExecution'), [], "the other functions' role may not send");
+  t.match(template.Resources[roleId]?.Properties, { AssumeRolePolicyDocument: { Statement: [{ Principal: { Service: 'lambda.amazonaws.com' }, Action: 'sts:AssumeRole' }] } });
 });

@@ -4,6 +4,8 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ApiException, CoreV1Api, CustomObjectsApi, KubeConfig, Watch } from '@kubernetes/client-node';
 import t from 'tap';
+import { API_DEFINITION } from '../../lib/kinds.js';
+import { KubeClient } from '../../lib/kube/client.js';
 import { FakeKubeApiServer, type FakeKubeApiServerOptions, startFakeKubeApiServer, type WatchEvent } from './kube-apiserver.js';
 import { type Cause, invalidStatus } from './status-bodies.js';
 
@@ -663,6 +665,53 @@ t.test('list: pagination across 5 objects with limit 2', async (t) => {
 
   const garbage = await api(fake, 'GET', `${coll()}?limit=2&continue=not-a-token`);
   t.equal(garbage.status, 400);
+});
+
+t.test('list: metadata only when asked for a PartialObjectMetadataList (KubeClient: ListOptions.metadataOnly, paged)', async (t) => {
+  const fake = await start(t);
+  for (const [ns, name] of [
+    ['default', 'a'],
+    ['default', 'b'],
+    ['other', 'c'],
+  ] as const) {
+    await create(fake, name, {}, ns);
+  }
+  const res = await fetch(`${fake.url}${APIS}/apidefinitions?limit=2`, {
+    headers: { authorization: `Bearer ${fake.token}`, accept: 'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json' },
+  });
+  const page = (await res.json()) as Json;
+  t.equal(page.kind, 'PartialObjectMetadataList');
+  t.equal(page.apiVersion, 'meta.k8s.io/v1');
+  t.ok(page.metadata.continue, 'paged as any list');
+  t.same(
+    page.items.map((i: Json) => Object.keys(i).sort()),
+    [
+      ['apiVersion', 'kind', 'metadata'],
+      ['apiVersion', 'kind', 'metadata'],
+    ],
+    'no spec, no status',
+  );
+  t.match(page.items[0], { kind: 'PartialObjectMetadata', metadata: { name: 'a', namespace: 'default', uid: String, resourceVersion: String } });
+
+  const kc = new KubeConfig();
+  kc.loadFromString(fake.kubeconfigYaml());
+  const client = new KubeClient(kc, { pageSize: 2 });
+  t.teardown(() => client.close());
+  const meta = await client.list(API_DEFINITION, undefined, { metadataOnly: true });
+  t.same(
+    meta.map((o) => `${o.metadata.namespace}/${o.metadata.name}:${o.spec === undefined}`),
+    ['default/a:true', 'default/b:true', 'other/c:true'],
+    'every page, metadata only',
+  );
+  const full = await client.list(API_DEFINITION, 'default');
+  t.same(
+    full.map((o) => [o.kind, o.spec?.name]),
+    [
+      ['ApiDefinition', 'a'],
+      ['ApiDefinition', 'b'],
+    ],
+    'without the option: the objects',
+  );
 });
 
 t.test('list: an expired continue token is 410 Expired', async (t) => {

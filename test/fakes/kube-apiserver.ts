@@ -49,7 +49,8 @@
  *   deletionTimestamp immutable, delete preconditions, deletecollection;
  * - list: sorted by etcd key (namespace/name, byte order), limit/continue with expirable tokens
  *   (410 Expired), remainingItemCount, label selectors (=, ==, !=, in, notin, exists, !exists),
- *   field selectors (metadata.name, metadata.namespace, and per-type fields);
+ *   field selectors (metadata.name, metadata.namespace, and per-type fields), metadata only for
+ *   `Accept: application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1`;
  * - watch: replay from a bounded history, 410 as an ERROR event when the resourceVersion is too old,
  *   synthetic ADDED events without a resourceVersion, selector transitions (an object leaving the
  *   selector is DELETED), bookmarks on demand, timeoutSeconds.
@@ -1251,6 +1252,11 @@ export class FakeKubeApiServer {
       items = items.slice(0, limit);
       metadata.continue = encodeContinue(listRv, keyOf(items[items.length - 1] as Obj));
       if (labels.length === 0 && fields.length === 0) metadata.remainingItemCount = remaining;
+    }
+    // content negotiation as the API server does it: a PartialObjectMetadataList holds each item's metadata alone
+    if (/;\s*as=PartialObjectMetadataList\b/.test(String(ctx.req.headers.accept ?? ''))) {
+      const partial = items.map((o) => ({ apiVersion: 'meta.k8s.io/v1', kind: 'PartialObjectMetadata', metadata: o.metadata }));
+      return this.sendJson(ctx, 200, { apiVersion: 'meta.k8s.io/v1', kind: 'PartialObjectMetadataList', metadata, items: partial });
     }
     this.sendJson(ctx, 200, {
       apiVersion: t.apiVersion,

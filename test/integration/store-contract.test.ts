@@ -352,6 +352,22 @@ function storeContract(t: Test, makeStore: MakeStore): void {
     t.equal(concurrent.filter(([fresh]) => fresh).length, 1, 'exactly one concurrent caller sees it as new');
   });
 
+  t.test('blobs: put replaces, get answers until the ttl passed, then null', async (t) => {
+    const { store, pass } = await makeStore(t);
+    const key = 'snapshot/run-1/context:team-a/gw';
+    t.equal(await store.getBlob(key), null, 'none yet');
+    await store.putBlob(key, 'first', L);
+    t.equal(await store.getBlob(key), 'first');
+    const text = `{"v":1,"api":{"x":["h"]}} über 🚀 ${'x'.repeat(2 * 1024 * 1024)}`;
+    await store.putBlob(key, text, S);
+    t.equal(await store.getBlob(key), text, 'replaced; a 2 MB value round-trips exactly');
+    t.equal(await store.getBlob('snapshot/run-2/context:team-a/gw'), null, 'another key has nothing');
+    await store.putBlob('snapshot/run-2/default', 'kept', L);
+    await pass(3 * S);
+    t.equal(await store.getBlob(key), null, 'gone once its ttl passed');
+    t.equal(await store.getBlob('snapshot/run-2/default'), 'kept', 'a longer ttl keeps its value');
+  });
+
   t.test('20 concurrent lock() calls: exactly one acquires', async (t) => {
     const { store } = await makeStore(t);
     const tokens = Array.from({ length: 20 }, (_, i) => `token-${i}`);
@@ -408,6 +424,8 @@ t.test('MemoryStore', async (t) => {
     await assertUnavailable(t, store.own('gw', ['x']), 'own');
     await assertUnavailable(t, store.disown('gw', 'x'), 'disown');
     await assertUnavailable(t, store.owned('gw'), 'owned');
+    await assertUnavailable(t, store.putBlob('b', 'v', 1), 'putBlob');
+    await assertUnavailable(t, store.getBlob('b'), 'getBlob');
   });
 });
 

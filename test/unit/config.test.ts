@@ -130,3 +130,28 @@ t.test("REDIS_CLUSTER: REDIS_URL as a Redis Cluster's seeds", async (t) => {
   const all = ['redis://:hunter2@a:1,rediss://:hunter2@b:2', 'redis://:hunter2@a:1,redis://:hunter3@b:2', 'redis://:hunter2@a:1/3', 'redis://:hunter2@a:1,redis://b:x'].flatMap(cluster);
   t.notMatch(all.join('\n'), /hunter/, 'no password in any line');
 });
+
+t.test('SHARD_SIZE and SHARD_QUEUE_URL: defaults, values, one line per bad one (the URL never echoed)', async (t) => {
+  const c = loadConfig(base);
+  t.same(c.shards, { size: 2000, queueUrl: undefined }, 'default: 2,000 objects a shard; no queue (shards run in the process)');
+  const queueUrl = 'https://sqs.eu-west-1.amazonaws.com/123456789012/gateway-reconciler-dev-ShardQueue-AbC';
+  t.same(loadConfig({ ...base, SHARD_SIZE: ' 500 ', SHARD_QUEUE_URL: queueUrl }).shards, { size: 500, queueUrl });
+  t.equal(loadConfig({ ...base, SHARD_QUEUE_URL: 'http://127.0.0.1:4566/000000000000/shards' }).shards.queueUrl, 'http://127.0.0.1:4566/000000000000/shards', 'http for a local stand-in');
+  for (const bad of ['0', '-3', '1.5', 'lots', '1000001']) {
+    t.same(problems({ ...base, SHARD_SIZE: bad }), [`SHARD_SIZE: must be a whole number from 1 to 1000000, got "${bad}"`], `SHARD_SIZE=${bad}`);
+  }
+  const refused: [string, RegExp][] = [
+    ['not a url', /it is not a URL$/],
+    ['ftp://sqs.example.com/1/q', /got "ftp:\/\/"$/],
+    ['https://user:hunter2@sqs.eu-west-1.amazonaws.com/1/q', /without credentials in it$/],
+    ['https://sqs.eu-west-1.amazonaws.com/', /path must be \/<account>\/<queue>$/],
+    ['https://sqs.eu-west-1.amazonaws.com/1/q/extra', /path must be \/<account>\/<queue>$/],
+  ];
+  for (const [url, why] of refused) {
+    const lines = problems({ ...base, SHARD_QUEUE_URL: url });
+    t.equal(lines.length, 1, url);
+    t.match(lines[0], /^SHARD_QUEUE_URL: must be an SQS queue URL, https:\/\/sqs\.<region>\.amazonaws\.com\/<account>\/<queue>/);
+    t.match(lines[0], why);
+    t.notMatch(lines[0], /hunter2|user/, 'the value is not echoed');
+  }
+});
