@@ -10,13 +10,15 @@ import { loadConfig } from '../lib/config.js';
 import { ConfigError } from '../lib/errors.js';
 import { EmfMetrics } from '../lib/metrics/emf.js';
 import { createService, type Service } from '../lib/service.js';
+import { loadRedisCluster } from '../lib/store/redis.js';
 
 let lambdaService: Promise<Service> | undefined;
 
 export function lambdaServiceFromEnv(): Promise<Service> {
-  lambdaService ??= Promise.resolve().then(() => {
+  lambdaService ??= Promise.resolve().then(async () => {
     const config = loadConfig(process.env);
     if (!config.redisUrl) throw new ConfigError([{ setting: 'REDIS_URL', message: 'is required on AWS Lambda (containers share no memory)' }]);
+    if (config.redisCluster) await loadRedisCluster();
     return createService(config, process.env, { metrics: new EmfMetrics() });
   });
   lambdaService.catch(() => {

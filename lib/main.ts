@@ -22,6 +22,7 @@ import { createLogger } from './log.js';
 import { PrometheusMetrics } from './metrics/prometheus.js';
 import { type AppOptions, buildApp } from './server.js';
 import { createService, type Service } from './service.js';
+import { loadRedisCluster } from './store/redis.js';
 import { scheduledTick } from './triggers/schedule.js';
 import { shardQueueOf } from './triggers/shard-queue.js';
 
@@ -46,6 +47,7 @@ async function main(): Promise<void> {
       if (tls.clientCaFile) https.ca = readPem('TLS_CLIENT_CA', tls.clientCaFile);
     }
     logger = createLogger(config.logLevel);
+    if (config.redisCluster) await loadRedisCluster();
     svc = createService(config, process.env, { log: logger, metrics: new PrometheusMetrics() });
   } catch (err) {
     if (err instanceof ConfigError) {

@@ -181,9 +181,10 @@ function trimKubeClient(): esbuild.Plugin {
  *
  * - ioredis: its Redis Cluster client (`./cluster`, ~35 KB) and its Sentinel connector
  *   (`./connectors/SentinelConnector`, ~7 KB), which Redis.js and index.js require up front.
- *   lib/store/redis.ts talks to one Redis given by REDIS_URL (its scripts touch a lock and its
- *   dirty mark together, which a cluster could not promise; a URL cannot name sentinels), so
- *   it never constructs either; in a bundle, one throws. And `debug` (~10 KB with
+ *   lib/store/redis.ts never takes the Cluster class from there: with REDIS_CLUSTER it loads it
+ *   by a dynamic import of `ioredis/built/cluster/index.js` (loadRedisCluster), which lands in a
+ *   chunk of its own, loaded on use; ioredis' own up-front require gets a class that throws.
+ *   It never talks to sentinels (a URL cannot name them); in a bundle, that connector throws. And `debug` (~10 KB with
  *   supports-color and ms), through which ioredis logs every command with its arguments when
  *   DEBUG=ioredis:* is set (AUTH's password included): in a bundle it is always off.
  * - pino: transports (`pino.transport()` and the `transport` option: worker threads through
@@ -193,7 +194,7 @@ function trimKubeClient(): esbuild.Plugin {
  */
 const throwingClass = (name: string, what: string): string => `class ${name} { constructor() { ${NOT_BUNDLED(what)} } }`;
 const SHIMS: Record<string, string> = {
-  'redis-cluster': `exports.default = ${throwingClass('Cluster', 'Redis Cluster (lib/store/redis.ts talks to one Redis)')};`,
+  'redis-cluster': `exports.default = ${throwingClass('Cluster', "Redis Cluster from ioredis' index (lib/store/redis.ts loads it with loadRedisCluster)")};`,
   'redis-sentinel': `exports.default = ${throwingClass('SentinelConnector', 'Redis Sentinel (lib/store/redis.ts talks to one Redis)')}; exports.SentinelIterator = ${throwingClass('SentinelIterator', 'Redis Sentinel')};`,
   // the `debug` API ioredis reads (as `.default`): a function per namespace, with enabled, namespace, log, destroy
   debug:

@@ -49,7 +49,7 @@
  * injected client does not use ioredis' keyPrefix (use `prefix`) and either connects lazily
  * or keeps its offline queue on; ttlMs is a positive integer.
  */
-import { Cluster, Redis } from 'ioredis';
+import { type Cluster, Redis } from 'ioredis';
 import { ConfigError, StoreUnavailableError } from '../errors.js';
 import { parseClusterSeeds } from './redis-url.js';
 import type { LockOutcome, ReleaseOutcome, Store, SyncRecord } from './types.js';
@@ -192,6 +192,25 @@ interface ScriptCommands {
   grAcquireSlot(pool: string, holder: string, limit: number, ttlMs: number): Promise<number>;
 }
 
+/** An ioredis Cluster client (ioredis marks its clients: `isCluster`), without loading the Cluster class. */
+function isClusterClient(redis: Redis | Cluster): redis is Cluster {
+  return (redis as { isCluster?: unknown }).isCluster === true;
+}
+
+/**
+ * ioredis' Cluster class, once loadRedisCluster() has loaded it. It is loaded on demand (a
+ * chunk of its own in the Lambda bundles, scripts/bundle.ts), so the functions of a deployment
+ * on one Redis do not load it at start.
+ */
+let ClusterClient: typeof Cluster | undefined;
+
+/** Loads ioredis' Cluster client; createRedisStore with `cluster: true` needs it loaded first. Idempotent. */
+export async function loadRedisCluster(): Promise<void> {
+  if (ClusterClient) return;
+  const mod = (await import('ioredis/built/cluster/index.js')) as unknown as { default: typeof Cluster | { default: typeof Cluster } };
+  ClusterClient = typeof mod.default === 'function' ? mod.default : mod.default.default;
+}
+
 export class RedisStore implements Store {
   readonly kind = 'redis' as const;
   private readonly redis: Redis | Cluster;
@@ -204,18 +223,18 @@ export class RedisStore implements Store {
 
   constructor(options: RedisStoreOptions) {
     const redis = options.redis;
-    const keyPrefix = redis instanceof Cluster ? (redis.options.keyPrefix ?? redis.options.redisOptions?.keyPrefix) : redis.options.keyPrefix;
+    const keyPrefix = isClusterClient(redis) ? (redis.options.keyPrefix ?? redis.options.redisOptions?.keyPrefix) : redis.options.keyPrefix;
     if (keyPrefix) {
       const message = 'RedisStore takes its own prefix option, not an ioredis keyPrefix (SCAN patterns are not prefixed)';
       throw new ConfigError([{ setting: 'keyPrefix', message }]);
     }
     const prefix = options.prefix ?? DEFAULT_PREFIX;
-    if (redis instanceof Cluster && (prefix === '' || /[{}]/.test(prefix))) {
+    if (isClusterClient(redis) && (prefix === '' || /[{}]/.test(prefix))) {
       throw new ConfigError([{ setting: 'prefix', message: "must be non-empty and hold no { or } on a Redis Cluster (it becomes the keys' hash tag)" }]);
     }
     this.redis = redis;
-    this.prefix = redis instanceof Cluster ? `{${prefix}}` : prefix;
-    this.slot = redis instanceof Cluster ? hashSlot(prefix) : -1;
+    this.prefix = isClusterClient(redis) ? `{${prefix}}` : prefix;
+    this.slot = isClusterClient(redis) ? hashSlot(prefix) : -1;
     this.redis.defineCommand('grPutRecord', { lua: PUT_RECORD });
     this.redis.defineCommand('grDeleteRecord', { numberOfKeys: 1, lua: DELETE_RECORD });
     this.redis.defineCommand('grLock', { numberOfKeys: 2, lua: LOCK });
@@ -412,7 +431,7 @@ export class RedisStore implements Store {
 
   /** On a cluster, the client's connection to the master serving our slot, when it has one. */
   private owner(): Redis | undefined {
-    if (!(this.redis instanceof Cluster)) return undefined;
+    if (!isClusterClient(this.redis)) return undefined;
     const key = this.redis.slots[this.slot]?.[0];
     return this.redis.nodes('master').find((node) => `${node.options.host}:${node.options.port}` === key);
   }
@@ -424,7 +443,7 @@ export class RedisStore implements Store {
 
   /** The password the client authenticates with (a Cluster's is its nodes'). */
   private password(): string | undefined {
-    return this.redis instanceof Cluster ? this.redis.options.redisOptions?.password : this.redis.options.password;
+    return isClusterClient(this.redis) ? this.redis.options.redisOptions?.password : this.redis.options.password;
   }
 
   /**
@@ -434,7 +453,7 @@ export class RedisStore implements Store {
    * next listing, once the client's slot map follows).
    */
   private scanned(): Redis {
-    if (!(this.redis instanceof Cluster)) return this.redis;
+    if (!isClusterClient(this.redis)) return this.redis;
     const owner = this.owner();
     // an empty answer would read as "no records": unreachable instead
     if (owner === undefined) throw new Error(`no connection to the master serving slot ${this.slot} (cluster ${this.redis.status})`);
@@ -481,15 +500,15 @@ export class RedisStore implements Store {
  * command after a reconnect, bounds connect and command time, and keeps reconnecting in
  * the background (backoff capped at 1 s). With `cluster`, `url` is a Redis Cluster's
  * configuration endpoint or seed URLs (comma-separated; lib/store/redis-url.ts) and the
- * client an ioredis Cluster tuned the same way. Throws ConfigError, without the URL, when the
- * URL cannot be parsed.
+ * client an ioredis Cluster tuned the same way (loadRedisCluster() must have loaded it). Throws
+ * ConfigError, without the URL, when the URL cannot be parsed.
  */
 export function createRedisStore(url: string, options: CreateRedisStoreOptions = {}): RedisStore {
   const redis = options.cluster ? newClusterClient(url, options) : newClient(url, options);
   const store = new RedisStore({ redis, prefix: options.prefix ?? DEFAULT_PREFIX });
   redis.on('error', (err: unknown) => options.onError?.(store.unavailable('connection', err)));
   // a Cluster reports each node's failures apart from its own
-  if (redis instanceof Cluster) redis.on('node error', (err: unknown, node: unknown) => options.onError?.(store.unavailable(`connection to ${String(node)}`, err)));
+  if (isClusterClient(redis)) redis.on('node error', (err: unknown, node: unknown) => options.onError?.(store.unavailable(`connection to ${String(node)}`, err)));
   return store;
 }
 
@@ -518,8 +537,9 @@ function newClusterClient(url: string, options: CreateRedisStoreOptions): Cluste
     // the message says what is wrong without repeating the URL
     throw new ConfigError([{ setting: 'REDIS_URL', message: (err as Error).message }]);
   }
+  if (!ClusterClient) throw new Error('the Redis Cluster client is not loaded: await loadRedisCluster() before createRedisStore(url, { cluster: true })');
   const connectTimeout = options.connectTimeoutMs ?? 2000;
-  return new Cluster(seeds.nodes, {
+  return new ClusterClient(seeds.nodes, {
     lazyConnect: true,
     enableOfflineQueue: false,
     // reconnect to the seeds in the background, as newClient does

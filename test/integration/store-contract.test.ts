@@ -21,11 +21,14 @@ import { ConfigError, describeError, StoreUnavailableError } from '../../lib/err
 import { silentLogger } from '../../lib/log.js';
 import { createService, secretsOf } from '../../lib/service.js';
 import { MemoryStore } from '../../lib/store/memory.js';
-import { createRedisStore, escapeGlob, hashSlot, RedisStore } from '../../lib/store/redis.js';
+import { createRedisStore, escapeGlob, hashSlot, loadRedisCluster, RedisStore } from '../../lib/store/redis.js';
 import type { Store, SyncRecord } from '../../lib/store/types.js';
 import { FakeClock } from '../harness/clock.js';
 import { freePort, startOwnRedis, startRedis, type TestRedis } from '../harness/redis.js';
 import { startRedisCluster, type TestRedisCluster } from '../harness/redis-cluster.js';
+
+// the Cluster client is loaded on demand (lib/store/redis.ts)
+await loadRedisCluster();
 
 type Test = Parameters<Parameters<typeof t.test>[0]>[0];
 
