@@ -11,13 +11,15 @@
  * Same URLs and credentials as our clients (KubeClient: `<server>/apis/tyk.tyk.io/v1alpha1/
  * apidefinitions?limit=500&continue=...` with the kubeconfig's bearer token; TykGatewayClient:
  * `<TYK_URL>/tyk/apis` with x-tyk-authorization), over undici with keep-alive agents of its
- * own (kept across floor runs, as our clients keep theirs across runs). A floor run that does
+ * own (kept across floor runs, as our clients keep theirs across runs; a request that meets a
+ * reset pooled socket is sent once more, as lib/http.ts does). A floor run that does
  * not see N objects, N gateway APIs and N records throws: it would not be the job's floor.
  */
 import { performance } from 'node:perf_hooks';
 import { Redis } from 'ioredis';
 import { Agent, request } from 'undici';
 import type { Store } from '../lib/store/types.js';
+import { isReset } from './shared.js';
 
 export interface FloorTarget {
   kubeUrl: string;
@@ -52,7 +54,9 @@ export class Floor {
   }
 
   private async getJson(agent: Agent, url: string, headers: Record<string, string>): Promise<unknown> {
-    const res = await request(url, { method: 'GET', headers: { accept: 'application/json', ...headers }, dispatcher: agent });
+    const get = () => request(url, { method: 'GET', headers: { accept: 'application/json', ...headers }, dispatcher: agent });
+    // a pooled keep-alive socket the server had just closed: once more on a fresh one, as lib/http.ts does
+    const res = await get().catch((err: unknown) => (isReset(err) ? get() : Promise.reject(err)));
     const text = await res.body.text();
     if (res.statusCode !== 200) throw new Error(`floor: GET ${url}: ${res.statusCode} ${text.slice(0, 200)}`);
     return JSON.parse(text);

@@ -9,7 +9,10 @@ import { Session } from 'node:inspector/promises';
 
 export interface ProfileSummary {
   file: string;
+  /** sampled time spent working (idle time and the profiler's own calls left out) */
   totalMs: number;
+  /** sampled idle time (waiting for I/O), ms */
+  idleMs: number;
   /** by function (name, file:line), most self time first */
   functions: { name: string; where: string; selfMs: number; pct: number }[];
   /** by source file (node_modules packages by package), most self time first */
@@ -54,10 +57,14 @@ export function summarize(file: string, profile: Profiler.Profile): ProfileSumma
   const fns = new Map<string, { name: string; where: string; us: number }>();
   const files = new Map<string, number>();
   let total = 0;
+  let idle = 0;
   for (const [id, us] of self) {
     const node = byId.get(id);
     if (!node) continue;
     const cf = node.callFrame;
+    // the profiler's own stop call, and time with nothing to do, are not the work profiled
+    if (cf.functionName === '(idle)') idle += us;
+    if (cf.url === 'node:inspector' || cf.functionName === '(idle)') continue;
     const where = cf.url === '' ? '' : `${shortFile(cf.url)}:${cf.lineNumber + 1}`;
     const name = cf.functionName || '(anonymous)';
     const key = `${name}\u0000${where}`;
@@ -72,6 +79,7 @@ export function summarize(file: string, profile: Profiler.Profile): ProfileSumma
   return {
     file,
     totalMs: Math.round(total / 1000),
+    idleMs: Math.round(idle / 1000),
     functions: [...fns.values()]
       .sort((a, b) => b.us - a.us)
       .slice(0, 25)

@@ -25,7 +25,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { pathToFileURL } from 'node:url';
 import { Agent, request } from 'undici';
 import { serve } from './ipc.js';
-import { objectName, STORM_FIELD_MANAGER } from './shared.js';
+import { isReset, objectName, STORM_FIELD_MANAGER } from './shared.js';
 import type { StormPlan } from './storm-plan.js';
 
 export interface StormArgs {
@@ -64,6 +64,8 @@ export interface StormResult {
   senderLoopDelay: { p50: number; p99: number; max: number };
   /** a sample of failed answers' bodies */
   failures: string[];
+  /** requests that got no answer (reset, refused): how long after sending they failed, ms */
+  unanswered: { count: number; minMs: number; maxMs: number };
   /** the objects of the runs' reports, by result (an object reported by several runs counts once per run) */
   reported: Record<string, number>;
   /** a sample of the distinct errors the reports gave */
@@ -181,12 +183,15 @@ export async function runStorm(args: StormArgs): Promise<StormResult> {
     const { namespace, name } = objectName(index);
     const patch = rate === undefined ? { metadata: { annotations: { 'bench.example.com/touched': String(seq) } } } : { spec: { global_rate_limit: { rate } } };
     try {
-      const res = await request(`${args.kubeUrl}/apis/tyk.tyk.io/v1alpha1/namespaces/${namespace}/apidefinitions/${name}?fieldManager=${STORM_FIELD_MANAGER}`, {
-        method: 'PATCH',
-        headers: { authorization: `Bearer ${args.kubeToken}`, 'content-type': 'application/merge-patch+json', accept: 'application/json' },
-        body: JSON.stringify(patch),
-        dispatcher: kubeAgent,
-      });
+      const send = () =>
+        request(`${args.kubeUrl}/apis/tyk.tyk.io/v1alpha1/namespaces/${namespace}/apidefinitions/${name}?fieldManager=${STORM_FIELD_MANAGER}`, {
+          method: 'PATCH',
+          headers: { authorization: `Bearer ${args.kubeToken}`, 'content-type': 'application/merge-patch+json', accept: 'application/json' },
+          body: JSON.stringify(patch),
+          dispatcher: kubeAgent,
+        });
+      // a merge patch is safe to repeat: once more after a reset pooled socket, as kubectl's client would
+      const res = await send().catch((err: unknown) => (isReset(err) ? send() : Promise.reject(err)));
       const text = await res.body.text();
       if (res.statusCode !== 200) throw new Error(`PATCH ${namespace}/${name}: ${res.statusCode} ${text.slice(0, 200)}`);
       userWrites++;
@@ -248,6 +253,10 @@ export async function runStorm(args: StormArgs): Promise<StormResult> {
     perSecond,
     senderLoopDelay: { p50: ns(loop.percentile(50)), p99: ns(loop.percentile(99)), max: ns(loop.max) },
     failures,
+    unanswered: (() => {
+      const ms = answers.filter((a) => a.status === 0).map((a) => a.ms);
+      return { count: ms.length, minMs: Math.round(ms.length ? Math.min(...ms) : 0), maxMs: Math.round(ms.length ? Math.max(...ms) : 0) };
+    })(),
     reported,
     reportedErrors: [...reportedErrors],
   };
