@@ -44,6 +44,10 @@ export function kernelPeakRssMb(): number | undefined {
 export interface MemoryWindow {
   /** RSS when the phase started (after gc), MB */
   rssBeforeMb: number;
+  /** V8 heap used and committed, and external memory (Buffers, ...), when the phase started, MB */
+  heapUsedBeforeMb: number;
+  heapTotalBeforeMb: number;
+  externalBeforeMb: number;
   /** peak RSS during the phase, MB: the kernel's (exact) or, failing that, the sampler's */
   peakRssMb: number;
   peakRssSource: 'kernel' | 'sampled';
@@ -55,7 +59,7 @@ export interface MemoryWindow {
 
 /** Starts a memory window; the returned function ends it. */
 export function memoryWindow(): () => MemoryWindow {
-  const rssBeforeMb = mb(process.memoryUsage().rss);
+  const before = process.memoryUsage();
   const kernel = resetPeakRss();
   let rss = 0;
   let heap = 0;
@@ -71,7 +75,10 @@ export function memoryWindow(): () => MemoryWindow {
     sample();
     const hwm = kernel ? kernelPeakRssMb() : undefined;
     return {
-      rssBeforeMb,
+      rssBeforeMb: mb(before.rss),
+      heapUsedBeforeMb: mb(before.heapUsed),
+      heapTotalBeforeMb: mb(before.heapTotal),
+      externalBeforeMb: mb(before.external),
       peakRssMb: hwm ?? mb(rss),
       peakRssSource: hwm === undefined ? 'sampled' : 'kernel',
       heapPeakMb: mb(heap),
@@ -80,7 +87,11 @@ export function memoryWindow(): () => MemoryWindow {
   };
 }
 
-/** Counts the calls made through the Store interface, by method. */
+/**
+ * Counts the calls made through the Store interface, by method; a call whose list argument is
+ * empty (getRecords([]), markSeen([]), ...: both stores answer those without a round trip) is
+ * counted apart, under `<method>([])`.
+ */
 export class StoreCounter {
   calls: Record<string, number> = {};
 
@@ -90,7 +101,9 @@ export class StoreCounter {
         const value = Reflect.get(target, prop, receiver) as unknown;
         if (typeof value !== 'function' || typeof prop !== 'string') return value;
         return (...args: unknown[]) => {
-          this.calls[prop] = (this.calls[prop] ?? 0) + 1;
+          const list = args.find((a) => Array.isArray(a)) as unknown[] | undefined;
+          const key = list !== undefined && list.length === 0 ? `${prop}([])` : prop;
+          this.calls[key] = (this.calls[key] ?? 0) + 1;
           return (value as (...a: unknown[]) => unknown).apply(target, args);
         };
       },
@@ -135,13 +148,14 @@ export class RedisCommandCounter {
 
 /**
  * Store round trips of a phase: one per call of the Store interface (each of its methods is one
- * round trip by contract), except listRecordKeys, which on Redis is a SCAN loop: there, the
- * SCANs Redis counted.
+ * round trip by contract), except calls with an empty list (none) and listRecordKeys, which on
+ * Redis is a SCAN loop: there, the SCANs Redis counted.
  */
 export function storeRoundTrips(calls: Readonly<Record<string, number>>, redisCommands: Readonly<Record<string, number>> | undefined): number {
   let n = 0;
   for (const [method, count] of Object.entries(calls)) {
-    if (method === 'kind' || method === 'reachable' || method === 'close') continue;
+    // reachable() makes no round trip (its contract); calls with an empty list make none either
+    if (method === 'reachable' || method === 'close' || method.endsWith('([])')) continue;
     n += method === 'listRecordKeys' && redisCommands ? Math.max(count, redisCommands.scan ?? 0) : count;
   }
   return n;

@@ -3,9 +3,6 @@
  * call counts the fakes process reports.
  */
 
-/** Marks the requests the storm's simulated users make, so they are not counted as ours. */
-export const STORM_FIELD_MANAGER = 'bench-storm';
-
 export interface KubeCounts {
   /** GET pages of the ApiDefinition collection (any namespace) */
   listPages: number;
@@ -20,8 +17,6 @@ export interface KubeCounts {
   finalizerPatches: number;
   /** creates and patches of core/v1 Events */
   eventWrites: number;
-  /** the simulated users' writes (the storm) */
-  userWrites: number;
   /** everything else (discovery, SelfSubjectReview, PUT, DELETE, ...) */
   other: number;
   total: number;
@@ -46,6 +41,8 @@ export interface GatewayCounts {
 export interface Counts {
   kube: KubeCounts;
   gateway: GatewayCounts;
+  /** CPU time the fakes process used since the last resetCalls (user + system), ms */
+  fakesCpuMs: number;
 }
 
 export interface Endpoints {
@@ -54,6 +51,18 @@ export interface Endpoints {
   kubeconfigYaml: string;
   tykUrl: string;
   tykSecret: string;
+  /** the fakes process's back door for the storm's cluster users (POST /write), see fakes-child.ts */
+  usersUrl: string;
+}
+
+/** What a storm user writes (POST /write to the fakes process): a spec edit (rate) or an annotation (touch). */
+export interface UserWrite {
+  namespace: string;
+  name: string;
+  /** a new spec.global_rate_limit.rate */
+  rate?: number;
+  /** the annotation bench.example.com/touched */
+  touch?: string;
 }
 
 export const NAMESPACES = ['team-a', 'team-b', 'team-c', 'team-d'];

@@ -3,9 +3,10 @@
  * the cluster's users, the API server's audit webhook backend and a watch forwarder, playing a
  * storm plan (./storm-plan.ts) against the fakes and the reconciler's listening HTTP server.
  *
- * - Users: each happening is a merge PATCH of the ApiDefinition over HTTP to the API-server
- *   fake (`fieldManager=bench-storm`, so the fakes count it apart), at its planned time, not
- *   waiting for earlier ones: a spec edit or an annotation.
+ * - Users: each happening is a write of the ApiDefinition (a spec edit or an annotation) at its
+ *   planned time, not waiting for earlier ones, through the fakes process's back door (POST
+ *   /write: stored as an API write would be, without the fake's costly schema validation; see
+ *   bench/fakes-child.ts).
  * - Audit backend: when a write has been answered its audit event (stage ResponseComplete,
  *   verb patch, Metadata level, the user's name) joins a buffer; every `auditEveryMs` the
  *   buffer's first `auditBatchMax` events are POSTed to /webhooks/audit as one EventList,
@@ -25,13 +26,13 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { pathToFileURL } from 'node:url';
 import { Agent, request } from 'undici';
 import { serve } from './ipc.js';
-import { isReset, objectName, STORM_FIELD_MANAGER } from './shared.js';
+import { isReset, objectName, type UserWrite } from './shared.js';
 import type { StormPlan } from './storm-plan.js';
 
 export interface StormArgs {
   plan: StormPlan;
-  kubeUrl: string;
-  kubeToken: string;
+  /** the fakes process's back door for users' writes (Endpoints.usersUrl) */
+  usersUrl: string;
   webhookUrl: string;
   webhookToken: string;
 }
@@ -53,6 +54,8 @@ export interface StormResult {
   lastEventSentMs: number;
   userWrites: number;
   userWriteFailures: number;
+  /** how long the fakes process took to store a user's write, ms: how busy the fakes were */
+  userWriteMs: { p50: number; p99: number; max: number };
   events: { audit: number; watch: number };
   deliveries: { audit: number; watch: number };
   /** largest audit delivery, events */
@@ -104,7 +107,7 @@ function auditEvent(namespace: string, name: string, edit: boolean, now: Date): 
     level: 'Metadata',
     auditID: randomUUID(),
     stage: 'ResponseComplete',
-    requestURI: `/apis/tyk.tyk.io/v1alpha1/namespaces/${namespace}/apidefinitions/${name}?fieldManager=${STORM_FIELD_MANAGER}`,
+    requestURI: `/apis/tyk.tyk.io/v1alpha1/namespaces/${namespace}/apidefinitions/${name}?fieldManager=${edit ? 'kubectl-edit' : 'argocd-controller'}`,
     verb: 'patch',
     user: edit
       ? { username: 'alice@example.com', groups: ['platform-team', 'system:authenticated'] }
@@ -121,7 +124,7 @@ function auditEvent(namespace: string, name: string, edit: boolean, now: Date): 
 
 export async function runStorm(args: StormArgs): Promise<StormResult> {
   const { plan } = args;
-  const kubeAgent = new Agent({ keepAliveTimeout: 10_000, connections: 64 });
+  const usersAgent = new Agent({ keepAliveTimeout: 10_000, connections: 64 });
   const auditAgent = new Agent({ keepAliveTimeout: 30_000 });
   const watchAgent = new Agent({ keepAliveTimeout: 30_000 });
   const loop = monitorEventLoopDelay({ resolution: 5 });
@@ -130,6 +133,7 @@ export async function runStorm(args: StormArgs): Promise<StormResult> {
   const inFlight = new Set<Promise<void>>();
   const auditBuffer: Record<string, unknown>[] = [];
   let userWrites = 0;
+  const userWriteMs: number[] = [];
   let userWriteFailures = 0;
   let auditEvents = 0;
   let watchEvents = 0;
@@ -181,20 +185,16 @@ export async function runStorm(args: StormArgs): Promise<StormResult> {
 
   const write = async (index: number, rate: number | undefined, seq: number): Promise<void> => {
     const { namespace, name } = objectName(index);
-    const patch = rate === undefined ? { metadata: { annotations: { 'bench.example.com/touched': String(seq) } } } : { spec: { global_rate_limit: { rate } } };
+    const body: UserWrite = rate === undefined ? { namespace, name, touch: String(seq) } : { namespace, name, rate };
+    const started = performance.now();
     try {
-      const send = () =>
-        request(`${args.kubeUrl}/apis/tyk.tyk.io/v1alpha1/namespaces/${namespace}/apidefinitions/${name}?fieldManager=${STORM_FIELD_MANAGER}`, {
-          method: 'PATCH',
-          headers: { authorization: `Bearer ${args.kubeToken}`, 'content-type': 'application/merge-patch+json', accept: 'application/json' },
-          body: JSON.stringify(patch),
-          dispatcher: kubeAgent,
-        });
-      // a merge patch is safe to repeat: once more after a reset pooled socket, as kubectl's client would
+      const send = () => request(`${args.usersUrl}/write`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body), dispatcher: usersAgent });
+      // once more after a reset pooled socket (the write is an upsert: safe to repeat)
       const res = await send().catch((err: unknown) => (isReset(err) ? send() : Promise.reject(err)));
       const text = await res.body.text();
-      if (res.statusCode !== 200) throw new Error(`PATCH ${namespace}/${name}: ${res.statusCode} ${text.slice(0, 200)}`);
+      if (res.statusCode !== 200) throw new Error(`write ${namespace}/${name}: ${res.statusCode} ${text.slice(0, 200)}`);
       userWrites++;
+      userWriteMs.push(performance.now() - started);
       auditBuffer.push(auditEvent(namespace, name, rate !== undefined, new Date()));
       auditEvents++;
       watchEvents++;
@@ -233,7 +233,7 @@ export async function runStorm(args: StormArgs): Promise<StormResult> {
   while (inFlight.size > 0) await Promise.all([...inFlight]);
   const durationMs = performance.now() - t0;
   loop.disable();
-  await Promise.allSettled([kubeAgent.close(), auditAgent.close(), watchAgent.close()]);
+  await Promise.allSettled([usersAgent.close(), auditAgent.close(), watchAgent.close()]);
 
   const seconds = Math.ceil(plan.settings.durationMs / 1000) + 1;
   const perSecond = Array.from({ length: seconds }, (_, s) => {
@@ -246,6 +246,10 @@ export async function runStorm(args: StormArgs): Promise<StormResult> {
     lastEventSentMs: Math.round(lastEventSentMs),
     userWrites,
     userWriteFailures,
+    userWriteMs: (() => {
+      const l = latencies(userWriteMs.map((ms) => ({ ms, status: 200 })));
+      return { p50: l.p50, p99: l.p99, max: l.max };
+    })(),
     events: { audit: auditEvents, watch: watchEvents },
     deliveries: { audit: auditDeliveries.count, watch: answers.filter((a) => a.kind === 'watch').length },
     largestAuditBatch,
