@@ -27,8 +27,8 @@
  * PHASES, over N ApiDefinitions (BENCH_N, default 10,000) in 4 namespaces, ~2 KB specs:
  *   first    a full run (trigger schedule, scope all) creating all N on the gateway;
  *   steady   a full run where nothing changed: floor, steady, floor, steady, floor, steady,
- *            interleaved back to back, each after a gc; medians reported (counts and memory:
- *            the worst of the three);
+ *            interleaved back to back; wall, floor and CPU times are medians, counts and memory
+ *            the worst of the three;
  *   drift    1% of the APIs edited on the gateway side (proxy.target_url, a field we manage;
  *            the file and the loaded copy, as a POST and a reload would), healed by a full run;
  *   restart  the gateway restarted and lost everything; healed by a full run;
@@ -36,14 +36,24 @@
  *   coldstart  bench/coldstart.ts's measureColdStart() (the watch Lambda bundle in fresh
  *            processes), and the size loaded at start of each webhook function's bundle
  *            (audit, watch, cloudevents); BENCH_COLDSTART=0 skips it.
- * Each phase reports wall time, its ratio to the floor, objects/s, this process's peak RSS (the
- * kernel's VmHWM, reset before each phase through /proc/self/clear_refs: exact and the phase's
- * own; see bench/measure.ts), RSS before, sampled heap peak, getrusage maxRSS so far (monotonic,
- * for reference), the fakes' call counts (gateway list/get/write/reload; API-server ApiDefinition
- * list pages, other kinds' lists, gets, status patches, finalizer patches, Event writes), the
- * store's round trips (a counting wrapper around the Store interface, in bench code; on Redis
- * also INFO commandstats), and the runs (the service's metrics, through a counting sink).
+ * Each phase reports: wall time, its ratio to the floor, objects/s; CPU time of this process
+ * and of the fakes process (when the fakes' CPU nears the wall time, the phase is bound by the
+ * fakes, not by us); the fakes' call counts (gateway list/get/write/reload; API-server
+ * ApiDefinition list pages, other kinds' lists, gets, status patches, finalizer patches, Event
+ * writes); store round trips (a counting wrapper around the Store interface, in bench code; on
+ * Redis also INFO commandstats); runs (the service's metrics, through a counting sink); memory.
  *
+ * MEMORY (bench/measure.ts). Before each phase: a full gc, a 500 ms pause, another (a real
+ * process idles between runs), then the kernel's peak-RSS mark of this process (VmHWM) is reset
+ * through /proc/self/clear_refs. The phase's peak RSS is VmHWM at its end: exact, no sampling,
+ * this phase's. It includes what the process kept from earlier phases (shown as RSS before,
+ * with the heap used, committed and external memory then): RSS seldom falls back after a large
+ * phase (glibc keeps freed native memory), so a long-lived process lives at its largest phase's
+ * peak. The RSS target is checked against this absolute peak, as a container's memory limit
+ * sees it; "peak above RSS before" is the phase's own growth. getrusage maxRSS cannot be reset
+ * (monotonic per process) and is shown for reference only; the heap peak is sampled every
+ * 20 ms on this thread (a lower bound).
+
  * THE STORM (bench/storm-plan.ts, bench/storm-child.ts): 10,000 events about 1,000 objects over
  * 10 s, delivered as the real senders deliver them, through real HTTP to the listening app (not
  * app.inject: the answer's latency must include the HTTP server and the queueing behind other
@@ -74,9 +84,16 @@
  * healed, every changed object on the gateway, every webhook answered 200), so that a target
  * cannot pass by doing nothing. PASS/FAIL per line; exit 1 on any FAIL.
  *
- * Output: a table, the targets, and one line `BENCH_JSON {...}` (stable shape; see BenchJson).
+ * Output: a table, the targets, and one line `BENCH_JSON {...}`: n, store, machine, settings,
+ * micro, floor, first, steady, drift, restart (Phase: wallMs, floorMs, ratioToFloor, peakRssMb,
+ * objectsPerSec, cpuMs, fakesCpuMs, memory, gateway, kube, store, runs, results, ...), storm
+ * (also writes, changed, p50Ms, p99Ms, convergedMs, sender; null with BENCH_STORM=0),
+ * coldstart (loadedKb, firstAnswerMs, importMs, firstCreateMs, functions; nulls with
+ * BENCH_COLDSTART=0), profile, skipped, targets and checks ([{name, pass, value, limit}]).
  * Also: plan() and hashOf() micro benchmarks. BENCH_PROFILE=<file.cpuprofile> adds one more,
- * unmeasured, steady run under the CPU profiler and prints its top functions and files.
+ * unmeasured, steady run under the CPU profiler and prints its top functions and files;
+ * BENCH_PROFILE_FIRST=<file.cpuprofile> profiles the first run (its numbers then include the
+ * profiler's overhead). BENCH_STORM=0 skips the storm (its targets are then not listed).
  */
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
@@ -117,6 +134,7 @@ const USE_REDIS = process.env.BENCH_REDIS === '1';
 const COLDSTART = process.env.BENCH_COLDSTART !== '0';
 const STORM = process.env.BENCH_STORM !== '0';
 const PROFILE = process.env.BENCH_PROFILE;
+const PROFILE_FIRST = process.env.BENCH_PROFILE_FIRST;
 const PAGE_SIZE = 500; // KubeClient's default
 const STEADY_RUNS = 3;
 const DRIFT_EVERY = 100; // 1%
@@ -608,8 +626,8 @@ function printTable(p: Phases): void {
   }
 }
 
-function printProfile(summary: ProfileSummary): void {
-  console.log(`\nCPU profile of one extra steady run (${summary.totalMs} ms working, ${summary.idleMs} ms idle): ${summary.file}`);
+function printProfile(what: string, summary: ProfileSummary): void {
+  console.log(`\nCPU profile of ${what} (${summary.totalMs} ms working, ${summary.idleMs} ms idle): ${summary.file}`);
   console.log('  self time by file:');
   for (const f of summary.files) console.log(`    ${String(f.selfMs).padStart(6)} ms ${String(f.pct).padStart(5)}%  ${f.file}`);
   console.log('  self time by function:');
@@ -649,6 +667,7 @@ async function main(): Promise<number> {
   let phases: Phases;
   let micro: Record<string, number>;
   let profile: ProfileSummary | null = null;
+  let firstProfile: ProfileSummary | null = null;
   try {
     const endpoints = await fakes.call('endpoints');
     const seedStart = performance.now();
@@ -686,8 +705,13 @@ async function main(): Promise<number> {
     const service = svc;
     const run = (): Promise<Phase> => fullRun(bench, service);
 
-    console.log('phase first ...');
-    const first = await run();
+    console.log(`phase first ...${PROFILE_FIRST ? ` (under the CPU profiler: its times include the profiler's overhead) → ${PROFILE_FIRST}` : ''}`);
+    const first = PROFILE_FIRST
+      ? await profiled(resolve(PROFILE_FIRST), run).then((r) => {
+          firstProfile = r.summary;
+          return r.value;
+        })
+      : await run();
 
     console.log('phase steady (interleaved with the floor) ...');
     await floorRun(floor); // warm-up, unmeasured
@@ -740,7 +764,8 @@ async function main(): Promise<number> {
     console.log(`\nhashOf(echo):    ${echoHashPerSec.toLocaleString('en')} hashes/s (${echoBytes} B gateway echo)\n`);
     micro = { planPerSec, hashPerSec, bodyBytes, echoHashPerSec, echoBytes };
     printTable(phases);
-    if (profile) printProfile(profile);
+    if (firstProfile) printProfile('the first run', firstProfile);
+    if (profile) printProfile('one extra steady run', profile);
   } finally {
     await app?.close();
     await svc?.close();
@@ -780,6 +805,7 @@ async function main(): Promise<number> {
     storm: phases.storm,
     coldstart: cold?.json ?? { loadedKb: null, firstAnswerMs: null, importMs: null, firstCreateMs: null, functions: {}, result: null },
     profile,
+    profileFirst: firstProfile,
     skipped,
     targets,
     checks,
