@@ -753,7 +753,7 @@ async function main(): Promise<number> {
       const script = stormPlan(N);
       console.log(`phase storm (${script.happenings.length * 2} events about ${script.settings.objects} objects over ${script.settings.durationMs / 1000} s) ...`);
       storm = startHelper<StormApi>(resolve(HERE, 'storm-child.ts'));
-      await sleep(1_500); // its start (tsx, undici) out of the measured window
+      await storm.call('ready'); // its start (tsx, undici) out of the measured window
       stormResult = await stormPhase(bench, storm, script, webhookUrl, endpoints.usersUrl);
     }
     phases = { first, steady, drift, restart, storm: stormResult };
