@@ -1,0 +1,113 @@
+/**
+ * The floor of a no-op full run: the least any reconciler must do to know that nothing changed,
+ * measured in the measured process with plain requests, no planning, hashing or writing:
+ *
+ *   ┌─ every page of the ApiDefinitions (all namespaces, limit 500, following `continue`,
+ *   │  one after the other as they must be), each fetched and JSON.parse'd; then one store
+ *   │  round trip for the N records of the objects listed (Redis: one MGET of their keys, each
+ *   │  value JSON.parse'd; memory store: getRecords of the N keys)
+ *   └─ concurrently: the gateway's full list (GET /tyk/apis), fetched and JSON.parse'd.
+ *
+ * Same URLs and credentials as our clients (KubeClient: `<server>/apis/tyk.tyk.io/v1alpha1/
+ * apidefinitions?limit=500&continue=...` with the kubeconfig's bearer token; TykGatewayClient:
+ * `<TYK_URL>/tyk/apis` with x-tyk-authorization), over undici with keep-alive agents of its
+ * own (kept across floor runs, as our clients keep theirs across runs; a request that meets a
+ * reset pooled socket is sent once more, as lib/http.ts does). A floor run that does
+ * not see N objects, N gateway APIs and N records throws: it would not be the job's floor.
+ */
+import { performance } from 'node:perf_hooks';
+import { Redis } from 'ioredis';
+import { Agent, request } from 'undici';
+import type { Store } from '../lib/store/types.js';
+import { isReset } from './shared.js';
+
+export interface FloorTarget {
+  kubeUrl: string;
+  kubeToken: string;
+  tykUrl: string;
+  tykSecret: string;
+  pageSize: number;
+  /** the store the reconciler uses: Redis (its URL and our store's key prefix) or the in-process one */
+  store: { kind: 'redis'; url: string; prefix: string } | { kind: 'memory'; store: Store };
+}
+
+export interface FloorRun {
+  ms: number;
+  pages: number;
+  items: number;
+  gatewayItems: number;
+  records: number;
+}
+
+interface ListPage {
+  items?: { metadata?: { namespace?: string; name?: string } }[];
+  metadata?: { continue?: string };
+}
+
+export class Floor {
+  private readonly kubeAgent = new Agent({ keepAliveTimeout: 10_000, connections: 16 });
+  private readonly tykAgent = new Agent({ keepAliveTimeout: 10_000, connections: 16 });
+  private readonly redis: Redis | undefined;
+
+  constructor(private readonly target: FloorTarget) {
+    this.redis = target.store.kind === 'redis' ? new Redis(target.store.url, { maxRetriesPerRequest: 1 }) : undefined;
+  }
+
+  private async getJson(agent: Agent, url: string, headers: Record<string, string>): Promise<unknown> {
+    const get = () => request(url, { method: 'GET', headers: { accept: 'application/json', ...headers }, dispatcher: agent });
+    // a pooled keep-alive socket the server had just closed: once more on a fresh one, as lib/http.ts does
+    const res = await get().catch((err: unknown) => (isReset(err) ? get() : Promise.reject(err)));
+    const text = await res.body.text();
+    if (res.statusCode !== 200) throw new Error(`floor: GET ${url}: ${res.statusCode} ${text.slice(0, 200)}`);
+    return JSON.parse(text);
+  }
+
+  private async records(keys: string[]): Promise<number> {
+    const s = this.target.store;
+    if (s.kind === 'memory') return (await s.store.getRecords(keys)).filter((r) => r !== null).length;
+    const values = await (this.redis as Redis).mget(keys.map((k) => `${s.prefix}rec:${k}`));
+    let found = 0;
+    for (const v of values) if (v !== null && JSON.parse(v) !== null) found++;
+    return found;
+  }
+
+  /** The ApiDefinition page chain, then the records of what it listed. */
+  private async desiredAndRecords(): Promise<{ pages: number; items: number; records: number }> {
+    const t = this.target;
+    const auth = { authorization: `Bearer ${t.kubeToken}` };
+    const keys: string[] = [];
+    let pages = 0;
+    let cont: string | undefined;
+    do {
+      const url = new URL(`${t.kubeUrl.replace(/\/+$/, '')}/apis/tyk.tyk.io/v1alpha1/apidefinitions`);
+      url.searchParams.set('limit', String(t.pageSize));
+      if (cont !== undefined) url.searchParams.set('continue', cont);
+      const page = (await this.getJson(this.kubeAgent, url.toString(), auth)) as ListPage;
+      pages++;
+      for (const o of page.items ?? []) keys.push(`ApiDefinition/${o.metadata?.namespace ?? ''}/${o.metadata?.name ?? ''}`);
+      cont = page.metadata?.continue || undefined;
+    } while (cont !== undefined);
+    return { pages, items: keys.length, records: await this.records(keys) };
+  }
+
+  private async gatewayList(): Promise<number> {
+    const list = await this.getJson(this.tykAgent, `${this.target.tykUrl.replace(/\/+$/, '')}/tyk/apis`, { 'x-tyk-authorization': this.target.tykSecret });
+    if (!Array.isArray(list)) throw new Error('floor: the gateway list is not a list');
+    return list.length;
+  }
+
+  /** One floor run; `expect` is N. */
+  async run(expect: number): Promise<FloorRun> {
+    const start = performance.now();
+    const [d, gatewayItems] = await Promise.all([this.desiredAndRecords(), this.gatewayList()]);
+    const ms = performance.now() - start;
+    if (d.items !== expect || gatewayItems !== expect || d.records !== expect) {
+      throw new Error(`floor: expected ${expect} objects, gateway APIs and records; saw ${d.items}, ${gatewayItems}, ${d.records}`);
+    }
+    return { ms: Math.round(ms), ...d, gatewayItems };
+  }
+
+  async close(): Promise<void> {
+    await Promise.allSettled([this.kubeAgent.close(), this.tykAgent.close(), this.redis?.quit()]);
+  }
+}
