@@ -26,6 +26,7 @@
  * Throws only StoreUnavailableError (the snapshot cannot be kept, or the records not counted).
  */
 import { StoreUnavailableError } from '../errors.js';
+import { isPortalGatewayKind } from '../gateway/portal.js';
 import type { GatewayTarget } from '../gateway/targets.js';
 import type { Gateway, GatewayObjectKind } from '../gateway/types.js';
 import { HELD_KINDS, INGRESS, MANAGED_KINDS, type ManagedKind, OPERATOR_CONTEXT } from '../kinds.js';
@@ -146,7 +147,7 @@ async function gatewayTargets(ctx: RunContext): Promise<GatewayTarget[]> {
 /**
  * Lists each gateway once per kind and keeps what it held, per target name (targets sharing a
  * gateway client share its listings). Portal kinds are listed on Dashboards only; an
- * APIDescription has nothing to list. One gateway's listings are held at a time.
+ * APIDescription has nothing to list. Each object is reduced to its snapshot entry as it is read.
  */
 async function takeSnapshot(ctx: RunContext, targets: readonly GatewayTarget[], kinds: ReadonlySet<GatewayObjectKind>): Promise<{ gateways: string[]; objects: number }> {
   const takenAt = new Date(ctx.deps.clock.now()).toISOString();
@@ -156,21 +157,23 @@ async function takeSnapshot(ctx: RunContext, targets: readonly GatewayTarget[], 
   let objects = 0;
   for (const [gateway, sharing] of byGateway) {
     const mode = sharing[0]?.mode;
-    const wanted = [...kinds].filter((k) => k !== 'portal-description' && (mode === 'pro' || !k.startsWith('portal-')));
-    const listed = new Map<GatewayObjectKind, ReadonlyMap<string, Record<string, unknown>>>();
+    const wanted = [...kinds].filter((k) => k !== 'portal-description' && (mode === 'pro' || !isPortalGatewayKind(k)));
+    const writer = new SnapshotWriter(takenAt);
     for (const kind of wanted) {
+      const listing = writer.listing(kind);
       try {
-        listed.set(kind, await gateway.list(kind));
+        // the portal's lists answer by id (portal.ts), the others are read item by item
+        if (isPortalGatewayKind(kind)) for (const [id, body] of await gateway.list(kind)) listing.add(id, body);
+        else await gateway.list(kind, listing.add);
+        listing.keep();
       } catch (err) {
         ctx.runError(`snapshot ${kind} of gateway ${sharing.map((t) => t.name).join(', ')}`, err);
       }
     }
-    if (listed.size === 0) continue;
+    if (writer.kindsAdded.length === 0) continue;
     for (const target of sharing) {
-      const writer = new SnapshotWriter(ctx.runId, target.name, takenAt);
-      for (const [kind, objectsOfKind] of listed) writer.add(kind, objectsOfKind);
       try {
-        await ctx.deps.store.putBlob(snapshotKey(ctx.runId, target.name), writer.text(), SNAPSHOT_TTL_MS);
+        await ctx.deps.store.putBlob(snapshotKey(ctx.runId, target.name), writer.text(ctx.runId, target.name), SNAPSHOT_TTL_MS);
       } catch (err) {
         if (err instanceof StoreUnavailableError) throw err;
         ctx.runError(`keep the snapshot of gateway ${target.name}`, err);

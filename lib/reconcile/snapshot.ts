@@ -66,31 +66,39 @@ function idFieldsOf(kind: GatewayObjectKind): string[] {
   return [...fields];
 }
 
-/** Builds one gateway's snapshot, kind by kind, so the full objects of one listing are dropped before the next is read. */
+/**
+ * Builds one gateway's snapshot as its listings are read: each object is reduced to its entry
+ * (hash and id fields) as it arrives (Gateway.list's visitor), so no listing is held whole.
+ */
 export class SnapshotWriter {
   private readonly kinds: StoredSnapshot['kinds'] = {};
   private count = 0;
 
-  constructor(
-    private readonly runId: string,
-    private readonly gateway: string,
-    private readonly takenAt: string,
-  ) {}
+  constructor(private readonly takenAt: string) {}
 
-  /** Adds what a listing of `kind` returned. */
-  add(kind: GatewayObjectKind, listed: ReadonlyMap<string, JsonObject>): void {
+  /**
+   * A listing of `kind` in progress: `add` each object as it is read, then `keep` it. A listing
+   * never kept (it failed part-way) is left out of the snapshot.
+   */
+  listing(kind: GatewayObjectKind): { add(id: string, body: JsonObject): void; keep(): void } {
     const fields = idFieldsOf(kind);
     const out: Record<string, [string, Record<string, string>?]> = {};
-    for (const [id, body] of listed) {
-      const ids: Record<string, string> = {};
-      for (const f of fields) if (typeof body[f] === 'string') ids[f] = body[f];
-      out[id] = Object.keys(ids).length > 0 ? [hashOf(body), ids] : [hashOf(body)];
-    }
-    this.kinds[kind] = out;
-    this.count += listed.size;
+    let size = 0;
+    return {
+      add: (id, body) => {
+        const ids: Record<string, string> = {};
+        for (const f of fields) if (typeof body[f] === 'string') ids[f] = body[f];
+        out[id] = Object.keys(ids).length > 0 ? [hashOf(body), ids] : [hashOf(body)];
+        size++;
+      },
+      keep: () => {
+        this.kinds[kind] = out;
+        this.count += size;
+      },
+    };
   }
 
-  /** Objects added so far. */
+  /** Objects kept so far. */
   get objects(): number {
     return this.count;
   }
@@ -99,8 +107,9 @@ export class SnapshotWriter {
     return Object.keys(this.kinds) as GatewayObjectKind[];
   }
 
-  text(): string {
-    const stored: StoredSnapshot = { v: VERSION, runId: this.runId, gateway: this.gateway, takenAt: this.takenAt, kinds: this.kinds };
+  /** The stored form, for one target of this gateway (targets sharing a gateway share its listings). */
+  text(runId: string, gateway: string): string {
+    const stored: StoredSnapshot = { v: VERSION, runId, gateway, takenAt: this.takenAt, kinds: this.kinds };
     return JSON.stringify(stored);
   }
 }
