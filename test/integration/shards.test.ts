@@ -9,7 +9,8 @@
  *   delivered again after the visibility timeout and converges without a repeated write or a
  *   deletion; a shard that fails every time, and a malformed message, end in the dead-letter queue.
  * - self-hosted: the shards run in the process, one report as a full run's;
- * - a small run is an ordinary full run: no message, no snapshot;
+ * - a small run is an ordinary full run: no message, no snapshot; the count includes namespaces
+ *   with only records left (their deletions), and no unwatched namespace;
  * - without its snapshot a shard lists the gateway itself; a stale snapshot costs no write and
  *   deletes nothing; deletions happen on the API server's word only;
  * - the Lambda functions (functions/schedule.ts, functions/shard.ts) from their environment;
@@ -491,6 +492,35 @@ t.test('self-hosted: above SHARD_SIZE, the shards run in the process, one report
   const quiet = await scheduledRun(svc);
   t.same(quiet.counts, { unchanged: 340 }, 'the next tick: all unchanged');
   t.equal(w.tyk.writes(), 0);
+});
+
+t.test('the count: a namespace with only records left has a shard (its deletions happen); an unwatched one none', async (t) => {
+  const w = await shardWorld(t, { SHARD_SIZE: '5', SHARD_QUEUE_URL: '', WATCH_NAMESPACE: 'a,gone' });
+  seed(w.kube, [
+    ['a', 6],
+    ['gone', 3],
+    ['other', 4],
+  ]);
+  const svc = w.service();
+  const first = await scheduledRun(svc);
+  t.same(first.counts, { synced: 9 }, 'the watched namespaces only');
+  t.same([...new Set(first.objects.map((o) => o.namespace))].sort(), ['a', 'gone']);
+  for (let i = 0; i < 3; i++) w.kube.remove('apidefinitions', 'gone', `api-0000${i}`);
+  const plan = await svc.planTick();
+  if (!plan.sharded) throw new Error('expected shards');
+  t.equal(plan.objects, 9, "counted: 'gone' by its records");
+  t.same(
+    plan.shards.map((s) => s.part),
+    [{ namespace: 'a', bucket: 0, buckets: 2 }, { namespace: 'a', bucket: 1, buckets: 2 }, { namespaces: ['gone'] }],
+  );
+  w.tyk.resetCalls();
+  const second = await scheduledRun(svc);
+  t.same(
+    second.objects.filter((o) => o.action !== 'NOOP').map((o) => `${o.namespace}/${o.name}:${o.action}:${o.reason}:${o.result}`),
+    ['gone/api-00000:DELETE:deleted in cluster:deleted', 'gone/api-00001:DELETE:deleted in cluster:deleted', 'gone/api-00002:DELETE:deleted in cluster:deleted'],
+  );
+  t.equal(deletes(w.tyk), 3);
+  t.equal(w.tyk.loaded('api').size, 6);
 });
 
 t.test('up to SHARD_SIZE objects, a tick is an ordinary full run: no message, no snapshot', async (t) => {
