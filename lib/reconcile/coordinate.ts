@@ -132,7 +132,10 @@ async function gatewayTargets(ctx: RunContext): Promise<GatewayTarget[]> {
     try {
       contexts = (await ctx.deps.kube.list(OPERATOR_CONTEXT, ns, { metadataOnly: true })).map((o) => ({ namespace: o.metadata.namespace ?? '', name: o.metadata.name }));
     } catch (err) {
-      if ((err as { status?: unknown } | undefined)?.status !== 404) ctx.runError(`list operatorcontexts${ns ? ` in ${ns}` : ''}`, err);
+      // not served (no CRD), or not allowed (an RBAC without list): the default gateway's snapshot only; shards list the others
+      const status = (err as { status?: unknown } | undefined)?.status;
+      if (status === 404 || status === 403) ctx.log.info({ status }, 'OperatorContexts not listed: only the default gateway is in the snapshot');
+      else ctx.runError(`list operatorcontexts${ns ? ` in ${ns}` : ''}`, err);
       continue;
     }
     for (const c of contexts) {

@@ -23,6 +23,7 @@ import t, { type Test } from 'tap';
 import { DEFAULT_SCHEDULE, loadConfig } from '../../lib/config.js';
 import type { KubeObject } from '../../lib/kube/types.js';
 import type { RunReport } from '../../lib/reconcile/run.js';
+import { scheduledTick } from '../../lib/triggers/schedule.js';
 import { startFakeTykDashboard } from '../fakes/tyk-dashboard.js';
 import { apiDefinition, apiDescription, configMap, ingress, oasDocument, portalCatalogue, portalConfig, subGraph, superGraph, tykOasApi } from '../fixtures/builders.js';
 import {
@@ -480,7 +481,8 @@ function isTestClientCall(r: RbacRequest): boolean {
 const reportOf = (report: RunReport | null | undefined, kind: string, name: string) => report?.objects.find((o) => o.kind === kind && o.name === name);
 
 t.test('RBAC: the ClusterRole allows every API-server call the code makes, and nothing it does not', async (t) => {
-  const w = await startWorld();
+  // SHARD_SIZE 3: a scheduled tick below is sharded (the coordinator's calls, and the shards')
+  const w = await startWorld({ env: { SHARD_SIZE: '3' } });
   t.teardown(() => w.close());
 
   // Calls the test itself makes (World.create/updateSpec/delete go through @kubernetes/client-node
@@ -606,6 +608,10 @@ t.test('RBAC: the ClusterRole allows every API-server call the code makes, and n
   t.match(reportOf(tick, 'SecurityPolicy', 'early'), { result: 'waiting' }, 'a policy waits for a missing API');
   t.match(reportOf(tick, 'ApiDefinition', 'social'), { result: 'synced' }, 'the supergraph API is composed');
   t.match(reportOf(tick, 'SubGraph', 'users'), { result: 'synced', reason: 'finalizer missing' }, 'the SubGraph gets its finalizer and status');
+  // a sharded tick: the coordinator counts (metadata-only LISTs) and lists the OperatorContexts to
+  // snapshot their gateways; the shards run here (namespaced LISTs)
+  const sharded = await scheduledTick(w.svc);
+  t.match(sharded, { sharded: { queued: false }, report: { errors: [] } }, 'a sharded tick, without a run-level error');
 
   // an Ingress of our class with its template: ApiDefinitions generated (POST, listed by label),
   // the Ingress's finalizer (PATCH); the template edited: the generated one replaced (PUT) by the
