@@ -3,7 +3,10 @@
  * API-server and gateway clients. Guarantees: resolves with status, headers and parsed JSON
  * (or raw text) for any HTTP answer; rejects with a TransportError for anything that is not
  * an HTTP answer (refused, reset, dropped, timed out, a closed agent); the timeout bounds the
- * whole exchange (connect, headers and body). Never puts request headers (which carry
+ * whole exchange (connect, headers and body), except for a body read as it arrives (`consume`:
+ * a gateway's full list, which may be hundreds of MB), where it bounds the wait for the headers
+ * and then each wait for the next chunk, so a large list that keeps coming is not cut off, and
+ * one that stalls is. Never puts request headers (which carry
  * secrets) or the URL's credentials and query into errors. `makeAgent` gives a keep-alive
  * connection pool with TLS settings (CA, client certificate and key, verification, SNI name),
  * for http: and https: URLs alike; its close() lets requests in flight finish first.
@@ -34,7 +37,7 @@ export interface HttpRequest {
   /**
    * Reads a 2xx answer's body as it arrives instead of as one text: its result is `json`, and
    * `text` is ''. (Other answers are read as text, for their messages.) What it throws fails
-   * the request.
+   * the request. The timeout then bounds each wait for the body's next chunk, not the whole body.
    */
   consume?: (body: AsyncIterable<Uint8Array>) => Promise<unknown>;
 }
@@ -89,13 +92,25 @@ function attempt(req: HttpRequest): Promise<HttpResponse> {
       done = true;
       clearTimeout(timer);
       outgoing?.destroy();
-      const what = timedOut ? `timed out after ${req.timeoutMs} ms` : transportReason(err);
+      const what = timedOut ? `timed out after ${req.timeoutMs} ms${streaming ? ' without more of the answer' : ''}` : transportReason(err);
       reject(new TransportError(`${req.method} ${redactUrl(req.url)}: ${what}`, timedOut, { cause: err }));
     };
-    const timer = setTimeout(() => {
+    let streaming = false;
+    const expire = (): void => {
       timedOut = true;
       fail(Object.assign(new Error(`no complete answer within ${req.timeoutMs} ms`), { code: 'ETIMEDOUT' }));
-    }, req.timeoutMs);
+    };
+    let timer = setTimeout(expire, req.timeoutMs);
+    /** A streamed body: the timeout starts again with each chunk. */
+    const rearmed = async function* (body: AsyncIterable<Uint8Array>): AsyncIterable<Uint8Array> {
+      streaming = true;
+      for await (const chunk of body) {
+        if (done) return;
+        clearTimeout(timer);
+        timer = setTimeout(expire, req.timeoutMs);
+        yield chunk;
+      }
+    };
     try {
       if (req.agent?.closed) throw Object.assign(new Error('the HTTP agent is closed'), { code: 'ERR_AGENT_CLOSED' });
       const url = new URL(req.url);
@@ -116,7 +131,7 @@ function attempt(req: HttpRequest): Promise<HttpResponse> {
       const status = res.statusCode ?? 0;
       const consume = req.consume;
       if (consume && status >= 200 && status < 300) {
-        consume(res).then((json) => {
+        consume(rearmed(res)).then((json) => {
           if (done) return;
           done = true;
           clearTimeout(timer);

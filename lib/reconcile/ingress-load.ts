@@ -103,7 +103,7 @@ export async function loadIngresses(ctx: RunContext, scope: RunScope, settings: 
   const recorded = new Map<string, string[]>();
   for (const ns of namespaces) {
     if (!listed.has(ns ?? '*')) continue;
-    const keys = await ctx.deps.store.listRecordKeys(ns === undefined ? PREFIX : `${PREFIX}${ns}/`);
+    const keys = await ctx.recordKeys(ns === undefined ? PREFIX : `${PREFIX}${ns}/`);
     recorded.set(ns ?? '*', keys);
     for (const k of keys) if (!found.has(k)) named.add(k);
   }

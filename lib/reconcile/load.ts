@@ -140,7 +140,7 @@ export async function loadOrphans(ctx: RunContext, kind: ManagedKind, scope: Run
   const known = new Set(listed.map((i) => i.key));
   const refs: ObjectRef[] = [];
   for (const prefix of prefixes) {
-    for (const key of await ctx.deps.store.listRecordKeys(prefix)) {
+    for (const key of await ctx.recordKeys(prefix)) {
       if (known.has(key)) continue;
       const [, namespace, name] = key.split('/');
       if (namespace === undefined || name === undefined || !ctx.watched(namespace) || !ctx.owns(namespace, name)) continue;

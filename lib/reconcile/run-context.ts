@@ -26,6 +26,7 @@ export class RunContext {
   /** gateway deletions let through by MAX_DELETES_PER_RUN so far */
   deletions = 0;
   private policyList?: Promise<KubeObject[] | undefined>;
+  private allRecordKeys?: Promise<string[]>;
   /** work done at most once per run, by key (a certificate's upload to one gateway) */
   private readonly onceDone = new Map<string, Promise<void>>();
 
@@ -76,6 +77,17 @@ export class RunContext {
   owns(namespace: string, name: string): boolean {
     const shard = this.request.shard;
     return shard === undefined || inPart(shard.part, namespace, name);
+  }
+
+  /**
+   * The store's record keys under `prefix`. A run over everything asks the store once for all
+   * of them and answers every kind's prefix from that (one round trip a run, not one a kind); a
+   * scoped run asks for its prefixes only. Throws what the store throws (StoreUnavailableError).
+   */
+  async recordKeys(prefix: string): Promise<string[]> {
+    if (!this.request.scope.all) return this.deps.store.listRecordKeys(prefix);
+    this.allRecordKeys ??= this.deps.store.listRecordKeys('');
+    return (await this.allRecordKeys).filter((key) => key.startsWith(prefix));
   }
 
   watched(namespace: string): boolean {

@@ -7,9 +7,17 @@
  * `<prefix>slots:<pool>` (a sorted set: holder → expiry on the server's clock), the index of
  * records' uses `<prefix>uses:<use>` (a set of record keys, kept by the record scripts), what
  * we created on a gateway `<prefix>owned:<pool>` (a set of ids), values with a ttl
- * `<prefix>blob:<key>` (PX). Every compare-then-write is
- * one Lua script, so it is atomic on the server; getRecords is one MGET; listRecordKeys
- * pages with SCAN, never KEYS.
+ * `<prefix>blob:<key>` (PX), and the index of record keys `<prefix>recs` (a sorted set, every
+ * score 0, kept by the record scripts) with its mark `<prefix>recs:complete`. Every
+ * compare-then-write is one Lua script, so it is atomic on the server; getRecords is one MGET.
+ * listRecordKeys is one ZRANGEBYLEX of the index: one round trip whatever the number of
+ * records. The index is built once, where it is missing (records written by a version before
+ * it): a SCAN of the records (never KEYS), whose pages are added by a script that adds only
+ * records still there, so a record deleted meanwhile is not indexed; the mark is set when the
+ * scan ended, and a store that stopped half way leaves it unset for the next to scan again.
+ * While a version without the index still writes records (a rolling upgrade), a record it
+ * creates is missing from the index until the mark is deleted: only orphan detection of that
+ * object waits.
  *
  * On a Redis Cluster (a Cluster client: createRedisStore with `cluster: true`, or an injected
  * ioredis Cluster) the prefix is wrapped in a hash tag, `{<prefix>}rec:<key>`, `{<prefix>}uses:<use>`,
@@ -81,6 +89,8 @@ export interface CreateRedisStoreOptions {
 
 const DEFAULT_PREFIX = 'gr:';
 const SCAN_COUNT = 1000;
+/** A byte above any in a record key's UTF-8 (0xFF is never in UTF-8): the end of a prefix's range. */
+const AFTER = '\\255';
 
 /**
  * The `uses` index of one record, as Lua: drops the stored record's uses (ARGV index prefix,
@@ -98,9 +108,10 @@ local function unindex(stored, prefix, member)
 end`;
 
 /**
- * KEYS[1] record, KEYS[2..] the index sets of the new record's uses; ARGV json, generation,
- * index prefix, record key. 1 = written (and its uses indexed), 0 = a newer generation is
- * stored. The index sets of the stored record's uses are computed here (index prefix .. use).
+ * KEYS[1] record, KEYS[2] the index of record keys, KEYS[3..] the index sets of the new record's
+ * uses; ARGV json, generation, index prefix, record key. 1 = written (and indexed), 0 = a newer
+ * generation is stored. The index sets of the stored record's uses are computed here (index
+ * prefix .. use).
  */
 const PUT_RECORD = `${UNINDEX}
 local stored = redis.call('GET', KEYS[1])
@@ -112,14 +123,35 @@ if stored then
   end
 end
 unindex(stored, ARGV[3], ARGV[4])
-for i = 2, #KEYS do redis.call('SADD', KEYS[i], ARGV[4]) end
+for i = 3, #KEYS do redis.call('SADD', KEYS[i], ARGV[4]) end
 redis.call('SET', KEYS[1], ARGV[1])
+redis.call('ZADD', KEYS[2], 0, ARGV[4])
 return 1`;
 
-/** KEYS[1] record; ARGV index prefix, record key. Deletes the record and its uses from the index. */
+/** KEYS[1] record, KEYS[2] the index of record keys; ARGV index prefix, record key. Deletes the record, its key and its uses from the indexes. */
 const DELETE_RECORD = `${UNINDEX}
 unindex(redis.call('GET', KEYS[1]), ARGV[1], ARGV[2])
 redis.call('DEL', KEYS[1])
+redis.call('ZREM', KEYS[2], ARGV[2])
+return 1`;
+
+/**
+ * KEYS index of record keys, its mark; ARGV prefix. The keys under the prefix, sorted (bytewise,
+ * as SCAN's were once sorted); false while the index is not built.
+ */
+const LIST_RECORD_KEYS = `
+if redis.call('EXISTS', KEYS[2]) == 0 then return false end
+if ARGV[1] == '' then return redis.call('ZRANGEBYLEX', KEYS[1], '-', '+') end
+return redis.call('ZRANGEBYLEX', KEYS[1], '[' .. ARGV[1], '(' .. ARGV[1] .. '${AFTER}')`;
+
+/**
+ * KEYS index of record keys; ARGV the records' key prefix, then record keys found by a scan.
+ * Indexes those whose record is still there (one deleted since the scan is not).
+ */
+const INDEX_RECORDS = `
+for i = 2, #ARGV do
+  if redis.call('EXISTS', ARGV[1] .. ARGV[i]) == 1 then redis.call('ZADD', KEYS[1], 0, ARGV[i]) end
+end
 return 1`;
 
 /** KEYS lock, dirty; ARGV token, ttl. Takes the lock, or marks dirty past the lock's end. */
@@ -184,7 +216,9 @@ return 1`;
 interface ScriptCommands {
   /** numberOfKeys, then the record's key and its uses' index keys, then json, generation, indexPrefix, member */
   grPutRecord(numberOfKeys: number, ...keysAndArgs: (string | number)[]): Promise<number>;
-  grDeleteRecord(record: string, indexPrefix: string, member: string): Promise<number>;
+  grDeleteRecord(record: string, index: string, indexPrefix: string, member: string): Promise<number>;
+  grListRecordKeys(index: string, mark: string, prefix: string): Promise<string[] | null>;
+  grIndexRecords(index: string, recordPrefix: string, ...keys: string[]): Promise<number>;
   grLock(lock: string, dirty: string, token: string, ttlMs: number): Promise<LockOutcome>;
   grRelease(lock: string, dirty: string, token: string): Promise<ReleaseOutcome>;
   grForceRelease(lock: string, token: string): Promise<number>;
@@ -236,7 +270,9 @@ export class RedisStore implements Store {
     this.prefix = isClusterClient(redis) ? `{${prefix}}` : prefix;
     this.slot = isClusterClient(redis) ? hashSlot(prefix) : -1;
     this.redis.defineCommand('grPutRecord', { lua: PUT_RECORD });
-    this.redis.defineCommand('grDeleteRecord', { numberOfKeys: 1, lua: DELETE_RECORD });
+    this.redis.defineCommand('grDeleteRecord', { numberOfKeys: 2, lua: DELETE_RECORD });
+    this.redis.defineCommand('grListRecordKeys', { numberOfKeys: 2, lua: LIST_RECORD_KEYS });
+    this.redis.defineCommand('grIndexRecords', { numberOfKeys: 1, lua: INDEX_RECORDS });
     this.redis.defineCommand('grLock', { numberOfKeys: 2, lua: LOCK });
     this.redis.defineCommand('grRelease', { numberOfKeys: 2, lua: RELEASE });
     this.redis.defineCommand('grForceRelease', { numberOfKeys: 1, lua: FORCE_RELEASE });
@@ -255,7 +291,7 @@ export class RedisStore implements Store {
 
   putRecord(record: SyncRecord): Promise<boolean> {
     return this.run('putRecord', async () => {
-      const keys = [this.recordKey(record.key), ...new Set((record.uses ?? []).map((use) => this.usesKey(use)))];
+      const keys = [this.recordKey(record.key), this.indexKey(), ...new Set((record.uses ?? []).map((use) => this.usesKey(use)))];
       const written = await this.scripts.grPutRecord(keys.length, ...keys, JSON.stringify(record), record.generation, this.usesKey(''), record.key);
       return written === 1;
     });
@@ -263,7 +299,7 @@ export class RedisStore implements Store {
 
   deleteRecord(key: string): Promise<void> {
     return this.run('deleteRecord', async () => {
-      await this.scripts.grDeleteRecord(this.recordKey(key), this.usesKey(''), key);
+      await this.scripts.grDeleteRecord(this.recordKey(key), this.indexKey(), this.usesKey(''), key);
     });
   }
 
@@ -298,18 +334,33 @@ export class RedisStore implements Store {
 
   listRecordKeys(prefix: string): Promise<string[]> {
     return this.run('listRecordKeys', async () => {
-      const base = this.recordKey('');
-      const pattern = `${escapeGlob(base + prefix)}*`;
-      const found = new Set<string>();
-      const node = this.scanned();
-      let cursor = '0';
-      do {
-        const [next, keys] = await node.scan(cursor, 'MATCH', pattern, 'COUNT', SCAN_COUNT);
-        cursor = next;
-        for (const key of keys) found.add(key.slice(base.length));
-      } while (cursor !== '0');
-      return [...found].sort();
+      const indexed = await this.scripts.grListRecordKeys(this.indexKey(), this.indexMarkKey(), prefix);
+      if (indexed) return indexed;
+      const all = await this.buildIndex();
+      return all.filter((key) => key.startsWith(prefix));
     });
+  }
+
+  /**
+   * Builds the index of record keys from a SCAN of the records, page by page, then marks it
+   * complete; answers every record key found, sorted. Idempotent, and safe beside writers:
+   * puts and deletes keep the index themselves, and a page adds only records still there.
+   */
+  private async buildIndex(): Promise<string[]> {
+    const base = this.recordKey('');
+    const pattern = `${escapeGlob(base)}*`;
+    const found = new Set<string>();
+    const node = this.scanned();
+    let cursor = '0';
+    do {
+      const [next, keys] = await node.scan(cursor, 'MATCH', pattern, 'COUNT', SCAN_COUNT);
+      cursor = next;
+      const page = keys.map((key) => key.slice(base.length));
+      if (page.length > 0) await this.scripts.grIndexRecords(this.indexKey(), base, ...page);
+      for (const key of page) found.add(key);
+    } while (cursor !== '0');
+    await this.redis.set(this.indexMarkKey(), '1');
+    return [...found].sort();
   }
 
   lock(key: string, token: string, ttlMs: number): Promise<LockOutcome> {
@@ -474,6 +525,16 @@ export class RedisStore implements Store {
 
   private dirtyKey(key: string): string {
     return `${this.prefix}dirty:${key}`;
+  }
+
+  /** The index of record keys (a sorted set, scores 0: ranges by prefix). */
+  private indexKey(): string {
+    return `${this.prefix}recs`;
+  }
+
+  /** Set once the index of record keys holds every record. */
+  private indexMarkKey(): string {
+    return `${this.prefix}recs:complete`;
   }
 
   private usesKey(use: string): string {

@@ -122,7 +122,7 @@ t.test('a record in a namespace no longer watched is left alone by a run over ev
   t.ok(await w.record(API_DEFINITION, 'old', 'gone-ns'), 'record kept');
 });
 
-t.test('a record whose resource was created after the listing is kept, not deleted', async (t) => {
+t.test('a record whose resource was created after the listing is kept, not deleted (a run over a namespace: its prefixes asked one by one)', async (t) => {
   let w: FastWorld | undefined;
   const late = apiDefinition('late').build();
   const slowStore = (s: Store): Store =>
@@ -140,7 +140,7 @@ t.test('a record whose resource was created after the listing is kept, not delet
     });
   w = new FastWorld({ store: slowStore });
   await w.putRecord(recordFor('ApiDefinition', 'late').onGateway('default').build());
-  const report = await w.run();
+  const report = await w.run({ scope: { namespaces: ['default'] } });
   t.same(
     kubeCalls(w, 'get'),
     [
@@ -153,6 +153,53 @@ t.test('a record whose resource was created after the listing is kept, not delet
   t.not(reported(report, 'late').action, 'DELETE');
   t.equal(w.gateway.count('remove'), 0);
   t.ok(ce(w).loaded('api').has(defaultIdOf('late')));
+});
+
+t.test('a run over everything asks the store for its record keys once, for every kind; each kind finds its orphans there', async (t) => {
+  const asked: string[] = [];
+  const w = new FastWorld({
+    store: (s: Store): Store =>
+      new Proxy(s, {
+        get(target, prop, receiver) {
+          if (prop === 'listRecordKeys')
+            return (prefix: string) => {
+              asked.push(prefix);
+              return target.listRecordKeys(prefix);
+            };
+          const v = Reflect.get(target, prop, receiver);
+          return typeof v === 'function' ? v.bind(target) : v;
+        },
+      }),
+  });
+  w.apply(apiDefinition('kept').build());
+  await w.run();
+  await w.putRecord(recordFor('ApiDefinition', 'gone-api').onGateway('default').build());
+  await w.putRecord(recordFor('SecurityPolicy', 'gone-policy').onGateway('default').build());
+  asked.length = 0;
+  const report = await w.run();
+  t.same(asked, [''], 'one listing of every record key');
+  t.ok(
+    kubeCalls(w, 'get').some((c) => c.name === 'gone-api'),
+    'the ApiDefinition orphan confirmed with a GET',
+  );
+  t.ok(
+    kubeCalls(w, 'get', 'SecurityPolicy').some((c) => c.name === 'gone-policy'),
+    'the SecurityPolicy orphan too',
+  );
+  t.match(reported(report, 'gone-api'), { action: 'DELETE', result: 'deleted' });
+  t.match(reported(report, 'gone-policy', 'SecurityPolicy'), { action: 'DELETE', result: 'deleted' });
+  t.notOk(await w.record(API_DEFINITION, 'gone-api'), 'its record gone');
+  t.same(
+    report.objects
+      .filter((o) => o.action === 'DELETE')
+      .map((o) => `${o.kind}/${o.name}`)
+      .sort(),
+    ['ApiDefinition/gone-api', 'SecurityPolicy/gone-policy'],
+    "each kind took only its own records' keys",
+  );
+  asked.length = 0;
+  await w.run({ scope: { namespaces: ['default'] } });
+  t.ok(asked.length > 1 && asked.every((p) => p !== '' && p.endsWith('/default/')), `a scoped run asks for its own prefixes: ${asked.join(', ')}`);
 });
 
 t.test('an orphan whose GET fails is reported as a read failure and kept', async (t) => {

@@ -2,7 +2,8 @@
  * lib/http.ts against loopback servers (plain and TLS) over real sockets: answers of any
  * status are answers; everything else is a TransportError that says whether it timed out and
  * carries no header value, URL credential or query; a reset before any answer is retried once;
- * the timeout bounds connect, headers and body; connections are pooled; an agent's TLS
+ * the timeout bounds connect, headers and body (a body read as it arrives: each wait for more
+ * of it); connections are pooled; an agent's TLS
  * settings (CA, client certificate and key, verification, SNI name) are applied, also as a
  * kubeconfig gives them to KubeClient; close() lets a request in flight finish and refuses new
  * ones.
@@ -158,6 +159,51 @@ t.test('what is not an answer is a TransportError without secrets: refused, hung
   // a header value Node refuses to send: named by header, not by value
   const crlf = await transportError(t, httpRequest({ method: 'GET', url: `${gone.url}/x`, headers: { authorization: `${SECRET}\r\nx: y` }, timeoutMs: 500 }));
   t.notMatch(crlf.message, SECRET, 'the refused value is not quoted');
+});
+
+t.test('a body read as it arrives (consume): the timeout bounds each wait for more, not the whole body', async (t) => {
+  const collect = async (body: AsyncIterable<Uint8Array>): Promise<unknown> => {
+    const parts: Buffer[] = [];
+    for await (const chunk of body) parts.push(Buffer.from(chunk));
+    return JSON.parse(Buffer.concat(parts).toString('utf8'));
+  };
+  // ten items 60 ms apart: 600 ms in all, each wait well under the 250 ms timeout
+  const slow = await plain(t, (_req, res) => {
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.write('[');
+    let i = 0;
+    const next = (): void => {
+      if (i === 10) {
+        res.end(']');
+        return;
+      }
+      res.write(`${i === 0 ? '' : ','}${i}`);
+      i++;
+      setTimeout(next, 60);
+    };
+    next();
+  });
+  const started = performance.now();
+  const answer = await httpRequest({ method: 'GET', url: `${slow.url}/list`, timeoutMs: 250, consume: collect });
+  t.same(answer.json, [0, 1, 2, 3, 4, 5, 6, 7, 8, 9], 'the whole body, though it took longer than the timeout');
+  t.ok(performance.now() - started >= 500, 'it did take longer');
+  const whole = await transportError(t, httpRequest({ method: 'GET', url: `${slow.url}/list`, timeoutMs: 250 }));
+  t.equal(whole.timedOut, true, 'read as one text, the same body is bounded as a whole');
+
+  // some of the body, then nothing: given up one timeout after the last chunk
+  const stalls = await plain(t, (_req, res) => {
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.write('[1,');
+  });
+  const stalled = await transportError(t, httpRequest({ method: 'GET', url: `${stalls.url}/list`, headers: { authorization: SECRET }, timeoutMs: 150, consume: collect }));
+  t.equal(stalled.timedOut, true);
+  t.match(stalled.message, /: timed out after 150 ms without more of the answer$/);
+  t.notMatch(stalled.message, SECRET);
+
+  // headers that never come: the timeout as for any request
+  const mute = await plain(t, () => {});
+  const hung = await transportError(t, httpRequest({ method: 'GET', url: `${mute.url}/list`, timeoutMs: 150, consume: collect }));
+  t.match(hung.message, /: timed out after 150 ms$/);
 });
 
 t.test('a reset before any answer is retried once on a fresh connection; twice is a failure', async (t) => {

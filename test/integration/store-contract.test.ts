@@ -502,8 +502,38 @@ t.test('RedisStore', async (t) => {
     t.strictSame(await raw.smembers(`${prefix}uses:Secret/ns/tls`), ['ns/Kind/name'], 'the uses index: a set of record keys');
     await store.own('default', ['c1']);
     t.strictSame(await raw.smembers(`${prefix}owned:default`), ['c1'], 'owned ids: a set per pool');
+    t.strictSame(await raw.zrange(`${prefix}recs`, '0', '-1', 'WITHSCORES'), ['ns/Kind/name', '0'], 'the index of record keys: a sorted set, scores 0');
     await store.deleteRecord('ns/Kind/name');
     t.equal(await raw.exists(`${prefix}uses:Secret/ns/tls`), 0, 'an emptied index set is gone');
+    t.equal(await raw.exists(`${prefix}recs`), 0, 'the key is out of the index');
+  });
+
+  t.test('listRecordKeys: records from before the index are found by one scan that builds it; after that, the index answers', async (t) => {
+    const prefix = freshPrefix();
+    const store = createRedisStore(server.url, { prefix });
+    t.teardown(async () => {
+      await store.close();
+      await removeKeys(server.url, prefix);
+    });
+    const raw = rawClient(t, server.url);
+    // written as a version without the index wrote them
+    const old = Array.from({ length: 1_500 }, (_, i) => `ApiDefinition/ns/old-${String(i).padStart(4, '0')}`);
+    await raw.mset(...old.flatMap((key) => [`${prefix}rec:${key}`, JSON.stringify(record(key))]));
+    await store.putRecord(record('SecurityPolicy/ns/new'));
+    t.equal(await raw.exists(`${prefix}recs:complete`), 0, 'not built yet');
+    t.strictSame(await store.listRecordKeys('ApiDefinition/'), old, 'the old records, past one SCAN page');
+    t.equal(await raw.get(`${prefix}recs:complete`), '1', 'built, and marked');
+    t.equal(await raw.zcard(`${prefix}recs`), 1_501, 'every record in the index');
+    t.strictSame(await store.listRecordKeys(''), [...old, 'SecurityPolicy/ns/new'].sort());
+    // a record the index does not know (as a version without it would write one): not listed any more
+    await raw.set(`${prefix}rec:ApiDefinition/ns/unindexed`, JSON.stringify(record('ApiDefinition/ns/unindexed')));
+    t.notOk((await store.listRecordKeys('ApiDefinition/')).includes('ApiDefinition/ns/unindexed'), 'the index answers, not a scan');
+    await store.deleteRecord(old[0] as string);
+    t.equal((await store.listRecordKeys('ApiDefinition/')).length, 1_499, 'a deletion leaves the index');
+    // the mark deleted: the next listing scans and builds again
+    await raw.del(`${prefix}recs:complete`);
+    t.ok((await store.listRecordKeys('ApiDefinition/')).includes('ApiDefinition/ns/unindexed'), 'built again from a scan');
+    t.equal(await raw.zcard(`${prefix}recs`), 1_501);
   });
 
   t.test('the default prefix is gr:, on an injected client', async (t) => {
@@ -732,6 +762,7 @@ t.test('RedisStore on a Redis Cluster', async (t) => {
       `${tag}owned:gw`,
       `${tag}rec:ns/Kind/a`,
       `${tag}rec:ns/Kind/b`,
+      `${tag}recs`,
       `${tag}seen:delivery-1`,
       `${tag}slots:gw`,
       `${tag}uses:ConfigMap/ns/doc`,
@@ -782,8 +813,14 @@ t.test('RedisStore on a Redis Cluster', async (t) => {
     await Promise.all(keys(30, 'two').map((key) => s2.putRecord(record(key))));
     await s1.lock('ns/Kind/one-0000', 'A', L);
     await s1.lock('ns/Kind/one-0000', 'B', L);
+    // the first listing builds the index from a scan of the master serving the slot (records of before it), the next ones read it
+    const owner = await cluster.ownerOf(`{${p1}}`);
+    const node = new Redis({ host: '127.0.0.1', port: owner, password, lazyConnect: true });
+    t.teardown(() => node.disconnect());
+    await node.del(`{${p1}}recs`);
     for (let i = 0; i < 3; i++) {
       t.strictSame(await s1.listRecordKeys('ns/'), keys(1200, 'one'), `listing ${i + 1}: every record of the first prefix, past one SCAN page, no lock or mark`);
+      t.equal(await node.zcard(`{${p1}}recs`), 1200, 'the index holds them');
       t.strictSame(await s2.listRecordKeys(''), keys(30, 'two'), `listing ${i + 1}: only the second prefix's`);
     }
   });
