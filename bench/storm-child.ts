@@ -173,7 +173,8 @@ export async function runStorm(args: StormArgs): Promise<StormResult> {
           });
           status = res.statusCode;
           const text = await res.body.text();
-          if (status !== 200 && failures.length < 5) failures.push(`${kind} ${status}: ${text.slice(0, 300)}`);
+          // 202: taken, the run follows (WEBHOOK_ANSWER=accepted, the default); 200: answered with the run's report
+          if (status !== 200 && status !== 202 && failures.length < 5) failures.push(`${kind} ${status}: ${text.slice(0, 300)}`);
           if (status === 200) tally(text);
         } catch (err) {
           if (failures.length < 5) failures.push(`${kind}: ${err instanceof Error ? err.message : String(err)}`);

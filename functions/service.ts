@@ -16,8 +16,11 @@ let lambdaService: Promise<Service> | undefined;
 
 export function lambdaServiceFromEnv(): Promise<Service> {
   lambdaService ??= Promise.resolve().then(async () => {
-    const config = loadConfig(process.env);
+    // a function is stopped once it answered: a webhook answers when its run is done
+    const config = loadConfig({ WEBHOOK_ANSWER: 'report', ...process.env });
     if (!config.redisUrl) throw new ConfigError([{ setting: 'REDIS_URL', message: 'is required on AWS Lambda (containers share no memory)' }]);
+    if (config.webhook.answer === 'accepted')
+      throw new ConfigError([{ setting: 'WEBHOOK_ANSWER', message: 'must be report on AWS Lambda (a function is stopped once it answered, so no run could follow the answer)' }]);
     if (config.redisCluster) await loadRedisCluster();
     return createService(config, process.env, { metrics: new EmfMetrics() });
   });

@@ -46,6 +46,12 @@ export interface Config {
     rateLimitPerMinute: number;
     /** distinct objects one request may name before they are folded into namespace-wide or full runs */
     maxRefs: number;
+    /**
+     * WEBHOOK_ANSWER: `accepted` (the default), answer 202 once the objects are taken, the run
+     * following in this process, coalesced with the others asked meanwhile; or `report`, answer
+     * 200 once the delivery's own run is done, with its report (AWS Lambda: always)
+     */
+    answer: 'report' | 'accepted';
   };
   /** MAX_DELETES_PER_RUN: a run that would delete more gateway objects deletes none; 0: no limit */
   maxDeletesPerRun: number;
@@ -194,6 +200,13 @@ function shardQueueUrl(env: Env, problems: Problems): string | undefined {
   return v;
 }
 
+function webhookAnswer(env: Env, problems: Problems): Config['webhook']['answer'] {
+  const answer = (value(env, 'WEBHOOK_ANSWER') ?? 'accepted').toLowerCase();
+  if (answer === 'report' || answer === 'accepted') return answer;
+  problems.add('WEBHOOK_ANSWER', `must be report or accepted, got "${answer}"`);
+  return 'report';
+}
+
 function tokens(env: Env, name: string, problems: Problems): string[] {
   const t = list(env, name);
   if (t.some((x) => x.length < 16)) problems.add(name, 'each token must be at least 16 characters');
@@ -241,6 +254,7 @@ export function loadConfig(env: Env): Config {
       bodyLimit: integer(env, 'WEBHOOK_BODY_LIMIT', 32 * 1024 * 1024, 1024, 1024 * 1024 * 1024, problems),
       rateLimitPerMinute: integer(env, 'WEBHOOK_RATE_LIMIT', 600, 0, 1_000_000, problems),
       maxRefs: integer(env, 'WEBHOOK_MAX_REFS', 500, 1, 100_000, problems),
+      answer: webhookAnswer(env, problems),
     },
     maxDeletesPerRun: integer(env, 'MAX_DELETES_PER_RUN', 50, 0, 1_000_000, problems),
     gatewayMaxConcurrentWrites: integer(env, 'GATEWAY_MAX_CONCURRENT_WRITES', 16, 0, 10_000, problems),

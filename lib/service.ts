@@ -28,8 +28,10 @@ import type { Logger } from './log.js';
 import { createLineLogger } from './log-lines.js';
 import { discardMetrics, type Figure, type MetricsSink } from './metrics/catalogue.js';
 import { gatewayCallFigures, requestFigures, runFigures } from './metrics/figures.js';
+import { Coalescer } from './reconcile/coalesce.js';
 import type { TickPlan } from './reconcile/coordinate.js';
 import { DEFAULT_RUN_SETTINGS, type RunDeps, type RunReport, type RunRequest, type RunSettings, runReconcile } from './reconcile/run.js';
+import type { RunScope, Trigger } from './reconcile/types.js';
 import { MemoryStore } from './store/memory.js';
 import { createRedisStore } from './store/redis.js';
 import { redisPasswords } from './store/redis-url.js';
@@ -80,6 +82,7 @@ export class Service {
   /** set by shutdown(): runs in flight see it through RunDeps.stop */
   private readonly stop: { deadline: number | undefined } = { deadline: undefined };
   private readonly inFlight = new Set<Promise<unknown>>();
+  private readonly coalescer = new Coalescer((trigger, scope) => this.run({ trigger, scope }));
 
   constructor(
     private readonly config: Config,
@@ -111,6 +114,22 @@ export class Service {
   get webhookLimits(): { readonly bodyLimit: number; readonly maxRefs: number } {
     const { bodyLimit, maxRefs } = this.config.webhook;
     return { bodyLimit, maxRefs };
+  }
+
+  /** WEBHOOK_ANSWER: whether a webhook answers with its run's report, or 202 once the objects are taken. */
+  get webhookAnswer(): Config['webhook']['answer'] {
+    return this.config.webhook.answer;
+  }
+
+  /**
+   * A webhook's run over `scope`, coalesced (lib/reconcile/coalesce.ts): started at once when no
+   * run of this trigger is in flight in this process, else folded with the others asked meanwhile
+   * into the next one. Resolves with the report of the run that covered the scope; rejects as
+   * run() does (ShuttingDownError once shutdown() was called).
+   */
+  runCoalesced(trigger: Trigger, scope: RunScope): Promise<RunReport> {
+    if (this.stopping) return Promise.reject(new ShuttingDownError());
+    return this.coalescer.submit(trigger, scope);
   }
 
   /** The credentials the webhooks (WEBHOOK_TOKEN) or /resync (RESYNC_TOKEN) require. */

@@ -94,6 +94,8 @@ async function start(): Promise<Playground> {
     TYK_AUTH: tyk.secret,
     WEBHOOK_TOKEN: webhookToken,
     RESYNC_TOKEN: resyncToken,
+    // the demo shows each delivery's report (the default answers 202 and runs after)
+    WEBHOOK_ANSWER: 'report',
     HOST: '127.0.0.1',
     PORT: '0',
   };

@@ -8,7 +8,7 @@
  * whose records use it (lib/events/dependents.ts). Once the service is stopping, a delivery is
  * refused (503) before it is marked, so its retry is taken by the next process.
  */
-import { ShuttingDownError } from '../errors.js';
+import { describeError, errorCode, ShuttingDownError } from '../errors.js';
 import { collect, type EventItem } from '../events/refs.js';
 import type { Trigger } from '../reconcile/types.js';
 import type { Service } from '../service.js';
@@ -22,9 +22,12 @@ export async function runIntake(svc: Service, trigger: Trigger, items: EventItem
   const intake = collect(await svc.dependents(items), { seen, maxRefs: svc.webhookLimits.maxRefs });
   const { scope } = intake;
   const empty = !scope.all && (scope.refs ?? []).length === 0 && (scope.namespaces ?? []).length === 0 && (scope.held ?? []).length === 0 && (scope.ingresses ?? []).length === 0;
-  const report = empty ? undefined : await svc.run({ trigger, scope });
-  return {
-    statusCode: 200,
-    body: { accepted: intake.accepted, ignored: intake.ignored, ...(intake.folded ? { folded: intake.folded } : {}), report: report ?? null },
-  };
+  const taken = { accepted: intake.accepted, ignored: intake.ignored, ...(intake.folded ? { folded: intake.folded } : {}) };
+  if (empty) return { statusCode: 200, body: { ...taken, report: null } };
+  if (svc.webhookAnswer === 'accepted') {
+    // the run goes on after the answer, coalesced: its outcome is in the log, the metrics and the objects' status
+    svc.runCoalesced(trigger, scope).catch((err: unknown) => svc.log.warn({ trigger, err: describeError(err), code: errorCode(err) }, 'a webhook run failed after its delivery was answered'));
+    return { statusCode: 202, body: { ...taken, queued: true } };
+  }
+  return { statusCode: 200, body: { ...taken, report: await svc.run({ trigger, scope }) } };
 }

@@ -184,6 +184,31 @@ t.test('two runs at once over the same objects make one write per change', async
   t.equal(w.tyk.loaded('api').size, 3);
 });
 
+t.test('WEBHOOK_ANSWER=accepted (the default): 202 once the objects are taken; the runs follow, coalesced', async (t) => {
+  const w = await world(t, { env: { WEBHOOK_ANSWER: 'accepted' } });
+  await w.create(apiDefinition('httpbin').build());
+  w.resetCounts();
+  const event = { type: 'ADDED', object: { apiVersion: 'tyk.tyk.io/v1alpha1', kind: 'ApiDefinition', metadata: { name: 'httpbin', namespace: 'default' } } };
+  // the gateway is slow: the first run is still writing when the other deliveries arrive
+  w.tyk.inject({ method: 'POST', path: '/tyk/apis', delayMs: 300 });
+  const first = await w.watch(event);
+  t.equal(first.statusCode, 202);
+  t.same(first.body, { accepted: 1, ignored: [], queued: true }, 'what was taken, no report');
+  t.equal(w.tyk.writes(), 0, 'answered before the run wrote');
+  const more = await Promise.all(Array.from({ length: 20 }, () => w.watch(event)));
+  t.same(
+    more.map((r) => r.statusCode),
+    more.map(() => 202),
+  );
+  await until(() => w.tyk.loaded('api').has(HTTPBIN_ID));
+  await until(() => w.kube.count('GET', '/apis/tyk.tyk.io/v1alpha1/namespaces/default/apidefinitions/httpbin') >= 2);
+  await new Promise((r) => setTimeout(r, 700));
+  const reads = w.kube.count('GET', '/apis/tyk.tyk.io/v1alpha1/namespaces/default/apidefinitions/httpbin');
+  t.ok(reads <= 6, `21 deliveries, two runs (the first, then one for the 20 that came during it): ${reads} reads of the object, not 21 or more`);
+  t.equal(w.tyk.writes(), 1, 'one write');
+  t.match(await w.get('httpbin'), { status: { api_id: HTTPBIN_ID } }, 'its status set by the run after the answer');
+});
+
 t.test('an event arriving while its object is being reconciled is applied before the lock is released', async (t) => {
   const w = await world(t);
   await w.create(apiDefinition('httpbin').build());

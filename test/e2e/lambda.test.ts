@@ -195,6 +195,13 @@ t.test('Lambda handlers over a real-shaped event reach the same state as the rou
   const refused = await watchHandler(httpApiEvent('POST', '/webhooks/watch', '[]', { authorization: `Bearer ${TOKEN}` }));
   t.equal(refused.statusCode, 500);
   t.match(JSON.parse(refused.body), { error: /REDIS_URL: is required on AWS Lambda/ });
+  // nor does it answer before its run (it is stopped once it answered)
+  process.env.REDIS_URL = redisUrl;
+  process.env.WEBHOOK_ANSWER = 'accepted';
+  const accepted = await watchHandler(httpApiEvent('POST', '/webhooks/watch', '[]', { authorization: `Bearer ${TOKEN}` }));
+  t.equal(accepted.statusCode, 500);
+  t.match(JSON.parse(accepted.body), { error: /^misconfigured: WEBHOOK_ANSWER: must be report on AWS Lambda/ });
+  delete process.env.WEBHOOK_ANSWER;
 
   process.env.REDIS_URL = redisUrl;
   kube.put(apiDefinition('a').build());

@@ -155,3 +155,10 @@ t.test('SHARD_SIZE and SHARD_QUEUE_URL: defaults, values, one line per bad one (
     t.notMatch(lines[0], /hunter2|user/, 'the value is not echoed');
   }
 });
+
+t.test('WEBHOOK_ANSWER: accepted by default, report, one line for anything else', async (t) => {
+  t.equal(loadConfig(base).webhook.answer, 'accepted');
+  t.equal(loadConfig({ ...base, WEBHOOK_ANSWER: 'report' }).webhook.answer, 'report');
+  t.equal(loadConfig({ ...base, WEBHOOK_ANSWER: ' Accepted ' }).webhook.answer, 'accepted');
+  t.same(problems({ ...base, WEBHOOK_ANSWER: 'later' }), ['WEBHOOK_ANSWER: must be report or accepted, got "later"']);
+});

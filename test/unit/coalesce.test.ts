@@ -1,0 +1,109 @@
+/**
+ * lib/reconcile/coalesce.ts: scopes merge into their union; per trigger one run at a time, what
+ * is asked meanwhile taken by one next run; each caller gets the report (or the error) of the
+ * run that covered it; triggers do not wait for each other.
+ */
+import t from 'tap';
+import { API_DEFINITION, SECURITY_POLICY, SUBGRAPH } from '../../lib/kinds.js';
+import { Coalescer, mergeScopes } from '../../lib/reconcile/coalesce.js';
+import type { RunReport, RunScope, Trigger } from '../../lib/reconcile/types.js';
+
+const ref = (name: string, kind = API_DEFINITION, namespace = 'default') => ({ kind, namespace, name });
+
+t.test('mergeScopes: the union, each object once; everything wins', async (t) => {
+  t.same(mergeScopes({ refs: [ref('a'), ref('b')] }, { refs: [ref('b'), ref('a', SECURITY_POLICY)] }), { refs: [ref('a'), ref('b'), ref('a', SECURITY_POLICY)] }, 'same name, other kind: kept apart');
+  t.same(mergeScopes({ refs: [ref('a')] }, { refs: [ref('a', API_DEFINITION, 'other')] }).refs?.length, 2, 'same name, other namespace: kept apart');
+  t.same(mergeScopes({ namespaces: ['x'] }, { namespaces: ['y', 'x'], refs: [ref('a')] }), { namespaces: ['x', 'y'], refs: [ref('a')] });
+  t.same(mergeScopes({ held: [{ kind: SUBGRAPH, namespace: 'n', name: 's' }] }, { held: [{ kind: SUBGRAPH, namespace: 'n', name: 's' }], ingresses: [{ namespace: 'n', name: 'i' }] }), {
+    held: [{ kind: SUBGRAPH, namespace: 'n', name: 's' }],
+    ingresses: [{ namespace: 'n', name: 'i' }],
+  });
+  t.same(mergeScopes({ refs: [ref('a')] }, { all: true }), { all: true });
+  t.same(mergeScopes({ all: true }, { namespaces: ['x'] }), { all: true });
+  t.same(mergeScopes({}, {}), {}, 'nothing stays nothing: no empty lists made up');
+});
+
+/** A run starter whose runs end when the test says. */
+function controlled() {
+  const started: { trigger: Trigger; scope: RunScope; finish(report?: Partial<RunReport>): void; fail(err: Error): void }[] = [];
+  let running = 0;
+  let most = 0;
+  const start = (trigger: Trigger, scope: RunScope): Promise<RunReport> =>
+    new Promise<RunReport>((resolve, reject) => {
+      running++;
+      most = Math.max(most, running);
+      const done = () => running--;
+      started.push({
+        trigger,
+        scope,
+        finish: (report = {}) => {
+          done();
+          resolve({ runId: `run-${started.length}`, ...report } as RunReport);
+        },
+        fail: (err) => {
+          done();
+          reject(err);
+        },
+      });
+    });
+  return { started, start, most: () => most };
+}
+
+const tick = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+t.test('one run at a time per trigger; what is asked meanwhile is one next run over the union', async (t) => {
+  const c = controlled();
+  const q = new Coalescer(c.start);
+  const first = q.submit('watch', { refs: [ref('a')] });
+  t.equal(c.started.length, 1, 'the first starts at once');
+  const later = [q.submit('watch', { refs: [ref('b')] }), q.submit('watch', { refs: [ref('c'), ref('b')] }), q.submit('watch', { namespaces: ['team'] })];
+  await tick();
+  t.equal(c.started.length, 1, 'nothing else starts while it runs');
+  t.equal(q.waiting('watch'), 3);
+  c.started[0]?.finish({ runId: 'one' } as Partial<RunReport>);
+  t.match(await first, { runId: 'one' });
+  await tick();
+  t.equal(c.started.length, 2, 'then one run for the three waiting');
+  t.same(c.started[1]?.scope, { namespaces: ['team'], refs: [ref('b'), ref('c')] }, 'over their union');
+  t.equal(q.waiting('watch'), 0);
+  c.started[1]?.finish({ runId: 'two' } as Partial<RunReport>);
+  t.same(
+    (await Promise.all(later)).map((r) => r.runId),
+    ['two', 'two', 'two'],
+    'each gets the report of the run that covered it',
+  );
+  t.equal(c.most(), 1, 'never two at once');
+  // idle again: the next starts at once
+  const again = q.submit('watch', { refs: [ref('d')] });
+  t.equal(c.started.length, 3);
+  c.started[2]?.finish();
+  await again;
+});
+
+t.test('a run that fails rejects the callers it covered, and the next run still happens', async (t) => {
+  const c = controlled();
+  const q = new Coalescer(c.start);
+  const first = q.submit('audit', { refs: [ref('a')] });
+  const second = q.submit('audit', { refs: [ref('b')] });
+  c.started[0]?.fail(new Error('store down'));
+  await t.rejects(first, /store down/);
+  await tick();
+  t.equal(c.started.length, 2, 'the waiting one runs');
+  c.started[1]?.finish({ runId: 'ok' } as Partial<RunReport>);
+  t.match(await second, { runId: 'ok' });
+});
+
+t.test('triggers do not wait for each other', async (t) => {
+  const c = controlled();
+  const q = new Coalescer(c.start);
+  const w = q.submit('watch', { refs: [ref('a')] });
+  const a = q.submit('audit', { refs: [ref('a')] });
+  t.same(
+    c.started.map((s) => s.trigger),
+    ['watch', 'audit'],
+    'both started',
+  );
+  for (const s of c.started) s.finish();
+  await Promise.all([w, a]);
+  t.equal(c.most(), 2);
+});
