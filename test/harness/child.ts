@@ -8,7 +8,7 @@
 import { spawn } from 'node:child_process';
 
 export interface Child {
-  /** resolves with the exit code (null when killed by a signal) */
+  /** resolves with the exit code (null when killed by a signal) once the output is all read */
   code: Promise<number | null>;
   out(): string;
   err(): string;
@@ -24,6 +24,7 @@ export function runTs(script: string, env: Record<string, string> = {}): Child {
   let err = '';
   child.stdout.on('data', (d: Buffer) => (out += d.toString()));
   child.stderr.on('data', (d: Buffer) => (err += d.toString()));
-  const code = new Promise<number | null>((resolve) => child.on('exit', (c) => resolve(c)));
+  // 'close', not 'exit': at 'exit' the child's last output may still be in the pipe, unread
+  const code = new Promise<number | null>((resolve) => child.on('close', (c) => resolve(c)));
   return { code, out: () => out, err: () => err, kill: (signal = 'SIGTERM') => child.kill(signal) };
 }
