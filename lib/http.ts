@@ -86,6 +86,8 @@ function attempt(req: HttpRequest): Promise<HttpResponse> {
   const exchange = new Promise<HttpResponse>((resolve, reject) => {
     let timedOut = false;
     let done = false;
+    /** a body read as it arrives: the timeout is then each wait for more of it */
+    let streaming = false;
     let outgoing: http.ClientRequest | undefined;
     const fail = (err: unknown): void => {
       if (done) return;
@@ -95,7 +97,6 @@ function attempt(req: HttpRequest): Promise<HttpResponse> {
       const what = timedOut ? `timed out after ${req.timeoutMs} ms${streaming ? ' without more of the answer' : ''}` : transportReason(err);
       reject(new TransportError(`${req.method} ${redactUrl(req.url)}: ${what}`, timedOut, { cause: err }));
     };
-    let streaming = false;
     const expire = (): void => {
       timedOut = true;
       fail(Object.assign(new Error(`no complete answer within ${req.timeoutMs} ms`), { code: 'ETIMEDOUT' }));

@@ -30,10 +30,10 @@
  * with cluster-mode Redis (ElastiCache cluster mode enabled, Redis Cluster), not spread: one
  * prefix is served by one shard. Keys declared to a script are declared as KEYS (the new uses of
  * a record included); the old uses a record script drops are computed on the server, in the
- * same slot. listRecordKeys scans the master serving that slot (SCAN has no cluster-wide form,
- * and the other masters hold none of our keys), paging with COUNT; while an operator migrates
- * the slot, keys already moved are missed until the client's slot map follows (within 5 s):
- * only orphan detection is deferred to a later run. A store waits for its connection to that
+ * same slot. Building the index of record keys scans the master serving that slot (SCAN has no
+ * cluster-wide form, and the other masters hold none of our keys), paging with COUNT; while an
+ * operator migrates the slot, keys already moved are missed by that scan (the index then lacks
+ * them until their next write): only their orphan detection waits. A store waits for its connection to that
  * master before each operation, and fails when it is gone, whatever the other shards do. On a
  * single Redis the layout is unchanged (no hash tag), so existing deployments keep their records.
  *
@@ -136,8 +136,9 @@ redis.call('ZREM', KEYS[2], ARGV[2])
 return 1`;
 
 /**
- * KEYS index of record keys, its mark; ARGV prefix. The keys under the prefix, sorted (bytewise,
- * as SCAN's were once sorted); false while the index is not built.
+ * KEYS index of record keys, its mark; ARGV prefix. The keys under the prefix, sorted bytewise
+ * (for record keys, which are ASCII, the order of a JavaScript sort()); false while the index
+ * is not built.
  */
 const LIST_RECORD_KEYS = `
 if redis.call('EXISTS', KEYS[2]) == 0 then return false end
@@ -214,7 +215,7 @@ return 1`;
 
 /** The commands defineCommand adds to the client (ioredis cannot type them). */
 interface ScriptCommands {
-  /** numberOfKeys, then the record's key and its uses' index keys, then json, generation, indexPrefix, member */
+  /** numberOfKeys, then the record's key, the index of record keys and its uses' index keys, then json, generation, indexPrefix, member */
   grPutRecord(numberOfKeys: number, ...keysAndArgs: (string | number)[]): Promise<number>;
   grDeleteRecord(record: string, index: string, indexPrefix: string, member: string): Promise<number>;
   grListRecordKeys(index: string, mark: string, prefix: string): Promise<string[] | null>;

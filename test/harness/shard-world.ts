@@ -25,6 +25,7 @@ import { type FakeSqs, startFakeSqs } from '../fakes/sqs.js';
 import { type FakeTykGateway, startFakeTykGateway } from '../fakes/tyk-gateway.js';
 import { DelegatingStore } from '../fixtures/delegating-store.js';
 import { capturingLogger, type LogEntry } from './log.js';
+import { startRedis, type TestRedis } from './redis.js';
 import { EventSourceMapping, type SqsHandler, sqsClient } from './sqs-lambda.js';
 import { OffsetClock } from './world.js';
 
@@ -60,6 +61,8 @@ export class TimeRunsOut extends SharedStore {
 }
 
 export interface ShardWorld {
+  /** the Redis the store is on (REDIS_URL for functions built from the environment) */
+  redisUrl: string;
   kube: FakeKubeApiServer;
   tyk: FakeTykGateway;
   sqs: FakeSqs;
@@ -77,7 +80,22 @@ export interface ShardWorld {
   mapping(handler: SqsHandler): EventSourceMapping;
 }
 
-export async function shardWorld(t: Test, redisUrl: string, env: Record<string, string> = {}): Promise<ShardWorld> {
+/**
+ * For a test file: a Redis started before its tests (or REDIS_URL's) and stopped after them, and
+ * the function that makes a world on it for a test.
+ */
+export function shardWorlds(file: Test): (t: Test, env?: Record<string, string>) => Promise<ShardWorld> {
+  let server: TestRedis | undefined;
+  file.before(async () => {
+    server = await startRedis();
+  });
+  file.teardown(async () => {
+    if (server?.owned) await server.stop();
+  });
+  return (t, env = {}) => shardWorld(t, (server as TestRedis).url, env);
+}
+
+async function shardWorld(t: Test, redisUrl: string, env: Record<string, string> = {}): Promise<ShardWorld> {
   const clock = new OffsetClock();
   const [kube, tyk, sqs] = await Promise.all([
     startFakeKubeApiServer(),
@@ -117,6 +135,7 @@ export async function shardWorld(t: Test, redisUrl: string, env: Record<string, 
     await rm(dir, { recursive: true, force: true });
   });
   return {
+    redisUrl,
     kube,
     tyk,
     sqs,

@@ -13,7 +13,6 @@
  * - POST /shards.
  */
 
-import type { Test } from 'tap';
 import t from 'tap';
 import { handler as scheduleHandler } from '../../functions/schedule.js';
 import { closeLambdaService } from '../../functions/service.js';
@@ -24,17 +23,9 @@ import type { RunReport } from '../../lib/reconcile/types.js';
 import { buildApp } from '../../lib/server.js';
 import { scheduledRun, scheduledTick } from '../../lib/triggers/schedule.js';
 import { type ShardOutcome, shardBatch } from '../../lib/triggers/shards.js';
-import { startRedis, type TestRedis } from '../harness/redis.js';
-import { deletes, seed, shardFunction, shardWorld, TOKEN } from '../harness/shard-world.js';
+import { deletes, seed, shardFunction, shardWorlds, TOKEN } from '../harness/shard-world.js';
 
-let redisServer: TestRedis | undefined;
-t.before(async () => {
-  redisServer = await startRedis();
-});
-t.teardown(async () => {
-  if (redisServer?.owned) await redisServer.stop();
-});
-const world = (t: Test, env: Record<string, string> = {}) => shardWorld(t, (redisServer as TestRedis).url, env);
+const world = shardWorlds(t);
 
 t.test('self-hosted: above SHARD_SIZE, the shards run in the process, one report as a full run', async (t) => {
   const w = await world(t, { SHARD_SIZE: '100', SHARD_QUEUE_URL: '' });
@@ -233,7 +224,7 @@ t.test('the Lambda functions from their environment: schedule sends the shards, 
   });
   await closeLambdaService();
   Object.assign(process.env, w.env, {
-    REDIS_URL: (redisServer as TestRedis).url,
+    REDIS_URL: w.redisUrl,
     LOG_LEVEL: 'silent',
     AWS_ACCESS_KEY_ID: 'test-key-id',
     AWS_SECRET_ACCESS_KEY: 'test-secret',

@@ -1,25 +1,16 @@
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
-import type { Test } from 'tap';
 import t from 'tap';
 import { describeShard, inPart, parseShardMessage, type Shard } from '../../lib/reconcile/shards.js';
 import { snapshotKey } from '../../lib/reconcile/snapshot.js';
 import { scheduledTick } from '../../lib/triggers/schedule.js';
 import type { ShardOutcome } from '../../lib/triggers/shards.js';
-import { startRedis, type TestRedis } from '../harness/redis.js';
-import { deletes, edit, MAX_RECEIVES, reportedBy, seed, shardFunction, shardWorld, TimeRunsOut, VISIBILITY_S, writesById } from '../harness/shard-world.js';
+import { deletes, edit, MAX_RECEIVES, reportedBy, seed, shardFunction, shardWorlds, TimeRunsOut, VISIBILITY_S, writesById } from '../harness/shard-world.js';
 import type { SqsHandler } from '../harness/sqs-lambda.js';
 
 // minutes on two shared cores: above tap's 120 s a file
 t.setTimeout(2_400_000);
 
-let redisServer: TestRedis | undefined;
-t.before(async () => {
-  redisServer = await startRedis();
-});
-t.teardown(async () => {
-  if (redisServer?.owned) await redisServer.stop();
-});
-const world = (t: Test, env: Record<string, string> = {}) => shardWorld(t, (redisServer as TestRedis).url, env);
+const world = shardWorlds(t);
 
 t.test('20,000 objects over 10 shards through the SQS stand-in', { timeout: 2_400_000 }, async (t) => {
   const started = Date.now();
