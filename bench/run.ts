@@ -43,7 +43,12 @@
  * writes); store round trips (a counting wrapper around the Store interface, in bench code; on
  * Redis also INFO commandstats); runs (the service's metrics, through a counting sink); memory.
  *
- * MEMORY (bench/measure.ts). Before each phase: a full gc, a 500 ms pause, another (a real
+ * MEMORY (bench/measure.ts). The measured process runs with --max-semi-space-size=8 (the npm
+ * script): the young generation V8 gives a process whose memory limit is 2 GB or less (Node 20+
+ * scales it with the limit), as the 1 GB schedule function has; on a machine with 24 GB, V8
+ * would pick 64 MB semi-spaces, ~150 MB of RSS no such function has. The plan() and hashOf()
+ * micro benchmarks run after the phases, so their garbage is not in any phase's memory.
+ * Before each phase: a full gc, a 500 ms pause, another (a real
  * process idles between runs), then the kernel's peak-RSS mark of this process (VmHWM) is reset
  * through /proc/self/clear_refs. The phase's peak RSS is VmHWM at its end: exact, no sampling,
  * this phase's. It includes what the process kept from earlier phases (shown as RSS before,
@@ -90,7 +95,7 @@
  * (also writes, changed, p50Ms, p99Ms, convergedMs, sender; null with BENCH_STORM=0),
  * coldstart (loadedKb, firstAnswerMs, importMs, firstCreateMs, functions; nulls with
  * BENCH_COLDSTART=0), profile, skipped, targets and checks ([{name, pass, value, limit}]).
- * Also: plan() and hashOf() micro benchmarks. BENCH_PROFILE=<file.cpuprofile> adds one more,
+ * Also: plan() and hashOf() micro benchmarks (after the phases). BENCH_PROFILE=<file.cpuprofile> adds one more,
  * unmeasured, steady run under the CPU profiler and prints its top functions and files;
  * BENCH_PROFILE_FIRST=<file.cpuprofile> profiles the first run (its numbers then include the
  * profiler's overhead). BENCH_STORM=0 skips the storm (its targets are then not listed).
@@ -651,10 +656,6 @@ async function main(): Promise<number> {
   const body = apiDefinitionPayload(sample, defaultId('team-a', 'api-00001'), undefined);
   if (!body.ok) throw new Error(`sample spec is invalid: ${body.reason}`);
   const bodyBytes = JSON.stringify(body.body).length;
-  const planPerSec = benchPlan();
-  const hashPerSec = benchHash(body.body, 1_000);
-  console.log(`plan():          ${planPerSec.toLocaleString('en')} calls/s (1,000,000 calls, 85% unchanged)`);
-  console.log(`hashOf(body):    ${hashPerSec.toLocaleString('en')} hashes/s (${bodyBytes} B API definition body)`);
 
   const fakes = startHelper<FakesApi>(resolve(HERE, 'fakes-child.ts'));
   const dir = await mkdtemp(join(tmpdir(), 'gr-bench-'));
@@ -760,8 +761,13 @@ async function main(): Promise<number> {
 
     const echo = await fakes.call('echo', { id: defaultId('team-a', 'api-00000') });
     const echoBytes = JSON.stringify(echo).length;
+    // after the phases: the micro benchmarks' garbage must not be in the phases' memory
+    const planPerSec = benchPlan();
+    const hashPerSec = benchHash(body.body, 1_000);
     const echoHashPerSec = benchHash(echo, 500);
-    console.log(`\nhashOf(echo):    ${echoHashPerSec.toLocaleString('en')} hashes/s (${echoBytes} B gateway echo)\n`);
+    console.log(`\nplan():          ${planPerSec.toLocaleString('en')} calls/s (1,000,000 calls, 85% unchanged)`);
+    console.log(`hashOf(body):    ${hashPerSec.toLocaleString('en')} hashes/s (${bodyBytes} B API definition body)`);
+    console.log(`hashOf(echo):    ${echoHashPerSec.toLocaleString('en')} hashes/s (${echoBytes} B gateway echo)\n`);
     micro = { planPerSec, hashPerSec, bodyBytes, echoHashPerSec, echoBytes };
     printTable(phases);
     if (firstProfile) printProfile('the first run', firstProfile);

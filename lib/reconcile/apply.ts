@@ -61,16 +61,34 @@ export interface Carried {
   observedWholeHash?: string;
 }
 
+/** Which object: its kind, reference and key (its lock's and its record's). */
+export type Identity = Pick<Found, 'kind' | 'ref' | 'key'>;
+
+/**
+ * An object decided to write, as the apply stage takes it: who it is, and its report should
+ * another run hold its lock. Only these: the object is read and decided again under its lock,
+ * so what the first reading found need not stay in memory meanwhile (at N objects, one copy
+ * of every resource and body instead of two).
+ */
+export interface ToWrite {
+  readonly id: Identity;
+  readonly deferred: ObjectReport;
+}
+
+export function toWrite({ loaded, decision }: Planned): ToWrite {
+  return { id: { kind: loaded.kind, ref: loaded.ref, key: loaded.key }, deferred: reportOf(loaded, decision, 'deferred') };
+}
+
 /** Re-reads objects under their locks and decides them again; supplied by run.ts per kind. */
-export type Refresh = (objects: readonly Found[]) => Promise<Planned[]>;
+export type Refresh = (objects: readonly Identity[]) => Promise<Planned[]>;
 
 interface Held {
-  readonly found: Found;
+  readonly id: Identity;
   readonly token: string;
 }
 
 /** Locks, refreshes, applies, settles and finalizes `batch` (all decided to write); returns what each ended with. */
-export async function applyLocked(ctx: RunContext, batch: readonly Planned[], refresh: Refresh): Promise<{ done: Done[]; deferred: ObjectReport[] }> {
+export async function applyLocked(ctx: RunContext, batch: readonly ToWrite[], refresh: Refresh): Promise<{ done: Done[]; deferred: ObjectReport[] }> {
   const { held, deferred } = await lockAll(ctx, batch);
   const out = new Map<string, Done>();
   let current = held;
@@ -88,12 +106,12 @@ export async function applyLocked(ctx: RunContext, batch: readonly Planned[], re
     for (let pass = 0; current.length > 0; pass++) {
       let done: Done[];
       try {
-        const pass = await applyPass(ctx, await refresh(current.map((h) => h.found)));
+        const pass = await applyPass(ctx, await refresh(current.map((h) => h.id)));
         done = pass.done;
         // skipped in a dirty re-run: what the first pass did stands
         for (const [p, reason] of pass.skipped) if (!out.has(p.loaded.key)) deferred.push(reportOf(p.loaded, p.decision, 'deferred', { reason }));
       } catch (err) {
-        await Promise.allSettled(current.map((h) => ctx.deps.store.forceRelease(h.found.key, h.token)));
+        await Promise.allSettled(current.map((h) => ctx.deps.store.forceRelease(h.id.key, h.token)));
         throw err;
       }
       // a dirty re-run that found nothing to do does not hide what the first pass did
@@ -103,11 +121,11 @@ export async function applyLocked(ctx: RunContext, batch: readonly Planned[], re
       const again = await mapLimit(current, ctx.settings.concurrency, async (h) => {
         releasing.add(h);
         if (last) {
-          await ctx.deps.store.forceRelease(h.found.key, h.token);
+          await ctx.deps.store.forceRelease(h.id.key, h.token);
           return undefined;
         }
-        const outcome = await ctx.deps.store.release(h.found.key, h.token);
-        if (outcome === 'lost') ctx.log.warn({ key: h.found.key }, 'lock expired before release');
+        const outcome = await ctx.deps.store.release(h.id.key, h.token);
+        if (outcome === 'lost') ctx.log.warn({ key: h.id.key }, 'lock expired before release');
         if (outcome !== 'dirty') return undefined;
         releasing.delete(h);
         return h;
@@ -127,7 +145,7 @@ function keepLocks(ctx: RunContext, held: () => readonly Held[]): { stop(): void
   let timer: NodeJS.Timeout | undefined;
   let stopped = false;
   const beat = async (): Promise<void> => {
-    const locks = held().map((h) => ({ key: h.found.key, token: h.token }));
+    const locks = held().map((h) => ({ key: h.id.key, token: h.token }));
     try {
       const ours = await ctx.deps.store.renew(locks, ctx.settings.lockTtlMs);
       // a lock released while the renewal was on its way is not lost
@@ -154,18 +172,18 @@ function keepLocks(ctx: RunContext, held: () => readonly Held[]): { stop(): void
 }
 
 /** Takes each object's lock; if taking one throws, releases those taken and rethrows. */
-async function lockAll(ctx: RunContext, batch: readonly Planned[]): Promise<{ held: Held[]; deferred: ObjectReport[] }> {
+async function lockAll(ctx: RunContext, batch: readonly ToWrite[]): Promise<{ held: Held[]; deferred: ObjectReport[] }> {
   const held: Held[] = [];
   const deferred: ObjectReport[] = [];
   try {
-    await mapLimit(batch, ctx.settings.concurrency, async ({ loaded, decision }) => {
+    await mapLimit(batch, ctx.settings.concurrency, async (w) => {
       const token = randomUUID();
-      const outcome = await ctx.deps.store.lock(loaded.key, token, ctx.settings.lockTtlMs);
-      if (outcome === 'acquired') held.push({ found: { kind: loaded.kind, ref: loaded.ref, key: loaded.key, obj: loaded.obj }, token });
-      else deferred.push(reportOf(loaded, decision, 'deferred'));
+      const outcome = await ctx.deps.store.lock(w.id.key, token, ctx.settings.lockTtlMs);
+      if (outcome === 'acquired') held.push({ id: w.id, token });
+      else deferred.push(w.deferred);
     });
   } catch (err) {
-    await Promise.allSettled(held.map((h) => ctx.deps.store.forceRelease(h.found.key, h.token)));
+    await Promise.allSettled(held.map((h) => ctx.deps.store.forceRelease(h.id.key, h.token)));
     throw err;
   }
   return { held, deferred };

@@ -151,9 +151,9 @@ export async function loadOrphans(ctx: RunContext, kind: ManagedKind, scope: Run
 }
 
 /** Re-reads objects under their locks: a GET each for a few, a (paginated) LIST per namespace for many. */
-export async function reread(ctx: RunContext, objects: readonly Found[]): Promise<Found[]> {
+export async function reread(ctx: RunContext, objects: readonly Pick<Found, 'kind' | 'ref' | 'key'>[]): Promise<Found[]> {
   if (objects.length <= ctx.settings.getThreshold) return mapLimit(objects, ctx.settings.concurrency, (f) => getOne(ctx, f.kind, f.ref));
-  const groups = new Map<string, Found[]>();
+  const groups = new Map<string, Pick<Found, 'kind' | 'ref' | 'key'>[]>();
   for (const f of objects) {
     const key = `${f.kind.kind}\u0000${f.ref.namespace}`;
     const group = groups.get(key);
@@ -162,7 +162,7 @@ export async function reread(ctx: RunContext, objects: readonly Found[]): Promis
   }
   const out = new Map<string, Found>();
   for (const group of groups.values()) {
-    const { kind, ref } = group[0] as Found;
+    const { kind, ref } = group[0] as Pick<Found, 'kind' | 'ref'>;
     try {
       const current = new Map((await ctx.deps.kube.list(kind, ref.namespace)).map((o) => [o.metadata.name, o]));
       // the list is complete (or it threw), so an object it lacks is confirmed gone

@@ -41,7 +41,7 @@
 import { describeError, errorCode } from '../errors.js';
 import { API_DEFINITION, API_DESCRIPTION, isPortalKind, type ManagedKind, PORTAL_API_CATALOGUE, PORTAL_CONFIG, SECURITY_POLICY, TYK_OAS_API_DEFINITION } from '../kinds.js';
 import type { KubeObject } from '../kube/types.js';
-import { applyLocked, type Planned } from './apply.js';
+import { applyLocked, type Identity, type Planned, type ToWrite, toWrite } from './apply.js';
 import { collectCertificates } from './certificates.js';
 import { mapLimit } from './concurrency.js';
 import { decide, type Moment } from './decide.js';
@@ -202,6 +202,40 @@ async function runPhase(
 ): Promise<Done[]> {
   const empty = !scope.all && (scope.namespaces ?? []).length === 0 && (scope.refs ?? []).length === 0;
   if (empty) return [];
+  // what the first decision loaded is let go here: the writers are read again under their locks
+  const { quiet, writers, decideAll } = await decidePhase(ctx, kind, scope, reports, policies, apiPhase, portal);
+  const refresh = async (batch: readonly Identity[]) => decideAll(await reread(ctx, batch), false);
+  const applied: Done[] = [];
+  // Without a deadline, every write goes in one batch (one reload). With one, in chunks, each
+  // complete (records saved, locks released) before the next is started or left for later.
+  const size = ctx.request.deadline === undefined ? Math.max(1, writers.length) : ctx.settings.deadlineChunk;
+  for (let i = 0; i < writers.length; i += size) {
+    if (ctx.stopping() || ctx.remainingMs() <= 0) {
+      const reason = ctx.stopping() ? 'shutting down' : 'out of time';
+      for (const w of writers.slice(i)) reports.push({ ...w.deferred, reason });
+      break;
+    }
+    const { done, deferred } = await applyLocked(ctx, writers.slice(i, i + size), refresh);
+    reports.push(...deferred, ...done.map((d) => d.report));
+    applied.push(...done);
+  }
+  return [...quiet, ...applied];
+}
+
+/**
+ * Loads and decides one kind; finalizes the objects that write nothing (or, in a dry run,
+ * reports every decision). Returns those, the writers as the apply stage takes them (toWrite),
+ * and how to decide a batch again.
+ */
+async function decidePhase(
+  ctx: RunContext,
+  kind: ManagedKind,
+  scope: RunScope,
+  reports: ObjectReport[],
+  policies: readonly KubeObject[] | undefined,
+  apiPhase: ReadonlyMap<string, { obj: KubeObject | null; record: Done['record'] }>,
+  portal: PortalRun | undefined,
+): Promise<{ quiet: Done[]; writers: ToWrite[]; decideAll: (batch: readonly Found[], preferList: boolean) => Promise<Planned[]> }> {
   const desired = await loadDesired(ctx, kind, scope);
   // orphans only after a complete listing: a record whose resource a failed list lacks proves nothing
   const objects = desired.complete ? [...desired.found, ...(await loadOrphans(ctx, kind, scope, desired.found))] : desired.found;
@@ -219,13 +253,14 @@ async function runPhase(
   else ctx.deletions += deletions;
 
   if (ctx.request.dryRun === true) {
-    return planned.map((p) => {
+    const quiet = planned.map((p) => {
       const quiet = p.decision.quiet?.result;
       const result = quiet === 'failed' || quiet === 'held' || quiet === 'paused' ? quiet : p.decision.action === 'WAIT' ? 'waiting' : 'planned';
       const done: Done = { ...p, record: p.loaded.record, report: reportOf(p.loaded, p.decision, result) };
       if (!unreported(p)) reports.push(done.report);
       return done;
     });
+    return { quiet, writers: [], decideAll };
   }
   const quiet = await mapLimit(
     planned.filter((p) => !p.decision.write),
@@ -233,23 +268,7 @@ async function runPhase(
     (p) => finalize(ctx, p),
   );
   for (const d of quiet) if (!unreported(d)) reports.push(d.report);
-  const writers = planned.filter((p) => p.decision.write);
-  const refresh = async (batch: readonly Found[]) => decideAll(await reread(ctx, batch), false);
-  const applied: Done[] = [];
-  // Without a deadline, every write goes in one batch (one reload). With one, in chunks, each
-  // complete (records saved, locks released) before the next is started or left for later.
-  const size = ctx.request.deadline === undefined ? Math.max(1, writers.length) : ctx.settings.deadlineChunk;
-  for (let i = 0; i < writers.length; i += size) {
-    if (ctx.stopping() || ctx.remainingMs() <= 0) {
-      const reason = ctx.stopping() ? 'shutting down' : 'out of time';
-      for (const p of writers.slice(i)) reports.push(reportOf(p.loaded, p.decision, 'deferred', { reason }));
-      break;
-    }
-    const { done, deferred } = await applyLocked(ctx, writers.slice(i, i + size), refresh);
-    reports.push(...deferred, ...done.map((d) => d.report));
-    applied.push(...done);
-  }
-  return [...quiet, ...applied];
+  return { quiet, writers: planned.filter((p) => p.decision.write).map(toWrite), decideAll };
 }
 
 /**
