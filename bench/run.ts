@@ -97,13 +97,13 @@
  * BENCH_COLDSTART=0), profile, skipped, targets and checks ([{name, pass, value, limit}]).
  * Also: plan() and hashOf() micro benchmarks (after the phases). BENCH_PROFILE=<file.cpuprofile> adds one more,
  * unmeasured, steady run under the CPU profiler and prints its top functions and files;
- * BENCH_PROFILE_FIRST=<file.cpuprofile> profiles the first run (its numbers then include the
- * profiler's overhead). BENCH_STORM=0 skips the storm (its targets are then not listed).
+ * BENCH_PROFILE_FIRST=<file.cpuprofile> profiles the first run, BENCH_PROFILE_STORM the storm
+ * (their numbers then include the profiler's overhead). BENCH_STORM=0 skips the storm (its targets are then not listed).
  */
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { join, resolve } from 'node:path';
-import { performance } from 'node:perf_hooks';
+import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { setFlagsFromString } from 'node:v8';
@@ -140,6 +140,7 @@ const COLDSTART = process.env.BENCH_COLDSTART !== '0';
 const STORM = process.env.BENCH_STORM !== '0';
 const PROFILE = process.env.BENCH_PROFILE;
 const PROFILE_FIRST = process.env.BENCH_PROFILE_FIRST;
+const PROFILE_STORM = process.env.BENCH_PROFILE_STORM;
 const PAGE_SIZE = 500; // KubeClient's default
 const STEADY_RUNS = 3;
 const DRIFT_EVERY = 100; // 1%
@@ -266,6 +267,8 @@ interface StormPhase extends Phase {
   /** run durations (the service's run_duration_seconds), ms */
   runMs: { p50: number; p99: number; max: number };
   lockContention: number;
+  /** this process's event-loop delay during the storm (perf_hooks, 10 ms resolution), ms: what an answer waits behind the runs */
+  loopDelayMs: { p50: number; p99: number; max: number };
 }
 
 interface Machine {
@@ -410,6 +413,8 @@ async function stormPhase(bench: Bench, storm: Helper<StormApi>, stormScript: St
   });
   let convergedMs: number | null = null;
   let notConverged = expected.length;
+  const loop = monitorEventLoopDelay({ resolution: 10 });
+  loop.enable();
   const { value: sender, phase } = await bench.measure(async () => {
     const start = performance.now();
     const result = await storm.call('run', { plan: stormScript, usersUrl, webhookUrl, webhookToken: WEBHOOK_TOKEN });
@@ -425,6 +430,8 @@ async function stormPhase(bench: Bench, storm: Helper<StormApi>, stormScript: St
     await quiet(bench.fakes, 1_000, 30_000);
     return result;
   }, stormScript.settings.objects);
+  loop.disable();
+  const loopMs = (ns: number): number => Math.round(ns / 1e6);
   const runMs = bench.metrics.runSeconds.map((s) => s * 1000).sort((a, b) => a - b);
   const pct = (p: number): number => Math.round(runMs[Math.min(runMs.length - 1, Math.max(0, Math.ceil((p / 100) * runMs.length) - 1))] ?? 0);
   return {
@@ -440,6 +447,7 @@ async function stormPhase(bench: Bench, storm: Helper<StormApi>, stormScript: St
     sender,
     runMs: { p50: pct(50), p99: pct(99), max: Math.round(runMs[runMs.length - 1] ?? 0) },
     lockContention: bench.metrics.lockContention,
+    loopDelayMs: { p50: loopMs(loop.percentile(50)), p99: loopMs(loop.percentile(99)), max: loopMs(loop.max) },
   };
 }
 
@@ -620,6 +628,7 @@ function printTable(p: Phases): void {
     console.log(
       `  gateway writes ${s.writes} for ${s.changed} changed objects; runs ${kv(s.runs)} (run p50 ${s.runMs.p50} ms, p99 ${s.runMs.p99} ms, max ${s.runMs.max} ms); lock contention ${s.lockContention}`,
     );
+    console.log(`  the reconciler's event-loop delay: p50 ${s.loopDelayMs.p50} ms, p99 ${s.loopDelayMs.p99} ms, max ${s.loopDelayMs.max} ms`);
     console.log(`  every changed object on the gateway after ${s.convergedMs ?? `never (${s.notConverged} missing)`} ms`);
     const w = s.sender.userWriteMs;
     console.log(`  the senders: event-loop delay p99 ${s.sender.senderLoopDelay.p99} ms; the fakes stored a user's write in p50 ${w.p50} ms, p99 ${w.p99} ms`);
@@ -669,6 +678,7 @@ async function main(): Promise<number> {
   let micro: Record<string, number>;
   let profile: ProfileSummary | null = null;
   let firstProfile: ProfileSummary | null = null;
+  let stormProfile: ProfileSummary | null = null;
   try {
     const endpoints = await fakes.call('endpoints');
     const seedStart = performance.now();
@@ -755,7 +765,14 @@ async function main(): Promise<number> {
       console.log(`phase storm (${script.happenings.length * 2} events about ${script.settings.objects} objects over ${script.settings.durationMs / 1000} s) ...`);
       storm = startHelper<StormApi>(resolve(HERE, 'storm-child.ts'));
       await storm.call('ready'); // its start (tsx, undici) out of the measured window
-      stormResult = await stormPhase(bench, storm, script, webhookUrl, endpoints.usersUrl);
+      const helper = storm;
+      const measureStorm = (): Promise<StormPhase> => stormPhase(bench, helper, script, webhookUrl, endpoints.usersUrl);
+      stormResult = PROFILE_STORM
+        ? await profiled(resolve(PROFILE_STORM), measureStorm).then((r) => {
+            stormProfile = r.summary;
+            return r.value;
+          })
+        : await measureStorm();
     }
     phases = { first, steady, drift, restart, storm: stormResult };
 
@@ -771,6 +788,7 @@ async function main(): Promise<number> {
     micro = { planPerSec, hashPerSec, bodyBytes, echoHashPerSec, echoBytes };
     printTable(phases);
     if (firstProfile) printProfile('the first run', firstProfile);
+    if (stormProfile) printProfile('the storm', stormProfile);
     if (profile) printProfile('one extra steady run', profile);
   } finally {
     await app?.close();
@@ -812,6 +830,7 @@ async function main(): Promise<number> {
     coldstart: cold?.json ?? { loadedKb: null, firstAnswerMs: null, importMs: null, firstCreateMs: null, functions: {}, result: null },
     profile,
     profileFirst: firstProfile,
+    profileStorm: stormProfile,
     skipped,
     targets,
     checks,

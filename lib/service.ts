@@ -30,6 +30,7 @@ import { discardMetrics, type Figure, type MetricsSink } from './metrics/catalog
 import { gatewayCallFigures, requestFigures, runFigures } from './metrics/figures.js';
 import { Coalescer } from './reconcile/coalesce.js';
 import type { TickPlan } from './reconcile/coordinate.js';
+import { ListSizes } from './reconcile/list-sizes.js';
 import { DEFAULT_RUN_SETTINGS, type RunDeps, type RunReport, type RunRequest, type RunSettings, runReconcile } from './reconcile/run.js';
 import type { RunScope, Trigger } from './reconcile/types.js';
 import { MemoryStore } from './store/memory.js';
@@ -82,6 +83,8 @@ export class Service {
   /** set by shutdown(): runs in flight see it through RunDeps.stop */
   private readonly stop: { deadline: number | undefined } = { deadline: undefined };
   private readonly inFlight = new Set<Promise<unknown>>();
+  /** what the gateways' lists returned in this process: a hint for GETs over a LIST (list-sizes.ts) */
+  private readonly listSizes = new ListSizes();
   private readonly coalescer = new Coalescer((trigger, scope) => this.run({ trigger, scope }));
 
   constructor(
@@ -234,7 +237,7 @@ export class Service {
 
   private runDeps(): RunDeps {
     const { kube, store, clock, log } = this.parts;
-    return { stop: this.stop, kube, targets: this.targets, store, clock, log, settings: this.settings };
+    return { stop: this.stop, kube, targets: this.targets, store, clock, log, settings: this.settings, listSizes: this.listSizes };
   }
 
   private async runMeasured(request: RunRequest): Promise<RunReport> {

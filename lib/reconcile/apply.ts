@@ -32,7 +32,7 @@ import { mapLimit } from './concurrency.js';
 import type { Decision, Loaded, Write } from './decide.js';
 import { type Done, finalize } from './finalize.js';
 import { hashOf } from './hash.js';
-import type { Found } from './load.js';
+import type { Identity } from './load.js';
 import { observedState, readObserved } from './load.js';
 import { type RunContext, reportOf } from './run-context.js';
 import type { ObjectReport } from './types.js';
@@ -61,8 +61,7 @@ export interface Carried {
   observedWholeHash?: string;
 }
 
-/** Which object: its kind, reference and key (its lock's and its record's). */
-export type Identity = Pick<Found, 'kind' | 'ref' | 'key'>;
+export type { Identity } from './load.js';
 
 /**
  * An object decided to write, as the apply stage takes it: who it is, and its report should

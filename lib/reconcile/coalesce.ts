@@ -19,24 +19,62 @@ import type { RunReport, RunScope, Trigger } from './types.js';
 
 /** The union of two run scopes: every object, namespace and single object either names. */
 export function mergeScopes(a: RunScope, b: RunScope): RunScope {
-  if (a.all || b.all) return { all: true };
-  const out: RunScope = {};
-  const namespaces = union(a.namespaces, b.namespaces, (ns) => ns);
-  if (namespaces) out.namespaces = namespaces;
-  const refs = union(a.refs, b.refs, (r: ObjectRef) => `${r.kind.kind}/${r.namespace}/${r.name}`);
-  if (refs) out.refs = refs;
-  const held = union(a.held, b.held, (h: HeldRef) => `${h.kind.kind}/${h.namespace}/${h.name}`);
-  if (held) out.held = held;
-  const ingresses = union(a.ingresses, b.ingresses, (i: NamespacedName) => `${i.namespace}/${i.name}`);
-  if (ingresses) out.ingresses = ingresses;
-  return out;
+  return new ScopeUnion().add(a).add(b).scope();
 }
 
-function union<T>(a: readonly T[] | undefined, b: readonly T[] | undefined, key: (item: T) => string): T[] | undefined {
-  if (a === undefined && b === undefined) return undefined;
-  const seen = new Map<string, T>();
-  for (const item of [...(a ?? []), ...(b ?? [])]) if (!seen.has(key(item))) seen.set(key(item), item);
-  return [...seen.values()];
+const refKey = (r: ObjectRef): string => `${r.kind.kind}/${r.namespace}/${r.name}`;
+const heldKey = (h: HeldRef): string => `${h.kind.kind}/${h.namespace}/${h.name}`;
+const ingressKey = (i: NamespacedName): string => `${i.namespace}/${i.name}`;
+
+/**
+ * A union of run scopes built one scope at a time: adding costs the size of the scope added,
+ * not of the union so far (a storm folds thousands of one-object scopes into one).
+ */
+export class ScopeUnion {
+  private all = false;
+  private readonly namespaces = new Map<string, string>();
+  private readonly refs = new Map<string, ObjectRef>();
+  private readonly held = new Map<string, HeldRef>();
+  private readonly ingresses = new Map<string, NamespacedName>();
+  private readonly named = { namespaces: false, refs: false, held: false, ingresses: false };
+
+  add(s: RunScope): this {
+    if (this.all) return this;
+    if (s.all) {
+      this.all = true;
+      return this;
+    }
+    addAll(
+      this.namespaces,
+      s.namespaces,
+      (ns) => ns,
+      () => (this.named.namespaces = true),
+    );
+    addAll(this.refs, s.refs, refKey, () => (this.named.refs = true));
+    addAll(this.held, s.held, heldKey, () => (this.named.held = true));
+    addAll(this.ingresses, s.ingresses, ingressKey, () => (this.named.ingresses = true));
+    return this;
+  }
+
+  /** The union as a scope: a list for each part some added scope named (even empty), `all` when one asked for everything. */
+  scope(): RunScope {
+    if (this.all) return { all: true };
+    const out: RunScope = {};
+    if (this.named.namespaces) out.namespaces = [...this.namespaces.values()];
+    if (this.named.refs) out.refs = [...this.refs.values()];
+    if (this.named.held) out.held = [...this.held.values()];
+    if (this.named.ingresses) out.ingresses = [...this.ingresses.values()];
+    return out;
+  }
+}
+
+function addAll<T>(into: Map<string, T>, items: readonly T[] | undefined, key: (item: T) => string, named: () => void): void {
+  if (items === undefined) return;
+  named();
+  for (const item of items) {
+    const k = key(item);
+    if (!into.has(k)) into.set(k, item);
+  }
 }
 
 interface Waiter {
@@ -46,7 +84,7 @@ interface Waiter {
 
 interface Lane {
   running: boolean;
-  pending?: { scope: RunScope; waiters: Waiter[] };
+  pending?: { scope: ScopeUnion; waiters: Waiter[] };
 }
 
 export class Coalescer {
@@ -65,9 +103,9 @@ export class Coalescer {
     return new Promise<RunReport>((resolve, reject) => {
       const waiter = { resolve, reject };
       if (current.pending) {
-        current.pending.scope = mergeScopes(current.pending.scope, scope);
+        current.pending.scope.add(scope);
         current.pending.waiters.push(waiter);
-      } else current.pending = { scope, waiters: [waiter] };
+      } else current.pending = { scope: new ScopeUnion().add(scope), waiters: [waiter] };
       if (!current.running) this.next(trigger, current);
     });
   }
@@ -86,7 +124,7 @@ export class Coalescer {
     }
     lane.pending = undefined;
     lane.running = true;
-    this.start(trigger, batch.scope)
+    this.start(trigger, batch.scope.scope())
       .then(
         (report) => {
           for (const w of batch.waiters) w.resolve(report);

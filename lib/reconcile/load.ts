@@ -46,6 +46,7 @@ import { type GraphqlResolution, type GraphRef, type GraphsRead, graphRefOf, res
 import { hashOf, isLegacyHash, managedHash } from './hash.js';
 import { defaultId, gatewayIdFor } from './ids.js';
 import { type ApiKindName, type ApiRef, apiKey, nsName, referencingPolicies } from './links.js';
+import { getLimit } from './list-sizes.js';
 import { configMapRefOf, oasDocumentOf, oasIdOf, oasStatusFields, tykOasPayload } from './oas-payload.js';
 import type { ObservedState } from './plan.js';
 import { type ApiResolution, securityPolicyPayload } from './policy-payload.js';
@@ -92,11 +93,14 @@ export async function loadDesired(ctx: RunContext, kind: ManagedKind, scope: Run
   const listed: Found[] = [];
   for (const ns of namespaces) {
     try {
+      const perNamespace = new Map<string, number>(ns === undefined ? [] : [[ns, 0]]);
       for (const obj of await ctx.deps.kube.list(kind, ns)) {
         const namespace = obj.metadata.namespace ?? '';
+        perNamespace.set(namespace, (perNamespace.get(namespace) ?? 0) + 1);
         // a shard run decides its own objects only (a bucket: its names of the namespace)
         if (ctx.owns(namespace, obj.metadata.name)) listed.push(found(kind, { kind, namespace, name: obj.metadata.name }, obj));
       }
+      for (const [namespace, count] of perNamespace) ctx.deps.listSizes?.seenInNamespace(kind.kind, namespace, count);
     } catch (err) {
       complete = false;
       if (notServed(kind, err)) ctx.log.info({ kind: kind.kind }, `${kind.plural} are not served by the API server (CRD not installed): none looked at`);
@@ -106,8 +110,11 @@ export async function loadDesired(ctx: RunContext, kind: ManagedKind, scope: Run
   if (all) return { found: listed, complete };
   const inListed = new Set(namespaces);
   const refs = dedupe((scope.refs ?? []).filter((r) => !inListed.has(r.namespace)));
-  const single = await mapLimit(refs, ctx.settings.concurrency, (ref) => getOne(ctx, kind, ref));
-  return { found: [...listed, ...single], complete };
+  const named = await readObjects(
+    ctx,
+    refs.map((ref) => ({ kind, ref, key: refString(ref) })),
+  );
+  return { found: [...listed, ...named], complete };
 }
 
 /**
@@ -150,10 +157,23 @@ export async function loadOrphans(ctx: RunContext, kind: ManagedKind, scope: Run
   return mapLimit(refs, ctx.settings.concurrency, (ref) => getOne(ctx, kind, ref));
 }
 
-/** Re-reads objects under their locks: a GET each for a few, a (paginated) LIST per namespace for many. */
-export async function reread(ctx: RunContext, objects: readonly Pick<Found, 'kind' | 'ref' | 'key'>[]): Promise<Found[]> {
-  if (objects.length <= ctx.settings.getThreshold) return mapLimit(objects, ctx.settings.concurrency, (f) => getOne(ctx, f.kind, f.ref));
-  const groups = new Map<string, Pick<Found, 'kind' | 'ref' | 'key'>[]>();
+/** Re-reads objects under their locks (readObjects). */
+export function reread(ctx: RunContext, objects: readonly Identity[]): Promise<Found[]> {
+  return readObjects(ctx, objects);
+}
+
+/** Which object: its kind, reference and key (its lock's and its record's), without what was read of it. */
+export type Identity = Pick<Found, 'kind' | 'ref' | 'key'>;
+
+/**
+ * Reads named objects from the API server, per kind and namespace: a GET each for up to
+ * getThreshold of them (or a tenth of what the namespace last listed, list-sizes.ts), one
+ * (paginated) LIST of the namespace for more. A complete LIST that
+ * lacks an object confirms it gone; a failed one fails its objects (never makes them absent).
+ * An object of an unwatched namespace is not read (as getOne). In the order given.
+ */
+async function readObjects(ctx: RunContext, objects: readonly Identity[]): Promise<Found[]> {
+  const groups = new Map<string, Identity[]>();
   for (const f of objects) {
     const key = `${f.kind.kind}\u0000${f.ref.namespace}`;
     const group = groups.get(key);
@@ -161,8 +181,13 @@ export async function reread(ctx: RunContext, objects: readonly Pick<Found, 'kin
     else groups.set(key, [f]);
   }
   const out = new Map<string, Found>();
+  const single: Identity[] = [];
   for (const group of groups.values()) {
-    const { kind, ref } = group[0] as Pick<Found, 'kind' | 'ref'>;
+    const { kind, ref } = group[0] as Identity;
+    if (group.length <= getLimit(ctx.settings.getThreshold, ctx.deps.listSizes?.inNamespace(kind.kind, ref.namespace)) || !ctx.watched(ref.namespace)) {
+      single.push(...group);
+      continue;
+    }
     try {
       const current = new Map((await ctx.deps.kube.list(kind, ref.namespace)).map((o) => [o.metadata.name, o]));
       // the list is complete (or it threw), so an object it lacks is confirmed gone
@@ -171,6 +196,7 @@ export async function reread(ctx: RunContext, objects: readonly Pick<Found, 'kin
       for (const f of group) out.set(f.key, found(kind, f.ref, undefined, err));
     }
   }
+  for (const f of await mapLimit(single, ctx.settings.concurrency, (i) => getOne(ctx, i.kind, i.ref))) out.set(f.key, f);
   return objects.map((f) => out.get(f.key) as Found);
 }
 
@@ -590,7 +616,7 @@ export async function readObserved(ctx: RunContext, reads: readonly ObservedRead
   };
   for (const [gw, byKind] of groups) {
     for (const [kind, indexes] of byKind) {
-      if (preferList || indexes.length > getThreshold) {
+      if (preferList || indexes.length > getLimit(getThreshold, ctx.deps.listSizes?.of(gw.name, kind.gatewayKind))) {
         const byId = new Map<string, number[]>();
         for (const i of indexes) {
           const id = (reads[i] as ObservedRead).id;
@@ -606,9 +632,12 @@ export async function readObserved(ctx: RunContext, reads: readonly ObservedRead
             continue;
           }
           // each listed object is answered (and reduced) as it is read; what no read wants is dropped
+          let listed = 0;
           await gw.list(kind.gatewayKind, (id, item) => {
+            listed++;
             for (const i of byId.get(id) ?? []) answers[i] = answerOf(reads[i] as ObservedRead, item);
           });
+          ctx.deps.listSizes?.seen(gw.name, kind.gatewayKind, listed);
           for (const i of indexes) answers[i] ??= { body: null };
         } catch (error) {
           const name = (reads[indexes[0] as number] as ObservedRead).gatewayName;

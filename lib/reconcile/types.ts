@@ -12,6 +12,7 @@ import type { Store } from '../store/types.js';
 import type { BackoffSettings } from './error-policy.js';
 import type { IngressSettings } from './ingress-apis.js';
 import type { NamespacedName } from './links.js';
+import type { ListSizes } from './list-sizes.js';
 import type { Action, Reason } from './plan.js';
 import type { Shard } from './shards.js';
 
@@ -69,6 +70,8 @@ export interface RunDeps {
   clock: Clock;
   log: Logger;
   settings: RunSettings;
+  /** what this process saw the gateways' lists return, to choose GETs or a LIST (list-sizes.ts); absent: getThreshold alone */
+  listSizes?: ListSizes;
 }
 
 /**

@@ -8,6 +8,7 @@
 import t from 'tap';
 import { GatewayUnavailableError } from '../../lib/errors.js';
 import { API_DEFINITION, type ObjectRef, SECURITY_POLICY } from '../../lib/kinds.js';
+import { getLimit } from '../../lib/reconcile/list-sizes.js';
 import { apiDefinition, defaultIdOf, securityPolicy } from '../fixtures/builders.js';
 import { MemoryTykGateway } from '../memory/gateway.js';
 import { kubeFailure } from '../memory/kube.js';
@@ -39,6 +40,77 @@ t.test('the gateway: named objects up to getThreshold are read with a GET each, 
   t.equal(w.gateway.count('get', 'api'), 0, 'three, above it: no GET');
   t.equal(w.gateway.count('list', 'api'), 1, 'one LIST');
   for (const n of ['a', 'b', 'c']) t.match(reported(three, n), { result: 'unchanged' });
+});
+
+t.test('the gateway: once this process has listed a large gateway, GETs up to a tenth of its size', async (t) => {
+  const names = Array.from({ length: 50 }, (_, i) => `api-${i}`);
+  const w = await synced(names, 2);
+  t.equal(w.listSizes.of('default', 'api'), 50, 'the full run saw 50 APIs listed');
+  const five = await w.run({ trigger: 'watch', scope: { refs: refs(...names.slice(0, 5)) } });
+  t.equal(w.gateway.count('get', 'api'), 5, 'five, above getThreshold (2) but within 50 / 10: a GET each');
+  t.equal(w.gateway.count('list', 'api'), 0);
+  for (const n of names.slice(0, 5)) t.match(reported(five, n), { result: 'unchanged' });
+  w.resetCounts();
+  const six = await w.run({ trigger: 'watch', scope: { refs: refs(...names.slice(0, 6)) } });
+  t.equal(w.gateway.count('get', 'api'), 0, 'six, above 50 / 10: no GET');
+  t.equal(w.gateway.count('list', 'api'), 1, 'one LIST');
+  for (const n of names.slice(0, 6)) t.match(reported(six, n), { result: 'unchanged' });
+  t.equal(getLimit(20, undefined), 20, 'nothing listed yet: the threshold');
+  t.equal(getLimit(20, 10_000), 1_000, '10,000 listed: a thousand GETs');
+});
+
+t.test('the API server: named objects, more than getThreshold in a namespace, are read with one LIST of it; only they are decided', async (t) => {
+  const w = new FastWorld({ settings: { getThreshold: 2 } });
+  for (const n of ['a', 'b', 'c', 'bystander']) w.apply(apiDefinition(n).inNamespace('team-a').build());
+  w.apply(apiDefinition('d').inNamespace('team-b').build());
+  w.resetCounts();
+  const named: ObjectRef[] = [...['a', 'b', 'c', 'never-made'].map((name) => ({ kind: API_DEFINITION, namespace: 'team-a', name })), { kind: API_DEFINITION, namespace: 'team-b', name: 'd' }];
+  const report = await w.run({ trigger: 'watch', scope: { refs: named } });
+  t.same(
+    w.kube.faults.calls.filter((c) => c.kind === 'ApiDefinition' && (c.op === 'get' || c.op === 'list')).map((c) => `${c.op} ${c.name ?? c.namespace ?? '*'}`),
+    ['list team-a', 'get d', 'list team-a', 'get d'],
+    'one LIST for the four named in team-a, a GET for the one in team-b (at the threshold); the same again under the locks of the four written',
+  );
+  for (const [n, ns] of [
+    ['a', 'team-a'],
+    ['b', 'team-a'],
+    ['c', 'team-a'],
+    ['d', 'team-b'],
+  ] as const)
+    t.match(reported(report, n, 'ApiDefinition', ns), { action: 'CREATE', result: 'synced' });
+  t.match(reported(report, 'never-made', 'ApiDefinition', 'team-a'), { action: 'NOOP', reason: 'not managed' }, 'the LIST lacks it: gone');
+  t.notOk(
+    report.objects.some((o) => o.name === 'bystander'),
+    'listed but not named: not decided',
+  );
+  t.notOk(ce(w).loaded('api').has(defaultIdOf('bystander', 'team-a')));
+});
+
+t.test('the API server: once this process has listed a namespace, GETs up to a tenth of what it held', async (t) => {
+  const w = new FastWorld({ settings: { getThreshold: 2 } });
+  const names = Array.from({ length: 50 }, (_, i) => `api-${i}`);
+  for (const n of names) w.apply(apiDefinition(n).inNamespace('team-a').build());
+  await w.run();
+  t.equal(w.listSizes.inNamespace('ApiDefinition', 'team-a'), 50, 'the full run counted team-a');
+  const named = (n: number): ObjectRef[] => names.slice(0, n).map((name) => ({ kind: API_DEFINITION, namespace: 'team-a', name }));
+  const apiCalls = () => w.kube.faults.calls.filter((c) => c.kind === 'ApiDefinition' && (c.op === 'get' || c.op === 'list')).map((c) => c.op);
+  w.resetCounts();
+  const five = await w.run({ trigger: 'watch', scope: { refs: named(5) } });
+  t.same(apiCalls(), ['get', 'get', 'get', 'get', 'get'], 'five of fifty: a GET each');
+  for (const n of names.slice(0, 5)) t.match(reported(five, n, 'ApiDefinition', 'team-a'), { result: 'unchanged' });
+  w.resetCounts();
+  await w.run({ trigger: 'watch', scope: { refs: named(6) } });
+  t.same(apiCalls(), ['list'], 'six of fifty: one LIST');
+});
+
+t.test('the API server: a failed LIST of named objects fails them (read failed), never makes them absent', async (t) => {
+  const w = new FastWorld({ settings: { getThreshold: 1 } });
+  for (const n of ['a', 'b']) w.apply(apiDefinition(n).inNamespace('team-a').build());
+  await w.run();
+  w.kube.inject({ op: 'list', kind: 'ApiDefinition', match: (c) => c.namespace === 'team-a', error: () => kubeFailure({ unavailable: true }, 'list apidefinitions "team-a"') });
+  const report = await w.run({ trigger: 'watch', scope: { refs: ['a', 'b'].map((name) => ({ kind: API_DEFINITION, namespace: 'team-a', name })) } });
+  for (const n of ['a', 'b']) t.match(reported(report, n, 'ApiDefinition', 'team-a'), { reason: 'read failed', result: 'failed', code: 'KUBE_UNAVAILABLE' });
+  t.equal(ce(w).loaded('api').size, 2, 'nothing removed');
 });
 
 t.test('the gateway: a run over namespaces reads with one LIST, however few objects', async (t) => {
@@ -87,7 +159,7 @@ t.test('the gateway: an object a LIST lacks is missing there and written again',
   for (const n of ['a', 'b']) t.match(reported(report, n), { action: 'CREATE', reason: 'missing on gateway', result: 'synced' });
 });
 
-t.test('under the lock: up to getThreshold objects are re-read with a GET each, more with a LIST per namespace', async (t) => {
+t.test('under the lock: per namespace, up to getThreshold objects are re-read with a GET each, more with a LIST of the namespace', async (t) => {
   t.test('at the threshold: GETs', async (t) => {
     const w = new FastWorld({ settings: { getThreshold: 2 } });
     w.apply(apiDefinition('a').build());
@@ -99,26 +171,24 @@ t.test('under the lock: up to getThreshold objects are re-read with a GET each, 
     );
     for (const n of ['a', 'b']) t.match(reported(report, n), { action: 'CREATE', result: 'synced' });
   });
-  t.test('above it: a LIST per namespace', async (t) => {
+  t.test('above it in a namespace: a LIST of that namespace; the others by GETs', async (t) => {
     const w = new FastWorld({ settings: { getThreshold: 2 } });
-    for (const [n, ns] of [
+    const objects = [
       ['a', 'team-a'],
       ['b', 'team-a'],
-      ['c', 'team-b'],
-    ] as const)
-      w.apply(apiDefinition(n).inNamespace(ns).build());
+      ['c', 'team-a'],
+      ['d', 'team-b'],
+      ['e', 'team-b'],
+    ] as const;
+    for (const [n, ns] of objects) w.apply(apiDefinition(n).inNamespace(ns).build());
     const report = await w.run();
     t.same(
       w.kube.faults.calls.filter((c) => c.kind === 'ApiDefinition' && (c.op === 'get' || c.op === 'list')).map((c) => `${c.op} ${c.name ?? c.namespace ?? '*'}`),
-      ['list *', 'list team-a', 'list team-b'],
+      ['list *', 'list team-a', 'get d', 'get e'],
+      'five objects, but three in team-a (above 2) and two in team-b (at 2)',
     );
-    for (const [n, ns] of [
-      ['a', 'team-a'],
-      ['b', 'team-a'],
-      ['c', 'team-b'],
-    ] as const)
-      t.match(reported(report, n, 'ApiDefinition', ns), { action: 'CREATE', result: 'synced' });
-    t.equal(ce(w).loaded('api').size, 3);
+    for (const [n, ns] of objects) t.match(reported(report, n, 'ApiDefinition', ns), { action: 'CREATE', result: 'synced' });
+    t.equal(ce(w).loaded('api').size, 5);
   });
   t.end();
 });

@@ -17,6 +17,7 @@ import { DEFAULT_TARGET, type GatewayTarget, GatewayTargets } from '../../lib/ga
 import type { Gateway } from '../../lib/gateway/types.js';
 import { API_DEFINITION, type ManagedKind, SECURITY_POLICY } from '../../lib/kinds.js';
 import type { KubeObject, ResourceKind } from '../../lib/kube/types.js';
+import { ListSizes } from '../../lib/reconcile/list-sizes.js';
 import { DEFAULT_RUN_SETTINGS, runReconcile } from '../../lib/reconcile/run.js';
 import type { ObjectReport, RunDeps, RunReport, RunRequest, RunSettings } from '../../lib/reconcile/types.js';
 import { MemoryStore } from '../../lib/store/memory.js';
@@ -64,6 +65,8 @@ export class FastWorld {
   readonly log = capturingLogger();
   readonly settings: RunSettings;
   readonly targets: GatewayTargets;
+  /** what the gateways' lists returned, kept across runs as the Service keeps it */
+  readonly listSizes = new ListSizes();
   private readonly registry = new Map<string, Registered>();
 
   constructor(options: FastWorldOptions = {}) {
@@ -79,7 +82,7 @@ export class FastWorld {
   }
 
   get deps(): RunDeps {
-    return { kube: this.kube, targets: this.targets, store: this.store, clock: this.clock, log: this.log, settings: this.settings };
+    return { kube: this.kube, targets: this.targets, store: this.store, clock: this.clock, log: this.log, settings: this.settings, listSizes: this.listSizes };
   }
 
   // ── runs ──

@@ -5,7 +5,7 @@
  */
 import t from 'tap';
 import { API_DEFINITION, SECURITY_POLICY, SUBGRAPH } from '../../lib/kinds.js';
-import { Coalescer, mergeScopes } from '../../lib/reconcile/coalesce.js';
+import { Coalescer, mergeScopes, ScopeUnion } from '../../lib/reconcile/coalesce.js';
 import type { RunReport, RunScope, Trigger } from '../../lib/reconcile/types.js';
 
 const ref = (name: string, kind = API_DEFINITION, namespace = 'default') => ({ kind, namespace, name });
@@ -106,4 +106,16 @@ t.test('triggers do not wait for each other', async (t) => {
   for (const s of c.started) s.finish();
   await Promise.all([w, a]);
   t.equal(c.most(), 2);
+});
+
+t.test('ScopeUnion: one scope at a time, the same union as mergeScopes folded', async (t) => {
+  const scopes = Array.from({ length: 300 }, (_, i) => ({ refs: [ref(`o-${i % 100}`)], ...(i % 50 === 0 ? { namespaces: [`ns-${i % 3}`] } : {}) }));
+  const folded = scopes.reduce<RunScope>((a, b) => mergeScopes(a, b), {});
+  const union = new ScopeUnion();
+  for (const s of scopes) union.add(s);
+  t.same(union.scope(), folded);
+  t.equal(union.scope().refs?.length, 100, 'each object once');
+  t.same(union.scope().namespaces, ['ns-0', 'ns-2', 'ns-1'], 'in first-seen order');
+  t.same(new ScopeUnion().add({ refs: [] }).scope(), { refs: [] }, 'an empty list named stays named');
+  t.same(union.add({ all: true }).add({ refs: [ref('late')] }).scope(), { all: true }, 'everything, then more: everything');
 });
