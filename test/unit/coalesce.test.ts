@@ -117,5 +117,12 @@ t.test('ScopeUnion: one scope at a time, the same union as mergeScopes folded', 
   t.equal(union.scope().refs?.length, 100, 'each object once');
   t.same(union.scope().namespaces, ['ns-0', 'ns-2', 'ns-1'], 'in first-seen order');
   t.same(new ScopeUnion().add({ refs: [] }).scope(), { refs: [] }, 'an empty list named stays named');
-  t.same(union.add({ all: true }).add({ refs: [ref('late')] }).scope(), { all: true }, 'everything, then more: everything');
+  t.same(
+    union
+      .add({ all: true })
+      .add({ refs: [ref('late')] })
+      .scope(),
+    { all: true },
+    'everything, then more: everything',
+  );
 });
