@@ -61,8 +61,6 @@ export interface Carried {
   observedWholeHash?: string;
 }
 
-export type { Identity } from './load.js';
-
 /**
  * An object decided to write, as the apply stage takes it: who it is, and its report should
  * another run hold its lock. Only these: the object is read and decided again under its lock,

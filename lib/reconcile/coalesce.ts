@@ -32,11 +32,11 @@ const ingressKey = (i: NamespacedName): string => `${i.namespace}/${i.name}`;
  */
 export class ScopeUnion {
   private all = false;
-  private readonly namespaces = new Map<string, string>();
-  private readonly refs = new Map<string, ObjectRef>();
-  private readonly held = new Map<string, HeldRef>();
-  private readonly ingresses = new Map<string, NamespacedName>();
-  private readonly named = { namespaces: false, refs: false, held: false, ingresses: false };
+  // a part is undefined until some added scope names it (a named part stays, even empty)
+  private namespaces?: Map<string, string>;
+  private refs?: Map<string, ObjectRef>;
+  private held?: Map<string, HeldRef>;
+  private ingresses?: Map<string, NamespacedName>;
 
   add(s: RunScope): this {
     if (this.all) return this;
@@ -44,15 +44,10 @@ export class ScopeUnion {
       this.all = true;
       return this;
     }
-    addAll(
-      this.namespaces,
-      s.namespaces,
-      (ns) => ns,
-      () => (this.named.namespaces = true),
-    );
-    addAll(this.refs, s.refs, refKey, () => (this.named.refs = true));
-    addAll(this.held, s.held, heldKey, () => (this.named.held = true));
-    addAll(this.ingresses, s.ingresses, ingressKey, () => (this.named.ingresses = true));
+    this.namespaces = addAll(this.namespaces, s.namespaces, (ns) => ns);
+    this.refs = addAll(this.refs, s.refs, refKey);
+    this.held = addAll(this.held, s.held, heldKey);
+    this.ingresses = addAll(this.ingresses, s.ingresses, ingressKey);
     return this;
   }
 
@@ -60,21 +55,23 @@ export class ScopeUnion {
   scope(): RunScope {
     if (this.all) return { all: true };
     const out: RunScope = {};
-    if (this.named.namespaces) out.namespaces = [...this.namespaces.values()];
-    if (this.named.refs) out.refs = [...this.refs.values()];
-    if (this.named.held) out.held = [...this.held.values()];
-    if (this.named.ingresses) out.ingresses = [...this.ingresses.values()];
+    if (this.namespaces) out.namespaces = [...this.namespaces.values()];
+    if (this.refs) out.refs = [...this.refs.values()];
+    if (this.held) out.held = [...this.held.values()];
+    if (this.ingresses) out.ingresses = [...this.ingresses.values()];
     return out;
   }
 }
 
-function addAll<T>(into: Map<string, T>, items: readonly T[] | undefined, key: (item: T) => string, named: () => void): void {
-  if (items === undefined) return;
-  named();
+/** `items` added to `into` (made when absent and `items` is named), each key once, the first kept. */
+function addAll<T>(into: Map<string, T> | undefined, items: readonly T[] | undefined, key: (item: T) => string): Map<string, T> | undefined {
+  if (items === undefined) return into;
+  const map = into ?? new Map<string, T>();
   for (const item of items) {
     const k = key(item);
-    if (!into.has(k)) into.set(k, item);
+    if (!map.has(k)) map.set(k, item);
   }
+  return map;
 }
 
 interface Waiter {

@@ -157,11 +157,6 @@ export async function loadOrphans(ctx: RunContext, kind: ManagedKind, scope: Run
   return mapLimit(refs, ctx.settings.concurrency, (ref) => getOne(ctx, kind, ref));
 }
 
-/** Re-reads objects under their locks (readObjects). */
-export function reread(ctx: RunContext, objects: readonly Identity[]): Promise<Found[]> {
-  return readObjects(ctx, objects);
-}
-
 /** Which object: its kind, reference and key (its lock's and its record's), without what was read of it. */
 export type Identity = Pick<Found, 'kind' | 'ref' | 'key'>;
 
@@ -170,9 +165,10 @@ export type Identity = Pick<Found, 'kind' | 'ref' | 'key'>;
  * getThreshold of them (or a tenth of what the namespace last listed, list-sizes.ts), one
  * (paginated) LIST of the namespace for more. A complete LIST that
  * lacks an object confirms it gone; a failed one fails its objects (never makes them absent).
- * An object of an unwatched namespace is not read (as getOne). In the order given.
+ * An object of an unwatched namespace is not read (as getOne). In the order given. Used for
+ * the named objects of a run, and to re-read writers under their locks.
  */
-async function readObjects(ctx: RunContext, objects: readonly Identity[]): Promise<Found[]> {
+export async function readObjects(ctx: RunContext, objects: readonly Identity[]): Promise<Found[]> {
   const groups = new Map<string, Identity[]>();
   for (const f of objects) {
     const key = `${f.kind.kind}\u0000${f.ref.namespace}`;

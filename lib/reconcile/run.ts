@@ -41,7 +41,7 @@
 import { describeError, errorCode } from '../errors.js';
 import { API_DEFINITION, API_DESCRIPTION, isPortalKind, type ManagedKind, PORTAL_API_CATALOGUE, PORTAL_CONFIG, SECURITY_POLICY, TYK_OAS_API_DEFINITION } from '../kinds.js';
 import type { KubeObject } from '../kube/types.js';
-import { applyLocked, type Identity, type Planned, type ToWrite, toWrite } from './apply.js';
+import { applyLocked, type Planned, type ToWrite, toWrite } from './apply.js';
 import { collectCertificates } from './certificates.js';
 import { mapLimit } from './concurrency.js';
 import { decide, type Moment } from './decide.js';
@@ -52,7 +52,7 @@ import { runGraphPhase } from './graph-phase.js';
 import { ingressSettings, runIngressPhase } from './ingress.js';
 import { settleTemplates } from './ingress-templates.js';
 import { type ApiRef, accessRefs, apiKey, type NamespacedName, parseApiKey, referencingPolicies } from './links.js';
-import { apiKindOf, apiRefOf, apiResolver, type Found, loadDesired, loadOrphans, loadState, type ResolveApi, reread } from './load.js';
+import { apiKindOf, apiRefOf, apiResolver, type Found, type Identity, loadDesired, loadOrphans, loadState, type ResolveApi, readObjects } from './load.js';
 import { versionRefsOf } from './oas-payload.js';
 import { statusPatchFailedEvent } from './outcome-events.js';
 import { PortalRun } from './portal-load.js';
@@ -190,6 +190,16 @@ function unreported(d: { loaded: Done['loaded'] }): boolean {
   return d.loaded.ref.optional === true && d.loaded.obj === null && !d.loaded.record;
 }
 
+/** What one kind's phase works on: the kind, its part of the scope, where reports go, and what earlier phases found. */
+interface PhaseInput {
+  readonly kind: ManagedKind;
+  readonly scope: RunScope;
+  readonly reports: ObjectReport[];
+  readonly policies: readonly KubeObject[] | undefined;
+  readonly apiPhase: ReadonlyMap<string, { obj: KubeObject | null; record: Done['record'] }>;
+  readonly portal: PortalRun | undefined;
+}
+
 /** Load, decide, and (unless a dry run) apply one kind; returns how each object ended. */
 async function runPhase(
   ctx: RunContext,
@@ -197,14 +207,14 @@ async function runPhase(
   scope: RunScope,
   reports: ObjectReport[],
   policies: readonly KubeObject[] | undefined,
-  apiPhase: ReadonlyMap<string, { obj: KubeObject | null; record: Done['record'] }>,
+  apiPhase: PhaseInput['apiPhase'],
   portal?: PortalRun,
 ): Promise<Done[]> {
   const empty = !scope.all && (scope.namespaces ?? []).length === 0 && (scope.refs ?? []).length === 0;
   if (empty) return [];
   // what the first decision loaded is let go here: the writers are read again under their locks
-  const { quiet, writers, decideAll } = await decidePhase(ctx, kind, scope, reports, policies, apiPhase, portal);
-  const refresh = async (batch: readonly Identity[]) => decideAll(await reread(ctx, batch), false);
+  const { quiet, writers, decideAll } = await decidePhase(ctx, { kind, scope, reports, policies, apiPhase, portal });
+  const refresh = async (batch: readonly Identity[]) => decideAll(await readObjects(ctx, batch), false);
   const applied: Done[] = [];
   // Without a deadline, every write goes in one batch (one reload). With one, in chunks, each
   // complete (records saved, locks released) before the next is started or left for later.
@@ -229,12 +239,7 @@ async function runPhase(
  */
 async function decidePhase(
   ctx: RunContext,
-  kind: ManagedKind,
-  scope: RunScope,
-  reports: ObjectReport[],
-  policies: readonly KubeObject[] | undefined,
-  apiPhase: ReadonlyMap<string, { obj: KubeObject | null; record: Done['record'] }>,
-  portal: PortalRun | undefined,
+  { kind, scope, reports, policies, apiPhase, portal }: PhaseInput,
 ): Promise<{ quiet: Done[]; writers: ToWrite[]; decideAll: (batch: readonly Found[], preferList: boolean) => Promise<Planned[]> }> {
   const desired = await loadDesired(ctx, kind, scope);
   // orphans only after a complete listing: a record whose resource a failed list lacks proves nothing

@@ -1,5 +1,5 @@
 /**
- * GET for a few, LIST for many (lib/reconcile/load.ts, readObserved and reread): the gateway
+ * GET for a few, LIST for many (lib/reconcile/load.ts, readObserved and readObjects): the gateway
  * state of a run over namespaces, or of more objects than `getThreshold`, is read with one
  * LIST per gateway and kind; of a few named objects, with one GET each. Objects re-read under
  * their locks follow the same rule against the API server, one LIST per namespace. A failed
