@@ -24,6 +24,8 @@
  *
  * Run alone: `node --import tsx bench/coldstart.ts [path/to/handler-module.mjs]` (default: a
  * fresh bundle of watch); `npm run bench` calls measureColdStart() at its end.
+ * COLDSTART_CPU_PROF=<dir> runs every child under the CPU profiler (a .cpuprofile each, in <dir>;
+ * the times then include the profiler's overhead).
  */
 import { spawn } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -153,7 +155,9 @@ export function watchEvent(namespace: string, name: string, token: string): Reco
 
 function runChild(runner: string, moduleUrl: string, env: Record<string, string>, event: unknown): Promise<ColdStartSample & { statusCode: number; body: string }> {
   return new Promise((resolvePromise, reject) => {
-    const child = spawn(process.execPath, [runner, moduleUrl], { env: { ...env, COLDSTART_EVENT: JSON.stringify(event) }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const prof = process.env.COLDSTART_CPU_PROF;
+    const profArgs = prof ? ['--cpu-prof', '--cpu-prof-dir', resolve(prof), '--cpu-prof-interval', '100'] : [];
+    const child = spawn(process.execPath, [...profArgs, runner, moduleUrl], { env: { ...env, COLDSTART_EVENT: JSON.stringify(event) }, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     let err = '';
     child.stdout.on('data', (c: Buffer) => (out += c.toString()));

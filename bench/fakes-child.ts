@@ -23,6 +23,7 @@ import { startFakeKubeApiServer } from '../test/fakes/kube-apiserver.js';
 import { type FakeTykGateway, type JsonObject, startFakeTykGateway } from '../test/fakes/tyk-gateway.js';
 import { apiDefinition } from './fixtures.js';
 import { serve } from './ipc.js';
+import { type ProfileSummary, startProfile } from './profile.js';
 import { type Counts, type Endpoints, type GatewayCounts, type KubeCounts, objectName, type UserWrite } from './shared.js';
 
 /** /apis/<group>/<version>/[namespaces/<ns>/]<plural>[/<name>[/<sub>]] or /api/v1/...: its parts. */
@@ -71,6 +72,7 @@ async function startUsersDoor(kube: FakeKube): Promise<{ url: string; close: () 
 
 function makeHandlers(kube: FakeKube, tyk: FakeTykGateway, users: { url: string; close: () => void }) {
   let reloadsBase = tyk.reloads;
+  let profiler: Awaited<ReturnType<typeof startProfile>> | undefined;
   let cpuBase = process.cpuUsage();
 
   const kubeCounts = (): KubeCounts => {
@@ -164,6 +166,16 @@ function makeHandlers(kube: FakeKube, tyk: FakeTykGateway, users: { url: string;
       args.expected.filter(([id, rate]) => (loadedApi(id)?.global_rate_limit as JsonObject | undefined)?.rate !== rate).map(([id]) => id),
     /** One loaded API as the gateway echoes it (for the hashOf micro benchmark). */
     echo: (args: { id: string }): JsonObject | undefined => structuredClone(loadedApi(args.id)),
+    /** The fakes' CPU profile of one phase (BENCH_PROFILE_FAKES): start it, then stop it into `file`. */
+    profileStart: async (): Promise<void> => {
+      profiler = await startProfile();
+    },
+    profileStop: async (args: { file: string }): Promise<ProfileSummary> => {
+      if (!profiler) throw new Error('profileStop without profileStart');
+      const p = profiler;
+      profiler = undefined;
+      return p.stop(args.file);
+    },
     memory: (): { rssMb: number; maxRssMb: number } => ({ rssMb: Math.round(process.memoryUsage().rss / 2 ** 20), maxRssMb: Math.round(process.resourceUsage().maxRSS / 1024) }),
     close: async (): Promise<void> => {
       users.close();

@@ -1,6 +1,6 @@
 /**
- * A CPU profile of one piece of the measured process's work (the inspector's sampling
- * profiler, the same data `node --cpu-prof` writes), saved as a .cpuprofile (open it in Chrome
+ * A CPU profile of one piece of a bench process's work, the measured one's or the fakes' (the
+ * inspector's sampling profiler, the same data `node --cpu-prof` writes), saved as a .cpuprofile (open it in Chrome
  * DevTools or speedscope) and summed up: the functions and the files with the most self time.
  */
 import { writeFile } from 'node:fs/promises';
@@ -20,21 +20,36 @@ export interface ProfileSummary {
 }
 
 export async function profiled<T>(file: string, fn: () => Promise<T>): Promise<{ value: T; summary: ProfileSummary }> {
+  const profiler = await startProfile();
+  let value: T;
+  try {
+    value = await fn();
+  } catch (err) {
+    await profiler.stop(file).catch(() => undefined);
+    throw err;
+  }
+  return { value, summary: await profiler.stop(file) };
+}
+
+/** Starts the sampling profiler in this process; `stop` writes the profile to `file` and sums it up. */
+export async function startProfile(): Promise<{ stop(file: string): Promise<ProfileSummary> }> {
   const session = new Session();
   session.connect();
   await session.post('Profiler.enable');
   await session.post('Profiler.setSamplingInterval', { interval: 250 });
   await session.post('Profiler.start');
-  let value: T;
-  let profile: Profiler.Profile;
-  try {
-    value = await fn();
-  } finally {
-    profile = (await session.post('Profiler.stop')).profile;
-    session.disconnect();
-  }
-  await writeFile(file, JSON.stringify(profile));
-  return { value, summary: summarize(file, profile) };
+  return {
+    stop: async (file) => {
+      let profile: Profiler.Profile;
+      try {
+        profile = (await session.post('Profiler.stop')).profile;
+      } finally {
+        session.disconnect();
+      }
+      await writeFile(file, JSON.stringify(profile));
+      return summarize(file, profile);
+    },
+  };
 }
 
 function shortFile(url: string): string {

@@ -12,7 +12,8 @@
  *
  * SETTINGS. The service's production defaults (DEFAULT_RUN_SETTINGS; settle: read back 250 ms
  * after the reload), except WEBHOOK_RATE_LIMIT=0: the storm comes from one address per sender,
- * far above the default 600 requests/minute. The gateway fake applies a reload 5 ms after it is
+ * far above the default 600 requests/minute; HTTP_TIMEOUT_MS, when set in the bench's environment,
+ * is passed through (N = 50,000 needs ~60 s for the gateway's list). The gateway fake applies a reload 5 ms after it is
  * asked (a real gateway takes about a second), so settle times here are optimistic.
  *
  * THE FLOOR (bench/floor.ts), measured in this process in the same run: the least any
@@ -98,7 +99,8 @@
  * Also: plan() and hashOf() micro benchmarks (after the phases). BENCH_PROFILE=<file.cpuprofile> adds one more,
  * unmeasured, steady run under the CPU profiler and prints its top functions and files;
  * BENCH_PROFILE_FIRST=<file.cpuprofile> profiles the first run, BENCH_PROFILE_STORM the storm
- * (their numbers then include the profiler's overhead). BENCH_STORM=0 skips the storm (its targets are then not listed).
+ * (their numbers then include the profiler's overhead). BENCH_PROFILE_FAKES=<file.cpuprofile>
+ * profiles the fakes process during the first run (what bounds its throughput). BENCH_STORM=0 skips the storm (its targets are then not listed).
  */
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
@@ -141,6 +143,7 @@ const STORM = process.env.BENCH_STORM !== '0';
 const PROFILE = process.env.BENCH_PROFILE;
 const PROFILE_FIRST = process.env.BENCH_PROFILE_FIRST;
 const PROFILE_STORM = process.env.BENCH_PROFILE_STORM;
+const PROFILE_FAKES = process.env.BENCH_PROFILE_FAKES;
 const PAGE_SIZE = 500; // KubeClient's default
 const STEADY_RUNS = 3;
 const DRIFT_EVERY = 100; // 1%
@@ -679,6 +682,7 @@ async function main(): Promise<number> {
   let profile: ProfileSummary | null = null;
   let firstProfile: ProfileSummary | null = null;
   let stormProfile: ProfileSummary | null = null;
+  let fakesProfile: ProfileSummary | null = null;
   try {
     const endpoints = await fakes.call('endpoints');
     const seedStart = performance.now();
@@ -701,6 +705,9 @@ async function main(): Promise<number> {
       RESYNC_TOKEN: WEBHOOK_TOKEN,
       WEBHOOK_RATE_LIMIT: '0',
       LOG_LEVEL: 'silent',
+      // The one production setting passed through: at N = 50,000 the gateway's list (~375 MB)
+      // takes longer than the default 10 s to arrive, as it would from a real gateway.
+      ...(process.env.HTTP_TIMEOUT_MS ? { HTTP_TIMEOUT_MS: process.env.HTTP_TIMEOUT_MS } : {}),
     };
     svc = createService(loadConfig(env), env, { store: bench.counter.wrap(rawStore), log: silentLogger, metrics: bench.metrics });
     app = buildApp(svc);
@@ -717,12 +724,14 @@ async function main(): Promise<number> {
     const run = (): Promise<Phase> => fullRun(bench, service);
 
     console.log(`phase first ...${PROFILE_FIRST ? ` (under the CPU profiler: its times include the profiler's overhead) → ${PROFILE_FIRST}` : ''}`);
+    if (PROFILE_FAKES) await fakes.call('profileStart');
     const first = PROFILE_FIRST
       ? await profiled(resolve(PROFILE_FIRST), run).then((r) => {
           firstProfile = r.summary;
           return r.value;
         })
       : await run();
+    if (PROFILE_FAKES) fakesProfile = await fakes.call('profileStop', { file: resolve(PROFILE_FAKES) });
 
     console.log('phase steady (interleaved with the floor) ...');
     await floorRun(floor); // warm-up, unmeasured
@@ -788,6 +797,7 @@ async function main(): Promise<number> {
     micro = { planPerSec, hashPerSec, bodyBytes, echoHashPerSec, echoBytes };
     printTable(phases);
     if (firstProfile) printProfile('the first run', firstProfile);
+    if (fakesProfile) printProfile("the fakes' process in the first run", fakesProfile);
     if (stormProfile) printProfile('the storm', stormProfile);
     if (profile) printProfile('one extra steady run', profile);
   } finally {
@@ -831,6 +841,7 @@ async function main(): Promise<number> {
     profile,
     profileFirst: firstProfile,
     profileStorm: stormProfile,
+    profileFakes: fakesProfile,
     skipped,
     targets,
     checks,

@@ -1,12 +1,24 @@
 /**
  * HTTP plumbing shared by the loopback fakes (the Kubernetes API server, the
  * Tyk gateway and the Tyk Dashboard): reading a request body, starting a
- * server on 127.0.0.1, parsing a body that may or may not be JSON, and the
- * log of calls each fake keeps for its tests.
+ * server on 127.0.0.1, parsing a body that may or may not be JSON, copying a
+ * stored JSON value, and the log of calls each fake keeps for its tests.
  */
 import type { IncomingMessage, Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import rfdc from 'rfdc';
 import { countCalls, type MatchableCall } from './faults.js';
+
+const copy = rfdc();
+
+/**
+ * A deep copy of a JSON value (what the fakes store and answer: objects, arrays, primitives).
+ * rfdc, not structuredClone: the fakes copy every object they store and answer, and
+ * structuredClone's serialise-and-rebuild took ~17% of the API-server fake's CPU in the bench.
+ */
+export function cloneJson<T>(v: T): T {
+  return copy(v);
+}
 
 /** The whole request body, as UTF-8 text ('' when there is none). */
 export function readBody(req: IncomingMessage): Promise<string> {

@@ -71,7 +71,7 @@ import { join } from 'node:path';
 import { ingressErrors, metadataErrors } from './builtin-validation.js';
 import { type CrdResource, type CrdSchema, DEFAULT_CRD_DIR, type FieldError, loadCrds } from './crd-schema.js';
 import { type FaultSpec as BaseFaultSpec, FaultBook, type FaultHandle, withholdResponse } from './faults.js';
-import { CallLog, listenOnLoopback, parseLoose, readBody } from './http-plumbing.js';
+import { CallLog, cloneJson as clone, listenOnLoopback, parseLoose, readBody } from './http-plumbing.js';
 
 export type { FaultHandle } from './faults.js';
 
@@ -303,10 +303,6 @@ type Obj = Record<string, unknown>;
 
 function isObject(v: unknown): v is Obj {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
-
-function clone<T>(v: T): T {
-  return structuredClone(v);
 }
 
 function deepEqual(a: unknown, b: unknown): boolean {

@@ -20,7 +20,7 @@
  *   queue, an unsigned request, an unknown operation.
  * Time is the injected clock's (`now()`), so visibility timeouts pass when a test says so.
  * Messages are received oldest first (SQS only tries to). No long polling: WaitTimeSeconds is
- * accepted and ignored. Test hooks: `failEntries(n, match?)` makes the next n batch entries (that
+ * accepted and ignored. Idle connections are never closed by the stand-in. Test hooks: `failEntries(n, match?)` makes the next n batch entries (that
  * `match` takes) fail as an internal error (SenderFault false), as SQS may; `queue(name)` shows what a queue holds.
  */
 import { createHash, randomUUID } from 'node:crypto';
@@ -335,7 +335,11 @@ export async function startFakeSqs(options: FakeSqsOptions): Promise<FakeSqs> {
     }
   };
 
-  const server: Server = createServer((req, res) => {
+  // Idle connections stay open until close(). With Node's default 5 s keep-alive timeout, a
+  // client that comes back after a long run can reuse a socket whose close it has not read yet
+  // and get ECONNRESET; the test clients (maxAttempts 1) would not retry it as the SDK's default
+  // does, and that race is not what any test here is about.
+  const server: Server = createServer({ keepAliveTimeout: 0 }, (req, res) => {
     handle(req, res).catch((err: unknown) => {
       if (!res.headersSent) send(res, 500, { __type: 'com.amazon.coral.service#InternalFailure', message: String(err) }, {});
     });

@@ -46,6 +46,7 @@
  * - Test controls: the stored catalogue, configuration and documentation (copies), edits and
  *   removals behind our back, `wipe()`.
  */
+import { cloneJson as clone } from './http-plumbing.js';
 import { dashboardError as apiError, type Reply, reply } from './tyk-fake-base.js';
 
 type Json = null | boolean | number | string | Json[] | JsonObject;
@@ -117,10 +118,6 @@ const BASE64_DOC_TYPES = new Set(['swagger', 'blueprint']);
 
 function isObject(v: unknown): v is JsonObject {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
-
-function clone<T>(v: T): T {
-  return structuredClone(v);
 }
 
 /** Whether Go would refuse `v` for a field whose zero value is `def` (null zero values: any). */

@@ -99,7 +99,7 @@ import { randomBytes } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { isIP } from 'node:net';
 import type { FaultSpec as BaseFaultSpec, FaultHandle } from './faults.js';
-import { listenOnLoopback } from './http-plumbing.js';
+import { cloneJson as clone, listenOnLoopback } from './http-plumbing.js';
 import { CertStore, type StoredCert } from './tyk-certs.js';
 import { DashboardCerts, isCertsPath } from './tyk-dashboard-certs.js';
 import { FakeDashboardPortal, type PortalMutator, type StoredDocumentation } from './tyk-dashboard-portal.js';
@@ -579,10 +579,6 @@ export const POLICY_SHAPE: Shape = { defaults: POLICY_DEFAULTS, mapEntries: { ac
 
 function isObject(v: unknown): v is JsonObject {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
-
-function clone<T extends Json>(v: T): T {
-  return structuredClone(v);
 }
 
 function str(v: Json | undefined): string {

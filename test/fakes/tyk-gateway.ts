@@ -104,7 +104,7 @@ import { randomBytes } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { isIP } from 'node:net';
 import type { FaultSpec as BaseFaultSpec, FaultHandle } from './faults.js';
-import { listenOnLoopback } from './http-plumbing.js';
+import { cloneJson as clone, listenOnLoopback } from './http-plumbing.js';
 import { CertStore, gatewayCerts, type StoredCert } from './tyk-certs.js';
 import { gatewayError as apiError, type CallRecord, type Reply, reply, TykFakeBase } from './tyk-fake-base.js';
 import { classicOf, filledOas, oasId, readOasBody, withOasId, withoutExtension, withServers } from './tyk-oas.js';
@@ -549,10 +549,6 @@ export const KINDS: Record<Kind, KindInfo> = {
 
 function isObject(v: unknown): v is JsonObject {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
-
-function clone<T extends Json>(v: T): T {
-  return structuredClone(v);
 }
 
 function joinPath(path: string, key: string): string {
