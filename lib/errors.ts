@@ -140,6 +140,14 @@ export class ShardMessageError extends BadRequestError {
   override readonly code = 'SHARD_MESSAGE_INVALID';
 }
 
+/** POST /schedule while a tick that endpoint started in this process is still running. Maps to 409; the next schedule tries again. */
+export class TickRunningError extends BadRequestError {
+  override readonly code = 'TICK_RUNNING';
+  constructor() {
+    super('a scheduled tick started here is still running; this one is skipped', 409);
+  }
+}
+
 /** Some shards of a full run could not be handed to the queue (SHARD_QUEUE_URL) after retries; the next tick sends them again. */
 export class ShardQueueError extends ReconcilerError {
   readonly code = 'SHARD_QUEUE_UNAVAILABLE';

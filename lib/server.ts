@@ -20,6 +20,7 @@ import { metrics } from './triggers/metrics.js';
 import { logRequest } from './triggers/request-log.js';
 import { respond } from './triggers/respond.js';
 import { resync } from './triggers/resync.js';
+import { scheduleEndpoint } from './triggers/schedule-endpoint.js';
 import { shardEndpoint } from './triggers/shards.js';
 import { watchWebhook } from './triggers/watch.js';
 
@@ -94,6 +95,7 @@ export function buildApp(svc: Service, options: AppOptions = {}): FastifyInstanc
   app.post('/webhooks/cloudevents', route(cloudEventsWebhook));
   app.post('/resync', route(resync));
   app.post('/shards', route(shardEndpoint));
+  app.post('/schedule', route(scheduleEndpoint));
   app.get('/healthz', route(healthz));
   app.get('/readyz', route(readyz));
   app.get('/metrics', route(metrics));

@@ -53,7 +53,7 @@ export function runFigures(request: RunRequest, outcome: RunOutcome, seconds: nu
 }
 
 /** Our routes, for the `route` label; anything else is "unmatched" (a scanner's paths must not grow the label set). */
-const ROUTES: ReadonlySet<string> = new Set(['/webhooks/watch', '/webhooks/audit', '/webhooks/cloudevents', '/resync', '/shards', '/healthz', '/readyz', '/metrics']);
+const ROUTES: ReadonlySet<string> = new Set(['/webhooks/watch', '/webhooks/audit', '/webhooks/cloudevents', '/resync', '/shards', '/schedule', '/healthz', '/readyz', '/metrics']);
 
 export function requestFigures(route: string, status: number): Figure[] {
   return [{ name: 'http_requests_total', labels: { route: ROUTES.has(route) ? route : 'unmatched', status: String(status) }, value: 1 }];

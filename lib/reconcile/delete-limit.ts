@@ -9,6 +9,12 @@
  * every deletion of its own: each becomes `held`, with a message that names the numbers and
  * the setting; nothing about it is written (record, finalizer and gateway object stay), so a
  * later run with the limit raised, or with fewer deletions pending, carries it out.
+ *
+ * A sharded tick's shards are runs of their own but share one allowance: each phase of a shard
+ * that passes its own limit then claims its deletions against the tick's (Store.claim, keyed by
+ * the tick's run id, in lib/reconcile/run.ts); a refused claim holds that phase's deletions
+ * with `tickLimitError`. So a tick deletes at most MAX_DELETES_PER_RUN in all, whichever shards
+ * get there first; the others' wait for a later tick.
  */
 import type { Planned } from './apply.js';
 import type { Decision } from './decide.js';
@@ -38,11 +44,17 @@ export function limitDeletions(planned: readonly Planned[], limit: DeleteLimit):
   const total = limit.used + deletions;
   if (limit.max === 0 || total <= limit.max) return { planned: [...planned], deletions, held: false };
   const error = `deletion held: this run would delete ${total} objects from the gateway, more than MAX_DELETES_PER_RUN=${limit.max}; raise the limit (0 turns it off) or delete fewer at a time`;
-  return {
-    planned: planned.map((p) => (isGatewayDeletion(p.decision) ? { loaded: p.loaded, decision: held(p.decision, error) } : p)),
-    deletions,
-    held: true,
-  };
+  return { planned: holdDeletions(planned, error), deletions, held: true };
+}
+
+/** Every gateway deletion of `planned` held with `error`; the rest as they were. */
+export function holdDeletions(planned: readonly Planned[], error: string): Planned[] {
+  return planned.map((p) => (isGatewayDeletion(p.decision) ? { loaded: p.loaded, decision: held(p.decision, error) } : p));
+}
+
+/** Why a shard's deletions are held when the tick's allowance cannot take them. */
+export function tickLimitError(deletions: number, max: number): string {
+  return `deletion held: with the other shards of this full run, these ${deletions} deletions from the gateway would go over MAX_DELETES_PER_RUN=${max} (it counts the whole tick); raise the limit (0 turns it off) or delete fewer at a time`;
 }
 
 function held(d: Decision, error: string): Decision {

@@ -45,7 +45,7 @@ import { applyLocked, type Planned, type ToWrite, toWrite } from './apply.js';
 import { collectCertificates } from './certificates.js';
 import { mapLimit } from './concurrency.js';
 import { decide, type Moment } from './decide.js';
-import { limitDeletions } from './delete-limit.js';
+import { holdDeletions, limitDeletions, tickLimitError } from './delete-limit.js';
 import { DEFAULT_BACKOFF } from './error-policy.js';
 import { type Done, finalize, httpStatusOf } from './finalize.js';
 import { runGraphPhase } from './graph-phase.js';
@@ -57,6 +57,7 @@ import { versionRefsOf } from './oas-payload.js';
 import { statusPatchFailedEvent } from './outcome-events.js';
 import { PortalRun } from './portal-load.js';
 import { finishReport, RunContext, reportOf } from './run-context.js';
+import { SNAPSHOT_TTL_MS } from './snapshot.js';
 import type { ObjectReport, RunDeps, RunReport, RunRequest, RunScope, RunSettings } from './types.js';
 
 export type { ObjectReport, RunDeps, RunReport, RunRequest, RunSettings } from './types.js';
@@ -253,8 +254,11 @@ async function decidePhase(
     return loaded.map((l) => ({ loaded: l, decision: decide(l, moment) }));
   };
   const limit = { max: ctx.settings.maxDeletesPerRun, used: ctx.deletions };
-  const { planned, deletions, held } = limitDeletions(await decideAll(objects, scope.all === true || (scope.namespaces ?? []).length > 0), limit);
+  const limited = limitDeletions(await decideAll(objects, scope.all === true || (scope.namespaces ?? []).length > 0), limit);
+  const { deletions, held } = limited;
+  let { planned } = limited;
   if (held) ctx.log.warn({ kind: kind.kind, deletions, alreadyDeleted: limit.used, max: limit.max }, 'deletions held by MAX_DELETES_PER_RUN');
+  else if (!(await claimTickDeletions(ctx, kind, ctx.deletions + deletions))) planned = holdDeletions(planned, tickLimitError(deletions, limit.max));
   else ctx.deletions += deletions;
 
   if (ctx.request.dryRun === true) {
@@ -274,6 +278,20 @@ async function decidePhase(
   );
   for (const d of quiet) if (!unreported(d)) reports.push(d.report);
   return { quiet, writers: planned.filter((p) => p.decision.write).map(toWrite), decideAll };
+}
+
+/**
+ * A shard run's deletions so far (`total`, this phase's included) claimed against its tick's
+ * MAX_DELETES_PER_RUN, shared by all the tick's shards (delete-limit.ts); true when they fit,
+ * or when there is nothing to claim (not a shard, no limit, a dry run, no deletion).
+ */
+async function claimTickDeletions(ctx: RunContext, kind: ManagedKind, total: number): Promise<boolean> {
+  const shard = ctx.request.shard;
+  const max = ctx.settings.maxDeletesPerRun;
+  if (shard === undefined || max === 0 || ctx.request.dryRun === true || total === ctx.deletions) return true;
+  const granted = await ctx.deps.store.claim(`deletions:${shard.runId}`, `shard-${shard.index}`, total, max, SNAPSHOT_TTL_MS);
+  if (!granted) ctx.log.warn({ kind: kind.kind, deletions: total - ctx.deletions, max }, 'deletions held: the tick\u2019s MAX_DELETES_PER_RUN is taken by other shards');
+  return granted;
 }
 
 /**

@@ -42,6 +42,8 @@ export class MemoryStore implements Store {
   private readonly blobs = new Map<string, { value: string; expiresAt: number }>();
   /** pool → holder → expiry (epoch ms) */
   private readonly slots = new Map<string, Map<string, number>>();
+  /** claim(): per pool, each holder's claimed amount, and when the pool is forgotten */
+  private readonly claims = new Map<string, { until: number; claims: Map<string, number> }>();
   /** use → keys of the records whose `uses` name it */
   private readonly index = new Map<string, Set<string>>();
   /** pool → ids we created there */
@@ -171,6 +173,19 @@ export class MemoryStore implements Store {
   async releaseSlot(pool: string, holder: string): Promise<void> {
     this.assertOpen('releaseSlot');
     this.slots.get(pool)?.delete(holder);
+  }
+
+  async claim(pool: string, holder: string, amount: number, limit: number, ttlMs: number): Promise<boolean> {
+    this.assertOpen('claim');
+    const now = this.clock.now();
+    const live = this.claims.get(pool);
+    const claims = live && live.until > now ? live.claims : new Map<string, number>();
+    let others = 0;
+    for (const [h, n] of claims) if (h !== holder) others += n;
+    if (others + amount > limit) return false;
+    claims.set(holder, amount);
+    this.claims.set(pool, { until: now + ttlMs, claims });
+    return true;
   }
 
   reachable(): boolean {

@@ -205,6 +205,22 @@ if redis.call('PTTL', KEYS[1]) < ttl then
 end
 return 1`;
 
+/** KEYS pool (a hash: holder → amount); ARGV holder, amount, limit, ttl. Grants when the others' claims and this one fit in limit. */
+const CLAIM = `
+local others = 0
+local claims = redis.call('HGETALL', KEYS[1])
+for i = 1, #claims, 2 do
+  if claims[i] ~= ARGV[1] then
+    others = others + tonumber(claims[i + 1])
+  end
+end
+if others + tonumber(ARGV[2]) > tonumber(ARGV[3]) then
+  return 0
+end
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
+redis.call('PEXPIRE', KEYS[1], ARGV[4])
+return 1`;
+
 /** KEYS lock; ARGV token. */
 const FORCE_RELEASE = `
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then
@@ -225,6 +241,7 @@ interface ScriptCommands {
   grForceRelease(lock: string, token: string): Promise<number>;
   grRenew(lock: string, dirty: string, token: string, ttlMs: number): Promise<number>;
   grAcquireSlot(pool: string, holder: string, limit: number, ttlMs: number): Promise<number>;
+  grClaim(pool: string, holder: string, amount: number, limit: number, ttlMs: number): Promise<number>;
 }
 
 /** An ioredis Cluster client (ioredis marks its clients: `isCluster`), without loading the Cluster class. */
@@ -279,6 +296,7 @@ export class RedisStore implements Store {
     this.redis.defineCommand('grForceRelease', { numberOfKeys: 1, lua: FORCE_RELEASE });
     this.redis.defineCommand('grRenew', { numberOfKeys: 2, lua: RENEW });
     this.redis.defineCommand('grAcquireSlot', { numberOfKeys: 1, lua: ACQUIRE_SLOT });
+    this.redis.defineCommand('grClaim', { numberOfKeys: 1, lua: CLAIM });
     this.scripts = this.redis as unknown as ScriptCommands;
   }
 
@@ -393,6 +411,10 @@ export class RedisStore implements Store {
     return this.run('releaseSlot', async () => {
       await this.redis.zrem(this.slotsKey(pool), holder);
     });
+  }
+
+  claim(pool: string, holder: string, amount: number, limit: number, ttlMs: number): Promise<boolean> {
+    return this.run('claim', async () => (await this.scripts.grClaim(this.claimsKey(pool), holder, amount, limit, ttlMs)) === 1);
   }
 
   forceRelease(key: string, token: string): Promise<boolean> {
@@ -522,6 +544,10 @@ export class RedisStore implements Store {
 
   private slotsKey(pool: string): string {
     return `${this.prefix}slots:${pool}`;
+  }
+
+  private claimsKey(pool: string): string {
+    return `${this.prefix}claims:${pool}`;
   }
 
   private dirtyKey(key: string): string {

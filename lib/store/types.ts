@@ -21,6 +21,10 @@
  *   round trip, and says which were still ours.
  * - acquireSlot(pool, holder, limit, ttl) takes a slot atomically: of concurrent callers, no
  *   more than `limit` hold slots of one pool at once; slots expire after ttl.
+ * - claim(pool, holder, amount, limit, ttl) takes `amount` of an allowance atomically: the
+ *   claims of one pool never add up to more than `limit`; a holder's new claim replaces its
+ *   own earlier one (a redelivered shard does not count twice), a refused one leaves it as it
+ *   was; the pool is forgotten ttl after its last granted claim.
  * - every record's `uses` (the Secrets, ConfigMaps and certificates it was built from) is
  *   indexed as one atomic step with putRecord and deleteRecord: recordsUsing(uses) answers, in
  *   one round trip, the keys of the records whose current `uses` name each one, so an event
@@ -122,6 +126,13 @@ export interface Store {
    */
   acquireSlot(pool: string, holder: string, limit: number, ttlMs: number): Promise<boolean>;
   releaseSlot(pool: string, holder: string): Promise<void>;
+  /**
+   * Claims `amount` of the allowance `limit` of `pool` for `holder`, replacing the holder's own
+   * earlier claim; false, and nothing changed, when the others' claims and this one would add
+   * up to more than `limit`. Shared by every process on the store: MAX_DELETES_PER_RUN across
+   * the shards of one tick.
+   */
+  claim(pool: string, holder: string, amount: number, limit: number, ttlMs: number): Promise<boolean>;
   /** For each of `uses`, the keys of the records whose `uses` name it (sorted); one round trip. */
   recordsUsing(uses: readonly string[]): Promise<string[][]>;
   /** Remembers that we created `ids` in `pool` (a gateway's certificate store). */

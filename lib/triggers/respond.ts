@@ -3,10 +3,11 @@
  *
  * BadRequestError → its 4xx with the reason; UnauthorizedError → 401; RateLimitedError → 429
  * with Retry-After; StoreUnavailableError → 503 (the sender should retry); ShuttingDownError →
- * 503 with Retry-After (the process got SIGTERM); ConfigError → 500
+ * 503 with Retry-After (the process got SIGTERM); ShardQueueError → 503 (some shards were not
+ * sent; the next tick sends them); ConfigError → 500
  * naming the settings; anything else → 500 with a generic message (details go to the log only).
  */
-import { BadRequestError, ConfigError, describeError, errorCode, RateLimitedError, ShuttingDownError, StoreUnavailableError, UnauthorizedError } from '../errors.js';
+import { BadRequestError, ConfigError, describeError, errorCode, RateLimitedError, ShardQueueError, ShuttingDownError, StoreUnavailableError, UnauthorizedError } from '../errors.js';
 import type { Service } from '../service.js';
 import type { HttpFunction, HttpInput, HttpOutput } from './io.js';
 
@@ -19,6 +20,7 @@ export function errorOutput(svc: Service | undefined, err: unknown): HttpOutput 
     return { statusCode: 401, body: { error: err.message, code: err.code }, headers: { 'www-authenticate': 'Bearer' } };
   }
   if (err instanceof StoreUnavailableError) return { statusCode: 503, body: { error: 'record store unavailable; retry later', code: err.code } };
+  if (err instanceof ShardQueueError) return { statusCode: 503, body: { error: err.message, code: err.code } };
   if (err instanceof ShuttingDownError) return { statusCode: 503, body: { error: err.message, code: err.code }, headers: { 'retry-after': '5' } };
   if (err instanceof ConfigError) return { statusCode: 500, body: { error: `misconfigured: ${err.message}`, code: err.code } };
   svc?.log.error({ err: describeError(err), code: errorCode(err) }, 'request failed');

@@ -10,7 +10,7 @@
  * - without its snapshot a shard lists the gateway itself; a stale snapshot costs no write and
  *   deletes nothing; deletions happen on the API server's word only;
  * - the Lambda functions (functions/schedule.ts, functions/shard.ts) from their environment;
- * - POST /shards.
+ * - POST /shards, and POST /schedule (the tick on request).
  */
 
 import t from 'tap';
@@ -169,6 +169,48 @@ t.test('a shard without its snapshot lists the gateway itself; a stale one costs
   for (const id of dropped) t.ok(loaded.has(id), `${id}: still on the gateway`);
 });
 
+t.test('MAX_DELETES_PER_RUN counts the whole tick: shards that each fit under it share one allowance', async (t) => {
+  const w = await world(t, { SHARD_SIZE: '10', SHARD_QUEUE_URL: '', MAX_DELETES_PER_RUN: '10' });
+  const all = seed(w.kube, [
+    ['p', 8],
+    ['q', 8],
+    ['r', 8],
+  ]);
+  const svc = w.service();
+  t.same((await scheduledRun(svc)).counts, { synced: 24 });
+  // six objects deleted in each namespace: 6 per shard, each under 10; 18 for the tick, over it
+  const deleting = all.filter((key) => Number(key.slice(-1)) < 6);
+  for (const key of deleting) {
+    const [ns, name] = key.split('/') as [string, string];
+    w.kube.markDeleting('apidefinitions', ns, name);
+  }
+  w.tyk.resetCalls();
+  const held = await scheduledRun(svc);
+  t.equal(w.log.filter((e) => e.msg === 'sharded full run finished' && e.shards === 3).length, 2, 'both ticks in three shards, one a namespace');
+  t.equal(deletes(w.tyk), 6, 'one shard\u2019s six deletions, no more: the tick\u2019s allowance is 10');
+  t.same(held.counts, { deleted: 6, held: 12, unchanged: 6 });
+  const heldNamespaces = new Set(held.objects.filter((o) => o.result === 'held').map((o) => o.namespace));
+  t.equal(heldNamespaces.size, 2, 'two shards held all their deletions');
+  for (const o of held.objects.filter((r) => r.result === 'held'))
+    t.match(o, { action: 'DELETE', error: /these 6 deletions from the gateway would go over MAX_DELETES_PER_RUN=10 \(it counts the whole tick\)/ });
+  const events = (await w.kube.listObjects('events', [...heldNamespaces][0] as string)) as unknown as { reason: string; type: string; involvedObject: { name: string } }[];
+  t.match(
+    events.filter((e) => e.involvedObject.name === 'api-00000' && e.reason === 'TooManyDeletions'),
+    [{ type: 'Warning' }],
+    'kubectl describe shows why',
+  );
+  t.equal(w.tyk.loaded('api').size, 18);
+  t.ok(
+    w.log.some((e) => e.msg === 'deletions held: the tick\u2019s MAX_DELETES_PER_RUN is taken by other shards'),
+    'logged',
+  );
+
+  // the next tick has an allowance of its own: one more shard's deletions
+  const next = await scheduledRun(svc);
+  t.same(next.counts, { deleted: 6, held: 6, unchanged: 6 });
+  t.equal(w.tyk.loaded('api').size, 12);
+});
+
 t.test('POST /shards runs one shard: 200 done, 503 not done, 400 malformed, 401 without the token', async (t) => {
   const w = await world(t, { SHARD_SIZE: '10', SHARD_QUEUE_URL: '' });
   seed(w.kube, [
@@ -197,6 +239,69 @@ t.test('POST /shards runs one shard: 200 done, 503 not done, 400 malformed, 401 
   fault.cancel();
   t.equal((await post(shardMessage(plan.shards[1] as Shard))).statusCode, 200, 'delivered again: done');
   t.equal(w.tyk.loaded('api').size, 16);
+});
+
+t.test('POST /schedule is the tick on request (a PingSource through a proxy): sharded here or to the queue, 409 while one runs', async (t) => {
+  const w = await world(t, { SHARD_SIZE: '10', SHARD_QUEUE_URL: '' });
+  seed(w.kube, [
+    ['a', 8],
+    ['b', 8],
+  ]);
+  const svc = w.service();
+  const app = buildApp(svc);
+  t.teardown(() => app.close());
+  // what Knative's PingSource sends, as the proxy forwards it (a binary CloudEvent with its data)
+  const tick = (url = '/schedule', token = TOKEN) =>
+    app.inject({ method: 'POST', url, payload: '{}', headers: { 'content-type': 'application/json', 'ce-type': 'dev.knative.sources.ping', 'ce-id': 'p-1', authorization: `Bearer ${token}` } });
+  t.equal((await tick('/schedule', 'wrong-token-0123456789')).statusCode, 401, 'RESYNC_TOKEN required');
+  const dry = await tick('/schedule?dryRun=true');
+  t.equal(dry.statusCode, 400, 'no parameters: a dry run is not silently a real tick');
+  t.match(dry.json(), { code: 'BAD_REQUEST', error: /unknown parameter dryRun/ });
+  t.equal(w.tyk.writes(), 0, 'nothing written by the refused requests');
+
+  // the first tick is held at its count listing; a second one meanwhile is skipped
+  const slow = w.kube.inject({ method: 'GET', path: /\/apidefinitions$/, delayMs: 300 });
+  const first = tick();
+  await waitFor(() => slow.fired > 0);
+  const second = await tick();
+  t.equal(second.statusCode, 409, 'one tick at a time per process');
+  t.match(second.json(), { code: 'TICK_RUNNING' });
+  const done = await first;
+  t.equal(done.statusCode, 200);
+  t.match(done.json(), { trigger: 'schedule', counts: { synced: 16 }, sharded: { shards: 2, objects: 16, queued: false } }, 'two shards, run here, one report');
+  t.equal(w.tyk.loaded('api').size, 16);
+  t.equal(w.sqs.count('SendMessageBatch'), 0);
+  t.ok(
+    w.log.some((e) => e.msg === 'sharded full run finished'),
+    'the same tick as the self-hosted schedule',
+  );
+  t.equal((await tick()).statusCode, 200, 'the next tick runs: the guard was released');
+
+  // with a queue, the shards go to it and the answer is 202
+  const queued = await world(t, { SHARD_SIZE: '10' });
+  seed(queued.kube, [
+    ['c', 8],
+    ['d', 8],
+  ]);
+  // the queue's SDK client takes the usual credentials, as the schedule function's role gives them
+  const saved = { ...process.env };
+  t.teardown(() => {
+    process.env = saved;
+  });
+  Object.assign(process.env, { AWS_ACCESS_KEY_ID: 'test-key-id', AWS_SECRET_ACCESS_KEY: 'test-secret', AWS_REGION: 'us-east-1' });
+  const viaQueue = buildApp(queued.service());
+  t.teardown(() => viaQueue.close());
+  const sent = await viaQueue.inject({ method: 'POST', url: '/schedule', headers: { authorization: `Bearer ${TOKEN}` } });
+  t.equal(sent.statusCode, 202);
+  t.match(sent.json(), { sharded: { shards: 2, objects: 16, queued: true } });
+  t.equal(queued.sqs.queue('shards').length, 2, 'one message per shard');
+  t.equal(queued.tyk.writes(), 0, 'the shards are the shard consumer\u2019s to run');
+  // SQS refuses every entry, three attempts each: 503, and the next tick sends them again
+  queued.sqs.failEntries(6);
+  const refused = await viaQueue.inject({ method: 'POST', url: '/schedule', headers: { authorization: `Bearer ${TOKEN}` } });
+  t.equal(refused.statusCode, 503);
+  t.match(refused.json(), { code: 'SHARD_QUEUE_UNAVAILABLE', error: /2 of 2 shards could not be sent/ });
+  t.equal((await viaQueue.inject({ method: 'POST', url: '/schedule', headers: { authorization: `Bearer ${TOKEN}` } })).statusCode, 202, 'sent by the next tick');
 });
 
 t.test('the Lambda functions from their environment: schedule sends the shards, shard runs them', async (t) => {
@@ -269,3 +374,10 @@ t.test('shardBatch: each record on its own; a run that throws fails its record o
   const report: RunReport | undefined = outcomes[0]?.report;
   t.ok(report && report.objects.length > 0);
 });
+
+async function waitFor(condition: () => boolean, timeoutMs = 5_000): Promise<void> {
+  for (const deadline = Date.now() + timeoutMs; !condition(); ) {
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}

@@ -337,6 +337,24 @@ function storeContract(t: Test, makeStore: MakeStore): void {
     t.equal(got.filter(Boolean).length, 3);
   });
 
+  t.test('claims: an allowance never overdrawn, a holder\u2019s claim replaced, pools apart, forgotten after the ttl', async (t) => {
+    const { store, pass } = await makeStore(t);
+    t.equal(await store.claim('tick', 's0', 30, 50, 3 * S), true);
+    t.equal(await store.claim('tick', 's1', 30, 50, 3 * S), false, '30 + 30 is over 50');
+    t.equal(await store.claim('tick', 's1', 20, 50, 3 * S), true, '30 + 20 fits exactly');
+    t.equal(await store.claim('tick', 's2', 1, 50, 3 * S), false, 'nothing left');
+    t.equal(await store.claim('tick', 's2', 0, 50, 3 * S), true, 'a claim of nothing always fits');
+    t.equal(await store.claim('other', 's2', 50, 50, 3 * S), true, 'pools are apart');
+    t.equal(await store.claim('tick', 's0', 10, 50, 3 * S), true, 'a holder\u2019s new claim replaces its own (a redelivery does not count twice)');
+    t.equal(await store.claim('tick', 's2', 20, 50, 3 * S), true, 'what s0 gave back is free: 10 + 20 + 20');
+    t.equal(await store.claim('tick', 's0', 40, 50, 3 * S), false, 'refused: 40 + 20 + 20');
+    t.equal(await store.claim('tick', 's3', 1, 50, 3 * S), false, 'and the refusal kept s0\u2019s claim of 10: 10 + 20 + 20 is all of it');
+    await pass(4 * S);
+    t.equal(await store.claim('tick', 's4', 50, 50, 3 * S), true, 'a pool is forgotten after its ttl');
+    const racing = await Promise.all(Array.from({ length: 20 }, (_, i) => store.claim('race', `s${i}`, 7, 50, L)));
+    t.equal(racing.filter(Boolean).length, 7, 'of concurrent claims of 7 against 50, exactly 7 are granted');
+  });
+
   t.test('a dirty mark outlives the lock it was set against', async (t) => {
     const { store, pass } = await makeStore(t);
     await store.lock('k', 'A', L);
