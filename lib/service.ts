@@ -32,6 +32,8 @@ import { Coalescer } from './reconcile/coalesce.js';
 import type { TickPlan } from './reconcile/coordinate.js';
 import { ListSizes } from './reconcile/list-sizes.js';
 import { DEFAULT_RUN_SETTINGS, type RunDeps, type RunReport, type RunRequest, type RunSettings, runReconcile } from './reconcile/run.js';
+import type { Shard } from './reconcile/shards.js';
+import { SNAPSHOT_TTL_MS } from './reconcile/snapshot.js';
 import type { RunScope, Trigger } from './reconcile/types.js';
 import { MemoryStore } from './store/memory.js';
 import { createRedisStore } from './store/redis.js';
@@ -260,6 +262,22 @@ export class Service {
    */
   recordFullRunSuccess(): void {
     this.record([{ name: 'last_full_run_success_timestamp_seconds', labels: {}, value: Math.floor(this.parts.clock.now() / 1000) }]);
+  }
+
+  /**
+   * One shard of a tick done without a run-level error (a shard function or POST /shards; the
+   * shards a tick runs itself end in recordFullRunSuccess). The tick's shards count themselves
+   * done in the store, a claim of 1 each against count - 1: the claim that does not fit is the
+   * last shard's, which then sets what an ordinary full run's success sets. A shard done twice
+   * (delivered again) counts once. Best effort: a store that fails here costs the metric only.
+   */
+  async shardDone(shard: Shard): Promise<void> {
+    try {
+      const last = !(await this.parts.store.claim(`done:${shard.runId}`, `shard-${shard.index}`, 1, shard.count - 1, SNAPSHOT_TTL_MS));
+      if (last) this.recordFullRunSuccess();
+    } catch (err) {
+      this.log.warn({ tick: shard.runId, err: describeError(err) }, 'could not count the shard done: the tick may not set last_full_run_success_timestamp_seconds');
+    }
   }
 
   /** Counts an answered HTTP request (route without query, status code). */

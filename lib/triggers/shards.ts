@@ -2,7 +2,8 @@
  * One shard of a sharded full run (lib/triggers/schedule.ts sends them): the usual run over
  * the shard's objects (RunRequest.shard), from an SQS message (the `shard` Lambda, through
  * `shardBatch`) or a POST /shards (`shardEndpoint`: any other deliverer, such as a Knative
- * Eventing trigger with retries and a dead-letter sink).
+ * Eventing trigger with retries and a dead-letter sink). A shard done counts itself done for its
+ * tick (Service.shardDone), and the tick's last one sets the full run's success metric.
  *
  * A shard has failed, and is delivered again (after the queue's visibility timeout; to the
  * dead-letter queue after its bound), when:
@@ -40,7 +41,9 @@ export async function runShard(svc: Service, shard: Shard, deadline?: number): P
       : report.errors.length > 0
         ? `run error: ${report.errors[0]?.stage}: ${report.errors[0]?.message}`
         : undefined;
-  return why === undefined ? { ok: true, shard, report } : { ok: false, why, shard, report };
+  if (why !== undefined) return { ok: false, why, shard, report };
+  await svc.shardDone(shard);
+  return { ok: true, shard, report };
 }
 
 /** An SQS record, as Lambda's event source mapping delivers it (the fields read here). */

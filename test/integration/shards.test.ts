@@ -340,6 +340,8 @@ t.test('the Lambda functions from their environment: schedule sends the shards, 
   const sent = await scheduleHandler({ time: '2026-11-21T10:05:00Z' }, context);
   t.match(sent, { sharded: { shards: 3, objects: 11, queued: true }, writes: 0, counts: {} }, 'the schedule sends three shards');
   t.equal(w.sqs.queue('shards').length, 3);
+  const fullRuns = () => emf.filter((line) => line.includes('"last_full_run_success_timestamp_seconds"')).length;
+  t.equal(fullRuns(), 0, 'a tick that sent its shards has not run in full yet');
   const polls = await w.mapping((event, ctx) => shardHandler(event, ctx)).drain();
   t.same(
     polls.map((p) => p.failed),
@@ -347,6 +349,7 @@ t.test('the Lambda functions from their environment: schedule sends the shards, 
     'each shard done',
   );
   t.equal(w.tyk.loaded('api').size, 11, 'every API on the gateway');
+  t.equal(fullRuns(), 1, 'the last shard done sets the full run\u2019s success, once');
   const malformed = await shardHandler({ Records: [{ messageId: 'm-1', body: 'nope', attributes: { ApproximateReceiveCount: '1' } }] }, context);
   t.same(malformed, { batchItemFailures: [{ itemIdentifier: 'm-1' }] }, 'a malformed message is reported failed');
   t.ok(emf.length > 0, 'the shard function writes its metrics as EMF');
