@@ -15,8 +15,10 @@
  * - Watch forwarder: when a write has been answered, the object as written is POSTed alone to
  *   /webhooks/watch as a MODIFIED WatchEvent, at once (one request per event, concurrently).
  *
- * Latency of a webhook answer: from just before the request is handed to undici (its own pool
- * per sender, connections not limited, keep-alive) to the end of the answer's body, measured
+ * Latency of a webhook answer: from just before the request is handed to undici (a keep-alive
+ * pool per sender: the watch forwarder's holds up to 64 connections, a request waiting for a free
+ * one counts in its latency; the audit backend's is not limited; both are kept from the warm-up,
+ * as a running sender keeps them) to the end of the answer's body, measured
  * here, away from the reconciler's event loop. This process's own event-loop delay is
  * reported too: if it is large, latencies include the senders' lag.
  */
@@ -27,7 +29,7 @@ import { pathToFileURL } from 'node:url';
 import { Agent, request } from 'undici';
 import { serve } from './ipc.js';
 import { isReset, objectName, type UserWrite } from './shared.js';
-import type { StormPlan } from './storm-plan.js';
+import { type StormPlan, warmupPlan } from './storm-plan.js';
 
 export interface StormArgs {
   plan: StormPlan;
@@ -63,6 +65,8 @@ export interface StormResult {
   answers: { all: Latencies; audit: Latencies; watch: Latencies };
   /** per second of the storm (by when the request was sent): answers and their p99, ms */
   perSecond: { second: number; answers: number; p99: number }[];
+  /** the slowest answers: when each was sent (ms after the start) and how long it took */
+  slowest: { at: number; ms: number; kind: string }[];
   /** this process's event-loop delay while it sent, ms */
   senderLoopDelay: { p50: number; p99: number; max: number };
   /** a sample of failed answers' bodies */
@@ -122,11 +126,21 @@ function auditEvent(namespace: string, name: string, edit: boolean, now: Date): 
   };
 }
 
+/** The senders' connection pools, kept from the warm-up to the storm (as a running sender keeps them); closed by `close`. */
+let pools: { usersAgent: Agent; auditAgent: Agent; watchAgent: Agent } | undefined;
+
+function senders(): NonNullable<typeof pools> {
+  pools ??= {
+    usersAgent: new Agent({ keepAliveTimeout: 10_000, connections: 64 }),
+    auditAgent: new Agent({ keepAliveTimeout: 30_000 }),
+    watchAgent: new Agent({ keepAliveTimeout: 30_000, connections: 64 }),
+  };
+  return pools;
+}
+
 export async function runStorm(args: StormArgs): Promise<StormResult> {
   const { plan } = args;
-  const usersAgent = new Agent({ keepAliveTimeout: 10_000, connections: 64 });
-  const auditAgent = new Agent({ keepAliveTimeout: 30_000 });
-  const watchAgent = new Agent({ keepAliveTimeout: 30_000 });
+  const { usersAgent, auditAgent, watchAgent } = senders();
   const loop = monitorEventLoopDelay({ resolution: 5 });
   const answers: Answer[] = [];
   const failures: string[] = [];
@@ -234,7 +248,6 @@ export async function runStorm(args: StormArgs): Promise<StormResult> {
   while (inFlight.size > 0) await Promise.all([...inFlight]);
   const durationMs = performance.now() - t0;
   loop.disable();
-  await Promise.allSettled([usersAgent.close(), auditAgent.close(), watchAgent.close()]);
 
   const seconds = Math.ceil(plan.settings.durationMs / 1000) + 1;
   const perSecond = Array.from({ length: seconds }, (_, s) => {
@@ -256,6 +269,10 @@ export async function runStorm(args: StormArgs): Promise<StormResult> {
     largestAuditBatch,
     answers: { all: latencies(answers), audit: latencies(answers.filter((a) => a.kind === 'audit')), watch: latencies(answers.filter((a) => a.kind === 'watch')) },
     perSecond,
+    slowest: [...answers]
+      .sort((a, b) => b.ms - a.ms)
+      .slice(0, 12)
+      .map((a) => ({ at: Math.round(a.sentAt), ms: Math.round(a.ms), kind: a.kind })),
     senderLoopDelay: { p50: ns(loop.percentile(50)), p99: ns(loop.percentile(99)), max: ns(loop.max) },
     failures,
     unanswered: (() => {
@@ -271,7 +288,13 @@ const handlers = {
   /** answers once this process has started (so its start is not in the measured window) */
   ready: (): boolean => true,
   run: (args: StormArgs): Promise<StormResult> => runStorm(args),
-  close: (): void => undefined,
+  /** the warm-up (storm-plan.ts, warmupPlan) played through the same senders, its result for the log only */
+  warm: (args: StormArgs): Promise<StormResult> => runStorm({ ...args, plan: warmupPlan(args.plan) }),
+  close: async (): Promise<void> => {
+    const open = pools;
+    pools = undefined;
+    if (open) await Promise.allSettled([open.usersAgent.close(), open.auditAgent.close(), open.watchAgent.close()]);
+  },
 };
 
 export type StormApi = typeof handlers;

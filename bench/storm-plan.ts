@@ -98,3 +98,22 @@ export function stormPlan(n: number, wanted: StormSettings = STORM_DEFAULTS): St
   happenings.sort((a, b) => a.at - b.at);
   return { settings, happenings, objects, changed };
 }
+
+/**
+ * The warm-up before a storm (unmeasured): `happenings` metadata-only writes to the storm's
+ * first objects, evenly over `durationMs` (a burst), with their audit and watch events, through
+ * the same senders. A server taking webhooks has its senders' connections open and its webhook
+ * path compiled; without this the storm's first second measured the opening of hundreds of
+ * connections (accepted by the reconciler one per turn of its busy event loop) and V8's first
+ * compilation of both processes' webhook code instead.
+ */
+export function warmupPlan(plan: StormPlan, happenings = 300, durationMs = 200): StormPlan {
+  const objects = plan.objects.slice(0, happenings);
+  const count = objects.length;
+  return {
+    settings: { ...plan.settings, durationMs, happenings: count, objects: count, changed: 0 },
+    happenings: objects.map((index, k) => ({ at: (k * durationMs) / count, index })),
+    objects,
+    changed: [],
+  };
+}
