@@ -13,7 +13,7 @@
  * - POST /shards, and POST /schedule (the tick on request).
  */
 
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { handler as scheduleHandler } from '../../functions/schedule.js';
 import { closeLambdaService } from '../../functions/service.js';
 import { handler as shardHandler } from '../../functions/shard.js';
@@ -212,14 +212,7 @@ t.test('MAX_DELETES_PER_RUN counts the whole tick: shards that each fit under it
 });
 
 t.test('POST /shards runs one shard: 200 done, 503 not done, 400 malformed, 401 without the token', async (t) => {
-  const w = await world(t, { SHARD_SIZE: '10', SHARD_QUEUE_URL: '' });
-  seed(w.kube, [
-    ['a', 8],
-    ['b', 8],
-  ]);
-  const svc = w.service();
-  const app = buildApp(svc);
-  t.teardown(() => app.close());
+  const { w, svc, app } = await twoShardsServed(t);
   const plan = await svc.planTick();
   if (!plan.sharded) throw new Error('expected shards');
   t.equal(plan.shards.length, 2);
@@ -242,14 +235,7 @@ t.test('POST /shards runs one shard: 200 done, 503 not done, 400 malformed, 401 
 });
 
 t.test('POST /schedule is the tick on request (a PingSource through a proxy): sharded here or to the queue, 409 while one runs', async (t) => {
-  const w = await world(t, { SHARD_SIZE: '10', SHARD_QUEUE_URL: '' });
-  seed(w.kube, [
-    ['a', 8],
-    ['b', 8],
-  ]);
-  const svc = w.service();
-  const app = buildApp(svc);
-  t.teardown(() => app.close());
+  const { w, app } = await twoShardsServed(t);
   // what Knative's PingSource sends, as the proxy forwards it (a binary CloudEvent with its data)
   const tick = (url = '/schedule', token = TOKEN) =>
     app.inject({ method: 'POST', url, payload: '{}', headers: { 'content-type': 'application/json', 'ce-type': 'dev.knative.sources.ping', 'ce-id': 'p-1', authorization: `Bearer ${token}` } });
@@ -383,4 +369,17 @@ async function waitFor(condition: () => boolean, timeoutMs = 5_000): Promise<voi
     if (Date.now() > deadline) throw new Error('condition not met in time');
     await new Promise((r) => setTimeout(r, 5));
   }
+}
+
+/** Namespaces a and b, 8 ApiDefinitions each, two shards at SHARD_SIZE 10 run in the process, and the app over the service. */
+async function twoShardsServed(t: Test) {
+  const w = await world(t, { SHARD_SIZE: '10', SHARD_QUEUE_URL: '' });
+  seed(w.kube, [
+    ['a', 8],
+    ['b', 8],
+  ]);
+  const svc = w.service();
+  const app = buildApp(svc);
+  t.teardown(() => app.close());
+  return { w, svc, app };
 }
