@@ -138,7 +138,7 @@ import { Floor, type FloorRun } from './floor.js';
 import { type Helper, startHelper } from './ipc.js';
 import { CountingMetrics, type MemoryWindow, memoryWindow, RedisCommandCounter, StoreCounter, storeRoundTrips } from './measure.js';
 import { type ProfileSummary, profiled } from './profile.js';
-import { type Counts, objectName } from './shared.js';
+import { type Counts, objectName, percentile } from './shared.js';
 import type { StormApi, StormResult } from './storm-child.js';
 import { type StormPlan, stormPlan } from './storm-plan.js';
 
@@ -450,7 +450,7 @@ async function stormPhase(bench: Bench, storm: Helper<StormApi>, stormScript: St
   loop.disable();
   const loopMs = (ns: number): number => Math.round(ns / 1e6);
   const runMs = bench.metrics.runSeconds.map((s) => s * 1000).sort((a, b) => a - b);
-  const pct = (p: number): number => Math.round(runMs[Math.min(runMs.length - 1, Math.max(0, Math.ceil((p / 100) * runMs.length) - 1))] ?? 0);
+  const pct = (p: number): number => Math.round(percentile(runMs, p));
   return {
     ...phase,
     events: sender.events.audit + sender.events.watch,
@@ -467,8 +467,8 @@ async function stormPhase(bench: Bench, storm: Helper<StormApi>, stormScript: St
     loopDelayMs: { p50: loopMs(loop.percentile(50)), p99: loopMs(loop.percentile(99)), max: loopMs(loop.max) },
     handledMs: (() => {
       const ms = [...webhookServer.handledMs].sort((a, b) => a - b);
-      const at = (q: number): number => Math.round((ms[Math.min(ms.length - 1, Math.max(0, Math.ceil(q * ms.length) - 1))] ?? 0) * 10) / 10;
-      return { p99: at(0.99), max: at(1) };
+      const at = (p: number): number => Math.round(percentile(ms, p) * 10) / 10;
+      return { p99: at(99), max: at(100) };
     })(),
     connectionsOpened: webhookServer.connections,
   };

@@ -78,3 +78,10 @@ export function isReset(err: unknown): boolean {
   const code = e?.code ?? e?.cause?.code;
   return code === 'ECONNRESET' || code === 'UND_ERR_SOCKET' || code === 'EPIPE';
 }
+
+/** The nearest-rank `p`th percentile (0–100) of ascending `sorted`; 0 for none. */
+export function percentile(sorted: readonly number[], p: number): number {
+  if (sorted.length === 0) return 0;
+  const rank = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
+  return sorted[rank] as number;
+}

@@ -28,7 +28,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { pathToFileURL } from 'node:url';
 import { Agent, request } from 'undici';
 import { serve } from './ipc.js';
-import { isReset, objectName, type UserWrite } from './shared.js';
+import { isReset, objectName, percentile, type UserWrite } from './shared.js';
 import { type StormPlan, warmupPlan } from './storm-plan.js';
 
 export interface StormArgs {
@@ -84,12 +84,6 @@ interface Answer {
   sentAt: number;
   ms: number;
   status: number;
-}
-
-function percentile(sorted: readonly number[], p: number): number {
-  if (sorted.length === 0) return 0;
-  const rank = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
-  return sorted[rank] as number;
 }
 
 function round(ms: number): number {

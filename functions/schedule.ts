@@ -6,8 +6,8 @@
  * and the summary says how many, or, without a queue, run here one after the other.
  */
 import type { RunReport } from '../lib/reconcile/types.js';
-import { deadlineWithin, type ShardedTick, scheduledTick } from '../lib/triggers/schedule.js';
-import { shardQueueOf } from '../lib/triggers/shard-queue.js';
+import { deadlineWithin, type ShardedTick } from '../lib/triggers/schedule.js';
+import { tickToShardQueue } from '../lib/triggers/shard-queue.js';
 import { lambdaServiceFromEnv } from './service.js';
 
 /** What EventBridge sends for a scheduled rule (only `time` is read, for the log). */
@@ -38,8 +38,7 @@ export async function handler(event?: ScheduledEvent, context?: LambdaContext): 
   const deadline = deadlineWithin(svc, context?.getRemainingTimeInMillis());
   svc.log.info({ awsRequestId: context?.awsRequestId, scheduledAt: event?.time, deadline }, 'scheduled run');
   try {
-    const queue = await shardQueueOf(svc);
-    const { report, sharded } = await scheduledTick(svc, { ...(deadline !== undefined ? { deadline } : {}), ...(queue ? { queue } : {}) });
+    const { report, sharded } = await tickToShardQueue(svc, deadline);
     return {
       counts: report?.counts ?? {},
       errors: report?.errors.length ?? 0,

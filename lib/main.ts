@@ -23,8 +23,7 @@ import { PrometheusMetrics } from './metrics/prometheus.js';
 import { type AppOptions, buildApp } from './server.js';
 import { createService, type Service } from './service.js';
 import { loadRedisCluster } from './store/redis.js';
-import { scheduledTick } from './triggers/schedule.js';
-import { shardQueueOf } from './triggers/shard-queue.js';
+import { tickToShardQueue } from './triggers/shard-queue.js';
 
 function readPem(setting: string, path: string): Buffer {
   try {
@@ -70,8 +69,7 @@ async function main(): Promise<void> {
           async () => {
             try {
               // above SHARD_SIZE objects, the tick's shards go to SHARD_QUEUE_URL, or run here one after the other
-              const queue = await shardQueueOf(svc);
-              await scheduledTick(svc, queue ? { queue } : {});
+              await tickToShardQueue(svc);
             } catch (err) {
               // a tick that fires while stopping starts nothing
               if (err instanceof ShuttingDownError) return;

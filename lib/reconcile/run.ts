@@ -254,12 +254,10 @@ async function decidePhase(
     return loaded.map((l) => ({ loaded: l, decision: decide(l, moment) }));
   };
   const limit = { max: ctx.settings.maxDeletesPerRun, used: ctx.deletions };
-  const limited = limitDeletions(await decideAll(objects, scope.all === true || (scope.namespaces ?? []).length > 0), limit);
-  const { deletions, held } = limited;
-  let { planned } = limited;
+  let { planned, deletions, held } = limitDeletions(await decideAll(objects, scope.all === true || (scope.namespaces ?? []).length > 0), limit);
   if (held) ctx.log.warn({ kind: kind.kind, deletions, alreadyDeleted: limit.used, max: limit.max }, 'deletions held by MAX_DELETES_PER_RUN');
-  else if (!(await claimTickDeletions(ctx, kind, ctx.deletions + deletions))) planned = holdDeletions(planned, tickLimitError(deletions, limit.max));
-  else ctx.deletions += deletions;
+  else if (await claimTickDeletions(ctx, kind, ctx.deletions + deletions)) ctx.deletions += deletions;
+  else planned = holdDeletions(planned, tickLimitError(deletions, limit.max));
 
   if (ctx.request.dryRun === true) {
     const quiet = planned.map((p) => {

@@ -17,8 +17,7 @@ import { BadRequestError, TickRunningError } from '../errors.js';
 import type { Service } from '../service.js';
 import { authorize } from './authorize.js';
 import type { HttpInput, HttpOutput } from './io.js';
-import { scheduledTick } from './schedule.js';
-import { shardQueueOf } from './shard-queue.js';
+import { tickToShardQueue } from './shard-queue.js';
 
 /** The services with a tick from this endpoint under way (one at a time per process). */
 const ticking = new WeakSet<Service>();
@@ -30,8 +29,7 @@ export async function scheduleEndpoint(svc: Service, input: HttpInput): Promise<
   if (ticking.has(svc)) throw new TickRunningError();
   ticking.add(svc);
   try {
-    const queue = await shardQueueOf(svc);
-    const { report, sharded } = await scheduledTick(svc, queue ? { queue } : {});
+    const { report, sharded } = await tickToShardQueue(svc);
     if (report === undefined) return { statusCode: 202, body: { sharded } };
     return { statusCode: 200, body: sharded ? { ...report, sharded } : report };
   } finally {
