@@ -17,7 +17,12 @@ export interface Logger {
   child(bindings: Record<string, unknown>): Logger;
 }
 
-/** pino, with redaction; `flush` writes out what pino still buffers (before process.exit). */
+/**
+ * pino, with redaction; `flush` writes out what pino still buffers (before process.exit). By
+ * default it writes stdout synchronously (pino.destination's own default), not through pino()'s
+ * asynchronous default: each line is out, in order, when it is logged, so the lines of a process
+ * that exits (SIGTERM: "stopped" last) are neither lost nor reordered by the exit's final flush.
+ */
 export function createLogger(level = 'info', destination?: pino.DestinationStream): Logger & { flush(done?: (err?: Error) => void): void } {
   return pino(
     {
@@ -27,7 +32,7 @@ export function createLogger(level = 'info', destination?: pino.DestinationStrea
       // "level":"warn", not 40: readable as it is, and what CloudWatch and Loki filters expect
       formatters: { level: (label) => ({ level: label }) },
     },
-    destination,
+    destination ?? pino.destination({ dest: 1, sync: true }),
   );
 }
 

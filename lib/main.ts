@@ -89,9 +89,8 @@ async function main(): Promise<void> {
     await app.close();
     await svc.close();
     log.info({ drained }, 'stopped');
-    // pino writes stdout asynchronously: the last lines go out before the exit (or within 2 s)
-    setTimeout(() => process.exit(0), 2_000);
-    logger.flush(() => process.exit(0));
+    // the logger writes stdout synchronously (lib/log.ts): every line is out, in order
+    process.exit(0);
   };
   process.once('SIGTERM', () => void stop('SIGTERM'));
   process.once('SIGINT', () => void stop('SIGINT'));
