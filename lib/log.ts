@@ -18,12 +18,12 @@ export interface Logger {
 }
 
 /**
- * pino, with redaction; `flush` writes out what pino still buffers (before process.exit). By
- * default it writes stdout synchronously (pino.destination's own default), not through pino()'s
- * asynchronous default: each line is out, in order, when it is logged, so the lines of a process
- * that exits (SIGTERM: "stopped" last) are neither lost nor reordered by the exit's final flush.
+ * pino, with redaction. By default it writes stdout synchronously (pino.destination's own
+ * default), not through pino()'s asynchronous one: each line is out, in order, when it is
+ * logged, so the lines of a process that exits (SIGTERM: "stopped" last) are neither lost nor
+ * reordered by the exit's final flush.
  */
-export function createLogger(level = 'info', destination?: pino.DestinationStream): Logger & { flush(done?: (err?: Error) => void): void } {
+export function createLogger(level = 'info', destination?: pino.DestinationStream): Logger {
   return pino(
     {
       level,
