@@ -104,7 +104,7 @@
  * BENCH_COLDSTART=0), profile, skipped, targets and checks ([{name, pass, value, limit}]).
  * Also: plan() and hashOf() micro benchmarks (after the phases). BENCH_PROFILE=<file.cpuprofile> adds one more,
  * unmeasured, steady run under the CPU profiler and prints its top functions and files;
- * BENCH_PROFILE_FIRST=<file.cpuprofile> profiles the first run, BENCH_PROFILE_STORM the storm
+ * BENCH_PROFILE_FIRST=<file.cpuprofile> profiles the first run, BENCH_PROFILE_RESTART the restart, BENCH_PROFILE_STORM the storm
  * (their numbers then include the profiler's overhead). BENCH_PROFILE_FAKES=<file.cpuprofile>
  * profiles the fakes process during the first run (what bounds its throughput). BENCH_STORM=0 skips the storm (its targets are then not listed).
  */
@@ -148,6 +148,7 @@ const COLDSTART = process.env.BENCH_COLDSTART !== '0';
 const STORM = process.env.BENCH_STORM !== '0';
 const PROFILE = process.env.BENCH_PROFILE;
 const PROFILE_FIRST = process.env.BENCH_PROFILE_FIRST;
+const PROFILE_RESTART = process.env.BENCH_PROFILE_RESTART;
 const PROFILE_STORM = process.env.BENCH_PROFILE_STORM;
 const PROFILE_FAKES = process.env.BENCH_PROFILE_FAKES;
 const PAGE_SIZE = 500; // KubeClient's default
@@ -707,6 +708,7 @@ async function main(): Promise<number> {
   let micro: Record<string, number>;
   let profile: ProfileSummary | null = null;
   let firstProfile: ProfileSummary | null = null;
+  let restartProfile: ProfileSummary | null = null;
   let stormProfile: ProfileSummary | null = null;
   let fakesProfile: ProfileSummary | null = null;
   try {
@@ -794,9 +796,14 @@ async function main(): Promise<number> {
     const driftRun = await run();
     const drift: DriftPhase = { ...driftRun, drifted: driftIds.length, stillDrifted: (await fakes.call('stillDrifted', { ids: driftIds, targetUrl: DRIFT_URL })).length };
 
-    console.log('phase restart ...');
+    console.log(`phase restart ...${PROFILE_RESTART ? ` (under the CPU profiler) → ${PROFILE_RESTART}` : ''}`);
     await fakes.call('restartGateway');
-    const restart = await run();
+    const restart = PROFILE_RESTART
+      ? await profiled(resolve(PROFILE_RESTART), run).then((r) => {
+          restartProfile = r.summary;
+          return r.value;
+        })
+      : await run();
     const loaded = await fakes.call('loadedCount', { ids: allIds });
     if (loaded !== N) restart.results = { ...restart.results, loadedOnGateway: loaded };
 
@@ -835,6 +842,7 @@ async function main(): Promise<number> {
     micro = { planPerSec, hashPerSec, bodyBytes, echoHashPerSec, echoBytes };
     printTable(phases);
     if (firstProfile) printProfile('the first run', firstProfile);
+    if (restartProfile) printProfile('the restart', restartProfile);
     if (fakesProfile) printProfile("the fakes' process in the first run", fakesProfile);
     if (stormProfile) printProfile('the storm', stormProfile);
     if (profile) printProfile('one extra steady run', profile);
@@ -878,6 +886,7 @@ async function main(): Promise<number> {
     coldstart: cold?.json ?? { loadedKb: null, firstAnswerMs: null, importMs: null, firstCreateMs: null, functions: {}, result: null },
     profile,
     profileFirst: firstProfile,
+    profileRestart: restartProfile,
     profileStorm: stormProfile,
     profileFakes: fakesProfile,
     skipped,

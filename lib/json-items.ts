@@ -12,6 +12,9 @@
  * JSON.parse would have parsed it; `null` (the whole body) is an empty list; an item that is
  * not an object, a body that is not an array, or malformed JSON rejects with JsonItemsError
  * (having handed over the items before the fault: the caller must discard a partial result).
+ * readJsonItemBytes hands over each item's bytes instead, unparsed (the same structural
+ * checks; an item's content is checked when parseItem parses it), so a caller that knows an
+ * item by a digest of its bytes need not parse it again.
  * Assumes UTF-8 (JSON's encoding); bytes of a multi-byte character may straddle chunks.
  */
 
@@ -37,9 +40,28 @@ function isSpace(b: number): boolean {
 
 /** Reads `chunks` (a response body) as a JSON array of objects; resolves with the number of items. */
 export async function readJsonItems(chunks: AsyncIterable<Uint8Array>, onItem: (item: Record<string, unknown>) => void): Promise<number> {
-  const reader = new ItemReader(onItem);
+  return readJsonItemBytes(chunks, (bytes, index) => onItem(parseItem(bytes, index)));
+}
+
+/**
+ * Reads `chunks` as a JSON array of objects, handing over each item's bytes (from its `{` to
+ * its `}`) unparsed, with its index: for a caller that can tell from the bytes (a digest) that
+ * it already knows the item. The bytes may be a view of a chunk: valid during the call only.
+ * The scanner checks the array's structure; an item's content is only checked by parseItem.
+ */
+export async function readJsonItemBytes(chunks: AsyncIterable<Uint8Array>, onBytes: (bytes: Buffer, index: number) => void): Promise<number> {
+  const reader = new ItemReader(onBytes);
   for await (const chunk of chunks) reader.push(Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength));
   return reader.end();
+}
+
+/** One item's bytes (readJsonItemBytes) parsed; JsonItemsError naming the item when they are not valid JSON. */
+export function parseItem(bytes: Buffer, index: number): Record<string, unknown> {
+  try {
+    return JSON.parse(bytes.toString('utf8')) as Record<string, unknown>;
+  } catch (err) {
+    throw new JsonItemsError(`item ${index} of the list is not valid JSON: ${(err as Error).message}`);
+  }
 }
 
 /** The scanner's state between chunks. */
@@ -55,7 +77,7 @@ class ItemReader {
   /** `null` as the whole body: an empty list */
   private literal = '';
 
-  constructor(private readonly onItem: (item: Record<string, unknown>) => void) {}
+  constructor(private readonly onBytes: (bytes: Buffer, index: number) => void) {}
 
   push(buf: Buffer): void {
     let start = this.depth >= 2 ? 0 : -1;
@@ -134,13 +156,6 @@ class ItemReader {
     const tail = buf.subarray(start === -1 ? 0 : start, end);
     const bytes = this.partial.length === 0 ? tail : Buffer.concat([...this.partial, tail]);
     this.partial = [];
-    let item: unknown;
-    try {
-      item = JSON.parse(bytes.toString('utf8'));
-    } catch (err) {
-      throw new JsonItemsError(`item ${this.count} of the list is not valid JSON: ${(err as Error).message}`);
-    }
-    this.count++;
-    this.onItem(item as Record<string, unknown>);
+    this.onBytes(bytes, this.count++);
   }
 }

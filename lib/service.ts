@@ -31,6 +31,7 @@ import { gatewayCallFigures, requestFigures, runFigures } from './metrics/figure
 import { Coalescer } from './reconcile/coalesce.js';
 import type { TickPlan } from './reconcile/coordinate.js';
 import { ListSizes } from './reconcile/list-sizes.js';
+import { ObservedMemo } from './reconcile/observed-memo.js';
 import { DEFAULT_RUN_SETTINGS, type RunDeps, type RunReport, type RunRequest, type RunSettings, runReconcile } from './reconcile/run.js';
 import type { Shard } from './reconcile/shards.js';
 import { SNAPSHOT_TTL_MS } from './reconcile/snapshot.js';
@@ -87,6 +88,7 @@ export class Service {
   private readonly inFlight = new Set<Promise<unknown>>();
   /** what the gateways' lists returned in this process: a hint for GETs over a LIST (list-sizes.ts) */
   private readonly listSizes = new ListSizes();
+  private readonly observedMemo = new ObservedMemo();
   private readonly coalescer = new Coalescer((trigger, scope) => this.run({ trigger, scope }));
 
   constructor(
@@ -239,7 +241,7 @@ export class Service {
 
   private runDeps(): RunDeps {
     const { kube, store, clock, log } = this.parts;
-    return { stop: this.stop, kube, targets: this.targets, store, clock, log, settings: this.settings, listSizes: this.listSizes };
+    return { stop: this.stop, kube, targets: this.targets, store, clock, log, settings: this.settings, listSizes: this.listSizes, observedMemo: this.observedMemo };
   }
 
   private async runMeasured(request: RunRequest): Promise<RunReport> {

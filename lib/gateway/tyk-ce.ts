@@ -52,8 +52,9 @@
 import { GatewayApiError, GatewayRejectedError, GatewayUnsupportedError } from '../errors.js';
 import { isObject } from '../guards.js';
 import { type HttpAgent, type HttpRequest, type HttpResponse, makeAgent, redactUrl } from '../http.js';
-import { JsonItemsError, readJsonItems } from '../json-items.js';
+import { JsonItemsError, readJsonItemBytes, readJsonItems } from '../json-items.js';
 import { type CertificateStore, certificateId, type Uploaded } from './certificates.js';
+import { ListedIds } from './listed-ids.js';
 import { oasApiId, withOasId } from './oas.js';
 import { isPortalGatewayKind, portalUnsupported } from './portal.js';
 import { answerMessage, type CallTarget, type GatewayObserver, gatewayCall } from './transport.js';
@@ -124,6 +125,8 @@ export class TykGatewayClient implements Gateway, CertificateStore {
   private readonly timeoutMs: number;
   private readonly agent: HttpAgent;
   private readonly target: CallTarget;
+  /** the ids of the last complete list of each kind, by their objects' digests */
+  private readonly listedIds = new ListedIds();
 
   constructor(options: TykGatewayOptions) {
     this.name = options.name;
@@ -134,7 +137,7 @@ export class TykGatewayClient implements Gateway, CertificateStore {
     this.target = { label: `gateway ${options.name}`, name: options.name, ...(options.observe ? { observe: options.observe } : {}) };
   }
 
-  /** Reads the list as it arrives (json-items.ts): each object is kept, or handed to `visit`, as it is parsed. */
+  /** Reads the list as it arrives (json-items.ts): each object is kept as it is parsed, or handed to `visit` as it is read, with its digest (listed-ids.ts). */
   async list(of: GatewayObjectKind, visit?: ListVisitor): Promise<Map<string, JsonObject>> {
     const kind = this.tykKind(of);
     const label = GATEWAY_OBJECT_NAMES[kind].many;
@@ -142,12 +145,26 @@ export class TykGatewayClient implements Gateway, CertificateStore {
     // a fault of the list's content comes back as the answer (the body's transport faults are thrown)
     const consume = async (body: AsyncIterable<Uint8Array>): Promise<{ fault?: Error }> => {
       try {
-        await readJsonItems(body, (item) => {
+        const idOf = (item: JsonObject): string => {
           const { id, field } = listedId(kind, item);
           if (typeof id !== 'string') throw new GatewayApiError(200, `list ${label}: an item has no ${field}`);
-          if (visit) visit(id, item);
-          else out.set(id, item);
+          return id;
+        };
+        if (!visit) {
+          await readJsonItems(body, (item) => out.set(idOf(item), item));
+          return {};
+        }
+        // objects listed again byte for byte are not parsed unless the visitor asks (listed-ids.ts)
+        const reading = this.listedIds.reading(kind, idOf);
+        await readJsonItemBytes(body, (bytes, index) => {
+          const { id, listed, close } = reading.item(bytes, index);
+          try {
+            visit(id, listed);
+          } finally {
+            close();
+          }
         });
+        reading.done();
         return {};
       } catch (err) {
         if (err instanceof GatewayApiError) return { fault: err };

@@ -110,7 +110,7 @@ import { type CertificateStore, certificateId, type Uploaded } from './certifica
 import { oasApiId, withOasId, withoutOasFields } from './oas.js';
 import { answerMessage, type CallTarget, type GatewayObserver, gatewayCall } from './transport.js';
 import { DashboardPortal } from './tyk-dashboard-portal.js';
-import type { Gateway, GatewayObjectKind, JsonObject, ListVisitor, UpsertHint } from './types.js';
+import { type Gateway, type GatewayObjectKind, type JsonObject, type ListVisitor, listedObject, type UpsertHint } from './types.js';
 
 export interface TykDashboardOptions {
   name: string;
@@ -243,7 +243,7 @@ export class TykDashboardClient implements Gateway, CertificateStore {
   async list(kind: GatewayObjectKind, visit?: ListVisitor): Promise<Map<string, JsonObject>> {
     const all = await this.listOf(kind);
     if (!visit) return all;
-    for (const [id, item] of all) visit(id, item);
+    for (const [id, item] of all) visit(id, listedObject(item));
     return new Map();
   }
 

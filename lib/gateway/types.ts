@@ -54,8 +54,24 @@ export interface UpsertHint {
   readonly present?: boolean;
 }
 
+/**
+ * One object of a full list as it is read. `body()` parses it on first use (then the same
+ * object); `digest`, where the client read its bytes, is their SHA-256: equal digests, equal
+ * objects, so a caller that kept what it derived from an object can skip parsing it again.
+ * Valid during the visit only: body() throws afterwards.
+ */
+export interface ListedObject {
+  readonly digest?: string;
+  body(): JsonObject;
+}
+
 /** Takes one object of a full list as it is read. */
-export type ListVisitor = (id: string, item: JsonObject) => void;
+export type ListVisitor = (id: string, item: ListedObject) => void;
+
+/** A ListedObject of an object already parsed (no digest). */
+export function listedObject(body: JsonObject): ListedObject {
+  return { body: () => body };
+}
 
 export interface Gateway {
   /** Names this gateway in records and locks, e.g. "default". */

@@ -27,13 +27,13 @@ import { describeError, errorCode, InvalidSpecError } from '../errors.js';
 import type { Gateway, JsonObject } from '../gateway/types.js';
 import type { KubeObject } from '../kube/types.js';
 import { uploadCertificates } from './certificates.js';
-import { sentFieldDifferences } from './compare.js';
+import { type FieldDifference, sentFieldDifferences } from './compare.js';
 import { mapLimit } from './concurrency.js';
 import type { Decision, Loaded, Write } from './decide.js';
 import { type Done, finalize } from './finalize.js';
 import { hashOf } from './hash.js';
 import type { Identity } from './load.js';
-import { observedState, readObserved } from './load.js';
+import { observedState, readObserved, slimObserved } from './load.js';
 import { type RunContext, reportOf } from './run-context.js';
 import type { ObjectReport } from './types.js';
 import { withWriteSlot } from './write-slots.js';
@@ -59,6 +59,8 @@ export interface Carried {
   observedHash?: string;
   /** hashOf the whole read-back (for a sharded run's snapshot) */
   observedWholeHash?: string;
+  /** the read-back's differences from the upsert's body (sentFieldDifferences) */
+  differences?: readonly FieldDifference[];
 }
 
 /**
@@ -325,31 +327,31 @@ async function readBack(ctx: RunContext, writes: readonly Settling[]): Promise<v
   writes.forEach((w, i) => {
     const answer = answers[i];
     const c = w.carried;
+    delete c.observedHash;
+    delete c.observedWholeHash;
+    delete c.differences;
     if (answer === undefined || 'error' in answer) {
       delete c.observedBody;
-      delete c.observedHash;
-      delete c.observedWholeHash;
       c.visible = false;
       return;
     }
-    c.observedBody = answer.body;
+    const body = answer.body;
     const sent = w.planned.decision.write?.op === 'upsert' ? w.planned.decision.write.body : undefined;
-    if (answer.body) {
-      c.observedHash = observedState(w.planned.decision.id, answer.body, sent).hash;
-      c.observedWholeHash = hashOf(answer.body);
-    } else {
-      delete c.observedHash;
-      delete c.observedWholeHash;
+    if (body) {
+      c.observedHash = observedState(w.planned.decision.id, body, sent).hash;
+      c.observedWholeHash = hashOf(body);
+      c.differences = sentFieldDifferences(sent, body);
     }
-    c.visible = isVisible(w.planned, c);
+    c.visible = isVisible(w.planned, c, body);
+    // what finalize reads of the echo: its hashes and differences above, and its ids; not all of it (10,000 echoes are ~300 MB parsed)
+    c.observedBody = body && slimObserved(w.planned.loaded.kind, body);
   });
 }
 
-function isVisible({ loaded, decision }: Planned, c: Carried): boolean {
-  if (decision.write?.op === 'remove') return c.observedBody === null;
-  if (!c.observedBody) return false;
-  const body = decision.write?.op === 'upsert' ? decision.write.body : undefined;
-  if (sentFieldDifferences(body, c.observedBody).length === 0) return true;
+function isVisible({ loaded, decision }: Planned, c: Carried, observed: JsonObject | null): boolean {
+  if (decision.write?.op === 'remove') return observed === null;
+  if (!observed) return false;
+  if ((c.differences ?? []).length === 0) return true;
   // the gateway changed something we sent (e.g. renamed a clashing listen path): visible if it moved at all
   const preHash = loaded.observed?.hash;
   return preHash === undefined || c.observedHash !== preHash;

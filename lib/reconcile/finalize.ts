@@ -13,10 +13,8 @@ import { SECURITY_POLICY } from '../kinds.js';
 import type { KubeObject } from '../kube/types.js';
 import type { SyncRecord } from '../store/types.js';
 import type { Carried, Planned } from './apply.js';
-import { sentFieldDifferences } from './compare.js';
 import type { ConditionFacts } from './conditions.js';
 import { type Decision, type Happened, knownId, type Loaded, recordAfter } from './decide.js';
-import { hashOf, managedHash } from './hash.js';
 import { type OutcomeEvent, outcomeEvent, statusPatchFailedEvent } from './outcome-events.js';
 import { errorFields, type RunContext, reportOf } from './run-context.js';
 import { statusPatch } from './status.js';
@@ -106,14 +104,14 @@ function conditionFacts(l: Loaded, d: Decision, r: SyncRecord): ConditionFacts {
 function happenedOf(d: Decision, c: Carried): Happened {
   if (c.error !== undefined) return { failed: c.error };
   if (!c.visible) return { visible: false };
-  const body = c.observedBody;
   if (d.write?.op !== 'upsert') return { visible: true, observedHash: '', differences: [] };
-  if (!body) return { visible: false };
+  // the read-back's hashes and differences (apply.ts readBack; the body it keeps is the slim one)
+  if (!c.observedBody || c.observedHash === undefined) return { visible: false };
   return {
     visible: true,
-    observedHash: c.observedHash ?? managedHash(body, d.write.body),
-    observedWholeHash: c.observedWholeHash ?? hashOf(body),
-    differences: sentFieldDifferences(d.write.body, body),
+    observedHash: c.observedHash,
+    ...(c.observedWholeHash !== undefined ? { observedWholeHash: c.observedWholeHash } : {}),
+    differences: c.differences ?? [],
   };
 }
 

@@ -17,7 +17,7 @@
 import type { CertificateStore } from '../gateway/certificates.js';
 import { portalUnsupported } from '../gateway/portal.js';
 import type { GatewayTarget } from '../gateway/targets.js';
-import { GATEWAY_OBJECT_NAMES, type Gateway, type JsonObject } from '../gateway/types.js';
+import { GATEWAY_OBJECT_NAMES, type Gateway, type JsonObject, type ListedObject } from '../gateway/types.js';
 import { isObject, nonBlank } from '../guards.js';
 import {
   API_DEFINITION,
@@ -48,6 +48,7 @@ import { defaultId, gatewayIdFor } from './ids.js';
 import { type ApiKindName, type ApiRef, apiKey, nsName, referencingPolicies } from './links.js';
 import { getLimit } from './list-sizes.js';
 import { configMapRefOf, oasDocumentOf, oasIdOf, oasStatusFields, tykOasPayload } from './oas-payload.js';
+import type { MemoAnswer, MemoReading } from './observed-memo.js';
 import type { ObservedState } from './plan.js';
 import { type ApiResolution, securityPolicyPayload } from './policy-payload.js';
 import type { PortalLoad } from './portal-load.js';
@@ -208,7 +209,8 @@ export interface LoadContext {
   readonly snapshot?: SnapshotReader;
 }
 
-type Draft = { -readonly [K in keyof Loaded]: Loaded[K] };
+/** A Loaded being built; `sentKey`: the desired hash, when it is made from the body alone (computeDesired) */
+type Draft = { -readonly [K in keyof Loaded]: Loaded[K] } & { sentKey?: string };
 
 /** Records, gateway, desired and observed state of `objects`, as one Loaded each. */
 export async function loadState(ctx: RunContext, objects: readonly Found[], lc: LoadContext): Promise<Loaded[]> {
@@ -442,6 +444,7 @@ function computeDesired(d: Draft, lc: LoadContext, secrets: DependenciesRead, co
     d.kind === API_DEFINITION ? buildApi(d, obj, target, lc, secrets, graphs) : d.kind === TYK_OAS_API_DEFINITION ? buildOas(d, obj, target, lc, secrets, configMaps) : buildOthers(d, obj, target, lc);
   const { id, body, contentHash } = built;
   d.body = body;
+  d.sentKey = undefined;
   d.desired = {
     id,
     // the Secrets' content counts: a rotated certificate is a change even where its id is not
@@ -461,6 +464,8 @@ function computeDesired(d: Draft, lc: LoadContext, secrets: DependenciesRead, co
     invalid: built.invalid,
     waiting: built.waiting,
   };
+  // a hash of the body (and the certificates' content): different bodies, different hashes
+  if (body && built.hash === undefined) d.sentKey = d.desired.hash;
 }
 
 /** Certificates of a live API (none while it is being deleted), with what they make wait or invalid. */
@@ -582,7 +587,12 @@ export interface ObservedRead {
    * the recorded hash) and only the slim body later stages read, so a LIST of many objects is
    * reduced as it is read instead of being held whole.
    */
-  readonly summarize?: { readonly sent: JsonObject | undefined; readonly recorded: string | undefined };
+  readonly summarize?: {
+    readonly sent: JsonObject | undefined;
+    readonly recorded: string | undefined;
+    /** a hash that differs for different `sent` bodies: with it, a listed object's answer can come from the ObservedMemo */
+    readonly sentKey?: string;
+  };
 }
 
 /** What a read found: the body (null: confirmed absent) and, for a summarized read, its hash; or the error. */
@@ -608,7 +618,15 @@ export async function readObserved(ctx: RunContext, reads: readonly ObservedRead
   const answerOf = (read: ObservedRead, body: JsonObject | null): ObservedAnswer => {
     if (!read.summarize || !body) return { body };
     const { sent, recorded } = read.summarize;
-    return { body: slim(read.kind, body), hash: observedState(read.id, body, sent, recorded).hash };
+    return { body: slimObserved(read.kind, body), hash: observedState(read.id, body, sent, recorded).hash };
+  };
+  // an object listed byte for byte as before, read for the same body, answers as it did (observed-memo.ts)
+  const answerOfListed = (read: ObservedRead, item: ListedObject, memo: MemoReading | undefined): ObservedAnswer => {
+    const sentKey = read.summarize?.sentKey;
+    if (!memo || item.digest === undefined || sentKey === undefined) return answerOf(read, item.body());
+    const recorded = read.summarize?.recorded;
+    const legacy = recorded !== undefined && isLegacyHash(recorded) ? recorded : undefined;
+    return memo.answer(item.digest, sentKey, legacy, () => answerOf(read, item.body()) as MemoAnswer);
   };
   for (const [gw, byKind] of groups) {
     for (const [kind, indexes] of byKind) {
@@ -629,10 +647,12 @@ export async function readObserved(ctx: RunContext, reads: readonly ObservedRead
           }
           // each listed object is answered (and reduced) as it is read; what no read wants is dropped
           let listed = 0;
+          const memo = ctx.deps.observedMemo?.reading(gw.name, kind.gatewayKind);
           await gw.list(kind.gatewayKind, (id, item) => {
             listed++;
-            for (const i of byId.get(id) ?? []) answers[i] = answerOf(reads[i] as ObservedRead, item);
+            for (const i of byId.get(id) ?? []) answers[i] = answerOfListed(reads[i] as ObservedRead, item, memo);
           });
+          memo?.done();
           ctx.deps.listSizes?.seen(gw.name, kind.gatewayKind, listed);
           for (const i of indexes) answers[i] ??= { body: null };
         } catch (error) {
@@ -669,7 +689,7 @@ async function loadObserved(ctx: RunContext, drafts: Draft[], preferList: boolea
       gatewayName: (d.target as GatewayTarget).name,
       kind: d.kind,
       id: (d.desired?.id ?? d.record?.id) as string,
-      summarize: { sent: d.body, recorded: d.record?.observedHash },
+      summarize: { sent: d.body, recorded: d.record?.observedHash, ...(d.sentKey !== undefined ? { sentKey: d.sentKey } : {}) },
     })),
     preferList,
   );
@@ -791,7 +811,7 @@ export function observedState(id: string, body: JsonObject, sent?: JsonObject, r
  * What later stages read of an observed body (finalize.ts statusId: the Dashboard's `_id`, a
  * kind's native id), so a run over many objects does not hold every echo until it ends.
  */
-function slim(kind: ManagedKind, body: JsonObject): JsonObject {
+export function slimObserved(kind: ManagedKind, body: JsonObject): JsonObject {
   const out: JsonObject = {};
   if (body._id !== undefined) out._id = body._id;
   const native = kind.nativeIdField;

@@ -13,6 +13,7 @@ import type { BackoffSettings } from './error-policy.js';
 import type { IngressSettings } from './ingress-apis.js';
 import type { NamespacedName } from './links.js';
 import type { ListSizes } from './list-sizes.js';
+import type { ObservedMemo } from './observed-memo.js';
 import type { Action, Reason } from './plan.js';
 import type { Shard } from './shards.js';
 
@@ -72,6 +73,8 @@ export interface RunDeps {
   settings: RunSettings;
   /** what this process saw the gateways' lists return, to choose GETs or a LIST (list-sizes.ts); absent: getThreshold alone */
   listSizes?: ListSizes;
+  /** what this process derived from listed gateway objects, by their bytes (observed-memo.ts); absent: each is parsed and hashed */
+  observedMemo?: ObservedMemo;
 }
 
 /**

@@ -137,6 +137,46 @@ t.test('a record from before managed hashes (a hash of the whole echo) is read a
   t.equal(w.tyk.writes(), 0);
 });
 
+t.test('full lists read again: an unchanged object answers as before; any change of its bytes, or of what we send, is read anew', async (t) => {
+  // getThreshold 0: every tick LISTs the gateway, and its answers go through the process's ObservedMemo (observed-memo.ts)
+  const w = await world(t, { settings: { getThreshold: 0 } });
+  await w.create(apiDefinition('httpbin').build());
+  await w.create(apiDefinition('other').build());
+  await w.tick();
+  for (let i = 0; i < 3; i++) t.same((await w.tick()).counts, { unchanged: 2 }, `quiet tick ${i + 1}`);
+  t.equal(w.tyk.writes(), 2, 'the two creates only');
+  const key = 'ApiDefinition/default/httpbin';
+
+  // a field we never send: other bytes, the same managed hash
+  w.tyk.editLoaded('api', HTTPBIN_ID, (api) => {
+    api.enable_batch_request_support = true;
+  });
+  t.same((await w.tick()).counts, { unchanged: 2 }, 'an edit of a field we do not send is not drift');
+  // a field we send, edited after quiet ticks over the same bytes
+  w.tyk.editLoaded('api', HTTPBIN_ID, (api) => {
+    (api.proxy as Record<string, unknown>).target_url = 'http://evil.example';
+  });
+  t.match(obj(await w.tick(), 'httpbin'), { action: 'UPDATE', reason: 'drifted on gateway', result: 'synced' });
+  t.match(w.gatewayApi(HTTPBIN_ID), { proxy: { target_url: 'http://httpbin.org' } });
+  t.same((await w.tick()).counts, { unchanged: 2 });
+
+  // the same bytes on the gateway, another body to send
+  await w.updateSpec('httpbin', (spec) => ({ ...spec, name: 'renamed' }));
+  t.match(obj(await w.tick(), 'httpbin'), { action: 'UPDATE', result: 'synced' });
+  t.match(w.gatewayApi(HTTPBIN_ID), { name: 'renamed' });
+  t.same((await w.tick()).counts, { unchanged: 2 });
+
+  // the same bytes and body, a legacy recorded hash: compared as it was made
+  const [record] = await w.store.getRecords([key]);
+  const legacy = hashOf(w.gatewayApi(HTTPBIN_ID));
+  t.ok(await w.store.putRecord({ ...(record as SyncRecord), observedHash: legacy }));
+  t.same((await w.tick()).counts, { unchanged: 2 }, 'the whole echo still hashes to the legacy hash');
+  t.equal((await w.store.getRecords([key]))[0]?.observedHash, legacy);
+  t.ok(await w.store.putRecord({ ...(record as SyncRecord), observedHash: hashOf({ another: 'echo' }) }));
+  t.match(obj(await w.tick(), 'httpbin'), { action: 'UPDATE', reason: 'drifted on gateway' }, 'a legacy hash the echo does not match: drift');
+  t.equal(w.tyk.writes(), 5);
+});
+
 t.test('gateway-side edits and deletions are undone by the next tick with one write', async (t) => {
   const w = await world(t);
   await w.create(apiDefinition('httpbin').build());

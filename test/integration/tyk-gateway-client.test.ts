@@ -333,7 +333,7 @@ t.test('OAS APIs: error classes', async (tt) => {
   tt.equal((await client.list('api')).size, 0, 'null is no APIs');
   const visited: string[] = [];
   gw.inject({ method: 'GET', path: '/tyk/apis', status: 200, body: [{ api_id: 'a', name: 'A' }, { api_id: 'b' }] });
-  tt.equal((await client.list('api', (id, item) => visited.push(`${id}:${String(item.name)}`))).size, 0, 'visited, not kept');
+  tt.equal((await client.list('api', (id, item) => visited.push(`${id}:${String(item.body().name)}`))).size, 0, 'visited, not kept');
   tt.same(visited, ['a:A', 'b:undefined']);
   gw.inject({ method: 'PUT', path: '/tyk/apis/oas/o1', drop: true, times: 2 });
   await fails(tt, client.upsert('oas', 'o1', oasApi('o1')), GatewayUnavailableError, /gateway default/, 'a dropped connection');

@@ -42,7 +42,7 @@ import type { Clock } from '../../lib/clock.js';
 import { GatewayApiError, GatewayRejectedError, GatewayUnavailableError } from '../../lib/errors.js';
 import { withOasId, withoutOasFields } from '../../lib/gateway/oas.js';
 import { isPortalGatewayKind, portalUnsupported } from '../../lib/gateway/portal.js';
-import { GATEWAY_OBJECT_NAMES, type Gateway, type GatewayObjectKind, type JsonObject, type ListVisitor } from '../../lib/gateway/types.js';
+import { GATEWAY_OBJECT_NAMES, type Gateway, type GatewayObjectKind, type JsonObject, type ListVisitor, listedObject } from '../../lib/gateway/types.js';
 import { API_SHAPE, type JsonObject as DashboardJson, decodeModel, fill, invalidApi, MSG, OAS_MSG, POLICY_SHAPE } from '../fakes/tyk-dashboard.js';
 import { countByListenHash, decodeBody, fixListenPath, KINDS, loadKind, loadOas, OAS_REFUSALS, type JsonObject as TykJson, validateApi } from '../fakes/tyk-gateway.js';
 import { classicOf, filledOas, type OasBody, readOasBody, withServers } from '../fakes/tyk-oas.js';
@@ -107,7 +107,7 @@ abstract class MemoryGatewayBase implements Gateway {
   /** The Gateway contract's `visit`: each listed object handed over, and an empty map. */
   protected visited(all: Map<string, JsonObject>, visit: ListVisitor | undefined): Map<string, JsonObject> {
     if (!visit) return all;
-    for (const [id, item] of all) visit(id, item);
+    for (const [id, item] of all) visit(id, listedObject(item));
     return new Map();
   }
   abstract get(kind: GatewayObjectKind, id: string): Promise<JsonObject | null>;

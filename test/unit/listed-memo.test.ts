@@ -1,0 +1,148 @@
+/**
+ * What a steady full run skips, and that skipping never changes an answer: ListedIds (a listed
+ * object known by its bytes' digest is not parsed for its id), ObservedMemo (an answer kept for
+ * the same digest, body and legacy hash is not computed again), and readJsonItemBytes.
+ */
+import { hash } from 'node:crypto';
+import t from 'tap';
+import { ListedIds } from '../../lib/gateway/listed-ids.js';
+import type { JsonObject } from '../../lib/gateway/types.js';
+import { JsonItemsError, parseItem, readJsonItemBytes } from '../../lib/json-items.js';
+import { type MemoAnswer, ObservedMemo } from '../../lib/reconcile/observed-memo.js';
+
+const bytesOf = (o: unknown): Buffer => Buffer.from(JSON.stringify(o), 'utf8');
+
+/** Reads `items` as one list through `ids`, counting the parses made for an id; `finish` false: the reading fails part-way (not done). */
+function readList(ids: ListedIds, kind: string, items: readonly JsonObject[], finish = true) {
+  let parses = 0;
+  const reading = ids.reading(kind, (item) => {
+    parses++;
+    if (typeof item.api_id !== 'string') throw new Error('no api_id');
+    return item.api_id;
+  });
+  const seen = items.map((item, i) => {
+    const { id, listed, close } = reading.item(bytesOf(item), i);
+    const body = listed.body();
+    close();
+    return { id, digest: listed.digest, body, listed };
+  });
+  if (finish) reading.done();
+  return { parses, seen };
+}
+
+t.test('ListedIds: an object listed again byte for byte is known by its digest, not parsed for its id', async (t) => {
+  const ids = new ListedIds();
+  const a = { api_id: 'a', name: 'A' };
+  const b = { api_id: 'b', name: 'B' };
+  const first = readList(ids, 'api', [a, b]);
+  t.equal(first.parses, 2, 'a first list parses every object');
+  t.same(
+    first.seen.map((s) => s.id),
+    ['a', 'b'],
+  );
+  t.equal(first.seen[0]?.digest, hash('sha256', bytesOf(a), 'base64'), 'the digest is the SHA-256 of the object’s bytes');
+  const second = readList(ids, 'api', [a, b]);
+  t.equal(second.parses, 0, 'the same bytes: no parse for the id');
+  t.same(
+    second.seen.map((s) => [s.id, s.body]),
+    [
+      ['a', a],
+      ['b', b],
+    ],
+    'the same ids, and body() parses on demand',
+  );
+  const changed = { api_id: 'a', name: 'A2' };
+  const third = readList(ids, 'api', [changed, b]);
+  t.equal(third.parses, 1, 'a changed object is parsed again');
+  t.not(third.seen[0]?.digest, first.seen[0]?.digest, 'and has another digest');
+  t.throws(() => third.seen[0]?.listed.body(), /after its visit/, 'body() is valid during the visit only');
+});
+
+t.test('ListedIds: only a complete reading replaces the ids; kinds are apart', async (t) => {
+  const ids = new ListedIds();
+  const a = { api_id: 'a' };
+  readList(ids, 'api', [a]);
+  t.equal(readList(ids, 'api', [{ api_id: 'z' }], false).parses, 1);
+  t.equal(readList(ids, 'api', [a]).parses, 0, 'a reading that failed part-way left the last complete one');
+  t.equal(readList(ids, 'policy', [a]).parses, 1, 'another kind knows nothing of it');
+  readList(ids, 'api', [{ api_id: 'y' }]);
+  t.equal(readList(ids, 'api', [a]).parses, 1, 'an object missing from the last complete list is forgotten');
+});
+
+t.test('ListedIds: an object without its id, or not JSON, fails as a parse would', async (t) => {
+  const ids = new ListedIds();
+  const reading = ids.reading('api', (item) => {
+    if (typeof item.api_id !== 'string') throw new Error('an item has no api_id');
+    return item.api_id;
+  });
+  t.throws(() => reading.item(bytesOf({ name: 'x' }), 0), /no api_id/);
+  t.throws(() => reading.item(Buffer.from('{"api_id":}'), 1), JsonItemsError);
+});
+
+t.test('ObservedMemo: the same digest, body and legacy hash answer as before, without computing', async (t) => {
+  const memo = new ObservedMemo();
+  let computed = 0;
+  const compute = (hash: string) => (): MemoAnswer => {
+    computed++;
+    return { body: { _id: hash }, hash };
+  };
+  const r1 = memo.reading('gw', 'api');
+  t.same(r1.answer('d1', 's1', undefined, compute('h1')), { body: { _id: 'h1' }, hash: 'h1' });
+  r1.done();
+  t.equal(computed, 1);
+
+  const r2 = memo.reading('gw', 'api');
+  const kept = r2.answer('d1', 's1', undefined, compute('other'));
+  t.same(kept, { body: { _id: 'h1' }, hash: 'h1' }, 'kept');
+  t.equal(computed, 1, 'not computed again');
+  t.ok(Object.isFrozen(kept.body), 'a kept body is shared between runs: frozen');
+  t.equal(r2.answer('d2', 's1', undefined, compute('h2')).hash, 'h2', 'another digest: computed');
+  t.equal(r2.answer('d1', 's2', undefined, compute('h3')).hash, 'h3', 'another body to send: computed');
+  t.equal(r2.answer('d1', 's2', 'legacy', compute('h4')).hash, 'h4', 'another legacy recorded hash: computed');
+  t.equal(computed, 4);
+  r2.done();
+
+  const r3 = memo.reading('gw', 'api');
+  t.equal(r3.answer('d1', 's2', 'legacy', compute('x')).hash, 'h4', 'the last answer for a digest is the one kept');
+  t.equal(memo.reading('other', 'api').answer('d1', 's2', 'legacy', compute('h5')).hash, 'h5', 'gateways are apart');
+  t.equal(memo.reading('gw', 'policy').answer('d1', 's2', 'legacy', compute('h6')).hash, 'h6', 'kinds are apart');
+});
+
+t.test('ObservedMemo: only the last complete reading is kept', async (t) => {
+  const memo = new ObservedMemo();
+  let computed = 0;
+  const compute = (): MemoAnswer => {
+    computed++;
+    return { body: {}, hash: 'h' };
+  };
+  const r1 = memo.reading('gw', 'api');
+  r1.answer('d1', 's', undefined, compute);
+  r1.done();
+  memo.reading('gw', 'api').answer('d2', 's', undefined, compute);
+  const r3 = memo.reading('gw', 'api');
+  r3.answer('d1', 's', undefined, compute);
+  t.equal(computed, 2, 'a reading never done left the last complete one');
+  r3.done();
+  memo.reading('gw', 'api').answer('d2', 's', undefined, compute);
+  t.equal(computed, 3, 'what the last complete reading did not see is gone');
+});
+
+t.test('readJsonItemBytes: each item’s bytes, as JSON.parse would read them, however the body is cut', async (t) => {
+  const list = [{ a: 1, s: 'x}]"\\' }, { b: [1, { c: '{' }] }, {}];
+  const text = JSON.stringify(list, null, 1);
+  for (const size of [1, 3, 7, 1000]) {
+    const got: unknown[] = [];
+    async function* chunks(): AsyncIterable<Uint8Array> {
+      const all = Buffer.from(text);
+      for (let i = 0; i < all.length; i += size) yield all.subarray(i, i + size);
+    }
+    const n = await readJsonItemBytes(chunks(), (bytes, index) => got.push([index, parseItem(Buffer.from(bytes), index)]));
+    t.equal(n, 3);
+    t.same(
+      got,
+      list.map((item, i) => [i, item]),
+      `chunks of ${size}`,
+    );
+  }
+  t.throws(() => parseItem(Buffer.from('{"a":'), 4), /item 4 of the list is not valid JSON/);
+});
