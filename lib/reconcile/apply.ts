@@ -320,7 +320,10 @@ async function readBack(ctx: RunContext, writes: readonly Settling[]): Promise<v
     ctx,
     writes.map(({ planned: { loaded, decision } }) => {
       const target = loaded.target as NonNullable<Loaded['target']>;
-      return { gateway: target.gateway, gatewayName: target.name, kind: loaded.kind, id: decision.id };
+      const sent = decision.write?.op === 'upsert' ? decision.write.body : undefined;
+      // the sent body's key when it is the body the desired hash was made from
+      const sentKey = sent !== undefined && sent === loaded.body ? loaded.sentKey : undefined;
+      return { gateway: target.gateway, gatewayName: target.name, kind: loaded.kind, id: decision.id, readBack: { sent, ...(sentKey !== undefined ? { sentKey } : {}) } };
     }),
     false,
   );
@@ -338,7 +341,7 @@ async function readBack(ctx: RunContext, writes: readonly Settling[]): Promise<v
     const body = answer.body;
     const sent = w.planned.decision.write?.op === 'upsert' ? w.planned.decision.write.body : undefined;
     if (body) {
-      c.observedHash = observedState(w.planned.decision.id, body, sent).hash;
+      c.observedHash = answer.hash ?? observedState(w.planned.decision.id, body, sent).hash;
       c.observedWholeHash = hashOf(body);
       c.differences = sentFieldDifferences(sent, body);
     }

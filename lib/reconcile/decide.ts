@@ -51,6 +51,8 @@ export interface Loaded {
   readonly desired?: DesiredState;
   /** what we would send */
   readonly body?: JsonObject;
+  /** the desired hash, when it was made from `body` (different bodies, different keys): the ObservedMemo's key for it */
+  readonly sentKey?: string;
   /** policies: the APIs it references */
   readonly links?: readonly ApiRef[];
   /**

@@ -40,7 +40,7 @@ import type { SyncRecord } from '../store/types.js';
 import { apiDefinitionPayload } from './api-payload.js';
 import { resolveCertificates, secretNamesOf } from './certificate-refs.js';
 import type { Compose } from './compose.js';
-import { mapLimit } from './concurrency.js';
+import { forEachYielding, mapLimit } from './concurrency.js';
 import type { Loaded } from './decide.js';
 import { type GraphqlResolution, type GraphRef, type GraphsRead, graphRefOf, resolveGraphql, subgraphRefsOf } from './federation.js';
 import { hashOf, isLegacyHash, managedHash } from './hash.js';
@@ -209,8 +209,7 @@ export interface LoadContext {
   readonly snapshot?: SnapshotReader;
 }
 
-/** A Loaded being built; `sentKey`: the desired hash, when it is made from the body alone (computeDesired) */
-type Draft = { -readonly [K in keyof Loaded]: Loaded[K] } & { sentKey?: string };
+type Draft = { -readonly [K in keyof Loaded]: Loaded[K] };
 
 /** Records, gateway, desired and observed state of `objects`, as one Loaded each. */
 export async function loadState(ctx: RunContext, objects: readonly Found[], lc: LoadContext): Promise<Loaded[]> {
@@ -227,7 +226,7 @@ export async function loadState(ctx: RunContext, objects: readonly Found[], lc: 
   const configMaps = await loadConfigMaps(ctx, drafts);
   const graphs = await loadGraphs(ctx, drafts);
   if (lc.portal) await lc.portal.prepare(drafts);
-  for (const d of drafts) computeDesired(d, lc, secrets, configMaps, graphs);
+  await forEachYielding(drafts, (d) => computeDesired(d, lc, secrets, configMaps, graphs));
   await loadObserved(ctx, drafts, lc.preferList, lc.snapshot);
   await checkCertificates(ctx, drafts);
   const policies = lc.policies;
@@ -593,6 +592,13 @@ export interface ObservedRead {
     /** a hash that differs for different `sent` bodies: with it, a listed object's answer can come from the ObservedMemo */
     readonly sentKey?: string;
   };
+  /**
+   * Set (a read-back after our write): the answer carries the whole body and its observed hash
+   * for `sent` (no recorded hash: the record is about to be replaced); a listed object's slim
+   * answer is remembered in the ObservedMemo for the next run's reading, which then need not
+   * parse it (with `sentKey`).
+   */
+  readonly readBack?: { readonly sent: JsonObject | undefined; readonly sentKey?: string };
 }
 
 /** What a read found: the body (null: confirmed absent) and, for a summarized read, its hash; or the error. */
@@ -616,12 +622,21 @@ export async function readObserved(ctx: RunContext, reads: readonly ObservedRead
     else byKind.set(r.kind, [i]);
   });
   const answerOf = (read: ObservedRead, body: JsonObject | null): ObservedAnswer => {
+    if (read.readBack && body) return { body, hash: observedState(read.id, body, read.readBack.sent).hash };
     if (!read.summarize || !body) return { body };
     const { sent, recorded } = read.summarize;
     return { body: slimObserved(read.kind, body), hash: observedState(read.id, body, sent, recorded).hash };
   };
   // an object listed byte for byte as before, read for the same body, answers as it did (observed-memo.ts)
   const answerOfListed = (read: ObservedRead, item: ListedObject, memo: MemoReading | undefined): ObservedAnswer => {
+    if (read.readBack) {
+      const answer = answerOf(read, item.body());
+      const { sentKey } = read.readBack;
+      if (memo && item.digest !== undefined && sentKey !== undefined && 'hash' in answer && answer.body && answer.hash !== undefined) {
+        memo.remember(item.digest, sentKey, undefined, { body: slimObserved(read.kind, answer.body), hash: answer.hash });
+      }
+      return answer;
+    }
     const sentKey = read.summarize?.sentKey;
     if (!memo || item.digest === undefined || sentKey === undefined) return answerOf(read, item.body());
     const recorded = read.summarize?.recorded;
@@ -650,7 +665,10 @@ export async function readObserved(ctx: RunContext, reads: readonly ObservedRead
           const memo = ctx.deps.observedMemo?.reading(gw.name, kind.gatewayKind);
           await gw.list(kind.gatewayKind, (id, item) => {
             listed++;
-            for (const i of byId.get(id) ?? []) answers[i] = answerOfListed(reads[i] as ObservedRead, item, memo);
+            const wanted = byId.get(id);
+            // an object no read wants keeps what the memo knew of it, as long as its bytes stay the same
+            if (!wanted) memo?.keep(item.digest);
+            else for (const i of wanted) answers[i] = answerOfListed(reads[i] as ObservedRead, item, memo);
           });
           memo?.done();
           ctx.deps.listSizes?.seen(gw.name, kind.gatewayKind, listed);

@@ -7,8 +7,9 @@
  * hashed again. A steady full run lists every object unchanged; this saves most of its cost.
  *
  * A cache of a pure function, never state: a hit gives what computing it again would, and a
- * miss computes it. Per gateway and kind, only the last complete list's entries are kept (a
- * reading that failed part-way keeps the last complete one), so memory is bounded by one list.
+ * miss computes it. Per gateway and kind, only the objects of the last complete list are kept
+ * (a reading that failed part-way keeps the last complete one), so memory is bounded by one
+ * list: what was answered, remembered (a read-back after our write), or kept (listed unread).
  * Its answers are frozen: shared between runs, they must not be changed.
  */
 import type { JsonObject } from '../gateway/types.js';
@@ -43,6 +44,13 @@ export class ObservedMemo {
         now.set(digest, { body: Object.freeze(fresh.body), hash: fresh.hash, sentKey, legacy });
         return fresh;
       },
+      remember: (digest, sentKey, legacy, answer) => {
+        now.set(digest, { body: Object.freeze(answer.body), hash: answer.hash, sentKey, legacy });
+      },
+      keep: (digest) => {
+        const known = digest === undefined ? undefined : last?.get(digest);
+        if (digest !== undefined && known && !now.has(digest)) now.set(digest, known);
+      },
       done: () => {
         this.lists.set(key, now);
       },
@@ -53,5 +61,9 @@ export class ObservedMemo {
 export interface MemoReading {
   /** The answer for the object of `digest` read for a body of `sentKey` and a legacy recorded hash: kept, else `compute`d and kept. */
   answer(digest: string, sentKey: string, legacy: string | undefined, compute: () => MemoAnswer): MemoAnswer;
+  /** Keeps `answer` for the object of `digest` read for a body of `sentKey` (a read-back computed it anyway). */
+  remember(digest: string, sentKey: string, legacy: string | undefined, answer: MemoAnswer): void;
+  /** The object of `digest` was listed but not read: what the last reading knew of it is kept. */
+  keep(digest: string | undefined): void;
   done(): void;
 }

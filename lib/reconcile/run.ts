@@ -43,7 +43,7 @@ import { API_DEFINITION, API_DESCRIPTION, isPortalKind, type ManagedKind, PORTAL
 import type { KubeObject } from '../kube/types.js';
 import { applyLocked, type Planned, type ToWrite, toWrite } from './apply.js';
 import { collectCertificates } from './certificates.js';
-import { mapLimit } from './concurrency.js';
+import { forEachYielding, mapLimit } from './concurrency.js';
 import { decide, type Moment } from './decide.js';
 import { holdDeletions, limitDeletions, tickLimitError } from './delete-limit.js';
 import { DEFAULT_BACKOFF } from './error-policy.js';
@@ -251,7 +251,9 @@ async function decidePhase(
     const snapshot = preferList ? ctx.snapshot : undefined;
     const loaded = await loadState(ctx, batch, { policies, resolveApi, preferList, ...(portal ? { portal } : {}), ...(snapshot ? { snapshot } : {}) });
     const moment: Moment = { now: ctx.deps.clock.now(), trigger: ctx.request.trigger, backoff: ctx.settings.backoff };
-    return loaded.map((l) => ({ loaded: l, decision: decide(l, moment) }));
+    const planned: Planned[] = [];
+    await forEachYielding(loaded, (l) => planned.push({ loaded: l, decision: decide(l, moment) }));
+    return planned;
   };
   const limit = { max: ctx.settings.maxDeletesPerRun, used: ctx.deletions };
   let { planned, deletions, held } = limitDeletions(await decideAll(objects, scope.all === true || (scope.namespaces ?? []).length > 0), limit);

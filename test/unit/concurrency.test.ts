@@ -1,9 +1,10 @@
 /**
  * mapLimit (lib/reconcile/concurrency.ts): at most `limit` calls in flight, results in input
- * order, and on a failure no further item is started.
+ * order, and on a failure no further item is started. forEachYielding: every item in order,
+ * with turns of the event loop between slices of work.
  */
 import t from 'tap';
-import { mapLimit } from '../../lib/reconcile/concurrency.js';
+import { forEachYielding, mapLimit } from '../../lib/reconcile/concurrency.js';
 
 const tick = () => new Promise<void>((resolve) => setImmediate(resolve));
 
@@ -89,4 +90,45 @@ t.test('a failure that is not an Error is passed on as it is', async (t) => {
     (e: unknown) => e,
   );
   t.equal(thrown, undefined, 'rejected with undefined, not resolved');
+});
+
+t.test('forEachYielding: every item in order; other work runs between slices, not within one', async (t) => {
+  const busy = (ms: number) => {
+    const until = performance.now() + ms;
+    while (performance.now() < until);
+  };
+  const seen: string[] = [];
+  let turns = 0;
+  const other = setInterval(() => {
+    turns++;
+    seen.push('other');
+  }, 0);
+  // 256 items of 0.2 ms: ~51 ms of work in slices of 10 ms
+  await forEachYielding(
+    Array.from({ length: 256 }, (_, i) => i),
+    (item, index) => {
+      t.equal(item, index);
+      busy(0.2);
+      seen.push(String(item));
+    },
+    10,
+  );
+  clearInterval(other);
+  const items = seen.filter((s) => s !== 'other');
+  t.same(
+    items,
+    Array.from({ length: 256 }, (_, i) => String(i)),
+    'every item, in order',
+  );
+  t.ok(turns >= 2, `the event loop had turns meanwhile (${turns})`);
+  // the time is read every 64 items: a turn comes only after an item whose index is 63 mod 64
+  seen.forEach((s, i) => {
+    if (s === 'other' && i > 0 && seen[i - 1] !== 'other') t.equal(Number(seen[i - 1]) % 64, 63, `a turn after item ${seen[i - 1]}`);
+  });
+
+  let fast = 0;
+  const quick = setImmediate(() => fast++);
+  await forEachYielding([1, 2, 3], () => undefined);
+  t.equal(fast, 0, 'a short loop runs in one slice');
+  clearImmediate(quick);
 });

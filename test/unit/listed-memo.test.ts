@@ -146,3 +146,29 @@ t.test('readJsonItemBytes: each item’s bytes, as JSON.parse would read them, h
   }
   t.throws(() => parseItem(Buffer.from('{"a":'), 4), /item 4 of the list is not valid JSON/);
 });
+
+t.test('ObservedMemo: a read-back’s answer is remembered; an object listed but not read keeps what was known', async (t) => {
+  const memo = new ObservedMemo();
+  let computed = 0;
+  const compute = (): MemoAnswer => {
+    computed++;
+    return { body: {}, hash: 'computed' };
+  };
+  const r1 = memo.reading('gw', 'api');
+  r1.remember('d1', 's1', undefined, { body: { _id: 'x' }, hash: 'h1' });
+  r1.remember('d2', 's2', undefined, { body: {}, hash: 'h2' });
+  r1.done();
+
+  const r2 = memo.reading('gw', 'api');
+  t.same(r2.answer('d1', 's1', undefined, compute), { body: { _id: 'x' }, hash: 'h1' }, 'the next reading answers from what the read-back remembered');
+  t.equal(computed, 0);
+  r2.keep('d2');
+  r2.keep('unknown');
+  r2.keep(undefined);
+  r2.done();
+
+  const r3 = memo.reading('gw', 'api');
+  t.equal(r3.answer('d2', 's2', undefined, compute).hash, 'h2', 'listed unread in between: still known');
+  t.equal(r3.answer('unknown', 's2', undefined, compute).hash, 'computed', 'keeping what was never known adds nothing');
+  t.equal(computed, 1);
+});
