@@ -25,6 +25,16 @@
  * credentials our clients use; no planning, hashing or writing. floorMs is the median of 3
  * floor runs, after one unmeasured warm-up.
  *
+ * THE WRITE FLOORS (bench/write-floor.ts), measured before the first run on the same objects,
+ * after which the fakes are put back as they were (the gateway restarted empty, every
+ * ApiDefinition seeded again without finalizers or status): the least any reconciler must send
+ * to create all N, with plain requests, at the reconciler's concurrency (8) and at 64. For the
+ * first run: a finalizer patch, a gateway create, one reload, a status patch and an Event per
+ * object; for the restart: the gateway creates, one reload, and the list that shows them. Their
+ * objects/s bound what a reconciler can reach through these fakes on this machine; the first
+ * and restart phases report their ratio to the floor at the same concurrency. BENCH_WRITE_FLOOR=0
+ * skips them.
+ *
  * PHASES, over N ApiDefinitions (BENCH_N, default 10,000) in 4 namespaces, ~2 KB specs:
  *   first    a full run (trigger schedule, scope all) creating all N on the gateway;
  *   steady   a full run where nothing changed: floor, steady, floor, steady, floor, steady,
@@ -138,14 +148,18 @@ import { Floor, type FloorRun } from './floor.js';
 import { type Helper, startHelper } from './ipc.js';
 import { CountingMetrics, type MemoryWindow, memoryWindow, RedisCommandCounter, StoreCounter, storeRoundTrips } from './measure.js';
 import { type ProfileSummary, profiled } from './profile.js';
-import { type Counts, objectName, percentile } from './shared.js';
+import { type Counts, type Endpoints, objectName, percentile } from './shared.js';
 import type { StormApi, StormResult } from './storm-child.js';
 import { type StormPlan, stormPlan } from './storm-plan.js';
+import { WriteFloor, type WriteFloorObject } from './write-floor.js';
 
 const N = Number(process.env.BENCH_N ?? 10_000);
 const USE_REDIS = process.env.BENCH_REDIS === '1';
 const COLDSTART = process.env.BENCH_COLDSTART !== '0';
 const STORM = process.env.BENCH_STORM !== '0';
+const WRITE_FLOOR = process.env.BENCH_WRITE_FLOOR !== '0';
+/** the concurrencies the write floors are measured at: the reconciler's own, and a wide one */
+const WRITE_FLOOR_CONCURRENCY = [DEFAULT_RUN_SETTINGS.concurrency, 64];
 const PROFILE = process.env.BENCH_PROFILE;
 const PROFILE_FIRST = process.env.BENCH_PROFILE_FIRST;
 const PROFILE_RESTART = process.env.BENCH_PROFILE_RESTART;
@@ -249,6 +263,26 @@ interface Phase {
   runErrors: number;
   /** the first few run errors (stage, code, message) */
   runErrorSample: string[];
+  /** first and restart: their write floor at the reconciler's concurrency, and the ratio to it */
+  writeFloorMs?: number;
+  ratioToWriteFloor?: number;
+}
+
+/** A write floor (bench/write-floor.ts) at one concurrency. */
+interface WriteFloorFigure {
+  concurrency: number;
+  ms: number;
+  objectsPerSec: number;
+  requests: number;
+  /** CPU of this process (the floor's client) and of the fakes during it, ms */
+  cpuMs: number;
+  fakesCpuMs: number;
+}
+
+/** The write floors of the phases that create every object; empty when skipped. */
+interface WriteFloors {
+  first: WriteFloorFigure[];
+  restart: WriteFloorFigure[];
 }
 
 interface SteadyPhase extends Phase {
@@ -348,6 +382,51 @@ class Bench {
       },
     };
   }
+}
+
+/** The objects the phases create, as the write floors send them: the bodies our payload builder makes. */
+function writeFloorObjects(): WriteFloorObject[] {
+  return Array.from({ length: N }, (_, i) => {
+    const { namespace, name } = objectName(i);
+    const id = defaultId(namespace, name);
+    const built = apiDefinitionPayload(apiDefinition(namespace, name, i), id, undefined);
+    if (!built.ok) throw new Error(`write floor: the spec of ${namespace}/${name} is invalid: ${built.reason}`);
+    return { namespace, name, id, body: built.body };
+  });
+}
+
+/** The fakes as seeding left them: the gateway restarted empty, every ApiDefinition without finalizers or status. */
+async function resetFakes(fakes: Helper<FakesApi>): Promise<void> {
+  await fakes.call('restartGateway');
+  for (let from = 0; from < N; from += 5_000) await fakes.call('seed', { from, to: Math.min(N, from + 5_000) });
+}
+
+/** The write floors at each concurrency (see the header), the fakes put back after each. */
+async function measureWriteFloors(fakes: Helper<FakesApi>, endpoints: Endpoints): Promise<WriteFloors> {
+  const objects = writeFloorObjects();
+  const floors: WriteFloors = { first: [], restart: [] };
+  const target = { kubeUrl: endpoints.kubeUrl, kubeToken: endpoints.kubeToken, tykUrl: endpoints.tykUrl, tykSecret: endpoints.tykSecret };
+  for (const [phase, kind] of [
+    ['first', 'create'],
+    ['restart', 'gateway'],
+  ] as const) {
+    for (const concurrency of WRITE_FLOOR_CONCURRENCY) {
+      const wf = new WriteFloor(target, concurrency);
+      try {
+        gc();
+        await fakes.call('resetCalls');
+        const cpu = process.cpuUsage();
+        const r = kind === 'create' ? await wf.run(objects) : await wf.runGatewayOnly(objects);
+        const used = process.cpuUsage(cpu);
+        const { fakesCpuMs } = await fakes.call('counts');
+        floors[phase].push({ concurrency, ms: r.ms, objectsPerSec: Math.round(N / (r.ms / 1000)), requests: r.requests, cpuMs: Math.round((used.user + used.system) / 1000), fakesCpuMs });
+      } finally {
+        await wf.close();
+        await resetFakes(fakes);
+      }
+    }
+  }
+  return floors;
 }
 
 async function fullRun(bench: Bench, svc: Service): Promise<Phase> {
@@ -607,6 +686,8 @@ function printTable(p: Phases): void {
     ['floor (ms)', (ph) => ph.floorMs],
     ['ratio to floor', (ph) => ph.ratioToFloor],
     ['objects/s', (ph) => ph.objectsPerSec],
+    [`write floor (ms, concurrency ${DEFAULT_RUN_SETTINGS.concurrency})`, (ph) => ph.writeFloorMs ?? '-'],
+    ['ratio to write floor', (ph) => ph.ratioToWriteFloor ?? '-'],
     ['CPU ms: reconciler / fakes', (ph) => `${ph.cpuMs} / ${ph.fakesCpuMs}`],
     ['results', (ph) => kv(ph.results) + (ph.runErrors ? `, ${ph.runErrors} run errors` : '')],
     ['runs', (ph) => kv(ph.runs)],
@@ -711,11 +792,22 @@ async function main(): Promise<number> {
   let restartProfile: ProfileSummary | null = null;
   let stormProfile: ProfileSummary | null = null;
   let fakesProfile: ProfileSummary | null = null;
+  let writeFloors: WriteFloors = { first: [], restart: [] };
   try {
     const endpoints = await fakes.call('endpoints');
     const seedStart = performance.now();
     for (let from = 0; from < N; from += 5_000) await fakes.call('seed', { from, to: Math.min(N, from + 5_000) });
     console.log(`seeded:          ${N} ApiDefinitions in 4 namespaces in ${Math.round(performance.now() - seedStart)} ms (fakes in process ${fakes.pid})\n`);
+
+    if (WRITE_FLOOR) {
+      console.log(`write floors (concurrency ${WRITE_FLOOR_CONCURRENCY.join(' and ')}) ...`);
+      writeFloors = await measureWriteFloors(fakes, endpoints);
+      for (const [phase, figures] of Object.entries(writeFloors)) {
+        for (const f of figures)
+          console.log(`  ${phase}: ${f.ms} ms at concurrency ${f.concurrency}, ${f.objectsPerSec} objects/s (${f.requests} requests; CPU: client ${f.cpuMs} ms, fakes ${f.fakesCpuMs} ms)`);
+      }
+      console.log('');
+    }
 
     redis = USE_REDIS ? await startOwnRedis() : undefined;
     redisCommands = redis ? new RedisCommandCounter(redis.url) : undefined;
@@ -806,6 +898,14 @@ async function main(): Promise<number> {
       : await run();
     const loaded = await fakes.call('loadedCount', { ids: allIds });
     if (loaded !== N) restart.results = { ...restart.results, loadedOnGateway: loaded };
+    // each phase that creates everything against its own write floor at the reconciler's concurrency
+    for (const [ph, figures] of [
+      [first, writeFloors.first],
+      [restart, writeFloors.restart],
+    ] as const) {
+      const own = figures.find((f) => f.concurrency === DEFAULT_RUN_SETTINGS.concurrency);
+      if (own) Object.assign(ph, { writeFloorMs: own.ms, ratioToWriteFloor: ratio(ph.wallMs, own.ms) });
+    }
 
     let stormResult: StormPhase | null = null;
     if (STORM) {
@@ -868,6 +968,14 @@ async function main(): Promise<number> {
   for (const t of targets) console.log(`${t.pass ? 'PASS' : 'FAIL'}  ${t.name}: ${t.value} (limit ${t.limit})`);
   for (const c of checks) console.log(`${c.pass ? 'PASS' : 'FAIL'}  check: ${c.name}: ${c.value} (${c.limit})`);
   if (skipped.length > 0) console.log(`(not measured: ${skipped.join(', ')}; their targets are not listed)`);
+  for (const [phase, figures] of Object.entries(writeFloors) as [string, WriteFloorFigure[]][]) {
+    const best = Math.max(0, ...figures.map((f) => f.objectsPerSec));
+    if (figures.length > 0 && best < TARGET.objectsPerSec) {
+      console.log(
+        `note: ${phase}: its write floor reaches ${figures.map((f) => `${f.objectsPerSec} objects/s at concurrency ${f.concurrency}`).join(', ')}: below the ${TARGET.objectsPerSec} objects/s target on this machine, before any reconciler's own work`,
+      );
+    }
+  }
   const failed = [...targets, ...checks].filter((t) => !t.pass).length;
   console.log(`\n${failed === 0 ? 'all targets met' : `${failed} target(s) or check(s) failed`}`);
 
@@ -878,6 +986,7 @@ async function main(): Promise<number> {
     settings: { settle: DEFAULT_RUN_SETTINGS.settle, concurrency: DEFAULT_RUN_SETTINGS.concurrency, pageSize: PAGE_SIZE, webhookRateLimit: 0, rssLimitMb: TARGET.rssMb },
     micro,
     floor: { floorMs: phases.steady.floorMs, runsMs: phases.steady.floorRunsMs, chosen: `median of ${STEADY_RUNS}, after one warm-up` },
+    writeFloors,
     first: phases.first,
     steady: phases.steady,
     drift: phases.drift,
