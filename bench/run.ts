@@ -25,15 +25,15 @@
  * credentials our clients use; no planning, hashing or writing. floorMs is the median of 3
  * floor runs, after one unmeasured warm-up.
  *
- * THE WRITE FLOORS (bench/write-floor.ts), measured before the first run on the same objects,
- * after which the fakes are put back as they were (the gateway restarted empty, every
- * ApiDefinition seeded again without finalizers or status): the least any reconciler must send
- * to create all N, with plain requests, at the reconciler's concurrency (8) and at 64. For the
- * first run: a finalizer patch, a gateway create, one reload, a status patch and an Event per
- * object; for the restart: the gateway creates, one reload, and the list that shows them. Their
- * objects/s bound what a reconciler can reach through these fakes on this machine; the first
- * and restart phases report their ratio to the floor at the same concurrency. BENCH_WRITE_FLOOR=0
- * skips them.
+ * THE WRITE FLOORS (bench/write-floor.ts), measured after the phases (so that their client is
+ * in no phase's memory) on the same objects, each on the fakes put back as seeding left them
+ * (the gateway restarted empty, every ApiDefinition seeded again without finalizers or
+ * status): the least any reconciler must send to create all N, with plain requests, at the
+ * reconciler's concurrency (8) and at 64. For the first run: a finalizer patch, a gateway
+ * create, one reload, a status patch and an Event per object; for the restart: the gateway
+ * creates, one reload, and the list that shows them. Their objects/s bound what a reconciler
+ * can reach through these fakes on this machine; the first and restart phases report their
+ * ratio to the floor at the same concurrency. BENCH_WRITE_FLOOR=0 skips them.
  *
  * PHASES, over N ApiDefinitions (BENCH_N, default 10,000) in 4 namespaces, ~2 KB specs:
  *   first    a full run (trigger schedule, scope all) creating all N on the gateway;
@@ -401,7 +401,7 @@ async function resetFakes(fakes: Helper<FakesApi>): Promise<void> {
   for (let from = 0; from < N; from += 5_000) await fakes.call('seed', { from, to: Math.min(N, from + 5_000) });
 }
 
-/** The write floors at each concurrency (see the header), the fakes put back after each. */
+/** The write floors at each concurrency (see the header), each on the fakes put back as seeding left them. */
 async function measureWriteFloors(fakes: Helper<FakesApi>, endpoints: Endpoints): Promise<WriteFloors> {
   const objects = writeFloorObjects();
   const floors: WriteFloors = { first: [], restart: [] };
@@ -413,6 +413,7 @@ async function measureWriteFloors(fakes: Helper<FakesApi>, endpoints: Endpoints)
     for (const concurrency of WRITE_FLOOR_CONCURRENCY) {
       const wf = new WriteFloor(target, concurrency);
       try {
+        await resetFakes(fakes);
         gc();
         await fakes.call('resetCalls');
         const cpu = process.cpuUsage();
@@ -422,7 +423,6 @@ async function measureWriteFloors(fakes: Helper<FakesApi>, endpoints: Endpoints)
         floors[phase].push({ concurrency, ms: r.ms, objectsPerSec: Math.round(N / (r.ms / 1000)), requests: r.requests, cpuMs: Math.round((used.user + used.system) / 1000), fakesCpuMs });
       } finally {
         await wf.close();
-        await resetFakes(fakes);
       }
     }
   }
@@ -799,16 +799,6 @@ async function main(): Promise<number> {
     for (let from = 0; from < N; from += 5_000) await fakes.call('seed', { from, to: Math.min(N, from + 5_000) });
     console.log(`seeded:          ${N} ApiDefinitions in 4 namespaces in ${Math.round(performance.now() - seedStart)} ms (fakes in process ${fakes.pid})\n`);
 
-    if (WRITE_FLOOR) {
-      console.log(`write floors (concurrency ${WRITE_FLOOR_CONCURRENCY.join(' and ')}) ...`);
-      writeFloors = await measureWriteFloors(fakes, endpoints);
-      for (const [phase, figures] of Object.entries(writeFloors)) {
-        for (const f of figures)
-          console.log(`  ${phase}: ${f.ms} ms at concurrency ${f.concurrency}, ${f.objectsPerSec} objects/s (${f.requests} requests; CPU: client ${f.cpuMs} ms, fakes ${f.fakesCpuMs} ms)`);
-      }
-      console.log('');
-    }
-
     redis = USE_REDIS ? await startOwnRedis() : undefined;
     redisCommands = redis ? new RedisCommandCounter(redis.url) : undefined;
     const bench = new Bench(fakes, redisCommands);
@@ -898,15 +888,6 @@ async function main(): Promise<number> {
       : await run();
     const loaded = await fakes.call('loadedCount', { ids: allIds });
     if (loaded !== N) restart.results = { ...restart.results, loadedOnGateway: loaded };
-    // each phase that creates everything against its own write floor at the reconciler's concurrency
-    for (const [ph, figures] of [
-      [first, writeFloors.first],
-      [restart, writeFloors.restart],
-    ] as const) {
-      const own = figures.find((f) => f.concurrency === DEFAULT_RUN_SETTINGS.concurrency);
-      if (own) Object.assign(ph, { writeFloorMs: own.ms, ratioToWriteFloor: ratio(ph.wallMs, own.ms) });
-    }
-
     let stormResult: StormPhase | null = null;
     if (STORM) {
       const script = stormPlan(N);
@@ -929,6 +910,25 @@ async function main(): Promise<number> {
         : await measureStorm();
     }
     phases = { first, steady, drift, restart, storm: stormResult };
+
+    // after the phases, so that the floors' client (in this process) is in no phase's memory
+    if (WRITE_FLOOR) {
+      console.log(`write floors (concurrency ${WRITE_FLOOR_CONCURRENCY.join(' and ')}) ...`);
+      writeFloors = await measureWriteFloors(fakes, endpoints);
+      for (const [phase, figures] of Object.entries(writeFloors) as [string, WriteFloorFigure[]][]) {
+        for (const f of figures)
+          console.log(`  ${phase}: ${f.ms} ms at concurrency ${f.concurrency}, ${f.objectsPerSec} objects/s (${f.requests} requests; CPU: client ${f.cpuMs} ms, fakes ${f.fakesCpuMs} ms)`);
+      }
+      console.log('');
+      // each phase that creates everything against its own write floor at the reconciler's concurrency
+      for (const [ph, figures] of [
+        [first, writeFloors.first],
+        [restart, writeFloors.restart],
+      ] as const) {
+        const own = figures.find((f) => f.concurrency === DEFAULT_RUN_SETTINGS.concurrency);
+        if (own) Object.assign(ph, { writeFloorMs: own.ms, ratioToWriteFloor: ratio(ph.wallMs, own.ms) });
+      }
+    }
 
     const echo = await fakes.call('echo', { id: defaultId('team-a', 'api-00000') });
     const echoBytes = JSON.stringify(echo).length;
