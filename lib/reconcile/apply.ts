@@ -27,13 +27,12 @@ import { describeError, errorCode, InvalidSpecError } from '../errors.js';
 import type { Gateway, JsonObject } from '../gateway/types.js';
 import type { KubeObject } from '../kube/types.js';
 import { uploadCertificates } from './certificates.js';
-import { type FieldDifference, sentFieldDifferences } from './compare.js';
+import type { FieldDifference } from './compare.js';
 import { mapLimit } from './concurrency.js';
 import type { Decision, Loaded, Write } from './decide.js';
 import { type Done, finalize } from './finalize.js';
-import { hashOf } from './hash.js';
 import type { Identity } from './load.js';
-import { observedState, readObserved, slimObserved } from './load.js';
+import { readObserved } from './load.js';
 import { type RunContext, reportOf } from './run-context.js';
 import type { ObjectReport } from './types.js';
 import { withWriteSlot } from './write-slots.js';
@@ -338,16 +337,15 @@ async function readBack(ctx: RunContext, writes: readonly Settling[]): Promise<v
       c.visible = false;
       return;
     }
+    // the echo as readObserved reduced it: its ids (what finalize reads of it), hashes and differences
     const body = answer.body;
-    const sent = w.planned.decision.write?.op === 'upsert' ? w.planned.decision.write.body : undefined;
-    if (body) {
-      c.observedHash = answer.hash ?? observedState(w.planned.decision.id, body, sent).hash;
-      c.observedWholeHash = hashOf(body);
-      c.differences = sentFieldDifferences(sent, body);
+    if (body && answer.hash !== undefined && answer.readBack) {
+      c.observedHash = answer.hash;
+      c.observedWholeHash = answer.readBack.wholeHash;
+      c.differences = answer.readBack.differences;
     }
     c.visible = isVisible(w.planned, c, body);
-    // what finalize reads of the echo: its hashes and differences above, and its ids; not all of it (10,000 echoes are ~300 MB parsed)
-    c.observedBody = body && slimObserved(w.planned.loaded.kind, body);
+    c.observedBody = body;
   });
 }
 

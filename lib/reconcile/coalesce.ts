@@ -2,16 +2,21 @@
  * Coalesced runs for the webhooks: a work queue, as controller-runtime keeps one, for a process
  * that keeps no state of its own between runs.
  *
- * Per trigger, at most one run at a time in this process. A scope submitted while none runs
- * starts one at once; scopes submitted while one runs wait together and are taken by the next
- * run, over their union (mergeScopes). So a storm of N deliveries about the same objects costs
- * a few runs, not N runs that each read, lock and mark the same objects dirty.
+ * One queue for every webhook trigger (watch, audit, CloudEvents), as a controller keeps one
+ * work queue whatever its event sources: at most one run at a time in this process. A scope
+ * submitted while none runs starts one at once; scopes submitted while one runs wait together
+ * and are taken by the next run, over their union (mergeScopes). So a storm of N deliveries
+ * about the same objects costs a few runs, not N runs that each read, lock and mark the same
+ * objects dirty; and a cluster that sends both audit events and forwarded watch events about
+ * each change has each object read once per run, not once per source (two runs side by side
+ * would also contend for the same locks). A run is started with the trigger of the first scope
+ * it covers (its metrics and logs are counted under it); triggers differ in nothing else.
  *
  * Guarantees: every submitted scope is covered by a run that starts after it was submitted (so
- * it reads what the event was about); no two runs of one trigger overlap; each caller gets the
- * report of the run that covered its scope (the whole run's, which may name more objects), or
- * that run's error. Runs are level-triggered, so a union is only more objects looked at.
- * Assumes `start` never throws synchronously (it returns a rejected promise instead).
+ * it reads what the event was about); no two runs overlap; each caller gets the report of the
+ * run that covered its scope (the whole run's, which may name more objects), or that run's
+ * error. Runs are level-triggered, so a union is only more objects looked at. Assumes `start`
+ * never throws synchronously (it returns a rejected promise instead).
  */
 import type { HeldRef, ObjectRef } from '../kinds.js';
 import type { NamespacedName } from './links.js';
@@ -79,49 +84,45 @@ interface Waiter {
   reject(err: unknown): void;
 }
 
-interface Lane {
-  running: boolean;
-  pending?: { scope: ScopeUnion; waiters: Waiter[] };
+interface Batch {
+  /** the trigger of the first scope submitted to it: the one its run is started with */
+  readonly trigger: Trigger;
+  readonly scope: ScopeUnion;
+  readonly waiters: Waiter[];
 }
 
 export class Coalescer {
-  private readonly lanes = new Map<Trigger, Lane>();
+  private running = false;
+  private pending?: Batch;
 
   constructor(private readonly start: (trigger: Trigger, scope: RunScope) => Promise<RunReport>) {}
 
-  /** A run over `scope` for `trigger`: started now when none of that trigger runs, else folded into the next one. */
+  /** A run over `scope`: started now (with `trigger`) when none runs, else folded into the next one. */
   submit(trigger: Trigger, scope: RunScope): Promise<RunReport> {
-    let lane = this.lanes.get(trigger);
-    if (!lane) {
-      lane = { running: false };
-      this.lanes.set(trigger, lane);
-    }
-    const current = lane;
     return new Promise<RunReport>((resolve, reject) => {
       const waiter = { resolve, reject };
-      if (current.pending) {
-        current.pending.scope.add(scope);
-        current.pending.waiters.push(waiter);
-      } else current.pending = { scope: new ScopeUnion().add(scope), waiters: [waiter] };
-      if (!current.running) this.next(trigger, current);
+      if (this.pending) {
+        this.pending.scope.add(scope);
+        this.pending.waiters.push(waiter);
+      } else this.pending = { trigger, scope: new ScopeUnion().add(scope), waiters: [waiter] };
+      if (!this.running) this.next();
     });
   }
 
-  /** Submitted scopes waiting for a run, per trigger (for tests and metrics). */
-  waiting(trigger: Trigger): number {
-    return this.lanes.get(trigger)?.pending?.waiters.length ?? 0;
+  /** Submitted scopes waiting for a run (for tests and metrics). */
+  waiting(): number {
+    return this.pending?.waiters.length ?? 0;
   }
 
-  private next(trigger: Trigger, lane: Lane): void {
-    const batch = lane.pending;
+  private next(): void {
+    const batch = this.pending;
     if (!batch) {
-      lane.running = false;
-      this.lanes.delete(trigger);
+      this.running = false;
       return;
     }
-    lane.pending = undefined;
-    lane.running = true;
-    this.start(trigger, batch.scope.scope())
+    this.pending = undefined;
+    this.running = true;
+    this.start(batch.trigger, batch.scope.scope())
       .then(
         (report) => {
           for (const w of batch.waiters) w.resolve(report);
@@ -130,6 +131,6 @@ export class Coalescer {
           for (const w of batch.waiters) w.reject(err);
         },
       )
-      .finally(() => this.next(trigger, lane));
+      .finally(() => this.next());
   }
 }

@@ -39,6 +39,7 @@ import type { KubeObject, ResourceKind } from '../kube/types.js';
 import type { SyncRecord } from '../store/types.js';
 import { apiDefinitionPayload } from './api-payload.js';
 import { resolveCertificates, secretNamesOf } from './certificate-refs.js';
+import { type FieldDifference, sentFieldDifferences } from './compare.js';
 import type { Compose } from './compose.js';
 import { forEachYielding, mapLimit } from './concurrency.js';
 import type { Loaded } from './decide.js';
@@ -593,16 +594,26 @@ export interface ObservedRead {
     readonly sentKey?: string;
   };
   /**
-   * Set (a read-back after our write): the answer carries the whole body and its observed hash
-   * for `sent` (no recorded hash: the record is about to be replaced); a listed object's slim
-   * answer is remembered in the ObservedMemo for the next run's reading, which then need not
-   * parse it (with `sentKey`).
+   * Set (a read-back after our write): each object is reduced as it is read, as a summarized
+   * read is, to its slim body, its observed hash for `sent` (no recorded hash: the record is
+   * about to be replaced) and what settle needs of the whole echo (`ReadBackFacts`), so a
+   * read-back of 10,000 objects never holds 10,000 whole echoes; a listed object's answer is
+   * remembered in the ObservedMemo for the next run's reading, which then need not parse it
+   * (with `sentKey`).
    */
   readonly readBack?: { readonly sent: JsonObject | undefined; readonly sentKey?: string };
 }
 
-/** What a read found: the body (null: confirmed absent) and, for a summarized read, its hash; or the error. */
-export type ObservedAnswer = { readonly body: JsonObject | null; readonly hash?: string } | { readonly error: unknown };
+/** What a read-back takes from the whole echo before it is dropped. */
+export interface ReadBackFacts {
+  /** hashOf the whole echo (a sharded run's snapshot compares it) */
+  readonly wholeHash: string;
+  /** the echo's differences from the body sent (sentFieldDifferences) */
+  readonly differences: readonly FieldDifference[];
+}
+
+/** What a read found: the body (null: confirmed absent; slim for a summarized read or a read-back) and its hash, with a read-back's facts; or the error. */
+export type ObservedAnswer = { readonly body: JsonObject | null; readonly hash?: string; readonly readBack?: ReadBackFacts } | { readonly error: unknown };
 
 /**
  * Reads gateway objects, per gateway and kind: one GET each for a few, one LIST for many
@@ -622,7 +633,14 @@ export async function readObserved(ctx: RunContext, reads: readonly ObservedRead
     else byKind.set(r.kind, [i]);
   });
   const answerOf = (read: ObservedRead, body: JsonObject | null): ObservedAnswer => {
-    if (read.readBack && body) return { body, hash: observedState(read.id, body, read.readBack.sent).hash };
+    if (read.readBack && body) {
+      const { sent } = read.readBack;
+      return {
+        body: slimObserved(read.kind, body),
+        hash: observedState(read.id, body, sent).hash,
+        readBack: { wholeHash: hashOf(body), differences: sentFieldDifferences(sent, body) },
+      };
+    }
     if (!read.summarize || !body) return { body };
     const { sent, recorded } = read.summarize;
     return { body: slimObserved(read.kind, body), hash: observedState(read.id, body, sent, recorded).hash };
@@ -633,7 +651,7 @@ export async function readObserved(ctx: RunContext, reads: readonly ObservedRead
       const answer = answerOf(read, item.body());
       const { sentKey } = read.readBack;
       if (memo && item.digest !== undefined && sentKey !== undefined && 'hash' in answer && answer.body && answer.hash !== undefined) {
-        memo.remember(item.digest, sentKey, undefined, { body: slimObserved(read.kind, answer.body), hash: answer.hash });
+        memo.remember(item.digest, sentKey, undefined, { body: answer.body, hash: answer.hash });
       }
       return answer;
     }

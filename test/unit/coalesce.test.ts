@@ -1,7 +1,7 @@
 /**
- * lib/reconcile/coalesce.ts: scopes merge into their union; per trigger one run at a time, what
- * is asked meanwhile taken by one next run; each caller gets the report (or the error) of the
- * run that covered it; triggers do not wait for each other.
+ * lib/reconcile/coalesce.ts: scopes merge into their union; one run at a time, what is asked
+ * meanwhile taken by one next run; each caller gets the report (or the error) of the run that
+ * covered it; the webhook triggers share the queue, a run started with its first scope's trigger.
  */
 import t from 'tap';
 import { API_DEFINITION, SECURITY_POLICY, SUBGRAPH } from '../../lib/kinds.js';
@@ -51,7 +51,7 @@ function controlled() {
 
 const tick = () => new Promise<void>((resolve) => setImmediate(resolve));
 
-t.test('one run at a time per trigger; what is asked meanwhile is one next run over the union', async (t) => {
+t.test('one run at a time; what is asked meanwhile is one next run over the union', async (t) => {
   const c = controlled();
   const q = new Coalescer(c.start);
   const first = q.submit('watch', { refs: [ref('a')] });
@@ -59,13 +59,13 @@ t.test('one run at a time per trigger; what is asked meanwhile is one next run o
   const later = [q.submit('watch', { refs: [ref('b')] }), q.submit('watch', { refs: [ref('c'), ref('b')] }), q.submit('watch', { namespaces: ['team'] })];
   await tick();
   t.equal(c.started.length, 1, 'nothing else starts while it runs');
-  t.equal(q.waiting('watch'), 3);
+  t.equal(q.waiting(), 3);
   c.started[0]?.finish({ runId: 'one' } as Partial<RunReport>);
   t.match(await first, { runId: 'one' });
   await tick();
   t.equal(c.started.length, 2, 'then one run for the three waiting');
   t.same(c.started[1]?.scope, { namespaces: ['team'], refs: [ref('b'), ref('c')] }, 'over their union');
-  t.equal(q.waiting('watch'), 0);
+  t.equal(q.waiting(), 0);
   c.started[1]?.finish({ runId: 'two' } as Partial<RunReport>);
   t.same(
     (await Promise.all(later)).map((r) => r.runId),
@@ -93,19 +93,31 @@ t.test('a run that fails rejects the callers it covered, and the next run still 
   t.match(await second, { runId: 'ok' });
 });
 
-t.test('triggers do not wait for each other', async (t) => {
+t.test('the webhook triggers share the queue: an object named by an audit and a watch event is read by one run', async (t) => {
   const c = controlled();
   const q = new Coalescer(c.start);
-  const w = q.submit('watch', { refs: [ref('a')] });
-  const a = q.submit('audit', { refs: [ref('a')] });
+  const first = q.submit('audit', { refs: [ref('a')] });
+  const w = q.submit('watch', { refs: [ref('a'), ref('b')] });
+  const a = q.submit('audit', { refs: [ref('b')] });
+  const e = q.submit('cloudevents', { refs: [ref('c')] });
   t.same(
     c.started.map((s) => s.trigger),
-    ['watch', 'audit'],
-    'both started',
+    ['audit'],
+    'a watch delivery waits for the audit run',
   );
-  for (const s of c.started) s.finish();
-  await Promise.all([w, a]);
-  t.equal(c.most(), 2);
+  t.equal(q.waiting(), 3);
+  c.started[0]?.finish({ runId: 'one' } as Partial<RunReport>);
+  await first;
+  await tick();
+  t.equal(c.started.length, 2, 'one next run for the three waiting, whatever their triggers');
+  t.equal(c.started[1]?.trigger, 'watch', 'started with the trigger of the first scope it covers');
+  t.same(c.started[1]?.scope, { refs: [ref('a'), ref('b'), ref('c')] }, 'each object once');
+  c.started[1]?.finish({ runId: 'two' } as Partial<RunReport>);
+  t.same(
+    (await Promise.all([w, a, e])).map((r) => r.runId),
+    ['two', 'two', 'two'],
+  );
+  t.equal(c.most(), 1, 'never two at once');
 });
 
 t.test('ScopeUnion: one scope at a time, the same union as mergeScopes folded', async (t) => {
