@@ -57,10 +57,14 @@ export class Floor {
     this.redis = target.store.kind === 'redis' ? new Redis(target.store.url, { maxRetriesPerRequest: 1 }) : undefined;
   }
 
-  private async getJson(agent: Agent, url: string, headers: Record<string, string>): Promise<unknown> {
+  /** A GET, sent once more on a fresh socket when a pooled keep-alive one the server had just closed resets (as lib/http.ts does). */
+  private get(agent: Agent, url: string, headers: Record<string, string>) {
     const get = () => request(url, { method: 'GET', headers: { accept: 'application/json', ...headers }, dispatcher: agent });
-    // a pooled keep-alive socket the server had just closed: once more on a fresh one, as lib/http.ts does
-    const res = await get().catch((err: unknown) => (isReset(err) ? get() : Promise.reject(err)));
+    return get().catch((err: unknown) => (isReset(err) ? get() : Promise.reject(err)));
+  }
+
+  private async getJson(agent: Agent, url: string, headers: Record<string, string>): Promise<unknown> {
+    const res = await this.get(agent, url, headers);
     const text = await res.body.text();
     if (res.statusCode !== 200) throw new Error(`floor: GET ${url}: ${res.statusCode} ${text.slice(0, 200)}`);
     return JSON.parse(text);
@@ -97,8 +101,7 @@ export class Floor {
   /** The gateway's list, each API JSON.parse'd on its own bytes as they arrive (lib/json-items.ts), as any client that does not hold ~75 MB at once reads it. */
   private async gatewayList(): Promise<number> {
     const url = `${this.target.tykUrl.replace(/\/+$/, '')}/tyk/apis`;
-    const get = () => request(url, { method: 'GET', headers: { accept: 'application/json', 'x-tyk-authorization': this.target.tykSecret }, dispatcher: this.tykAgent });
-    const res = await get().catch((err: unknown) => (isReset(err) ? get() : Promise.reject(err)));
+    const res = await this.get(this.tykAgent, url, { 'x-tyk-authorization': this.target.tykSecret });
     if (res.statusCode !== 200) throw new Error(`floor: GET ${url}: ${res.statusCode} ${(await res.body.text()).slice(0, 200)}`);
     let parsed = 0;
     await readJsonItems(res.body, () => {

@@ -19,7 +19,7 @@
  * Same URLs, credentials and bodies as our clients send (the body is the one
  * apiDefinitionPayload builds from the spec), over undici with keep-alive agents of its own.
  * Every answer must be a 2xx, else the floor throws: a floor that failed its writes is not the
- * job's floor. The bench runs it on fresh fakes state and then restores that state (bench/run.ts).
+ * job's floor. The bench runs each on the fakes as seeding left them (bench/run.ts).
  */
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
