@@ -116,7 +116,8 @@
  * unmeasured, steady run under the CPU profiler and prints its top functions and files;
  * BENCH_PROFILE_FIRST=<file.cpuprofile> profiles the first run, BENCH_PROFILE_RESTART the restart, BENCH_PROFILE_STORM the storm
  * (their numbers then include the profiler's overhead). BENCH_PROFILE_FAKES=<file.cpuprofile>
- * profiles the fakes process during the first run (what bounds its throughput). BENCH_STORM=0 skips the storm (its targets are then not listed).
+ * profiles the fakes process during the first run (what bounds its throughput), or during the storm with
+ * BENCH_PROFILE_FAKES_PHASE=storm. BENCH_STORM=0 skips the storm (its targets are then not listed).
  */
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
@@ -165,6 +166,8 @@ const PROFILE_FIRST = process.env.BENCH_PROFILE_FIRST;
 const PROFILE_RESTART = process.env.BENCH_PROFILE_RESTART;
 const PROFILE_STORM = process.env.BENCH_PROFILE_STORM;
 const PROFILE_FAKES = process.env.BENCH_PROFILE_FAKES;
+/** which phase BENCH_PROFILE_FAKES profiles: first (the default) or storm */
+const PROFILE_FAKES_PHASE = process.env.BENCH_PROFILE_FAKES_PHASE ?? 'first';
 const PAGE_SIZE = 500; // KubeClient's default
 const STEADY_RUNS = 3;
 const DRIFT_EVERY = 100; // 1%
@@ -840,14 +843,14 @@ async function main(): Promise<number> {
     const run = (): Promise<Phase> => fullRun(bench, service);
 
     console.log(`phase first ...${PROFILE_FIRST ? ` (under the CPU profiler: its times include the profiler's overhead) → ${PROFILE_FIRST}` : ''}`);
-    if (PROFILE_FAKES) await fakes.call('profileStart');
+    if (PROFILE_FAKES && PROFILE_FAKES_PHASE === 'first') await fakes.call('profileStart');
     const first = PROFILE_FIRST
       ? await profiled(resolve(PROFILE_FIRST), run).then((r) => {
           firstProfile = r.summary;
           return r.value;
         })
       : await run();
-    if (PROFILE_FAKES) fakesProfile = await fakes.call('profileStop', { file: resolve(PROFILE_FAKES) });
+    if (PROFILE_FAKES && PROFILE_FAKES_PHASE === 'first') fakesProfile = await fakes.call('profileStop', { file: resolve(PROFILE_FAKES) });
 
     console.log('phase steady (interleaved with the floor) ...');
     await floorRun(floor); // warm-up, unmeasured
@@ -901,7 +904,12 @@ async function main(): Promise<number> {
         `  warm-up (unmeasured): ${warm.events.audit + warm.events.watch} events about ${warm.userWrites} objects over ${Math.round(warm.durationMs)} ms, answers p99 ${warm.answers.all.p99} ms`,
       );
       const helper = storm;
-      const measureStorm = (): Promise<StormPhase> => stormPhase(bench, helper, script, webhookUrl, endpoints.usersUrl);
+      const measureStorm = async (): Promise<StormPhase> => {
+        if (PROFILE_FAKES && PROFILE_FAKES_PHASE === 'storm') await fakes.call('profileStart');
+        const result = await stormPhase(bench, helper, script, webhookUrl, endpoints.usersUrl);
+        if (PROFILE_FAKES && PROFILE_FAKES_PHASE === 'storm') fakesProfile = await fakes.call('profileStop', { file: resolve(PROFILE_FAKES) });
+        return result;
+      };
       stormResult = PROFILE_STORM
         ? await profiled(resolve(PROFILE_STORM), measureStorm).then((r) => {
             stormProfile = r.summary;

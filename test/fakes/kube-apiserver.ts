@@ -62,7 +62,14 @@
  * ratcheting (1.28+), embedded resources, the scale subresource, server-side apply (415), dryRun, managedFields, protobuf/YAML bodies (415), resourceVersion semantics on GET
  * and LIST (always the current state), consistent snapshots across list pages, garbage
  * collection (propagationPolicy is ignored; Foreground/Orphan add no finalizer), strategic merge
- * directives (strategic merge is treated as a merge patch for built-in types).
+ * directives (strategic merge is treated as a merge patch for built-in types). Answers (not
+ * watches) carry a Content-Length where the real server chunks its large ones; clients read both
+ * alike.
+ *
+ * Cost: reads and merge patches work on the stored object itself, without copying it first (a
+ * stored object is replaced by a write, never changed in place), a write stores the copy it
+ * made, and the keys of each type are kept in list order until one comes or goes, so a page of
+ * a list is not a sort of every object.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdir, writeFile } from 'node:fs/promises';
@@ -71,7 +78,7 @@ import { join } from 'node:path';
 import { ingressErrors, metadataErrors } from './builtin-validation.js';
 import { type CrdResource, type CrdSchema, DEFAULT_CRD_DIR, type FieldError, loadCrds } from './crd-schema.js';
 import { type FaultSpec as BaseFaultSpec, FaultBook, type FaultHandle, withholdResponse } from './faults.js';
-import { CallLog, cloneJson as clone, listenOnLoopback, parseLoose, readBody } from './http-plumbing.js';
+import { CallLog, cloneJson as clone, listenOnLoopback, readBody, setBody } from './http-plumbing.js';
 
 export type { FaultHandle } from './faults.js';
 
@@ -339,6 +346,18 @@ function objectKey(namespace: string | undefined, name: string): string {
 function keyOf(obj: Obj): string {
   const m = metaOf(obj);
   return objectKey(str(m.namespace), String(m.name));
+}
+
+/** The index of the first of `sorted` (in key order) whose key is `start` or after it. */
+function firstAtOrAfter(sorted: readonly Obj[], start: string): number {
+  let lo = 0;
+  let hi = sorted.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (keyOf(sorted[mid] as Obj) < start) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
 }
 
 /** RFC 3339 with second precision, as metav1.Time serialises. */
@@ -872,6 +891,8 @@ export class FakeKubeApiServer {
   private readonly server: Server;
   private readonly types = new Map<string, ResolvedType>();
   private readonly objects = new Map<string, Map<string, Obj>>();
+  /** Each type's keys in etcd order, kept until a key comes or goes (lists page through it). */
+  private readonly sortedKeys = new Map<string, string[]>();
   private readonly history: HistoryEntry[] = [];
   private readonly historySize: number;
   private readonly watchers = new Set<Watcher>();
@@ -997,6 +1018,7 @@ export class FakeKubeApiServer {
     const t = this.typeByName(resource);
     this.types.delete(t.id);
     this.objects.delete(t.id);
+    this.sortedKeys.delete(t.id);
   }
 
   // ---- direct test API (no HTTP) -----------------------------------------------------------------
@@ -1120,7 +1142,7 @@ export class FakeKubeApiServer {
     if (req.headers['content-type']) call.contentType = req.headers['content-type'];
     this.callLog.push(call);
     const raw = await readBody(req);
-    if (raw !== '') call.body = parseLoose(raw);
+    setBody(call, raw);
     const ctx: Ctx = { req, res, call, raw };
 
     const fault = this.faults.take(call);
@@ -1213,7 +1235,7 @@ export class FakeKubeApiServer {
     }
     if (method === 'GET') {
       if (isTrue(q.watch)) return this.serveWatch(ctx, type, namespace, name);
-      return this.sendJson(ctx, 200, this.mustGet(type, namespace, name));
+      return this.sendJson(ctx, 200, this.mustPeek(type, namespace, name));
     }
     if (method === 'PUT') return this.serveReplace(ctx, type, namespace, name, subresource === 'status');
     if (method === 'PATCH') return this.servePatch(ctx, type, namespace, name, subresource === 'status');
@@ -1238,7 +1260,7 @@ export class FakeKubeApiServer {
         return this.sendJson(ctx, 410, body);
       }
       listRv = token.rv === -1 ? this.rv : token.rv;
-      items = items.filter((o) => keyOf(o) >= token.start);
+      items = items.slice(firstAtOrAfter(items, token.start)); // items are in key order
     }
     const limit = q.limit === undefined || q.limit === '' ? 0 : Number(q.limit);
     if (!Number.isInteger(limit) || limit < 0) throw errors.badRequest(`invalid limit: ${q.limit}`);
@@ -1284,7 +1306,9 @@ export class FakeKubeApiServer {
       throw new ApiError(415, 'UnsupportedMediaType', 'server-side apply is not modelled by the fake kube-apiserver');
     }
     if (!supported) throw errors.unsupportedMediaType(accepted);
-    const current = this.mustGet(t, namespace, name);
+    // read, not copied: both patchers leave it as it is (applyJsonPatch works on a copy, mergePatch
+    // copies what it changes), and update() stores a copy of what they give back
+    const current = this.mustPeek(t, namespace, name);
     const patch = parseJson(ctx.raw);
     let patched: unknown;
     if (type === 'application/json-patch+json') {
@@ -1562,39 +1586,64 @@ export class FakeKubeApiServer {
   }
 
   private mustGet(t: ResolvedType, namespace: string | undefined, name: string): Obj {
+    return clone(this.mustPeek(t, namespace, name));
+  }
+
+  /** The stored object itself, not a copy: for reading only (stored objects are replaced, never changed). */
+  private mustPeek(t: ResolvedType, namespace: string | undefined, name: string): Obj {
     const obj = this.bucket(t).get(objectKey(namespace, name));
     if (!obj) throw errors.notFound(t, name);
-    return clone(obj);
+    return obj;
   }
 
   /** Matching objects in etcd key order (namespace/name, byte-wise). */
   private select(t: ResolvedType, namespace: string | undefined, labels: LabelRequirement[], fields: FieldRequirement[]): Obj[] {
-    return [...this.bucket(t).values()]
-      .filter((o) => namespace === undefined || metaOf(o).namespace === namespace)
-      .filter((o) => matchesLabels(labels, o) && matchesFields(fields, o))
-      .sort((a, b) => (keyOf(a) < keyOf(b) ? -1 : keyOf(a) > keyOf(b) ? 1 : 0));
+    const bucket = this.bucket(t);
+    const selected: Obj[] = [];
+    for (const key of this.keysInOrder(t)) {
+      const o = bucket.get(key) as Obj;
+      if ((namespace === undefined || metaOf(o).namespace === namespace) && matchesLabels(labels, o) && matchesFields(fields, o)) selected.push(o);
+    }
+    return selected;
   }
 
-  /** Writes (create or update) with a new resourceVersion; emits ADDED or MODIFIED. */
+  /** The type's keys in etcd order (namespace/name, byte-wise). */
+  private keysInOrder(t: ResolvedType): string[] {
+    let keys = this.sortedKeys.get(t.id);
+    if (!keys) {
+      keys = [...this.bucket(t).keys()].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+      this.sortedKeys.set(t.id, keys);
+    }
+    return keys;
+  }
+
+  /**
+   * Writes (create or update) with a new resourceVersion; emits ADDED or MODIFIED. Takes `obj`
+   * as its own (callers pass a copy nobody else holds) and answers the stored object itself:
+   * callers serialise it or copy it, never change it.
+   */
   private store(t: ResolvedType, obj: Obj, prev: Obj | undefined): Obj {
     this.rv += 1;
-    const stored = clone(obj);
+    const stored = obj;
     metaOf(stored).resourceVersion = String(this.rv);
-    this.bucket(t).set(keyOf(stored), stored);
+    const key = keyOf(stored);
+    const bucket = this.bucket(t);
+    if (!bucket.has(key)) this.sortedKeys.delete(t.id);
+    bucket.set(key, stored);
     this.emit(t, prev ? 'MODIFIED' : 'ADDED', stored, prev);
-    return clone(stored);
+    return stored;
   }
 
-  /** Removes with a new resourceVersion; emits DELETED with the last state. */
+  /** Removes with a new resourceVersion; emits DELETED with the last state (answered, not to be changed). */
   private storeDelete(t: ResolvedType, current: Obj): Obj {
     const key = keyOf(current);
     const prev = this.bucket(t).get(key);
-    this.bucket(t).delete(key);
+    if (this.bucket(t).delete(key)) this.sortedKeys.delete(t.id);
     this.rv += 1;
     const last = clone(prev ?? current);
     metaOf(last).resourceVersion = String(this.rv);
     this.emit(t, 'DELETED', last, prev);
-    return clone(last);
+    return last;
   }
 
   private emit(t: ResolvedType, type: WatchEventType, object: Obj, prev: Obj | undefined): void {
@@ -1689,8 +1738,9 @@ export class FakeKubeApiServer {
   private sendJson(ctx: Ctx, status: number, body: unknown, headers: Record<string, string> = {}): void {
     ctx.call.status = status;
     if (ctx.res.headersSent || ctx.res.destroyed) return;
-    ctx.res.writeHead(status, { 'Content-Type': 'application/json', 'Cache-Control': 'no-cache, private', ...headers });
-    ctx.res.end(`${JSON.stringify(body)}\n`);
+    const text = `${JSON.stringify(body)}\n`;
+    ctx.res.writeHead(status, { 'Content-Type': 'application/json', 'Cache-Control': 'no-cache, private', ...headers, 'Content-Length': String(Buffer.byteLength(text)) });
+    ctx.res.end(text);
   }
 
   private sendText(ctx: Ctx, status: number, body: string, headers: Record<string, string> = {}): void {
@@ -1704,8 +1754,9 @@ export class FakeKubeApiServer {
     const apiError = err instanceof ApiError ? err : errors.internal(err instanceof Error ? err.message : String(err));
     if (call) call.status = apiError.code;
     if (res.headersSent || res.destroyed) return;
-    res.writeHead(apiError.code, { 'Content-Type': 'application/json', 'Cache-Control': 'no-cache, private', ...apiError.headers });
-    res.end(`${JSON.stringify(apiError.toStatus())}\n`);
+    const text = `${JSON.stringify(apiError.toStatus())}\n`;
+    res.writeHead(apiError.code, { 'Content-Type': 'application/json', 'Cache-Control': 'no-cache, private', ...apiError.headers, 'Content-Length': String(Buffer.byteLength(text)) });
+    res.end(text);
   }
 
   // ---- small helpers ------------------------------------------------------------------------------

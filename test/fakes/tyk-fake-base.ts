@@ -6,7 +6,7 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { FaultBook, type FaultHandle, type FaultSpec, withholdResponse } from './faults.js';
-import { CallLog, isWriteTo, parseLoose, readBody } from './http-plumbing.js';
+import { CallLog, isWriteTo, readBody, setBody } from './http-plumbing.js';
 
 export interface CallRecord {
   method: string;
@@ -105,7 +105,7 @@ export abstract class TykFakeBase {
       query: Object.fromEntries(url.searchParams),
       status: 0,
     };
-    if (raw !== '') call.body = parseLoose(raw);
+    setBody(call, raw);
     this.callLog.push(call);
     const write = this.isWrite(call);
     if (write) this.peakWrites = Math.max(this.peakWrites, ++this.writesInFlight);

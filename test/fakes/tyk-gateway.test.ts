@@ -396,6 +396,21 @@ t.test('back-door edits and removals', async (tt) => {
   gw.editFile('api', 'httpbin', (api) => ({ ...api, name: 'file edit' }));
   gw.reloadNow();
   tt.equal((await call(gw, 'GET', '/tyk/apis/httpbin')).body.name, 'file edit');
+  gw.editFile('api', 'httpbin', (api) => {
+    api.name = 'file edited in place';
+  });
+  tt.equal((await call(gw, 'GET', '/tyk/apis/httpbin')).body.name, 'file edit', 'a file edit waits for a reload');
+  gw.reloadNow();
+  tt.equal((await call(gw, 'GET', '/tyk/apis/httpbin')).body.name, 'file edited in place', 'the next reload loads the edited file');
+  gw.editLoaded('api', 'httpbin', (api) => {
+    api.name = 'loaded edit';
+  });
+  gw.reloadNow();
+  tt.same(
+    (await call(gw, 'GET', '/tyk/apis')).body.map((a: JsonObject) => a.name),
+    ['file edited in place'],
+    'a reload of an unchanged file loads it as the file says, not as the last loaded edit left it',
+  );
 
   tt.equal(gw.removeLoaded('api', 'httpbin'), true);
   tt.equal((await call(gw, 'GET', '/tyk/apis/httpbin')).status, 404);
