@@ -56,7 +56,7 @@ export interface Carried {
   visible: boolean;
   observedBody?: JsonObject | null;
   observedHash?: string;
-  /** hashOf the whole read-back (for a sharded run's snapshot) */
+  /** the whole read-back's identity, its listed bytes' digest or its hashOf (for a sharded run's snapshot) */
   observedWholeHash?: string;
   /** the read-back's differences from the upsert's body (sentFieldDifferences) */
   differences?: readonly FieldDifference[];

@@ -167,7 +167,7 @@ async function takeSnapshot(ctx: RunContext, targets: readonly GatewayTarget[], 
       try {
         // the portal's lists answer by id (portal.ts), the others are read item by item
         if (isPortalGatewayKind(kind)) for (const [id, body] of await gateway.list(kind)) listing.add(id, body);
-        else await gateway.list(kind, (id, item) => listing.add(id, item.body()));
+        else await gateway.list(kind, (id, item) => listing.add(id, item.body(), item.digest));
         listing.keep();
       } catch (err) {
         ctx.runError(`snapshot ${kind} of gateway ${sharing.map((t) => t.name).join(', ')}`, err);

@@ -47,6 +47,7 @@ import { type GraphqlResolution, type GraphRef, type GraphsRead, graphRefOf, res
 import { hashOf, isLegacyHash, managedHash } from './hash.js';
 import { defaultId, gatewayIdFor } from './ids.js';
 import { type ApiKindName, type ApiRef, apiKey, nsName, referencingPolicies } from './links.js';
+import type { AheadItem, AheadList, ListsAhead } from './list-ahead.js';
 import { getLimit } from './list-sizes.js';
 import { configMapRefOf, oasDocumentOf, oasIdOf, oasStatusFields, tykOasPayload } from './oas-payload.js';
 import type { MemoAnswer, MemoReading } from './observed-memo.js';
@@ -208,6 +209,8 @@ export interface LoadContext {
   readonly portal?: PortalLoad;
   /** a shard run's first decision: observed state from the tick's snapshot where it has it (never under a lock) */
   readonly snapshot?: SnapshotReader;
+  /** a full run's first decision: gateway lists started before the API server was read (list-ahead.ts) */
+  readonly listsAhead?: ListsAhead;
 }
 
 type Draft = { -readonly [K in keyof Loaded]: Loaded[K] };
@@ -228,7 +231,7 @@ export async function loadState(ctx: RunContext, objects: readonly Found[], lc: 
   const graphs = await loadGraphs(ctx, drafts);
   if (lc.portal) await lc.portal.prepare(drafts);
   await forEachYielding(drafts, (d) => computeDesired(d, lc, secrets, configMaps, graphs));
-  await loadObserved(ctx, drafts, lc.preferList, lc.snapshot);
+  await loadObserved(ctx, drafts, lc.preferList, lc.snapshot, lc.listsAhead);
   await checkCertificates(ctx, drafts);
   const policies = lc.policies;
   for (const d of drafts) if (isApiKind(d.kind)) d.referencedBy = policies === undefined ? null : referencingPolicies(apiRefOf(d.ref), policies);
@@ -604,9 +607,19 @@ export interface ObservedRead {
   readonly readBack?: { readonly sent: JsonObject | undefined; readonly sentKey?: string };
 }
 
+/** A summarized read's recorded hash when it is a legacy (whole-object) one: the memo keys answers by it too. */
+function legacyOf(read: ObservedRead): string | undefined {
+  const recorded = read.summarize?.recorded;
+  return recorded !== undefined && isLegacyHash(recorded) ? recorded : undefined;
+}
+
 /** What a read-back takes from the whole echo before it is dropped. */
 export interface ReadBackFacts {
-  /** hashOf the whole echo (a sharded run's snapshot compares it) */
+  /**
+   * The whole echo's identity for a sharded run's snapshot (snapshot.ts compares it): the
+   * SHA-256 digest of its bytes where it was listed (the gateway client computed it anyway),
+   * else hashOf the echo (a GET)
+   */
   readonly wholeHash: string;
   /** the echo's differences from the body sent (sentFieldDifferences) */
   readonly differences: readonly FieldDifference[];
@@ -621,7 +634,7 @@ export type ObservedAnswer = { readonly body: JsonObject | null; readonly hash?:
  * shard run reads one by one unless `preferList`: a LIST would read the whole gateway for a
  * small part of it, once per shard.
  */
-export async function readObserved(ctx: RunContext, reads: readonly ObservedRead[], preferList: boolean): Promise<ObservedAnswer[]> {
+export async function readObserved(ctx: RunContext, reads: readonly ObservedRead[], preferList: boolean, ahead?: ListsAhead): Promise<ObservedAnswer[]> {
   const answers = new Array<ObservedAnswer>(reads.length);
   const getThreshold = ctx.request.shard ? Infinity : ctx.settings.getThreshold;
   const groups = new Map<Gateway, Map<ManagedKind, number[]>>();
@@ -632,13 +645,13 @@ export async function readObserved(ctx: RunContext, reads: readonly ObservedRead
     if (indexes) indexes.push(i);
     else byKind.set(r.kind, [i]);
   });
-  const answerOf = (read: ObservedRead, body: JsonObject | null): ObservedAnswer => {
+  const answerOf = (read: ObservedRead, body: JsonObject | null, digest?: string): ObservedAnswer => {
     if (read.readBack && body) {
       const { sent } = read.readBack;
       return {
         body: slimObserved(read.kind, body),
         hash: observedState(read.id, body, sent).hash,
-        readBack: { wholeHash: hashOf(body), differences: sentFieldDifferences(sent, body) },
+        readBack: { wholeHash: digest ?? hashOf(body), differences: sentFieldDifferences(sent, body) },
       };
     }
     if (!read.summarize || !body) return { body };
@@ -648,7 +661,7 @@ export async function readObserved(ctx: RunContext, reads: readonly ObservedRead
   // an object listed byte for byte as before, read for the same body, answers as it did (observed-memo.ts)
   const answerOfListed = (read: ObservedRead, item: ListedObject, memo: MemoReading | undefined): ObservedAnswer => {
     if (read.readBack) {
-      const answer = answerOf(read, item.body());
+      const answer = answerOf(read, item.body(), item.digest);
       const { sentKey } = read.readBack;
       if (memo && item.digest !== undefined && sentKey !== undefined && 'hash' in answer && answer.body && answer.hash !== undefined) {
         memo.remember(item.digest, sentKey, undefined, { body: answer.body, hash: answer.hash });
@@ -657,9 +670,43 @@ export async function readObserved(ctx: RunContext, reads: readonly ObservedRead
     }
     const sentKey = read.summarize?.sentKey;
     if (!memo || item.digest === undefined || sentKey === undefined) return answerOf(read, item.body());
-    const recorded = read.summarize?.recorded;
-    const legacy = recorded !== undefined && isLegacyHash(recorded) ? recorded : undefined;
-    return memo.answer(item.digest, sentKey, legacy, () => answerOf(read, item.body()) as MemoAnswer);
+    return memo.answer(item.digest, sentKey, legacyOf(read), () => answerOf(read, item.body()) as MemoAnswer);
+  };
+  // an object of a list read ahead: from its kept body, else from the memo; undefined when neither can say
+  const answerOfAhead = (read: ObservedRead, item: AheadItem, memo: MemoReading | undefined): ObservedAnswer | undefined => {
+    const { body, digest } = item;
+    if (body) return answerOfListed(read, { ...(digest !== undefined ? { digest } : {}), body: () => body }, memo);
+    const sentKey = read.summarize?.sentKey;
+    if (read.readBack || !memo || digest === undefined || sentKey === undefined) return undefined;
+    return memo.known(digest, sentKey, legacyOf(read));
+  };
+  // the reads of one gateway and kind from a list read ahead (list-ahead.ts); those it cannot answer are read as usual
+  const fromAhead = async (gw: Gateway, kind: ManagedKind, indexes: readonly number[], byId: ReadonlyMap<string, number[]>, early: Promise<AheadList>): Promise<void> => {
+    const { items, memo } = await early;
+    const again: number[] = [];
+    for (const item of items) {
+      const wanted = byId.get(item.id);
+      if (!wanted) memo?.keep(item.digest);
+      else
+        for (const i of wanted) {
+          const answer = answerOfAhead(reads[i] as ObservedRead, item, memo);
+          if (answer) answers[i] = answer;
+          else again.push(i);
+        }
+    }
+    memo?.done();
+    ctx.deps.listSizes?.seen(gw.name, kind.gatewayKind, items.length);
+    const readAgain = new Set(again);
+    for (const i of indexes) if (!readAgain.has(i)) answers[i] ??= { body: null };
+    if (again.length === 0) return;
+    const more = await readObserved(
+      ctx,
+      again.map((i) => reads[i] as ObservedRead),
+      false,
+    );
+    again.forEach((i, j) => {
+      answers[i] = more[j] as ObservedAnswer;
+    });
   };
   for (const [gw, byKind] of groups) {
     for (const [kind, indexes] of byKind) {
@@ -672,6 +719,11 @@ export async function readObserved(ctx: RunContext, reads: readonly ObservedRead
           else byId.set(id, [i]);
         }
         try {
+          const early = ahead?.take(gw.name, kind.gatewayKind);
+          if (early) {
+            await fromAhead(gw, kind, indexes, byId, early);
+            continue;
+          }
           if (isPortalKind(kind)) {
             // the portal's lists answer the ids asked (portal.ts), they are not read item by item
             const all = await gw.list(kind.gatewayKind);
@@ -714,7 +766,7 @@ export async function readObserved(ctx: RunContext, reads: readonly ObservedRead
  * The observed state of each object with a gateway. Only a readable object that exists or has
  * a record gets one (resolveTarget), and so has an id: desired (computeDesired), else recorded.
  */
-async function loadObserved(ctx: RunContext, drafts: Draft[], preferList: boolean, snapshot: SnapshotReader | undefined): Promise<void> {
+async function loadObserved(ctx: RunContext, drafts: Draft[], preferList: boolean, snapshot: SnapshotReader | undefined, ahead: ListsAhead | undefined): Promise<void> {
   // an object whose Secret could not be read has no desired state and is not decided on
   const all = drafts.filter((d) => d.target !== undefined && d.readError === undefined && !portalObservedWithoutRead(d));
   const wanted = snapshot ? await fromSnapshot(snapshot, all) : all;
@@ -728,6 +780,7 @@ async function loadObserved(ctx: RunContext, drafts: Draft[], preferList: boolea
       summarize: { sent: d.body, recorded: d.record?.observedHash, ...(d.sentKey !== undefined ? { sentKey: d.sentKey } : {}) },
     })),
     preferList,
+    ahead,
   );
   wanted.forEach((d, i) => {
     const answer = answers[i] as ObservedAnswer;
@@ -760,12 +813,13 @@ async function fromSnapshot(snapshot: SnapshotReader, drafts: readonly Draft[]):
       d.observedBody = null;
       continue;
     }
-    // the snapshot hashes the whole object; the record's observedHash is a managed one (hash.ts),
-    // so the snapshot speaks for an object only when it matches the whole read-back the record
-    // kept: then nothing at all changed since (a record of before managed hashes kept the whole
-    // hash as its observedHash). Else the object is read, and its managed hash decides.
+    // the snapshot hashes the whole object (and has its bytes' digest); the record's observedHash
+    // is a managed one (hash.ts), so the snapshot speaks for an object only when it matches the
+    // whole read-back the record kept (a listed one's digest, a GET's hashOf): then nothing at
+    // all changed since (a record of before managed hashes kept the whole hash as its
+    // observedHash). Else the object is read, and its managed hash decides.
     const whole = d.record?.observedWholeHash ?? (d.record && isLegacyHash(d.record.observedHash) ? d.record.observedHash : undefined);
-    if (whole === undefined || whole !== entry.hash) {
+    if (whole === undefined || (whole !== entry.hash && whole !== entry.digest)) {
       rest.push(d);
       continue;
     }

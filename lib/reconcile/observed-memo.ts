@@ -28,28 +28,43 @@ interface Entry extends MemoAnswer {
 export class ObservedMemo {
   private readonly lists = new Map<string, ReadonlyMap<string, Entry>>();
 
+  /** Whether the last complete list of `kind` on `gateway` left answers kept (none where the gateway's client gives no digests). */
+  has(gateway: string, kind: string): boolean {
+    return (this.lists.get(`${gateway}\u0000${kind}`)?.size ?? 0) > 0;
+  }
+
+  /** Drops what the last list of `kind` on `gateway` left (a run that no longer reads there). */
+  forget(gateway: string, kind: string): void {
+    this.lists.delete(`${gateway}\u0000${kind}`);
+  }
+
   /** A reading of one full list of `kind` on `gateway`: `answer` each object, then `done`. */
   reading(gateway: string, kind: string): MemoReading {
     const key = `${gateway}\u0000${kind}`;
     const last = this.lists.get(key);
     const now = new Map<string, Entry>();
+    const known = (digest: string, sentKey: string, legacy: string | undefined): MemoAnswer | undefined => {
+      const entry = now.get(digest) ?? last?.get(digest);
+      if (!entry || entry.sentKey !== sentKey || entry.legacy !== legacy) return undefined;
+      now.set(digest, entry);
+      return { body: entry.body, hash: entry.hash };
+    };
     return {
       answer: (digest, sentKey, legacy, compute) => {
-        const known = now.get(digest) ?? last?.get(digest);
-        if (known && known.sentKey === sentKey && known.legacy === legacy) {
-          now.set(digest, known);
-          return { body: known.body, hash: known.hash };
-        }
+        const kept = known(digest, sentKey, legacy);
+        if (kept) return kept;
         const fresh = compute();
         now.set(digest, { body: Object.freeze(fresh.body), hash: fresh.hash, sentKey, legacy });
         return fresh;
       },
+      knows: (digest) => now.has(digest) || last?.has(digest) === true,
+      known,
       remember: (digest, sentKey, legacy, answer) => {
         now.set(digest, { body: Object.freeze(answer.body), hash: answer.hash, sentKey, legacy });
       },
       keep: (digest) => {
-        const known = digest === undefined ? undefined : last?.get(digest);
-        if (digest !== undefined && known && !now.has(digest)) now.set(digest, known);
+        const entry = digest === undefined ? undefined : last?.get(digest);
+        if (digest !== undefined && entry && !now.has(digest)) now.set(digest, entry);
       },
       done: () => {
         this.lists.set(key, now);
@@ -61,6 +76,10 @@ export class ObservedMemo {
 export interface MemoReading {
   /** The answer for the object of `digest` read for a body of `sentKey` and a legacy recorded hash: kept, else `compute`d and kept. */
   answer(digest: string, sentKey: string, legacy: string | undefined, compute: () => MemoAnswer): MemoAnswer;
+  /** Whether some answer for the object of `digest` is kept (for any body sent). */
+  knows(digest: string): boolean;
+  /** The kept answer for the object of `digest` read for a body of `sentKey` and a legacy recorded hash; undefined when none is kept (nothing is computed). */
+  known(digest: string, sentKey: string, legacy: string | undefined): MemoAnswer | undefined;
   /** Keeps `answer` for the object of `digest` read for a body of `sentKey` (a read-back computed it anyway). */
   remember(digest: string, sentKey: string, legacy: string | undefined, answer: MemoAnswer): void;
   /** The object of `digest` was listed but not read: what the last reading knew of it is kept. */

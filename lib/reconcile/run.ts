@@ -52,6 +52,7 @@ import { runGraphPhase } from './graph-phase.js';
 import { ingressSettings, runIngressPhase } from './ingress.js';
 import { settleTemplates } from './ingress-templates.js';
 import { type ApiRef, accessRefs, apiKey, type NamespacedName, parseApiKey, referencingPolicies } from './links.js';
+import { ListsAhead } from './list-ahead.js';
 import { apiKindOf, apiRefOf, apiResolver, type Found, type Identity, loadDesired, loadOrphans, loadState, type ResolveApi, readObjects } from './load.js';
 import { versionRefsOf } from './oas-payload.js';
 import { statusPatchFailedEvent } from './outcome-events.js';
@@ -242,21 +243,32 @@ async function decidePhase(
   ctx: RunContext,
   { kind, scope, reports, policies, apiPhase, portal }: PhaseInput,
 ): Promise<{ quiet: Done[]; writers: ToWrite[]; decideAll: (batch: readonly Found[], preferList: boolean) => Promise<Planned[]> }> {
+  const listing = scope.all === true || (scope.namespaces ?? []).length > 0;
+  const ahead = await listAhead(ctx, kind, listing);
   const desired = await loadDesired(ctx, kind, scope);
   // orphans only after a complete listing: a record whose resource a failed list lacks proves nothing
   const objects = desired.complete ? [...desired.found, ...(await loadOrphans(ctx, kind, scope, desired.found))] : desired.found;
   const resolveApi = kind === API_DEFINITION || isPortalKind(kind) ? notADependency : await apiResolver(ctx, dependenciesOf(kind, objects), apiPhase);
   // the first decision over a listing may take observed state from a shard's snapshot; a decision under the lock never does
-  const decideAll = async (batch: readonly Found[], preferList: boolean): Promise<Planned[]> => {
+  const decideAll = async (batch: readonly Found[], preferList: boolean, listsAhead?: ListsAhead): Promise<Planned[]> => {
     const snapshot = preferList ? ctx.snapshot : undefined;
-    const loaded = await loadState(ctx, batch, { policies, resolveApi, preferList, ...(portal ? { portal } : {}), ...(snapshot ? { snapshot } : {}) });
+    const loaded = await loadState(ctx, batch, {
+      policies,
+      resolveApi,
+      preferList,
+      ...(portal ? { portal } : {}),
+      ...(snapshot ? { snapshot } : {}),
+      ...(listsAhead ? { listsAhead } : {}),
+    });
     const moment: Moment = { now: ctx.deps.clock.now(), trigger: ctx.request.trigger, backoff: ctx.settings.backoff };
     const planned: Planned[] = [];
     await forEachYielding(loaded, (l) => planned.push({ loaded: l, decision: decide(l, moment) }));
     return planned;
   };
   const limit = { max: ctx.settings.maxDeletesPerRun, used: ctx.deletions };
-  let { planned, deletions, held } = limitDeletions(await decideAll(objects, scope.all === true || (scope.namespaces ?? []).length > 0), limit);
+  let { planned, deletions, held } = limitDeletions(await decideAll(objects, listing, ahead), limit);
+  // a list read ahead that no read took was sent for nothing: the next run lists after, if at all
+  for (const { gateway, kind: gatewayKind } of ahead?.untaken() ?? []) ctx.deps.observedMemo?.forget(gateway, gatewayKind);
   if (held) ctx.log.warn({ kind: kind.kind, deletions, alreadyDeleted: limit.used, max: limit.max }, 'deletions held by MAX_DELETES_PER_RUN');
   else if (await claimTickDeletions(ctx, kind, ctx.deletions + deletions)) ctx.deletions += deletions;
   else planned = holdDeletions(planned, tickLimitError(deletions, limit.max));
@@ -278,6 +290,24 @@ async function decidePhase(
   );
   for (const d of quiet) if (!unreported(d)) reports.push(d.report);
   return { quiet, writers: planned.filter((p) => p.decision.write).map(toWrite), decideAll };
+}
+
+/**
+ * For a full (or namespaces') run's first decision of `kind`: the default gateway's list of it,
+ * started now, before the API server is paged through (list-ahead.ts), where this process has
+ * listed that kind there and kept answers by digest (so this run will list it again, and most
+ * of the list will be known by its bytes; a first run, or a gateway whose client gives no
+ * digests, the Dashboard's, lists after). A shard run takes its tick's snapshot instead; the
+ * portal's kinds are read otherwise.
+ */
+async function listAhead(ctx: RunContext, kind: ManagedKind, listing: boolean): Promise<ListsAhead | undefined> {
+  const memo = ctx.deps.observedMemo;
+  if (!listing || !memo || ctx.snapshot || isPortalKind(kind)) return undefined;
+  const target = await ctx.resolver.byName(undefined);
+  if ('error' in target || !memo.has(target.gateway.name, kind.gatewayKind)) return undefined;
+  const ahead = new ListsAhead();
+  ahead.start(target.gateway, kind.gatewayKind, memo.reading(target.gateway.name, kind.gatewayKind));
+  return ahead;
 }
 
 /**

@@ -4,8 +4,10 @@
  * again, each of them.
  *
  * Per gateway (target name) and gateway kind, per object id: hashOf the whole object as the
- * gateway lists it, compared with the record's observedWholeHash (the whole read-back after our
- * last write: equal, nothing changed; else load.ts reads the object and decides on its managed hash),
+ * gateway lists it and, where the gateway client read its bytes, their SHA-256 digest, either
+ * compared with the record's observedWholeHash (the whole read-back after our last write: a
+ * listed one's digest, a GET's hashOf; equal, nothing changed; else load.ts reads the object
+ * and decides on its managed hash),
  * and the few id fields a status is built from (finalize.ts statusId: a policy's Dashboard
  * `_id`, a portal object's own id). One value per gateway in the store (putBlob), under the
  * run id, with a ttl that outlives every delivery of a shard (SNAPSHOT_TTL_MS).
@@ -36,19 +38,22 @@ export const SNAPSHOT_TTL_MS = 4 * 60 * 60_000;
 export interface SnapshotEntry {
   /** hashOf the whole object as the gateway listed it: compared with the record's observedWholeHash */
   readonly hash: string;
+  /** the SHA-256 digest of its listed bytes (ListedObject.digest), where the client gave one: compared too */
+  readonly digest?: string;
   /** the id fields statuses are built from (finalize.ts statusId), as the gateway had them */
   readonly ids: Readonly<Record<string, string>>;
 }
 
 const VERSION = 1;
 
-/** The stored form: per gateway kind, id → [hash, id fields?]. */
+/** The stored form: per gateway kind, id → [hash, id fields?, digest?]. */
+type StoredEntry = [string, Record<string, string>?, string?];
 interface StoredSnapshot {
   v: number;
   runId: string;
   gateway: string;
   takenAt: string;
-  kinds: Partial<Record<GatewayObjectKind, Record<string, [string, Record<string, string>?]>>>;
+  kinds: Partial<Record<GatewayObjectKind, Record<string, StoredEntry>>>;
 }
 
 export function snapshotKey(runId: string, gateway: string): string {
@@ -80,15 +85,16 @@ export class SnapshotWriter {
    * A listing of `kind` in progress: `add` each object as it is read, then `keep` it. A listing
    * never kept (it failed part-way) is left out of the snapshot.
    */
-  listing(kind: GatewayObjectKind): { add(id: string, body: JsonObject): void; keep(): void } {
+  listing(kind: GatewayObjectKind): { add(id: string, body: JsonObject, digest?: string): void; keep(): void } {
     const fields = idFieldsOf(kind);
-    const out: Record<string, [string, Record<string, string>?]> = {};
+    const out: Record<string, StoredEntry> = {};
     let size = 0;
     return {
-      add: (id, body) => {
+      add: (id, body, digest) => {
         const ids: Record<string, string> = {};
         for (const f of fields) if (typeof body[f] === 'string') ids[f] = body[f];
-        out[id] = Object.keys(ids).length > 0 ? [hashOf(body), ids] : [hashOf(body)];
+        const hash = hashOf(body);
+        out[id] = digest !== undefined ? [hash, ids, digest] : Object.keys(ids).length > 0 ? [hash, ids] : [hash];
         size++;
       },
       keep: () => {
@@ -139,7 +145,7 @@ export class SnapshotReader {
       return undefined;
     }
     const map = new Map<string, SnapshotEntry>();
-    for (const [id, [hash, ids]] of Object.entries(entries)) map.set(id, { hash, ids: ids ?? {} });
+    for (const [id, [hash, ids, digest]] of Object.entries(entries)) map.set(id, { hash, ids: ids ?? {}, ...(typeof digest === 'string' ? { digest } : {}) });
     this.maps.set(cacheKey, map);
     return map;
   }

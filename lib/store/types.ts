@@ -74,8 +74,9 @@ export interface SyncRecord {
    */
   observedHash: string;
   /**
-   * hash of the whole of that report (hashOf): what a sharded full run's snapshot of the
-   * gateway (lib/reconcile/snapshot.ts) is compared with; absent on records from before it
+   * the whole of that report's identity: the SHA-256 digest of its bytes where the read-back
+   * listed it, else its hashOf; what a sharded full run's snapshot of the gateway
+   * (lib/reconcile/snapshot.ts) is compared with; absent on records from before it
    */
   observedWholeHash?: string;
   result: SyncResult;

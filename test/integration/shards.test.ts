@@ -60,6 +60,28 @@ t.test('self-hosted: above SHARD_SIZE, the shards run in the process, one report
   t.equal(w.tyk.writes(), 0);
 });
 
+t.test('records whose read-back was listed (a digest of the bytes) meet the snapshot: the shards read nothing of what did not change', async (t) => {
+  const w = await world(t, { SHARD_SIZE: '100', SHARD_QUEUE_URL: '' });
+  const alpha = seed(w.kube, [['alpha', 90]]);
+  const svc = w.service();
+  const first = await scheduledRun(svc);
+  t.same(first.counts, { synced: 90 }, 'an ordinary full run (90 ≤ SHARD_SIZE), its read-back one list');
+  const [record] = await w.store.getRecords([`ApiDefinition/${alpha[0]}`]);
+  t.match(record?.observedWholeHash, /^[A-Za-z0-9+/]{43}=$/, "the whole echo's identity is its listed bytes' SHA-256 digest");
+  seed(w.kube, [['beta', 30]]);
+  w.tyk.resetCalls();
+  const second = await scheduledRun(svc);
+  t.same(second.counts, { unchanged: 90, synced: 30 }, '120 objects: sharded');
+  t.ok(
+    w.log.some((e) => e.msg === 'sharded full run finished'),
+    'the tick was sharded',
+  );
+  const alphaIds = new Set(alpha.map((k) => Buffer.from(k).toString('base64url')));
+  const alphaGets = w.tyk.calls.filter((c) => c.method === 'GET' && alphaIds.has(decodeURIComponent(c.path.split('/').pop() ?? ''))).length;
+  t.equal(alphaGets, 0, 'no object of the first run was read again: the snapshot spoke for each');
+  t.equal(w.tyk.count('GET', '/tyk/apis'), 1, "the coordinator's one list");
+});
+
 t.test('the count: a namespace with only records left has a shard (its deletions happen); an unwatched one none', async (t) => {
   const w = await world(t, { SHARD_SIZE: '5', SHARD_QUEUE_URL: '', WATCH_NAMESPACE: 'a,gone' });
   seed(w.kube, [

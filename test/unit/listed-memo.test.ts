@@ -108,6 +108,31 @@ t.test('ObservedMemo: the same digest, body and legacy hash answer as before, wi
   t.equal(memo.reading('gw', 'policy').answer('d1', 's2', 'legacy', compute('h6')).hash, 'h6', 'kinds are apart');
 });
 
+t.test('ObservedMemo: knows and known answer from what is kept, computing nothing; has tells a complete reading', async (t) => {
+  const memo = new ObservedMemo();
+  t.equal(memo.has('gw', 'api'), false, 'nothing read yet');
+  const r1 = memo.reading('gw', 'api');
+  r1.answer('d1', 's1', undefined, () => ({ body: { a: 1 }, hash: 'h1' }));
+  t.equal(memo.has('gw', 'api'), false, 'a reading not done is not kept');
+  r1.done();
+  t.equal(memo.has('gw', 'api'), true);
+  t.equal(memo.has('gw', 'policy'), false, 'per kind');
+  memo.reading('dashboard', 'api').done();
+  t.equal(memo.has('dashboard', 'api'), false, 'a complete list that kept no answer (no digests): not had');
+  const r2 = memo.reading('gw', 'api');
+  t.equal(r2.knows('d1'), true, 'a digest of the last complete reading');
+  t.equal(r2.knows('d2'), false);
+  t.same(r2.known('d1', 's1', undefined), { body: { a: 1 }, hash: 'h1' });
+  t.equal(r2.known('d1', 's2', undefined), undefined, 'another body to send: no answer, none computed');
+  t.equal(r2.known('d1', 's1', 'legacy'), undefined, 'another legacy hash: no answer');
+  t.equal(r2.known('d2', 's1', undefined), undefined, 'an unknown digest: no answer');
+  r2.done();
+  t.same(memo.reading('gw', 'api').known('d1', 's1', undefined), { body: { a: 1 }, hash: 'h1' }, 'what known answered is kept by the reading that asked');
+  const r3 = memo.reading('gw', 'api');
+  r3.answer('d3', 's', undefined, () => ({ body: {}, hash: 'h3' }));
+  t.equal(r3.knows('d3'), true, 'what this reading computed is known to it');
+});
+
 t.test('ObservedMemo: only the last complete reading is kept', async (t) => {
   const memo = new ObservedMemo();
   let computed = 0;
