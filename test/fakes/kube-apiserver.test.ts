@@ -667,6 +667,35 @@ t.test('list: pagination across 5 objects with limit 2', async (t) => {
   t.equal(garbage.status, 400);
 });
 
+t.test('list: an object created or deleted between lists takes or leaves its place in the order; an update keeps it', async (t) => {
+  const fake = await start(t);
+  for (const name of ['a', 'c', 'e']) await create(fake, name);
+  const names = async (): Promise<string[]> => (await api(fake, 'GET', `${coll('default')}`)).body.items.map((i: Json) => i.metadata.name);
+  t.same(await names(), ['a', 'c', 'e']);
+  await create(fake, 'b');
+  await create(fake, 'd');
+  t.same(await names(), ['a', 'b', 'c', 'd', 'e'], 'created after a list: in their places');
+  t.equal((await api(fake, 'DELETE', `${coll('default')}/c`)).status, 200);
+  t.same(await names(), ['a', 'b', 'd', 'e'], 'deleted after a list: gone from the next');
+  const patched = await api(fake, 'PATCH', `${coll('default')}/d`, { body: { spec: { name: 'd', active: false } }, contentType: 'application/merge-patch+json' });
+  t.equal(patched.status, 200);
+  const items = (await api(fake, 'GET', `${coll('default')}`)).body.items;
+  t.same(
+    items.map((i: Json) => i.metadata.name),
+    ['a', 'b', 'd', 'e'],
+    'an update keeps its place',
+  );
+  t.equal(items[2].spec.active, false, 'and the list shows it as updated');
+  const page = await api(fake, 'GET', `${coll('default')}?limit=2`);
+  await create(fake, 'bb');
+  const rest = await api(fake, 'GET', `${coll('default')}?limit=10&continue=${encodeURIComponent(page.body.metadata.continue)}`);
+  t.same(
+    rest.body.items.map((i: Json) => i.metadata.name),
+    ['bb', 'd', 'e'],
+    'a page after a create starts where the last one ended (no consistent snapshot, as the header says)',
+  );
+});
+
 t.test('list: metadata only when asked for a PartialObjectMetadataList (KubeClient: ListOptions.metadataOnly, paged)', async (t) => {
   const fake = await start(t);
   for (const [ns, name] of [
