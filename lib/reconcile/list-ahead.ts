@@ -1,21 +1,22 @@
 /**
  * A gateway's full list started ahead of the reads it will answer. A full run's first decision
  * lists every page of the API server before it knows what to read on the gateway, then lists
- * the gateway: one after the other. Where the last full run of a kind listed a gateway (it will
- * very likely list it again), the run starts that list first and pages through the API server
- * while the list arrives; readObserved then answers the reads from it.
+ * the gateway: one after the other. Where this process has listed a kind on a gateway before and
+ * kept answers by digest (so the run will very likely list it again, and know most of it by its
+ * bytes), the run starts that list first and pages through the API server while the list
+ * arrives; readObserved then answers the reads from it (run.ts listAhead, load.ts fromAhead).
  *
  * The list's objects are kept small until the reads are known: an object the ObservedMemo knows
  * by its digest keeps its id and digest only; another keeps its parsed body too, up to
  * `maxBodies` of them (past that, id and digest only).
  *
- * Guarantees: one list request, as the list readObserved would have sent (never a second one
- * for the same reads); a read it cannot answer (neither a kept body nor the memo's answer for
- * the body the run would send) is handed back to be read the usual way, never guessed; a list
- * that failed fails the reads it covers, as a later list would (the error is raised where the
- * reads take it, never unhandled); an object a complete list lacks is absent.
- * Memory: an id and a digest per listed object, at most `maxBodies` parsed bodies.
- */
+ * Guarantees: it is the one list readObserved would have sent; a read it cannot answer (neither
+ * a kept body nor the memo's answer for the body the run would send) is handed back and read
+ * the usual way (a GET each for a few, a list for many), never guessed; a list that failed fails
+ * the reads it covers, as a later list would (the error is raised where the reads take it, never
+ * unhandled); an object a complete list lacks is absent; a list no read takes is reported
+ * (`untaken`), so that it is not sent again.
+ * Memory: an id and a digest per listed object, at most `maxBodies` parsed bodies. */
 import type { Gateway, GatewayObjectKind, JsonObject } from '../gateway/types.js';
 import type { MemoReading } from './observed-memo.js';
 
