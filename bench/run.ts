@@ -168,6 +168,8 @@ const PROFILE_STORM = process.env.BENCH_PROFILE_STORM;
 const PROFILE_FAKES = process.env.BENCH_PROFILE_FAKES;
 /** which phase BENCH_PROFILE_FAKES profiles: first (the default) or storm */
 const PROFILE_FAKES_PHASE = process.env.BENCH_PROFILE_FAKES_PHASE ?? 'first';
+const PROFILE_FAKES_FIRST = PROFILE_FAKES !== undefined && PROFILE_FAKES_PHASE === 'first';
+const PROFILE_FAKES_STORM = PROFILE_FAKES !== undefined && PROFILE_FAKES_PHASE === 'storm';
 const PAGE_SIZE = 500; // KubeClient's default
 const STEADY_RUNS = 3;
 const DRIFT_EVERY = 100; // 1%
@@ -188,7 +190,13 @@ const TARGET = {
   stormP99Ms: 100,
 };
 
-if (!Number.isInteger(N) || N < 1) throw new Error(`BENCH_N must be a positive integer, not ${process.env.BENCH_N}`);
+/** A bad setting: one line naming it, no stack trace, exit 2. */
+function badSetting(message: string): never {
+  console.error(`bench: ${message}`);
+  process.exit(2);
+}
+if (!Number.isInteger(N) || N < 1) badSetting(`BENCH_N must be a positive integer, not ${process.env.BENCH_N}`);
+if (PROFILE_FAKES_PHASE !== 'first' && PROFILE_FAKES_PHASE !== 'storm') badSetting(`BENCH_PROFILE_FAKES_PHASE must be first or storm, not ${PROFILE_FAKES_PHASE}`);
 
 setFlagsFromString('--expose-gc');
 const gc = runInNewContext('gc') as () => void;
@@ -843,14 +851,14 @@ async function main(): Promise<number> {
     const run = (): Promise<Phase> => fullRun(bench, service);
 
     console.log(`phase first ...${PROFILE_FIRST ? ` (under the CPU profiler: its times include the profiler's overhead) → ${PROFILE_FIRST}` : ''}`);
-    if (PROFILE_FAKES && PROFILE_FAKES_PHASE === 'first') await fakes.call('profileStart');
+    if (PROFILE_FAKES_FIRST) await fakes.call('profileStart');
     const first = PROFILE_FIRST
       ? await profiled(resolve(PROFILE_FIRST), run).then((r) => {
           firstProfile = r.summary;
           return r.value;
         })
       : await run();
-    if (PROFILE_FAKES && PROFILE_FAKES_PHASE === 'first') fakesProfile = await fakes.call('profileStop', { file: resolve(PROFILE_FAKES) });
+    if (PROFILE_FAKES_FIRST) fakesProfile = await fakes.call('profileStop', { file: resolve(PROFILE_FAKES as string) });
 
     console.log('phase steady (interleaved with the floor) ...');
     await floorRun(floor); // warm-up, unmeasured
@@ -905,9 +913,9 @@ async function main(): Promise<number> {
       );
       const helper = storm;
       const measureStorm = async (): Promise<StormPhase> => {
-        if (PROFILE_FAKES && PROFILE_FAKES_PHASE === 'storm') await fakes.call('profileStart');
+        if (PROFILE_FAKES_STORM) await fakes.call('profileStart');
         const result = await stormPhase(bench, helper, script, webhookUrl, endpoints.usersUrl);
-        if (PROFILE_FAKES && PROFILE_FAKES_PHASE === 'storm') fakesProfile = await fakes.call('profileStop', { file: resolve(PROFILE_FAKES) });
+        if (PROFILE_FAKES_STORM) fakesProfile = await fakes.call('profileStop', { file: resolve(PROFILE_FAKES as string) });
         return result;
       };
       stormResult = PROFILE_STORM

@@ -30,17 +30,17 @@ export class ObservedMemo {
 
   /** Whether the last complete list of `kind` on `gateway` left answers kept (none where the gateway's client gives no digests). */
   has(gateway: string, kind: string): boolean {
-    return (this.lists.get(`${gateway}\u0000${kind}`)?.size ?? 0) > 0;
+    return (this.lists.get(listKey(gateway, kind))?.size ?? 0) > 0;
   }
 
   /** Drops what the last list of `kind` on `gateway` left (a run that no longer reads there). */
   forget(gateway: string, kind: string): void {
-    this.lists.delete(`${gateway}\u0000${kind}`);
+    this.lists.delete(listKey(gateway, kind));
   }
 
   /** A reading of one full list of `kind` on `gateway`: `answer` each object, then `done`. */
   reading(gateway: string, kind: string): MemoReading {
-    const key = `${gateway}\u0000${kind}`;
+    const key = listKey(gateway, kind);
     const last = this.lists.get(key);
     const now = new Map<string, Entry>();
     const known = (digest: string, sentKey: string, legacy: string | undefined): MemoAnswer | undefined => {
@@ -71,6 +71,10 @@ export class ObservedMemo {
       },
     };
   }
+}
+
+function listKey(gateway: string, kind: string): string {
+  return `${gateway}\u0000${kind}`;
 }
 
 export interface MemoReading {

@@ -747,12 +747,15 @@ export function loadOas(apis: Map<string, JsonObject>, files: Map<string, JsonOb
 }
 
 export function loadKind(kind: Kind, files: Map<string, JsonObject>): JsonObject[] {
+  return [...files.keys()].sort().map((key) => loadFile(kind, key, files.get(key) ?? {}));
+}
+
+/** One file as a reload loads it: its defaults filled, its id the key it is stored under when it has none. */
+function loadFile(kind: Kind, key: string, file: JsonObject): JsonObject {
   const idField = KINDS[kind].idField;
-  return [...files.keys()].sort().map((key) => {
-    const spec = fillDefaults(kind, files.get(key) ?? {});
-    if (str(spec[idField]) === '') spec[idField] = key;
-    return spec;
-  });
+  const spec = fillDefaults(kind, file);
+  if (str(spec[idField]) === '') spec[idField] = key;
+  return spec;
 }
 
 // ---------------------------------------------------------------------------
@@ -907,8 +910,7 @@ class FakeTyk extends TykFakeBase {
   private loadedForm(key: string, file: JsonObject): JsonObject {
     const known = this.loadedApiOf.get(file);
     if (known !== undefined) return known;
-    const spec = fillDefaults('api', file);
-    if (str(spec.api_id) === '') spec.api_id = key;
+    const spec = loadFile('api', key, file);
     if (str(spec.id) === '') spec.id = this.objectIdFor(str(spec.api_id));
     this.loadedApiOf.set(file, spec);
     return spec;
