@@ -4,7 +4,11 @@
  * GatewayUnavailableError naming the target. The request headers, which carry the secret,
  * never reach the error. Every call, answered or not, is told to the client's observer (the
  * metrics) with its method, outcome and wall time; an observer that throws is ignored.
- * `answerMessage` is what an error answer says, for error messages.
+ * `answerMessage` is what an error answer says, for error messages; `isAuthorisationFailure`
+ * whether an answer refuses the credentials (401, or a 403 that says so: Tyk Gateway's "invalid
+ * or missing key", the Dashboard's "Not authorised" and "access denied ... permission"), as
+ * opposed to a 403 that refuses the request itself (a Dashboard's "Request body malformed", or
+ * its portal's documentation while the organisation has no catalogue).
  */
 import { GatewayUnavailableError } from '../errors.js';
 import { isObject, nonEmpty } from '../guards.js';
@@ -46,4 +50,11 @@ export async function gatewayCall(target: CallTarget, req: HttpRequest): Promise
 export function answerMessage(res: HttpResponse, field: string): string {
   const m = isObject(res.json) ? nonEmpty(res.json[field]) : undefined;
   return m ?? (res.text.slice(0, 200).replace(/\s+/g, ' ').trim() || 'no message');
+}
+
+const AUTHORISATION_FAILURE = /not authori[sz]ed|access denied|permission|invalid or missing key|administrative access|unauthori[sz]ed|forbidden/i;
+
+/** Whether an answer refuses the credentials rather than the request (see the header). */
+export function isAuthorisationFailure(status: number, message: string): boolean {
+  return status === 401 || (status === 403 && AUTHORISATION_FAILURE.test(message));
 }

@@ -57,7 +57,7 @@ import { type CertificateStore, certificateId, type Uploaded } from './certifica
 import { ListedIds } from './listed-ids.js';
 import { oasApiId, withOasId } from './oas.js';
 import { isPortalGatewayKind, portalUnsupported } from './portal.js';
-import { answerMessage, type CallTarget, type GatewayObserver, gatewayCall } from './transport.js';
+import { answerMessage, type CallTarget, type GatewayObserver, gatewayCall, isAuthorisationFailure } from './transport.js';
 import { GATEWAY_OBJECT_NAMES, type Gateway, type GatewayObjectKind, type JsonObject, type ListVisitor, type UpsertHint } from './types.js';
 
 export interface TykGatewayOptions {
@@ -329,7 +329,7 @@ export class TykGatewayClient implements Gateway, CertificateStore {
     this.throwIfUnsupported(res, what, kind);
     const message = answerMessage(res, 'message');
     if (res.status === 400) throw new GatewayRejectedError(400, `${what}: rejected by the gateway: ${message}`);
-    if (res.status === 403) throw new GatewayApiError(403, `${what}: 403 ${message} (check TYK_AUTH)`);
+    if (isAuthorisationFailure(res.status, message)) throw new GatewayApiError(res.status, `${what}: ${res.status} ${message} (check TYK_AUTH)`);
     throw new GatewayApiError(res.status, `${what}: ${res.status} ${message}`);
   }
 

@@ -3,49 +3,62 @@
  * portal kinds of the Gateway interface ('portal-catalogue', 'portal-configuration',
  * 'portal-description'; ids and bodies: ./portal.ts).
  *
- * Calls (Tyk's "API Publishing Endpoints" and "Portal Configuration" pages of the classic portal
- * API, and Tyk Operator's client, which used the same routes): GET/POST/PUT
- * /api/portal/catalogue (one catalogue per organisation: `{id, org_id, email, apis: [...]}`, each
- * entry keyed by `policy_id`); POST /api/portal/documentation `{api_id, doc_type,
- * documentation}`, whose answer's Message is the new documentation's id; DELETE
- * /api/portal/documentation/{id}; GET/POST/PUT /api/portal/configuration (one per organisation).
- * Writes answer `{"Status":"OK","Message":...,"Meta":null}`; a create's Message is the new id.
- * Every call goes through the client's transport (Authorization, timeout, errors without the key).
+ * Calls, as tyk-dashboard-sdk-swagger.yml documents the catalogue and documentation routes (the
+ * Dashboard API 5.4 its SDK is generated from) and Tyk's "Portal Configuration" page the
+ * configuration's: GET/POST/PUT /api/portal/catalogue (one catalogue per organisation: `{id,
+ * org_id, email, apis: [...]}`, each entry keyed by `policy_id`); POST /api/portal/documentation
+ * `{api_id, doc_type, documentation}`, whose answer's Message is the new documentation's id;
+ * DELETE /api/portal/documentation/{id}; GET/POST/PUT /api/portal/configuration (one per
+ * organisation). Writes answer `{"Status":"OK","Message":...,"Meta":null}`; a create's Message is
+ * the new id. Every call goes through the client's transport (Authorization, timeout, errors
+ * without the key).
  *
  * - Absent: a GET of the catalogue or the configuration of an organisation that has none is a
  *   404 in the Dashboard's own error shape (`Status: "Error"`; Tyk Operator creates them on that
  *   404). The message is not documented, so it is not compared; a 404 without the Dashboard's
- *   shape (a proxy's page) is an error, never "absent".
+ *   shape (a proxy's page) is an error, never "absent". The catalogue is read as one object (what
+ *   Dashboards answer, and Tyk Operator decoded) or as a list of at most one (the SDK swagger's
+ *   schema); an empty list is "absent".
+ * - A fresh organisation: the Dashboard refuses documentation (403, "no catalogue added yet")
+ *   until the organisation has a catalogue. So a write whose entries carry documentation, to an
+ *   organisation without a catalogue, first creates an empty one (POST; one created meanwhile is
+ *   as good), then uploads the documentation, then puts the entries in it (PUT): the first
+ *   catalogue is made in one run. A 403 to an upload that does not refuse the key (the catalogue
+ *   was removed since it was read) is met the same way, once: the catalogue is read, created when
+ *   it is gone, and the upload sent again; when the catalogue was there, the 403 refuses what we
+ *   sent (GatewayRejectedError), and is never reported as a TYK_AUTH problem.
  * - Catalogue slices: `get(id)` reads the catalogue and answers `{id: <the catalogue's id>, apis:
  *   [the entries under the id's policy ids, in that order]}`; null when the organisation has no
  *   catalogue, or none of those entries (an empty id: when it has no catalogue). `list` reads the
  *   catalogue once and answers any slice id the same way (iterating it yields nothing: slice ids
  *   are the caller's).
- * - Catalogue writes (upsert, remove) are read-modify-write of the whole catalogue, one at a time
- *   in this client (two slices written in one run never lose each other's entries; writes from
- *   another process meanwhile can, and the next run finds that as drift). An upsert uploads the
- *   documentation of each entry that has `docs`, puts the entries in place (an entry already
- *   there keeps its position; new ones go last), drops the released and taken-over entries,
- *   keeps every other entry as the Dashboard had it, and sends one PUT (POST when the
- *   organisation has no catalogue yet; a POST refused because one was created meanwhile is
- *   followed by a read and a PUT). Then the documentation the replaced or dropped entries
- *   pointed to, and that no entry points to any more, is deleted. A remove drops the slice's
- *   entries (no write when there are none) and deletes their documentation the same way.
- *   Documentation deletes are best effort: a failure leaves an unreferenced document, nothing
- *   else. When the catalogue write fails, the documentation just uploaded is deleted again.
+ * - Catalogue writes (upsert, remove) are read-modify-write of the whole catalogue (a PUT
+ *   replaces every entry, as the swagger says), one at a time in this client (two slices written
+ *   in one run never lose each other's entries; writes from another process meanwhile can, and
+ *   the next run finds that as drift). An upsert uploads the documentation of each entry that has
+ *   `docs`, puts the entries in place (an entry already there keeps its position; new ones go
+ *   last), drops the released and taken-over entries, keeps every other entry as the Dashboard
+ *   had it, and sends one PUT (POST when the organisation has no catalogue yet and nothing is to
+ *   be uploaded; a POST refused because one was created meanwhile is followed by a read and a
+ *   PUT). Then the documentation the replaced or dropped entries pointed to, and that no entry
+ *   points to any more, is deleted. A remove drops the slice's entries (no write when there are
+ *   none) and deletes their documentation the same way. Documentation deletes are best effort: a
+ *   failure leaves an unreferenced document, nothing else. When the catalogue write fails, the
+ *   documentation just uploaded is deleted again.
  * - Documentation cannot be read back (the API has no GET for it), so an entry's documentation is
  *   uploaded again with every write of the entry.
  * - Configuration: PUT with the Dashboard's `id` and `org_id` when it has one, else POST; remove
  *   sends nothing (the API has no DELETE for it; the configuration stays, as with Tyk Operator).
  * - Descriptions: nothing is sent or read; every id reads as `{}`.
- * Throws what the client's transport throws: GatewayRejectedError (400: the Dashboard refused
- * what we sent), GatewayApiError, GatewayUnavailableError; InvalidSpecError for an id that is not
- * a catalogue id (a bug, not an input).
+ * Throws what the client's transport throws: GatewayRejectedError (400, or a 403 that is not about
+ * the key: the Dashboard refused what we sent), GatewayApiError, GatewayUnavailableError;
+ * InvalidSpecError for an id that is not a catalogue id (a bug, not an input).
  */
-import { GatewayApiError, InvalidSpecError } from '../errors.js';
+import { GatewayApiError, GatewayRejectedError, InvalidSpecError } from '../errors.js';
 import { isObject, nonEmpty } from '../guards.js';
 import type { HttpResponse } from '../http.js';
 import { type CatalogueWrite, catalogueEntryIds, type EntryDocs, PORTAL_CONFIGURATION_ID } from './portal.js';
+import { answerMessage, isAuthorisationFailure } from './transport.js';
 import type { GatewayObjectKind, JsonObject } from './types.js';
 
 const CATALOGUE = '/api/portal/catalogue';
@@ -184,7 +197,8 @@ export class DashboardPortal {
     const res = await this.dash.call('GET', CATALOGUE);
     if (res.status === 404 && this.dash.isDashboardError(res)) return null;
     this.dash.expect2xx(res, 'get portal catalogue', false);
-    const doc = res.json;
+    if (Array.isArray(res.json) && res.json.length === 0) return null;
+    const doc = Array.isArray(res.json) && res.json.length === 1 ? res.json[0] : res.json;
     const apis = isObject(doc) ? (doc.apis ?? []) : undefined;
     const id = isObject(doc) ? nonEmpty(doc.id) : undefined;
     if (!isObject(doc) || id === undefined || !Array.isArray(apis) || !apis.every(isObject)) {
@@ -195,6 +209,8 @@ export class DashboardPortal {
 
   private async writeSlice(ids: readonly string[], write: CatalogueWrite): Promise<void> {
     let cat = await this.readCatalogue();
+    // a fresh organisation: no documentation is taken before the catalogue exists (see the header)
+    if (cat === null && write.apis.some((entry) => docsOf(entry) !== undefined)) cat = await this.createEmptyCatalogue(write);
     const uploaded: string[] = [];
     try {
       const desired = new Map<string, JsonObject>();
@@ -204,8 +220,10 @@ export class DashboardPortal {
         // without docs, a documentation id the resource gives itself (Tyk Operator's deprecated field) is kept
         let documentation = typeof rest.documentation === 'string' ? rest.documentation : '';
         if (docs) {
-          documentation = await this.uploadDocumentation(policyIdOf(entry), docs);
+          const up = await this.uploadDocumentation(policyIdOf(entry), docs, write);
+          documentation = up.id;
           uploaded.push(documentation);
+          if (up.madeCatalogue) cat = up.madeCatalogue;
         }
         desired.set(policyIdOf(entry), { ...rest, documentation });
       }
@@ -253,12 +271,40 @@ export class DashboardPortal {
     return true;
   }
 
-  private async uploadDocumentation(policyId: string, docs: EntryDocs): Promise<string> {
-    const res = await this.dash.call('POST', DOCUMENTATION, { api_id: policyId, doc_type: docs.doc_type, documentation: docs.documentation });
-    this.dash.expect2xx(res, `upload portal documentation for policy ${policyId}`);
+  /**
+   * POSTs the organisation's first catalogue, empty (owner email and organisation as `write` says),
+   * and answers it as read back; one created meanwhile (the POST refused) is as good.
+   */
+  private async createEmptyCatalogue(write: CatalogueWrite): Promise<Catalogue> {
+    const res = await this.dash.call('POST', CATALOGUE, { ...(write.org_id ? { org_id: write.org_id } : {}), ...(write.email !== undefined ? { email: write.email } : {}), apis: [] });
+    if (!((res.status === 400 || res.status === 409) && this.dash.isDashboardError(res))) this.dash.expect2xx(res, 'create portal catalogue');
+    const cat = await this.readCatalogue();
+    if (cat === null) throw new GatewayApiError(res.status, 'create portal catalogue: the Dashboard accepted it, then had no catalogue');
+    return cat;
+  }
+
+  /**
+   * Uploads documentation and answers its id, and the catalogue it had to make first when the
+   * organisation had none any more (a 403 that does not refuse the key is met once: see the header).
+   */
+  private async uploadDocumentation(policyId: string, docs: EntryDocs, write: CatalogueWrite): Promise<{ id: string; madeCatalogue?: Catalogue }> {
+    const what = `upload portal documentation for policy ${policyId}`;
+    const body = { api_id: policyId, doc_type: docs.doc_type, documentation: docs.documentation };
+    let res = await this.dash.call('POST', DOCUMENTATION, body);
+    let madeCatalogue: Catalogue | undefined;
+    if (res.status === 403 && this.dash.isDashboardError(res) && !isAuthorisationFailure(res.status, answerMessage(res, 'Message'))) {
+      if ((await this.readCatalogue()) === null) {
+        madeCatalogue = await this.createEmptyCatalogue(write);
+        res = await this.dash.call('POST', DOCUMENTATION, body);
+      }
+      const message = answerMessage(res, 'Message');
+      if (res.status === 403 && !isAuthorisationFailure(res.status, message))
+        throw new GatewayRejectedError(403, `${what}: refused by the Dashboard while the organisation has a catalogue: ${message}`);
+    }
+    this.dash.expect2xx(res, what);
     const id = isObject(res.json) ? nonEmpty(res.json.Message) : undefined;
-    if (id === undefined) throw new GatewayApiError(res.status, `upload portal documentation for policy ${policyId}: the answer names no documentation id`);
-    return id;
+    if (id === undefined) throw new GatewayApiError(res.status, `${what}: the answer names no documentation id`);
+    return madeCatalogue ? { id, madeCatalogue } : { id };
   }
 
   /** Deletes the documentation in `ids` that no entry of `apis` points to (best effort: see the header). */

@@ -98,8 +98,9 @@
  * Errors: a body refused with 400 → GatewayRejectedError with the Dashboard's Message (also 403
  * "Request body malformed.", the Dashboard's answer to a policy it cannot decode, and 403 "Found
  * API with same url." to an OAS API on another API's listen path); a 400 to a
- * GET or DELETE (other than the documented "absent") → GatewayApiError; 401/403 →
- * GatewayApiError naming TYK_AUTH; other ≥ 400 → GatewayApiError; network/timeout →
+ * GET or DELETE (other than the documented "absent") → GatewayApiError; 401, or a 403 that
+ * refuses the key (./transport.ts `isAuthorisationFailure`) → GatewayApiError naming TYK_AUTH;
+ * other ≥ 400 (a 403 that refuses the request itself too) → GatewayApiError; network/timeout →
  * GatewayUnavailableError. The key never appears in an error.
  */
 import { randomBytes } from 'node:crypto';
@@ -108,7 +109,7 @@ import { isObject, nonEmpty } from '../guards.js';
 import { type HttpAgent, type HttpResponse, makeAgent, redactUrl } from '../http.js';
 import { type CertificateStore, certificateId, type Uploaded } from './certificates.js';
 import { oasApiId, withOasId, withoutOasFields } from './oas.js';
-import { answerMessage, type CallTarget, type GatewayObserver, gatewayCall } from './transport.js';
+import { answerMessage, type CallTarget, type GatewayObserver, gatewayCall, isAuthorisationFailure } from './transport.js';
 import { DashboardPortal } from './tyk-dashboard-portal.js';
 import { type Gateway, type GatewayObjectKind, type JsonObject, type ListVisitor, listedObject, type UpsertHint } from './types.js';
 
@@ -720,7 +721,7 @@ export class TykDashboardClient implements Gateway, CertificateStore {
     if (sentBody && (res.status === 400 || (res.status === 403 && /malformed|same url/i.test(message)))) {
       throw new GatewayRejectedError(res.status, `${what}: rejected by the Dashboard: ${message}`);
     }
-    if (res.status === 401 || res.status === 403) {
+    if (isAuthorisationFailure(res.status, message)) {
       throw new GatewayApiError(res.status, `${what}: ${res.status} ${message} (check TYK_AUTH)`);
     }
     throw new GatewayApiError(res.status, `${what}: ${res.status} ${message}`);

@@ -325,6 +325,76 @@ for (const { name: crdSet, crds, expected: EXPECTED_HERE, file, core, docs, mode
 }
 
 /**
+ * Tyk Operator's portal sample (portal/apidescription.yaml) on a fresh Dashboard organisation (no
+ * catalogue yet), as a new user meets it, under each CRD set: applied as one file, its catalogue
+ * entry is published (its policy's _id, `show` as the APIDescription says, its documentation
+ * attached) after at most two runs, then ten ticks write nothing; the same with the
+ * APIDescription applied first and the catalogue later, and with the catalogue deleted and
+ * created again.
+ */
+const PORTAL_SAMPLE = samples.find((s) => s.file === 'portal/apidescription.yaml');
+for (const { name: crdSet, crds } of CRD_SETS) {
+  t.test(`portal/apidescription.yaml on a fresh Tyk Dashboard organisation under ${crdSet}`, async (t) => {
+    if (!PORTAL_SAMPLE) throw new Error('the reference has no portal/apidescription.yaml');
+    const inDefault = (d: KubeObject): KubeObject => ({ ...d, metadata: { ...d.metadata, namespace: d.metadata.namespace ?? 'default' } });
+    const docs = PORTAL_SAMPLE.docs.map(inDefault);
+    const catalogue = docs.find((d) => d.kind === 'PortalAPICatalogue');
+    const description = docs.find((d) => d.kind === 'APIDescription');
+    if (!catalogue || !description) throw new Error('the portal sample holds no PortalAPICatalogue or APIDescription');
+    const world = async (): Promise<World> => {
+      const w = await startWorld({ mode: 'pro', kube: { ...(crds ? { crds } : {}), emptyStringIsNull: false } });
+      t.teardown(() => w.close());
+      t.equal(w.dashboard?.catalogue(), undefined, 'the organisation has no catalogue yet');
+      return w;
+    };
+    /** Ticks until the catalogue is published (at most `runs`); how many it took. */
+    const published = async (w: World, runs: number): Promise<number> => {
+      for (let i = 1; i <= runs; i++) {
+        const o = (await w.tick()).objects.find((x) => x.kind === 'PortalAPICatalogue' && x.name === catalogue.metadata.name);
+        if (o?.result === 'synced' || o?.result === 'unchanged') return i;
+      }
+      return Number.POSITIVE_INFINITY;
+    };
+    const check = async (w: World, what: string): Promise<void> => {
+      const d = w.dashboard;
+      const mid = [...(d?.policies() ?? [])].find(([, p]) => p.id === defaultIdOf('protect-api'))?.[0];
+      const apis = (d?.catalogue()?.apis ?? []) as Record<string, unknown>[];
+      t.match(apis, [{ name: 'sample portal config', show: description.spec?.show, auth_type: 'keyless', policy_id: mid }], `${what}: the entry publishes the policy by its Dashboard _id`);
+      t.strictSame(
+        d?.documentation().get(String(apis[0]?.documentation)),
+        { api_id: mid, doc_type: 'swagger_custom_url', documentation: 'https://httpbin.org/spec.json' },
+        `${what}: its documentation attached`,
+      );
+      t.ok(d?.configuration(), `${what}: the portal is configured`);
+      d?.resetCalls();
+      w.resetCounts();
+      for (let i = 0; i < 10; i++) await w.tick();
+      t.equal((d?.portalWrites() ?? 0) + (d?.writes() ?? 0), 0, `${what}: ten ticks, no Dashboard write`);
+      t.equal(w.statusPatches(), 0, `${what}: ten ticks, no status patch`);
+    };
+
+    const atOnce = await world();
+    for (const doc of docs) await atOnce.create(doc);
+    t.ok((await published(atOnce, 2)) <= 2, 'applied as one file: published within two runs');
+    await check(atOnce, 'applied as one file');
+
+    const later = await world();
+    for (const doc of docs.filter((d) => d !== catalogue)) await later.create(doc);
+    await later.tick();
+    await later.tick();
+    await later.create(catalogue);
+    t.ok((await published(later, 2)) <= 2, 'the catalogue applied later: published within two runs');
+    await check(later, 'the catalogue applied later');
+    await later.delete(catalogue.metadata.name, 'default', 'PortalAPICatalogue');
+    await later.tick();
+    t.same(later.dashboard?.catalogue()?.apis, [], 'the catalogue deleted: its entry is gone');
+    await later.create(catalogue);
+    t.ok((await published(later, 2)) <= 2, 'created again: published within two runs');
+    await check(later, 'the catalogue created again');
+  });
+}
+
+/**
  * An Ingress sample: one ApiDefinition per rule path, named as Tyk Operator named them, synced
  * (its gateway id in status) and on the gateway under the rule's host and path; nothing else
  * generated.

@@ -10,7 +10,9 @@
  * says why (the "absent" variants, a missing route). Success bodies carry no field the
  * schema lacks, and echo every field of the model. The Dashboard client's "absent" answers are
  * the swagger's. Every documented operation of the Dashboard's certificate store is either
- * modelled (as above) or listed as not modelled, and then the fake answers it 501.
+ * modelled (as above) or listed as not modelled, and then the fake answers it 501. The classic
+ * portal's catalogue and documentation routes, which only tyk-dashboard-sdk-swagger.yml
+ * describes, are held to that file the same way.
  */
 import { createHash, X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
@@ -517,6 +519,160 @@ t.test('the Tyk Dashboard fake against tyk-dashboard-swagger.yml', async (t) => 
     tt.equal(example(doc, 'DELETE /api/apis/oas/{apiId}', 404)?.Message, ABSENT_ANSWERS.getOas.message);
     tt.equal(example(doc, 'DELETE /api/apis/{apiId}', 404)?.Message, ABSENT_ANSWERS.getApi.message);
     tt.same(ABSENT_ANSWERS.getCertificate.statuses, [404], 'a certificate of another org (400 "non-owned") is not absent');
+  });
+});
+
+// ─────────────────── the Dashboard's classic portal (the SDK swagger) ───────────────────
+
+const PORTAL_SDK_FILE = referencePath('tyk-dashboard-sdk-swagger.yml');
+
+let portalDoc: Obj | undefined;
+/** The SDK swagger's own example request body of `op`. */
+function portalRequest(op: string): Obj {
+  portalDoc ??= load(PORTAL_SDK_FILE);
+  return requestExample(portalDoc, op);
+}
+
+/** The organisation's catalogue, created from the swagger's own example; its id. */
+async function withCatalogue(d: FakeTykDashboard): Promise<string> {
+  return (await dcall(d, 'POST', '/api/portal/catalogue', portalRequest('POST /api/portal/catalogue'))).body.Message as string;
+}
+
+async function withDocumentation(d: FakeTykDashboard): Promise<string> {
+  await withCatalogue(d);
+  return (await dcall(d, 'POST', '/api/portal/documentation', portalRequest('POST /api/portal/documentation'))).body.Message as string;
+}
+
+const NO_POLICY_ENTRY = { apis: [{ name: 'Swagger Petstore', show: true }] };
+
+/** Scenarios with the fake options they need (the SDK's catalogue list shape for its GET). */
+const PORTAL: (Scenario<FakeTykDashboard> & { options?: FakeTykDashboardOptions })[] = [
+  {
+    op: 'GET /api/portal/catalogue',
+    status: 200,
+    note: 'catalogueAnswer list, the schema’s shape',
+    options: { catalogueAnswer: 'list' },
+    run: async (d) => (await withCatalogue(d), dcall(d, 'GET', '/api/portal/catalogue')),
+  },
+  { op: 'POST /api/portal/catalogue', status: 200, run: (d) => dcall(d, 'POST', '/api/portal/catalogue', portalRequest('POST /api/portal/catalogue')) },
+  { op: 'POST /api/portal/catalogue', status: 400, note: 'an entry without a policy_id', run: (d) => dcall(d, 'POST', '/api/portal/catalogue', NO_POLICY_ENTRY) },
+  { op: 'POST /api/portal/catalogue', status: 403, note: 'a body the model cannot decode', run: (d) => dcall(d, 'POST', '/api/portal/catalogue', '{') },
+  {
+    op: 'PUT /api/portal/catalogue',
+    status: 200,
+    run: async (d) => dcall(d, 'PUT', '/api/portal/catalogue', { ...portalRequest('PUT /api/portal/catalogue'), id: await withCatalogue(d) }),
+  },
+  {
+    op: 'PUT /api/portal/catalogue',
+    status: 400,
+    note: 'an entry without a policy_id',
+    run: async (d) => dcall(d, 'PUT', '/api/portal/catalogue', { ...NO_POLICY_ENTRY, id: await withCatalogue(d) }),
+  },
+  { op: 'PUT /api/portal/catalogue', status: 403, note: 'a body the model cannot decode', run: async (d) => (await withCatalogue(d), dcall(d, 'PUT', '/api/portal/catalogue', '{')) },
+  {
+    op: 'POST /api/portal/documentation',
+    status: 200,
+    run: async (d) => (await withCatalogue(d), dcall(d, 'POST', '/api/portal/documentation', portalRequest('POST /api/portal/documentation'))),
+  },
+  {
+    op: 'POST /api/portal/documentation',
+    status: 403,
+    note: 'a body the model cannot decode',
+    run: async (d) => (await withCatalogue(d), dcall(d, 'POST', '/api/portal/documentation', '{')),
+  },
+  {
+    op: 'POST /api/portal/documentation',
+    status: 403,
+    otherMessage: 'Could not retrieve portal object.',
+    note: 'no catalogue added yet (the other documented reason)',
+    run: (d) => dcall(d, 'POST', '/api/portal/documentation', portalRequest('POST /api/portal/documentation')),
+  },
+  { op: 'DELETE /api/portal/documentation/{id}', status: 200, run: async (d) => dcall(d, 'DELETE', `/api/portal/documentation/${await withDocumentation(d)}`) },
+  { op: 'DELETE /api/portal/documentation/{id}', status: 400, run: (d) => dcall(d, 'DELETE', '/api/portal/documentation/not-an-object-id') },
+  { op: 'DELETE /api/portal/documentation/{id}', status: 404, run: (d) => dcall(d, 'DELETE', `/api/portal/documentation/${UNKNOWN_MID}`) },
+];
+
+/** Documented portal answers the Dashboard fake gives only through fault injection, and why. */
+const PORTAL_INJECTED: Record<string, Record<number, string>> = {
+  'GET /api/portal/catalogue': { 403: 'user permissions are not modelled', 500: 'a catalogue that cannot be marshalled' },
+  'POST /api/portal/catalogue': { 500: 'a failed database write' },
+  'PUT /api/portal/catalogue': { 500: 'a failed database write' },
+  'POST /api/portal/documentation': { 500: 'a failed database write' },
+  'DELETE /api/portal/documentation/{id}': { 403: 'one organisation is modelled: nothing is another’s', 500: 'a failed database delete' },
+};
+
+const PORTAL_UNAUTHORISED_PROBES: Record<string, [string, string, unknown?]> = {
+  'GET /api/portal/catalogue': ['GET', '/api/portal/catalogue'],
+  'POST /api/portal/catalogue': ['POST', '/api/portal/catalogue', { apis: [] }],
+  'PUT /api/portal/catalogue': ['PUT', '/api/portal/catalogue', { id: UNKNOWN_MID, apis: [] }],
+  'POST /api/portal/documentation': ['POST', '/api/portal/documentation', { api_id: '', doc_type: 'swagger_custom_url', documentation: 'https://x' }],
+  'DELETE /api/portal/documentation/{id}': ['DELETE', `/api/portal/documentation/${UNKNOWN_MID}`],
+};
+
+t.test('the Dashboard fake’s classic portal against tyk-dashboard-sdk-swagger.yml', async (t) => {
+  const doc = load(PORTAL_SDK_FILE);
+  const ops = Object.keys(PORTAL_UNAUTHORISED_PROBES);
+
+  t.test('every documented operation of the classic portal’s catalogue and documentation is modelled', async (tt) => {
+    const documented = Object.entries(doc.paths as Obj)
+      .filter(([path]) => path === '/api/portal/catalogue' || path.startsWith('/api/portal/documentation'))
+      .flatMap(([path, item]) => Object.keys(item as Obj).map((method) => `${method.toUpperCase()} ${path}`))
+      .sort();
+    tt.same([...ops].sort(), documented);
+  });
+
+  t.test('every documented status of every operation is produced, or listed as injected-only', async (tt) => {
+    for (const op of ops) {
+      const produced = new Set([...PORTAL.filter((s) => s.op === op).map((s) => s.status), 401]);
+      const injected = Object.keys(PORTAL_INJECTED[op] ?? {}).map(Number);
+      tt.same(
+        [...new Set([...produced, ...injected])].sort((a, b) => a - b),
+        documentedStatuses(doc, op),
+        `${op}: accounted for`,
+      );
+      tt.same(
+        injected.filter((s) => produced.has(s)),
+        [],
+        `${op}: nothing listed twice`,
+      );
+    }
+  });
+
+  t.test('each produced answer has the documented status and body', async (tt) => {
+    for (const s of PORTAL) checkScenario(tt, doc, s, await s.run(await dashboard(tt, s.options)));
+  });
+
+  t.test('401 on every operation, with the documented body', async (tt) => {
+    const d = await dashboard(tt);
+    for (const [op, [method, path, body]] of Object.entries(PORTAL_UNAUTHORISED_PROBES)) {
+      const res = await dcall(d, method, path, body, false);
+      tt.equal(res.status, 401, `${op}: 401`);
+      sameAs(tt, res.body, example(doc, op, 401), `${op} 401`);
+    }
+  });
+
+  t.test('the catalogue: the ApiCatalogue schema (no field it lacks), one object by default and the list’s item with catalogueAnswer list', async (tt) => {
+    const catalogue = swaggerSchema(doc, 'ApiCatalogue');
+    const d = await dashboard(tt);
+    await withCatalogue(d);
+    const one = (await dcall(d, 'GET', '/api/portal/catalogue')).body;
+    tt.ok(catalogue(one), `one object: ${JSON.stringify(catalogue.errors)}`);
+    tt.same(Object.keys(one).sort(), schemaProps(doc, 'ApiCatalogue'), 'every field of the model');
+    tt.same(Object.keys(one.apis[0]).sort(), schemaProps(doc, 'APIDescription'), 'an entry: every field of APIDescription');
+    const listed = await dashboard(tt, { catalogueAnswer: 'list' });
+    await withCatalogue(listed);
+    const list = (await dcall(listed, 'GET', '/api/portal/catalogue')).body;
+    tt.ok(Array.isArray(list) && list.length === 1, 'a list of one');
+    tt.ok(catalogue(list[0]), `its item: ${JSON.stringify(catalogue.errors)}`);
+    tt.notOk(catalogue({ ...one, made_up: true }), 'the closed schema refuses a field it lacks');
+  });
+
+  t.test('undocumented, as the fake’s header says why: the catalogue’s 404 before one exists (observed), and the client takes only that as absent', async (tt) => {
+    const d = await dashboard(tt);
+    const res = await dcall(d, 'GET', '/api/portal/catalogue');
+    tt.equal(res.status, 404);
+    tt.match(res.body, { Status: 'Error', Message: /./, Meta: null }, 'in the Dashboard’s ApiError shape');
+    tt.notOk(documentedStatuses(doc, 'GET /api/portal/catalogue').includes(404), 'the swagger leaves it out');
   });
 });
 

@@ -2,13 +2,15 @@
  * The Dashboard fake's classic developer portal routes (./tyk-dashboard-portal.ts) answer as
  * that file's header says, source by source: the catalogue (one per organisation, entries filled
  * with the model's zero values, unknown fields dropped, 404 before it exists, PUT only with its
- * id), documentation (upload answers the new id in Message, base64 for swagger, delete, 404 for
- * an unknown id), the configuration (one per organisation), refusals (auth, malformed bodies,
- * wrong methods), and the fake's faults, call log and test controls on all of them.
+ * id, an entry without a policy_id refused, one object or a list of one), documentation (refused
+ * while the organisation has no catalogue, upload answers the new id in Message, base64 for
+ * swagger, delete, 400 for an id that is not an object id, 404 for an unknown one), the
+ * configuration (one per organisation), refusals (auth, malformed bodies, wrong methods), and the
+ * fake's faults, call log and test controls on all of them.
  */
 import t from 'tap';
-import { type FakeTykDashboard, startFakeTykDashboard } from './tyk-dashboard.js';
-import { PORTAL_MSG } from './tyk-dashboard-portal.js';
+import { type FakeTykDashboard, type FakeTykDashboardOptions, startFakeTykDashboard } from './tyk-dashboard.js';
+import { invalidEntryMessage, PORTAL_MSG } from './tyk-dashboard-portal.js';
 
 interface Res {
   status: number;
@@ -18,8 +20,8 @@ interface Res {
 const err = (message: string) => ({ Status: 'Error', Message: message, Meta: null });
 const OBJECT_ID = /^[0-9a-f]{24}$/;
 
-async function start(tt: { teardown(fn: () => unknown): void }): Promise<FakeTykDashboard> {
-  const d = await startFakeTykDashboard({ secret: 'dash-key' });
+async function start(tt: { teardown(fn: () => unknown): void }, options: FakeTykDashboardOptions = {}): Promise<FakeTykDashboard> {
+  const d = await startFakeTykDashboard({ secret: 'dash-key', ...options });
   tt.teardown(() => d.close());
   return d;
 }
@@ -57,19 +59,28 @@ t.test('refusals: auth, malformed bodies, wrong field types, other methods', asy
   const d = await start(t);
   t.strictSame(await call(d, 'GET', '/api/portal/catalogue', undefined, 'wrong'), { status: 401, body: err('Not authorised') });
   t.strictSame(await call(d, 'POST', '/api/portal/configuration', undefined, 'wrong'), { status: 401, body: err('Not authorised') });
-  t.strictSame(await call(d, 'POST', '/api/portal/catalogue', '{ not json'), { status: 400, body: err(PORTAL_MSG.malformed) });
-  t.strictSame(await call(d, 'POST', '/api/portal/catalogue', { apis: [{ show: 'yes' }] }), { status: 400, body: err(PORTAL_MSG.malformed) }, 'an entry field of the wrong type');
-  t.strictSame(await call(d, 'POST', '/api/portal/catalogue', { apis: {} }), { status: 400, body: err(PORTAL_MSG.malformed) }, 'apis not a list');
+  t.strictSame(await call(d, 'POST', '/api/portal/catalogue', '{ not json'), { status: 403, body: err(PORTAL_MSG.malformed) }, 'the documented 403 to a malformed body');
+  t.strictSame(await call(d, 'POST', '/api/portal/catalogue', { apis: [{ show: 'yes' }] }), { status: 403, body: err(PORTAL_MSG.malformed) }, 'an entry field of the wrong type');
+  t.strictSame(await call(d, 'POST', '/api/portal/catalogue', { apis: {} }), { status: 403, body: err(PORTAL_MSG.malformed) }, 'apis not a list');
+  t.strictSame(
+    await call(d, 'POST', '/api/portal/catalogue', { apis: [{ name: 'Petstore', show: true }] }),
+    { status: 400, body: err(invalidEntryMessage('Petstore')) },
+    'an entry without a policy_id: the documented validation 400',
+  );
   t.strictSame(await call(d, 'POST', '/api/portal/configuration', { disable_signup: 'no' }), { status: 400, body: err(PORTAL_MSG.malformed) });
-  t.strictSame(await call(d, 'POST', '/api/portal/documentation', []), { status: 400, body: err(PORTAL_MSG.malformed) });
+  t.strictSame(await call(d, 'POST', '/api/portal/documentation', []), { status: 403, body: err(PORTAL_MSG.malformed) });
   t.equal((await call(d, 'DELETE', '/api/portal/catalogue')).status, 405);
   t.equal((await call(d, 'GET', '/api/portal/documentation')).status, 405);
   t.equal((await call(d, 'GET', '/api/portal/documentation/abc')).status, 405, 'documentation cannot be read back');
   t.equal(d.catalogue(), undefined, 'nothing was stored');
 });
 
-t.test('documentation: the new id in Message, base64 for swagger, deleted by id, 404 for an unknown one', async (t) => {
+t.test('documentation: refused until the organisation has a catalogue, then the new id in Message, base64 for swagger, deleted by id', async (t) => {
   const d = await start(t);
+  const first = { api_id: 'p1', doc_type: 'swagger_custom_url', documentation: 'https://x/spec.json' };
+  t.strictSame(await call(d, 'POST', '/api/portal/documentation', first), { status: 403, body: err(PORTAL_MSG.noCatalogueYet) }, 'a fresh organisation: no catalogue added yet');
+  t.equal(d.documentation().size, 0, 'nothing stored');
+  t.equal((await call(d, 'POST', '/api/portal/catalogue', { apis: [] })).status, 200, 'an empty catalogue');
   const swagger = Buffer.from('{"swagger":"2.0"}').toString('base64');
   const up = await call(d, 'POST', '/api/portal/documentation', { api_id: 'p1', doc_type: 'swagger', documentation: swagger });
   t.match(up, { status: 200, body: { Status: 'OK', Message: OBJECT_ID, Meta: null } });
@@ -85,7 +96,21 @@ t.test('documentation: the new id in Message, base64 for swagger, deleted by id,
   t.strictSame(d.documentation().get(up.body.Message), { api_id: 'p1', doc_type: 'swagger', documentation: swagger });
   t.strictSame(await call(d, 'DELETE', `/api/portal/documentation/${up.body.Message}`), { status: 200, body: { Status: 'OK', Message: 'Data deleted', Meta: null } });
   t.strictSame(await call(d, 'DELETE', `/api/portal/documentation/${up.body.Message}`), { status: 404, body: err(PORTAL_MSG.documentationNotFound) }, 'gone');
+  t.strictSame(await call(d, 'DELETE', '/api/portal/documentation/not-an-id'), { status: 400, body: err(PORTAL_MSG.badDocumentationId) }, 'not an object id');
   t.equal(d.documentation().size, 1);
+  d.wipe();
+  t.strictSame(await call(d, 'POST', '/api/portal/documentation', first), { status: 403, body: err(PORTAL_MSG.noCatalogueYet) }, 'wiped: a fresh organisation again');
+});
+
+t.test('catalogueAnswer list: GET answers the catalogue as a list of one; everything else the same', async (t) => {
+  const d = await start(t, { catalogueAnswer: 'list' });
+  t.strictSame(await call(d, 'GET', '/api/portal/catalogue'), { status: 404, body: err(PORTAL_MSG.catalogueNotFound) }, 'none: the same 404');
+  const id = (await call(d, 'POST', '/api/portal/catalogue', { apis: [{ name: 'A', policy_id: 'p1' }] })).body.Message;
+  const got = await call(d, 'GET', '/api/portal/catalogue');
+  t.equal(got.status, 200);
+  t.ok(Array.isArray(got.body) && got.body.length === 1, 'a list of one');
+  t.match(got.body[0], { id, org_id: d.orgId, apis: [{ name: 'A', policy_id: 'p1', show: false }] });
+  t.match(d.catalogue(), { id }, 'the test side sees the catalogue itself');
 });
 
 t.test('the configuration: 404 before it exists, one per organisation, filled, PUT with its id only', async (t) => {

@@ -1,50 +1,58 @@
 /**
  * The Tyk Dashboard fake's classic developer portal routes (./tyk-dashboard.ts delegates to
  * this after its auth check; every answer is the Dashboard's ApiResponse `{Status, Message,
- * Meta}` or a model). The swagger the other routes follow documents only /api/portal/policies,
- * so each route here says where its behaviour comes from:
+ * Meta}` or a model). Each route says where its behaviour comes from:
  *
- * [docs]     Tyk's classic-portal API pages ("API Publishing Endpoints", tyk-docs
- *            tyk-apis/tyk-portal-api/portal-documentation.md; "Portal Configuration",
- *            portal-configuration.md): routes, bodies and sample answers.
- * [operator] Tyk Operator's Dashboard client (pkg/client/dashboard/portal_*.go) and controllers,
- *            which ran against real Dashboards: what it relies on.
- * [fake]     Not documented anywhere we could find: the fake's choice, kept strict so that a
- *            client relying on it fails here rather than against a real Dashboard. Our client
+ * [sdk]      tyk-dashboard-sdk-swagger.yml (the Dashboard API 5.4 description Tyk's SDK is
+ *            generated from; the only one of the catalogue and documentation routes): statuses,
+ *            example bodies, and what each status means.
+ * [docs]     Tyk's classic-portal API pages ("API Publishing Endpoints", "Portal Configuration"):
+ *            routes, bodies and sample answers (the configuration routes are documented only there).
+ * [operator] Tyk Operator's Dashboard client and controllers, which ran against real Dashboards.
+ * [observed] Seen on a real Dashboard (the project's design notes).
+ * [fake]     Documented nowhere we could find: the fake's choice, kept strict so that a client
+ *            relying on it fails here rather than against a real Dashboard. Our client
  *            (lib/gateway/tyk-dashboard-portal.ts) compares no [fake] message.
  *
- * - GET /api/portal/catalogue → 200 `{id, org_id, apis: [...], email}` [docs "List Catalogue"],
- *   every entry filled with the model's zero values (name, short_description, long_description,
- *   show, api_id, policy_id, documentation, version, is_keyless, config (the configuration model,
- *   `oauth_usage_limit: -1`), fields, auth_type, as the sample answer shows them; unknown fields
- *   dropped) [docs]. An organisation without a catalogue → 404 Dashboard error [operator: it
- *   creates one on a 404], message "Could not retrieve catalogue" [fake].
+ * - GET /api/portal/catalogue → 200, the catalogue `{id, org_id, apis: [...], email}` [docs
+ *   "List Catalogue"; operator: it decodes one object], every entry filled with the model's zero
+ *   values (name, short_description, long_description, show, api_id, policy_id, documentation,
+ *   version, is_keyless, config (the configuration model, `oauth_usage_limit: -1`), fields,
+ *   auth_type; unknown fields dropped) [docs, sdk]. With `catalogueAnswer: 'list'`, the same
+ *   catalogue as a list of one, as the sdk's schema (`type: array`) has it [sdk]. An
+ *   organisation without a catalogue → 404 Dashboard error [observed; operator: it creates one
+ *   on a 404], message "Could not retrieve catalogue" [fake].
  * - POST /api/portal/catalogue `{org_id, ...}` → 200 `{Status:"OK", Message:<new id>, Meta:null}`
- *   [docs: the bootstrap scripts of Tyk's docs read the id from Message; operator: same]; the
- *   catalogue is the key's organisation's, whatever org_id says. One already there → 400
- *   "Catalogue already exists" [fake].
- * - PUT /api/portal/catalogue, the whole catalogue with its `id` [operator: it sends id and org_id]
- *   → 200 `{Status:"OK", Message:"Data updated", Meta:null}` [fake: the policies' wording]; none
- *   there → 404 "Could not retrieve catalogue" [fake]; another `id` → 400 "Invalid catalogue ID"
- *   [fake].
+ *   [sdk]; the catalogue is the key's organisation's, whatever org_id says. One already there →
+ *   400 "Catalogue already exists" [sdk: "only use this method if no single catalogue exist";
+ *   message fake].
+ * - PUT /api/portal/catalogue, the whole catalogue with its `id` [sdk: "the ApiCatalogue ID is
+ *   required in the request body"; it replaces every entry] → 200 `{Status:"OK", Message:"Data
+ *   updated", Meta:null}` [sdk]; none there → 404 "Could not retrieve catalogue" [fake];
+ *   another `id` → 400 "Invalid catalogue ID" [fake].
+ * - POST and PUT: an entry without a policy_id → 400 "Portal Catalogue API <name> should have a
+ *   valid policy_id" [sdk: the documented 400 "failed request body validation"]; a body the model
+ *   cannot decode (not JSON, not an object, a field of the wrong JSON type) → 403 "Request body
+ *   malformed" [sdk].
  * - POST /api/portal/documentation `{api_id, doc_type, documentation}` → 200 `{Status:"OK",
- *   Message:<new id>, Meta:null}` [docs]. `doc_type` one of swagger, swagger_custom_url, graphql,
- *   blueprint [docs, operator's enum]; swagger and blueprint text base64 [docs: "should be base64
- *   encoded"], else 400 "Could not decode documentation" [fake].
+ *   Message:<new id>, Meta:null}` [sdk]. While the organisation has no catalogue → 403 "Could not
+ *   retrieve portal object." [sdk: "malformed body or no catalogue added yet"; the message as a
+ *   real Dashboard answered it]. A body the model cannot decode → 403 "Request body malformed"
+ *   [sdk]. `doc_type` one of swagger, swagger_custom_url, blueprint [sdk's enum] or graphql
+ *   [operator's enum]; swagger and blueprint text base64 [docs: "should be base64 encoded"], else
+ *   400 "Could not decode documentation" [fake].
  * - DELETE /api/portal/documentation/{id} → 200 `{Status:"OK", Message:"Data deleted",
- *   Meta:null}` [docs]; an unknown id → 404 "Could not delete documentation" [operator: it takes a
- *   404 as gone; message fake].
+ *   Meta:null}` [sdk]; an id that is not an object id → 400 "invalid doc id" [sdk]; an unknown id
+ *   → 404 "Could not retrieve object for deletion" [sdk].
  * - GET /api/portal/configuration → 200 the configuration, filled with zero values [docs]; none →
  *   404 "Could not retrieve configuration" [operator: any error means "create it"; the docs'
  *   bootstrap POSTs one first; message fake]. POST → 200 Message <new id> [docs: "Create Portal
  *   Configuration"; operator]; one already there → 400 "Configuration already exists" [fake].
  *   PUT with the stored `id` → 200 "Data updated"; none → 404; another id → 400 "Invalid
- *   configuration ID" [fake].
- * - Bodies: not JSON, not an object, or a field of the wrong JSON type → 400 "Request body
- *   malformed" [fake; the policies answer 403 for the same, the portal pages say nothing].
+ *   configuration ID" [fake]. A body the model cannot decode → 400 "Request body malformed" [fake].
  * - Other methods → 405.
  * - Test controls: the stored catalogue, configuration and documentation (copies), edits and
- *   removals behind our back, `wipe()`.
+ *   removals behind our back, `wipe()` (a fresh organisation).
  */
 import { cloneJson as clone } from './http-plumbing.js';
 import { dashboardError as apiError, type Reply, reply } from './tyk-fake-base.js';
@@ -62,9 +70,16 @@ export const PORTAL_MSG = {
   configurationExists: 'Configuration already exists',
   badConfigurationId: 'Invalid configuration ID',
   badDocumentation: 'Could not decode documentation',
-  documentationNotFound: 'Could not delete documentation',
+  documentationNotFound: 'Could not retrieve object for deletion',
+  badDocumentationId: 'invalid doc id',
+  noCatalogueYet: 'Could not retrieve portal object.',
   malformed: 'Request body malformed',
 };
+
+/** The 400 to a catalogue entry without a policy_id [sdk]. */
+export function invalidEntryMessage(name: string): string {
+  return `Portal Catalogue API ${name} should have a valid policy_id`;
+}
 
 const EMAIL = (): JsonObject => ({ enabled: false, subject: '', body: '', sign_off: '', hide_token_data: false });
 
@@ -115,6 +130,7 @@ function entryDefaults(): JsonObject {
 const CATALOGUE_DEFAULTS = (): JsonObject => ({ id: '', org_id: '', apis: [], email: '' });
 const DOC_TYPES = new Set(['swagger', 'swagger_custom_url', 'graphql', 'blueprint']);
 const BASE64_DOC_TYPES = new Set(['swagger', 'blueprint']);
+const OBJECT_ID = /^[0-9a-f]{24}$/i;
 
 function isObject(v: unknown): v is JsonObject {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -174,6 +190,8 @@ export class FakeDashboardPortal {
   constructor(
     private readonly orgId: string,
     private readonly newId: () => string,
+    /** how GET /api/portal/catalogue renders the catalogue: one object, or a list of one (see the header) */
+    private readonly catalogueAnswer: 'object' | 'list' = 'object',
   ) {}
 
   /** The answer to a portal route; undefined when `path` is not one. */
@@ -254,10 +272,16 @@ export class FakeDashboardPortal {
   }
 
   private onCatalogue(method: string, raw: string): Reply {
-    if (method === 'GET') return this.catalogueDoc ? reply(200, this.viewCatalogue(this.catalogueDoc)) : apiError(404, PORTAL_MSG.catalogueNotFound);
+    if (method === 'GET') {
+      if (!this.catalogueDoc) return apiError(404, PORTAL_MSG.catalogueNotFound);
+      const view = this.viewCatalogue(this.catalogueDoc);
+      return reply(200, this.catalogueAnswer === 'list' ? [view] : view);
+    }
     if (method !== 'POST' && method !== 'PUT') return apiError(405, 'Method not allowed');
     const body = this.decodeCatalogue(raw);
-    if (body === undefined) return apiError(400, PORTAL_MSG.malformed);
+    if (body === undefined) return apiError(403, PORTAL_MSG.malformed);
+    const invalid = (body.apis as Json[] | undefined)?.find((e) => isObject(e) && str(e.policy_id) === '');
+    if (isObject(invalid)) return apiError(400, invalidEntryMessage(str(invalid.name)));
     if (method === 'POST') {
       if (this.catalogueDoc) return apiError(400, PORTAL_MSG.catalogueExists);
       const id = this.newId();
@@ -281,7 +305,8 @@ export class FakeDashboardPortal {
 
   private uploadDocumentation(raw: string): Reply {
     const body = parse(raw);
-    if (body === undefined || mismatch({ api_id: '', doc_type: '', documentation: '' }, body)) return apiError(400, PORTAL_MSG.malformed);
+    if (body === undefined || mismatch({ api_id: '', doc_type: '', documentation: '' }, body)) return apiError(403, PORTAL_MSG.malformed);
+    if (!this.catalogueDoc) return apiError(403, PORTAL_MSG.noCatalogueYet);
     const docType = str(body.doc_type);
     const text = str(body.documentation);
     if (!DOC_TYPES.has(docType)) return apiError(400, PORTAL_MSG.badDocumentation);
@@ -292,6 +317,7 @@ export class FakeDashboardPortal {
   }
 
   private deleteDocumentation(id: string): Reply {
+    if (!OBJECT_ID.test(id)) return apiError(400, PORTAL_MSG.badDocumentationId);
     return this.docs.delete(id) ? ok('Data deleted') : apiError(404, PORTAL_MSG.documentationNotFound);
   }
 

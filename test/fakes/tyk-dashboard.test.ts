@@ -560,6 +560,7 @@ t.test('DASHBOARD_VARIANTS: the first is the defaults; every value of every opti
   tt.same([...(seen.get('emptyList') ?? [])], ['[]']);
   tt.same([...(seen.get('certUploadField') ?? [])], ['cert'], 'the swagger’s file field in the first');
   tt.same([...(seen.get('unknownCertDelete') ?? [])], ['200'], 'the documented 404 in the first');
+  tt.same([...(seen.get('catalogueAnswer') ?? [])], ['list'], 'the catalogue as one object in the first');
   tt.equal(new Set(DASHBOARD_VARIANTS.map((v) => v.name)).size, DASHBOARD_VARIANTS.length, 'names are unique');
   for (const v of DASHBOARD_VARIANTS) {
     const d = await start(tt, v.options);

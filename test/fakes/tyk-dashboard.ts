@@ -136,6 +136,8 @@ export interface FakeTykDashboardOptions {
   certUploadField?: 'file' | 'cert';
   /** How DELETE /api/certs/{certId} answers a certificate the org does not have: 404 (the default) or 200. */
   unknownCertDelete?: '404' | '200';
+  /** How GET /api/portal/catalogue renders the catalogue: one object (the default; what Tyk Operator decoded) or a list of one (the SDK swagger's schema). */
+  catalogueAnswer?: 'object' | 'list';
 }
 
 /** One documented way a Dashboard answers, as fake options. */
@@ -154,6 +156,7 @@ export const DASHBOARD_VARIANTS: readonly DashboardVariant[] = [
   { name: 'policy path takes _id or id', options: { policyPathId: '_id-or-id' } },
   { name: 'empty lists []', options: { emptyList: '[]' } },
   { name: 'certificates uploaded as cert, unknown certificate DELETE 200', options: { certUploadField: 'cert', unknownCertDelete: '200' } },
+  { name: 'portal catalogue answered as a list', options: { catalogueAnswer: 'list' } },
 ];
 
 /** A fault to inject; a `status` without `body` answers with an ApiResponse error. */
@@ -806,7 +809,7 @@ class FakeDashboard extends TykFakeBase {
     this.unknownApi = options.unknownApi === '404' ? 404 : 400;
     this.policyPathId = options.policyPathId ?? '_id';
     this.emptyList = options.emptyList === '[]' ? [] : null;
-    this.portal = new FakeDashboardPortal(this.orgId, newObjectId);
+    this.portal = new FakeDashboardPortal(this.orgId, newObjectId, options.catalogueAnswer);
     this.certs = new DashboardCerts(new CertStore(), {
       orgId: this.orgId,
       uploadField: options.certUploadField ?? 'file',

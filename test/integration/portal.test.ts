@@ -4,7 +4,9 @@
  * ApiDefinition and SecurityPolicy they publish, edited (an APIDescription edit is one catalogue
  * write), drifted on the Dashboard (undone with one write), deleted (entries and documentation
  * removed, finalizers released); silence in a steady state; entries owned per resource, entries
- * not ours untouched; deletions held and refused reads; Tyk Operator's catalogue adopted; and on
+ * not ours untouched; deletions held and refused reads; Tyk Operator's catalogue adopted; a fresh
+ * organisation (Tyk Operator's portal sample published within two runs, whatever order it comes
+ * in, the catalogue made before any documentation); and on
  * a Tyk Gateway, each portal kind Failed saying the portal needs a Tyk Dashboard.
  */
 import { fileURLToPath } from 'node:url';
@@ -189,6 +191,91 @@ t.test('the portal kinds: created, an APIDescription edit, drift, deletion; one 
   t.equal(await w.get('portal', 'default', CONFIGS), undefined, 'the configuration resource is gone');
   t.ok(w.dash.configuration(), 'the Dashboard keeps its portal configuration');
   await tenQuietTicks(t, w, 'after the deletions');
+});
+
+/**
+ * Tyk Operator's portal sample (samples/portal/apidescription.yaml) in test form: the protected
+ * API, the policy, the APIDescription (shown, keyless, documentation by URL), an empty
+ * PortalConfig and the PortalAPICatalogue listing the description.
+ */
+const SAMPLE = {
+  api: () =>
+    apiDefinition('httpbin')
+      .patchSpec({ name: 'httpbin protected', use_keyless: false, use_standard_auth: true, auth_configs: { authToken: { auth_header_name: 'Authorization' } } })
+      .build(),
+  policy: () => securityPolicy('protect-api').granting('httpbin').build(),
+  description: () => apiDescription('sample-portal-api').patchSpec({ name: 'sample portal config' }).withPolicy('protect-api').withDocs(SPEC_URL).build(),
+  config: () => portalConfig('sample-portal-config').build(),
+  catalogue: () => portalCatalogue('sample-portal-api').withDescriptions('sample-portal-api').build(),
+};
+
+/** Runs ticks until the sample's catalogue entry is published (at most `runs`); how many it took. */
+async function ticksUntilPublished(w: ProWorld, runs: number): Promise<number> {
+  for (let i = 1; i <= runs; i++) {
+    const report = await w.tick();
+    const cat = report.objects.find((o) => o.kind === CATALOGUES && o.name === 'sample-portal-api');
+    if (cat?.result === 'synced' || cat?.result === 'unchanged') return i;
+  }
+  return Number.POSITIVE_INFINITY;
+}
+
+/** The sample's entry is on the Dashboard as the APIDescription says, with its documentation, and its status says so. */
+async function samplePublished(t: Test, w: ProWorld, what: string): Promise<void> {
+  const mid = midOf(w.dash, 'protect-api');
+  const entry = entryOf(w.dash, mid);
+  t.match(entry, { name: 'sample portal config', show: true, auth_type: 'keyless', policy_id: mid }, `${what}: the entry publishes the policy by its Dashboard _id`);
+  t.strictSame(w.dash.documentation().get(String(entry?.documentation)), { api_id: mid, doc_type: 'swagger_custom_url', documentation: SPEC_URL }, `${what}: its documentation attached`);
+  t.match((await w.get('sample-portal-api', 'default', CATALOGUES))?.status, { id: w.dash.catalogue()?.id, latestTransaction: { status: 'Successful' } }, `${what}: the catalogue's status`);
+  t.ok(w.dash.configuration(), `${what}: the portal is configured`);
+  const refusedUploads = w.dash.calls.filter((c) => c.method === 'POST' && c.path === '/api/portal/documentation' && c.status === 403);
+  t.equal(refusedUploads.length, 0, `${what}: no documentation was sent before the catalogue existed`);
+}
+
+for (const catalogueAnswer of ['object', 'list'] as const) {
+  t.test(
+    `a fresh Dashboard organisation (catalogue answered as ${catalogueAnswer === 'list' ? 'a list' : 'one object'}): the portal sample applied at once is published within two runs, then silent`,
+    async (t) => {
+      const w = await startWorld({ mode: 'pro', dashboard: { catalogueAnswer } });
+      t.teardown(() => w.close());
+      const pw = Object.assign(w, { dash: w.dashboard as FakeTykDashboard });
+      t.equal(pw.dash.catalogue(), undefined, 'the organisation has no catalogue');
+      for (const obj of [SAMPLE.api(), SAMPLE.policy(), SAMPLE.description(), SAMPLE.config(), SAMPLE.catalogue()]) await pw.create(obj);
+      t.ok((await ticksUntilPublished(pw, 2)) <= 2, 'published within two runs');
+      await samplePublished(t, pw, 'applied at once');
+      await tenQuietTicks(t, pw, 'published');
+    },
+  );
+}
+
+t.test('a fresh Dashboard organisation: the APIDescription first, the catalogue later; the catalogue deleted and created again', async (t) => {
+  const w = await proWorld(t);
+  for (const obj of [SAMPLE.api(), SAMPLE.policy(), SAMPLE.description(), SAMPLE.config()]) await w.create(obj);
+  await w.tick();
+  await w.tick();
+  t.equal(w.dash.catalogue(), undefined, 'no catalogue lists the description: none made');
+  t.equal(w.dash.documentation().size, 0, 'and no documentation sent');
+  await w.create(SAMPLE.catalogue());
+  t.equal(await ticksUntilPublished(w, 2), 1, 'the catalogue added later is published by the next run');
+  await samplePublished(t, w, 'catalogue later');
+  await tenQuietTicks(t, w, 'catalogue later');
+
+  // the resource deleted: its entry and documentation go; created again: published again, from the catalogue left behind
+  await w.delete('sample-portal-api', 'default', CATALOGUES);
+  await w.tick();
+  t.strictSame(entries(w.dash), [], 'deleted: the entry is gone');
+  t.equal(w.dash.documentation().size, 0, 'and its documentation');
+  await w.create(SAMPLE.catalogue());
+  w.dash.resetCalls();
+  t.equal(await ticksUntilPublished(w, 2), 1, 'created again: published by the next run');
+  await samplePublished(t, w, 'created again');
+  await tenQuietTicks(t, w, 'created again');
+
+  // the Dashboard's organisation starts over (a fresh database): everything is made again, in order
+  w.dash.wipe();
+  w.dash.resetCalls();
+  t.ok((await ticksUntilPublished(w, 2)) <= 2, 'a wiped Dashboard: published again within two runs');
+  await samplePublished(t, w, 'after a wipe');
+  await tenQuietTicks(t, w, 'after a wipe');
 });
 
 t.test('deleting an APIDescription a catalogue lists is held, with a Warning Event, until no catalogue lists it', async (t) => {

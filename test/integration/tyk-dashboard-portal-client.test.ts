@@ -3,7 +3,9 @@
  * the loopback Dashboard fake, over real HTTP: catalogue slices by policy id (read, written in
  * place, other entries kept as they are, released and taken-over entries dropped, one write
  * each), documentation uploaded with its entry and deleted when replaced (and when the write
- * fails), a catalogue created by someone else meanwhile, what counts as absent, the configuration
+ * fails), a fresh organisation (the catalogue made before any documentation; made again when it
+ * goes away mid-write), 403s that refuse the request rather than the key, the catalogue answered
+ * as a list, a catalogue created by someone else meanwhile, what counts as absent, the configuration
  * (POST, then PUT with the Dashboard's id; deletion sends nothing), descriptions (nothing sent);
  * and the Tyk Gateway client refusing every portal kind without a call.
  */
@@ -27,13 +29,19 @@ async function setup(t: Test): Promise<{ d: FakeTykDashboard; client: TykDashboa
   return { d, client };
 }
 
-/** The catalogue as someone else (the UI, Tyk Operator) would create it. */
+/** The catalogue as someone else (the UI, Tyk Operator) would write it: created, or replaced when there is one. */
 async function seed(d: FakeTykDashboard, apis: Entry[]): Promise<string> {
-  const res = await fetch(`${d.url}/api/portal/catalogue`, { method: 'POST', headers: { authorization: d.secret }, body: JSON.stringify({ apis }) });
-  return ((await res.json()) as { Message: string }).Message;
+  const headers = { authorization: d.secret };
+  const res = await fetch(`${d.url}/api/portal/catalogue`, { method: 'POST', headers, body: JSON.stringify({ apis }) });
+  if (res.ok) return ((await res.json()) as { Message: string }).Message;
+  const current = (await (await fetch(`${d.url}/api/portal/catalogue`, { headers })).json()) as { id: string };
+  await fetch(`${d.url}/api/portal/catalogue`, { method: 'PUT', headers, body: JSON.stringify({ ...current, apis }) });
+  return current.id;
 }
 
+/** Documentation as someone else would upload it (the organisation needs a catalogue first: one is made). */
 async function upload(d: FakeTykDashboard, text: string): Promise<string> {
+  if (d.catalogue() === undefined) await seed(d, []);
   const res = await fetch(`${d.url}/api/portal/documentation`, {
     method: 'POST',
     headers: { authorization: d.secret },
@@ -105,6 +113,108 @@ t.test('a failed catalogue write deletes the documentation it uploaded; a refuse
   const refused = await client.upsert('portal-catalogue', catalogueId(['p1']), { apis: [{ policy_id: 'p1', show: 'yes' }] }).catch((e: unknown) => e);
   t.type(refused, GatewayRejectedError, 'the Dashboard refused what we sent');
   t.notMatch(String((refused as Error).message), SECRET, 'the key is never in an error');
+});
+
+t.test('a fresh organisation: an empty catalogue first, then the documentation, then the entries; one upsert', async (t) => {
+  const { d, client } = await setup(t);
+  const docs = { doc_type: 'swagger_custom_url', documentation: 'https://x/spec.json' };
+  await client.upsert('portal-catalogue', catalogueId(['p1', 'p2']), {
+    apis: [
+      { name: 'documented', policy_id: 'p1', show: true, docs },
+      { name: 'plain', policy_id: 'p2' },
+    ],
+    email: 'owner@example.com',
+  });
+  const writes = d.calls.filter((c) => c.method !== 'GET').map((c) => `${c.method} ${c.path} ${c.status}`);
+  t.strictSame(writes, ['POST /api/portal/catalogue 200', 'POST /api/portal/documentation 200', 'PUT /api/portal/catalogue 200'], 'the catalogue exists before any documentation is sent');
+  t.strictSame(policyIds(d), ['p1', 'p2'], 'then completed');
+  const doc = String(entry(d, 'p1')?.documentation);
+  t.strictSame(d.documentation().get(doc), { api_id: 'p1', ...docs }, 'the entry points at its documentation');
+  t.match(d.catalogue(), { email: 'owner@example.com' });
+  t.equal(d.calls.filter((c) => c.status === 403).length, 0, 'the Dashboard refused nothing');
+
+  // without documentation, the fresh organisation's catalogue is one POST, as before
+  d.wipe();
+  d.resetCalls();
+  await client.upsert('portal-catalogue', catalogueId(['p2']), { apis: [{ name: 'plain', policy_id: 'p2' }] });
+  t.strictSame(
+    d.calls.filter((c) => c.method !== 'GET').map((c) => `${c.method} ${c.path}`),
+    ['POST /api/portal/catalogue'],
+  );
+});
+
+t.test('the catalogue removed between the read and the upload: made again, the upload sent once more, in the same upsert', async (t) => {
+  const { d, client } = await setup(t);
+  await seed(d, [{ name: 'theirs', policy_id: 'x' }]);
+  let removed = false;
+  // someone removes the organisation's catalogue just before our upload reaches the Dashboard
+  d.inject({
+    method: 'POST',
+    path: '/api/portal/documentation',
+    match: () => {
+      if (!removed) {
+        removed = true;
+        d.wipe();
+      }
+      return false;
+    },
+  });
+  d.resetCalls();
+  await client.upsert('portal-catalogue', catalogueId(['p1']), { apis: [{ name: 'mine', policy_id: 'p1', docs: { doc_type: 'swagger_custom_url', documentation: 'https://x' } }] });
+  t.ok(removed, 'the catalogue went away mid-write');
+  t.strictSame(
+    d.calls.filter((c) => c.method !== 'GET').map((c) => `${c.method} ${c.path} ${c.status}`),
+    ['POST /api/portal/documentation 403', 'POST /api/portal/catalogue 200', 'POST /api/portal/documentation 200', 'PUT /api/portal/catalogue 200'],
+    'refused once (no catalogue), the catalogue made, the upload again, the entries put',
+  );
+  t.strictSame(policyIds(d), ['p1'], 'ours is there (theirs went with the catalogue)');
+  t.ok(d.documentation().has(String(entry(d, 'p1')?.documentation)), 'with its documentation');
+});
+
+t.test('a 403 that does not refuse the key is not reported as a TYK_AUTH problem; one that does is', async (t) => {
+  const { d, client } = await setup(t);
+  await seed(d, []);
+  const malformed = { Status: 'Error', Message: 'Request body malformed', Meta: null };
+  d.inject({ method: 'POST', path: '/api/portal/documentation', status: 403, body: malformed });
+  const refused = await client
+    .upsert('portal-catalogue', catalogueId(['p1']), { apis: [{ policy_id: 'p1', docs: { doc_type: 'swagger_custom_url', documentation: 'https://x' } }] })
+    .catch((e: unknown) => e);
+  t.type(refused, GatewayRejectedError, 'the Dashboard refused what we sent (it has a catalogue, so it is not that)');
+  t.match(String((refused as Error).message), /Request body malformed/);
+  t.notMatch(String((refused as Error).message), /TYK_AUTH/, 'the key is not blamed');
+  t.equal(d.count('POST', '/api/portal/documentation'), 1, 'not sent again: the catalogue was there');
+  t.strictSame(policyIds(d), [], 'nothing written');
+
+  d.inject({
+    method: 'POST',
+    path: '/api/portal/documentation',
+    status: 403,
+    body: { Status: 'Error', Message: 'access denied: You do not have permission to access /api/portal/documentation', Meta: null },
+  });
+  const denied = await client
+    .upsert('portal-catalogue', catalogueId(['p1']), { apis: [{ policy_id: 'p1', docs: { doc_type: 'swagger_custom_url', documentation: 'https://x' } }] })
+    .catch((e: unknown) => e);
+  t.type(denied, GatewayApiError);
+  t.match(String((denied as Error).message), /403 access denied.*\(check TYK_AUTH\)/, 'a refused permission names the key');
+
+  const wrongKey = new TykDashboardClient({ name: 'default', url: d.url, secret: 'not-the-key-0123456789', timeoutMs: 2000 });
+  t.teardown(() => wrongKey.close());
+  const unauthorised = await wrongKey.get('portal-catalogue', catalogueId(['p1'])).catch((e: unknown) => e);
+  t.match(String((unauthorised as Error).message), /401 Not authorised \(check TYK_AUTH\)/, 'a 401 names the key');
+});
+
+t.test("a catalogue answered as a list of one (the SDK swagger's schema) reads and writes the same", async (t) => {
+  const d = await startFakeTykDashboard({ secret: SECRET, catalogueAnswer: 'list' });
+  t.teardown(() => d.close());
+  const client = new TykDashboardClient({ name: 'default', url: d.url, secret: SECRET, timeoutMs: 2000 });
+  t.teardown(() => client.close());
+  t.equal(await client.get('portal-catalogue', catalogueId(['p1'])), null, 'none: absent');
+  await client.upsert('portal-catalogue', catalogueId(['p1']), { apis: [{ name: 'One', policy_id: 'p1', docs: { doc_type: 'swagger_custom_url', documentation: 'https://x' } }] });
+  const id = d.catalogue()?.id;
+  t.match(await client.get('portal-catalogue', catalogueId(['p1'])), { id, apis: [{ name: 'One', policy_id: 'p1', documentation: /^[0-9a-f]{24}$/ }] });
+  await client.upsert('portal-catalogue', catalogueId(['p2']), { apis: [{ name: 'Two', policy_id: 'p2' }] });
+  t.strictSame(policyIds(d), ['p1', 'p2'], 'the second write PUTs over the listed catalogue');
+  t.equal(d.count('PUT', '/api/portal/catalogue'), 2);
 });
 
 t.test('a catalogue created meanwhile is written over, not duplicated; a proxy 404 is not "absent"', async (t) => {
