@@ -4,14 +4,17 @@
  * answers carry no secrets.
  */
 import type { Service } from '../service.js';
-import type { HttpOutput } from './io.js';
+import type { HttpOutput, HttpRoute } from './io.js';
 
 /** The /healthz answer; functions/healthz.ts sends the same without importing anything. */
 export async function healthz(): Promise<HttpOutput> {
   return { statusCode: 200, body: { status: 'ok' } };
 }
 
-export async function readyz(svc: Service): Promise<HttpOutput> {
-  const r = await svc.readiness();
-  return { statusCode: r.ok ? 200 : 503, body: { status: r.ok ? 'ready' : 'not ready', store: svc.storeKind, checks: r.checks } };
-}
+export const readyz: HttpRoute = {
+  guard: 'open',
+  handle: async (svc: Service) => {
+    const r = await svc.readiness();
+    return { statusCode: r.ok ? 200 : 503, body: { status: r.ok ? 'ready' : 'not ready', store: svc.storeKind, checks: r.checks } };
+  },
+};
