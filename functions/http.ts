@@ -1,13 +1,16 @@
 /**
  * The Lambda adapter of the HTTP triggers (API Gateway HTTP API, payload format 2.0): the
- * event → lib/triggers' HttpInput, the trigger run on the container's service (./service.ts),
+ * route's guard checked on the event's headers first (lib/triggers/authorize.ts: a refused
+ * caller's body is never decoded nor parsed), then the event → lib/triggers' HttpInput, the
+ * trigger run on the container's service (./service.ts),
  * its HttpOutput → the JSON result. Errors map as in lib/triggers/respond.ts; one raised while
  * building the service (a bad setting) is answered the same way. Each invocation leaves one
  * request log line and its metrics as EMF lines (lib/metrics/emf.ts).
  */
 
 import type { Service } from '../lib/service.js';
-import type { HttpFunction, HttpInput, HttpOutput } from '../lib/triggers/io.js';
+import { admit } from '../lib/triggers/authorize.js';
+import type { HttpCaller, HttpInput, HttpOutput, HttpRoute } from '../lib/triggers/io.js';
 import { logRequest } from '../lib/triggers/request-log.js';
 import { errorOutput, respond } from '../lib/triggers/respond.js';
 import { lambdaServiceFromEnv } from './service.js';
@@ -28,16 +31,20 @@ export interface ApiGatewayV2Result {
   body: string;
 }
 
-function fromApiGatewayV2(event: ApiGatewayV2Event): HttpInput {
+/** The caller as the event's headers show it: what a route's guard looks at, before the body. */
+function callerOf(event: ApiGatewayV2Event): HttpCaller {
   const headers: Record<string, string | undefined> = {};
   for (const [k, v] of Object.entries(event.headers ?? {})) headers[k.toLowerCase()] = v;
+  return { headers, sourceIp: event.requestContext?.http?.sourceIp };
+}
+
+function fromApiGatewayV2(event: ApiGatewayV2Event, caller: HttpCaller): HttpInput {
   const raw = event.body ?? '';
   return {
+    ...caller,
     method: event.requestContext?.http?.method ?? 'POST',
-    headers,
     query: { ...(event.queryStringParameters ?? {}) },
     body: event.isBase64Encoded ? Buffer.from(raw, 'base64').toString('utf8') : raw,
-    sourceIp: event.requestContext?.http?.sourceIp,
   };
 }
 
@@ -46,22 +53,22 @@ export interface LambdaRequestContext {
   awsRequestId?: string;
 }
 
-export function lambdaHttp(fn: HttpFunction): (event: ApiGatewayV2Event, context?: LambdaRequestContext) => Promise<ApiGatewayV2Result> {
+export function lambdaHttp(route: HttpRoute): (event: ApiGatewayV2Event, context?: LambdaRequestContext) => Promise<ApiGatewayV2Result> {
   return async (event, context) => {
     const started = performance.now();
-    const input = fromApiGatewayV2(event);
+    const caller = callerOf(event);
     let out: HttpOutput;
     let svc: Service | undefined;
     try {
       svc = await lambdaServiceFromEnv();
-      out = await respond(svc, input, fn);
+      out = admit(svc, caller, route.guard) ?? (await respond(svc, fromApiGatewayV2(event, caller), route.handle));
     } catch (err) {
       out = errorOutput(undefined, err);
     }
     // without a service (a bad setting) there is no logger; the answer names the setting
     if (svc) {
       const route = event.rawPath ?? '';
-      logRequest(svc.log, { awsRequestId: context?.awsRequestId, method: input.method, route, status: out.statusCode, durationMs: performance.now() - started });
+      logRequest(svc.log, { awsRequestId: context?.awsRequestId, method: event.requestContext?.http?.method ?? 'POST', route, status: out.statusCode, durationMs: performance.now() - started });
       svc.recordRequest(route, out.statusCode);
       svc.flushMetrics();
     }

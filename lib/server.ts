@@ -2,6 +2,11 @@
  * The fastify app: routes over the triggers in ./triggers/. Built by a factory; listening
  * is separate (lib/main.ts), so tests use `app.inject`.
  *
+ * Each route's guard (token, client certificate, rate limit: ./triggers/authorize.ts) is checked
+ * in an onRequest hook, before fastify reads or parses the body: an unauthenticated request is
+ * answered 401 (429 over the rate limit) with `connection: close`, so its body is neither read
+ * whole nor parsed, and a sender that never ends its body holds nothing once answered.
+ *
  * Bodies are taken as text (JSON, newline-delimited JSON, plain text) and parsed by the
  * triggers, so every format error is a 400 with a reason from our own parsers; bodies over
  * `bodyLimit` are refused with 413 before they are read whole.
@@ -13,9 +18,10 @@ import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest }
 import { CLOUDEVENTS_TYPES } from './events/cloudevents.js';
 import type { Service } from './service.js';
 import { auditWebhook } from './triggers/audit.js';
+import { admit } from './triggers/authorize.js';
 import { cloudEventsWebhook } from './triggers/cloudevents.js';
 import { healthz, readyz } from './triggers/health.js';
-import type { HttpFunction, HttpInput } from './triggers/io.js';
+import type { HttpCaller, HttpInput, HttpRoute } from './triggers/io.js';
 import { metrics } from './triggers/metrics.js';
 import { logRequest } from './triggers/request-log.js';
 import { respond } from './triggers/respond.js';
@@ -44,20 +50,18 @@ const TEXT_TYPES = [
   ...CLOUDEVENTS_TYPES,
 ];
 
-function toInput(req: FastifyRequest): HttpInput {
+/** The caller as its headers and connection show it: what a route's guard looks at, before the body. */
+function toCaller(req: FastifyRequest): HttpCaller {
   const headers: Record<string, string | undefined> = {};
   for (const [k, v] of Object.entries(req.headers)) headers[k] = Array.isArray(v) ? v.join(', ') : v;
+  const socket = req.raw.socket as TLSSocket;
+  return { headers, sourceIp: req.ip, clientCertVerified: socket.encrypted === true && socket.authorized === true };
+}
+
+function toInput(req: FastifyRequest): HttpInput {
   const query: Record<string, string | undefined> = {};
   for (const [k, v] of Object.entries((req.query ?? {}) as Record<string, unknown>)) query[k] = Array.isArray(v) ? String(v[0]) : String(v);
-  const socket = req.raw.socket as TLSSocket;
-  return {
-    method: req.method,
-    headers,
-    query,
-    body: typeof req.body === 'string' ? req.body : '',
-    sourceIp: req.ip,
-    clientCertVerified: socket.encrypted === true && socket.authorized === true,
-  };
+  return { ...toCaller(req), method: req.method, query, body: typeof req.body === 'string' ? req.body : '' };
 }
 
 function httpsOptions(https: NonNullable<AppOptions['https']>) {
@@ -77,13 +81,25 @@ export function buildApp(svc: Service, options: AppOptions = {}): FastifyInstanc
   app.removeAllContentTypeParsers();
   app.addContentTypeParser(TEXT_TYPES, { parseAs: 'string' }, (_req, body, done) => done(null, body));
 
-  const route = (fn: HttpFunction) => async (req: FastifyRequest, reply: FastifyReply) => {
-    const out = await respond(svc, toInput(req), fn);
-    return reply
-      .code(out.statusCode)
-      .headers(out.headers ?? {})
-      .send(out.body);
-  };
+  const route = (r: HttpRoute) => ({
+    // before content-type parsing: a refused caller's body is never read whole nor parsed
+    onRequest: async (req: FastifyRequest, reply: FastifyReply) => {
+      const refused = admit(svc, toCaller(req), r.guard);
+      if (refused === undefined) return;
+      // closing the connection stops reading what the caller still sends
+      return reply
+        .code(refused.statusCode)
+        .headers({ ...refused.headers, connection: 'close' })
+        .send(refused.body);
+    },
+    handler: async (req: FastifyRequest, reply: FastifyReply) => {
+      const out = await respond(svc, toInput(req), r.handle);
+      return reply
+        .code(out.statusCode)
+        .headers(out.headers ?? {})
+        .send(out.body);
+    },
+  });
   // one line per request through our logger, rejections (400/401/413/415/429/503) included, and its count in the metrics
   app.addHook('onResponse', async (req, reply) => {
     const route = req.url.split('?')[0] ?? req.url;
@@ -96,7 +112,7 @@ export function buildApp(svc: Service, options: AppOptions = {}): FastifyInstanc
   app.post('/resync', route(resync));
   app.post('/shards', route(shardEndpoint));
   app.post('/schedule', route(scheduleEndpoint));
-  app.get('/healthz', route(healthz));
+  app.get('/healthz', route({ guard: 'open', handle: healthz }));
   app.get('/readyz', route(readyz));
   app.get('/metrics', route(metrics));
 

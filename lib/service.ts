@@ -36,6 +36,7 @@ import { DEFAULT_RUN_SETTINGS, type RunDeps, type RunReport, type RunRequest, ty
 import type { Shard } from './reconcile/shards.js';
 import { SNAPSHOT_TTL_MS } from './reconcile/snapshot.js';
 import type { RunScope, Trigger } from './reconcile/types.js';
+import { SharedCheck } from './shared-check.js';
 import { MemoryStore } from './store/memory.js';
 import { createRedisStore } from './store/redis.js';
 import { redisPasswords } from './store/redis-url.js';
@@ -71,6 +72,9 @@ export interface RouteAccess {
   clientCertRequired: boolean;
 }
 
+/** How old a readiness check /readyz answers from may be: at most one check of each dependency per this, whatever the request rate. */
+export const READINESS_MAX_AGE_MS = 5_000;
+
 /** How long a delivery id (auditID, CloudEvent source and id) is remembered, to drop a delivery the sender repeats. */
 const DELIVERY_MEMORY_MS = 60 * 60_000;
 
@@ -90,6 +94,7 @@ export class Service {
   private readonly listSizes = new ListSizes();
   private readonly observedMemo = new ObservedMemo();
   private readonly coalescer = new Coalescer((trigger, scope) => this.run({ trigger, scope }));
+  private readonly readinessCheck: SharedCheck<ReadinessCheck>;
 
   constructor(
     private readonly config: Config,
@@ -101,6 +106,7 @@ export class Service {
     const defaultTarget: GatewayTarget = { name: DEFAULT_TARGET, gateway: parts.gateway, mode: config.tyk.mode, ...(config.tyk.org ? { orgId: config.tyk.org } : {}) };
     this.targets = new GatewayTargets(defaultTarget, parts.kube, parts.factory);
     this.rateLimiter = new RateLimiter(config.webhook.rateLimitPerMinute, parts.clock);
+    this.readinessCheck = new SharedCheck(parts.clock, READINESS_MAX_AGE_MS, () => this.checkReadiness());
   }
 
   get log(): Logger {
@@ -309,7 +315,16 @@ export class Service {
     }
   }
 
-  async readiness(): Promise<ReadinessCheck> {
+  /**
+   * Whether the store, the API server and the gateway answer and accept our credentials: from a
+   * check at most READINESS_MAX_AGE_MS old, shared by concurrent callers (./shared-check.ts), so
+   * any rate of /readyz requests costs each dependency at most one call per that time.
+   */
+  readiness(): Promise<ReadinessCheck> {
+    return this.readinessCheck.get();
+  }
+
+  private async checkReadiness(): Promise<ReadinessCheck> {
     const probe = async (fn: () => Promise<void>): Promise<{ ok: boolean; error?: string }> => {
       try {
         await fn();

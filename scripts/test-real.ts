@@ -24,6 +24,8 @@ export const REAL_SUITES = [
   'test/integration/pro-mode.test.ts',
   'test/integration/federation.test.ts',
   'test/integration/ingress.test.ts',
+  'test/integration/namespaced-install.test.ts',
+  'test/integration/readiness.test.ts',
 ];
 
 const reference = referenceArg();

@@ -1,20 +1,24 @@
 /**
- * The checks every webhook, /resync and /metrics request passes before anything is read: a verified
- * client certificate when TLS_CLIENT_CA is set, the bearer token (compared in constant time),
- * and, for webhooks, the per-source rate limit. Each failure is thrown as UnauthorizedError
- * or RateLimitedError (mapped to 401 and 429 by ./respond.ts).
+ * The checks a request passes before anything of it but its headers and connection is read:
+ * for `webhook` and `resync` routes a verified client certificate when TLS_CLIENT_CA is set,
+ * for all but `open` ones the bearer token (compared in constant time), and for webhooks the
+ * per-source rate limit, counted only once the caller is known. Each failure is thrown as
+ * UnauthorizedError or RateLimitedError; `admit` answers them as ./respond.ts maps them (401,
+ * 429). The front ends (lib/server.ts's onRequest hook, functions/http.ts) call `admit` before
+ * the body is read, so an unauthenticated body is never read whole nor parsed.
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { RateLimitedError, UnauthorizedError } from '../errors.js';
 import type { Service } from '../service.js';
-import type { HttpInput } from './io.js';
+import type { HttpCaller, HttpOutput, RouteGuard } from './io.js';
+import { errorOutput } from './respond.js';
 
 function digest(s: string): Buffer {
   return createHash('sha256').update(s).digest();
 }
 
 /** Throws UnauthorizedError unless the Authorization header carries one of `tokens`. */
-function requireBearer(tokens: readonly string[], allowUnauthenticated: boolean, headers: HttpInput['headers']): void {
+function requireBearer(tokens: readonly string[], allowUnauthenticated: boolean, headers: HttpCaller['headers']): void {
   if (allowUnauthenticated && tokens.length === 0) return;
   const header = headers.authorization ?? '';
   const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
@@ -25,14 +29,26 @@ function requireBearer(tokens: readonly string[], allowUnauthenticated: boolean,
   if (!ok) throw new UnauthorizedError('invalid bearer token');
 }
 
-export function authorize(svc: Service, input: HttpInput, route: 'webhook' | 'resync' | 'metrics'): void {
-  const access = svc.access(route);
-  if (access.clientCertRequired && input.clientCertVerified !== true) {
+/** Throws UnauthorizedError or RateLimitedError unless `caller` may call a route guarded by `guard`. */
+export function authorize(svc: Service, caller: HttpCaller, guard: RouteGuard): void {
+  if (guard === 'open') return;
+  const access = svc.access(guard);
+  if (access.clientCertRequired && caller.clientCertVerified !== true) {
     throw new UnauthorizedError('a client certificate signed by TLS_CLIENT_CA is required');
   }
-  requireBearer(access.tokens, access.allowUnauthenticated, input.headers);
-  if (route === 'webhook') {
-    const waitMs = svc.rateLimitWait(input.sourceIp ?? 'unknown');
+  requireBearer(access.tokens, access.allowUnauthenticated, caller.headers);
+  if (guard === 'webhook') {
+    const waitMs = svc.rateLimitWait(caller.sourceIp ?? 'unknown');
     if (waitMs > 0) throw new RateLimitedError(waitMs);
+  }
+}
+
+/** undefined when `caller` may go on to the route's handling; else the refusal to answer with. */
+export function admit(svc: Service, caller: HttpCaller, guard: RouteGuard): HttpOutput | undefined {
+  try {
+    authorize(svc, caller, guard);
+    return undefined;
+  } catch (err) {
+    return errorOutput(svc, err);
   }
 }

@@ -2,15 +2,14 @@
  * POST /webhooks/cloudevents: CloudEvents 1.0 in binary mode (ce-* headers), structured mode
  * (application/cloudevents+json) or batches (application/cloudevents-batch+json), as Knative's
  * ApiServerSource (Resource and Reference modes), Argo Events or any forwarder sends them.
- * Requires WEBHOOK_TOKEN. Repeated deliveries (same source and id) are recognised.
+ * Requires WEBHOOK_TOKEN (checked before the body is read). Repeated deliveries (same source and id) are recognised.
  */
 import { cloudEventItems, parseCloudEvents } from '../events/cloudevents.js';
 import type { Service } from '../service.js';
-import { authorize } from './authorize.js';
 import { runIntake } from './intake.js';
-import type { HttpInput, HttpOutput } from './io.js';
+import type { HttpRoute } from './io.js';
 
-export async function cloudEventsWebhook(svc: Service, input: HttpInput): Promise<HttpOutput> {
-  authorize(svc, input, 'webhook');
-  return runIntake(svc, 'cloudevents', cloudEventItems(parseCloudEvents(input)));
-}
+export const cloudEventsWebhook: HttpRoute = {
+  guard: 'webhook',
+  handle: async (svc: Service, input) => runIntake(svc, 'cloudevents', cloudEventItems(parseCloudEvents(input))),
+};

@@ -5,11 +5,11 @@
  * CloudWatch as EMF). The answer holds figures only, never a secret.
  */
 import type { Service } from '../service.js';
-import { authorize } from './authorize.js';
-import type { HttpInput, HttpOutput } from './io.js';
+import type { HttpOutput, HttpRoute } from './io.js';
 
-export async function metrics(svc: Service, input: HttpInput): Promise<HttpOutput> {
-  authorize(svc, input, 'metrics');
+export const metrics: HttpRoute = { guard: 'metrics', handle: async (svc: Service) => metricsAnswer(svc) };
+
+async function metricsAnswer(svc: Service): Promise<HttpOutput> {
   const exposition = await svc.metricsExposition();
   if (!exposition) return { statusCode: 404, body: { error: 'metrics are not served here: on AWS Lambda they go to CloudWatch as embedded metric format', code: 'NOT_FOUND' } };
   return { statusCode: 200, body: exposition.text, headers: { 'content-type': exposition.contentType } };

@@ -3,15 +3,14 @@
  * parameters: `kind` (ApiDefinition, TykOasApiDefinition, SecurityPolicy, Ingress, SubGraph,
  * SuperGraph, by Kind or plural; default the first four, guessed by name), `namespace`, `name` (needs namespace),
  * `dryRun` (true: load and plan only, write nothing, return the plan). Nothing named →
- * everything. Requires RESYNC_TOKEN. A resync ignores retry backoff.
+ * everything. Requires RESYNC_TOKEN (checked before the body is read). A resync ignores retry backoff.
  */
 import { BadRequestError } from '../errors.js';
 import { isObject } from '../guards.js';
 import { findHeldKind, findKind, HELD_KINDS, INGRESS, isIngressKind, MANAGED_KINDS } from '../kinds.js';
 import type { RunScope } from '../reconcile/types.js';
 import type { Service } from '../service.js';
-import { authorize } from './authorize.js';
-import type { HttpInput, HttpOutput } from './io.js';
+import type { HttpInput, HttpRoute } from './io.js';
 
 interface ResyncParams {
   kind?: string;
@@ -71,9 +70,11 @@ function resyncScope(params: ResyncParams): RunScope {
   return { all: true };
 }
 
-export async function resync(svc: Service, input: HttpInput): Promise<HttpOutput> {
-  authorize(svc, input, 'resync');
-  const params = parseParams(input);
-  const report = await svc.run({ trigger: 'resync', scope: resyncScope(params), dryRun: params.dryRun });
-  return { statusCode: 200, body: report };
-}
+export const resync: HttpRoute = {
+  guard: 'resync',
+  handle: async (svc: Service, input) => {
+    const params = parseParams(input);
+    const report = await svc.run({ trigger: 'resync', scope: resyncScope(params), dryRun: params.dryRun });
+    return { statusCode: 200, body: report };
+  },
+};

@@ -6,7 +6,7 @@
  * here one after the other. Unlike POST /resync, which is one run over what it names and
  * ignores backoff, it is the schedule itself.
  *
- * Requires RESYNC_TOKEN. The body is ignored (a PingSource sends its CloudEvent's data); query
+ * Requires RESYNC_TOKEN (checked before the body is read). The body is ignored (a PingSource sends its CloudEvent's data); query
  * parameters are refused, so that `?dryRun=true` is not taken for a dry run. Answers:
  * 200 with the run's report (the shards' reports merged, with `sharded`, when they ran here);
  * 202 with `sharded` when they went to the queue; 409 TICK_RUNNING while a tick this endpoint
@@ -15,15 +15,15 @@
  */
 import { BadRequestError, TickRunningError } from '../errors.js';
 import type { Service } from '../service.js';
-import { authorize } from './authorize.js';
-import type { HttpInput, HttpOutput } from './io.js';
+import type { HttpInput, HttpOutput, HttpRoute } from './io.js';
 import { tickToShardQueue } from './shard-queue.js';
 
 /** The services with a tick from this endpoint under way (one at a time per process). */
 const ticking = new WeakSet<Service>();
 
-export async function scheduleEndpoint(svc: Service, input: HttpInput): Promise<HttpOutput> {
-  authorize(svc, input, 'resync');
+export const scheduleEndpoint: HttpRoute = { guard: 'resync', handle: tick };
+
+async function tick(svc: Service, input: HttpInput): Promise<HttpOutput> {
   const named = Object.keys(input.query).filter((k) => input.query[k] !== undefined);
   if (named.length > 0) throw new BadRequestError(`unknown parameter ${named.join(', ')}: /schedule takes none (POST /resync runs what you name)`);
   if (ticking.has(svc)) throw new TickRunningError();

@@ -21,8 +21,7 @@ import { describeError, errorCode } from '../errors.js';
 import { describeShard, parseShardMessage, type Shard, shardScope } from '../reconcile/shards.js';
 import type { RunReport } from '../reconcile/types.js';
 import type { Service } from '../service.js';
-import { authorize } from './authorize.js';
-import type { HttpInput, HttpOutput } from './io.js';
+import type { HttpInput, HttpOutput, HttpRoute } from './io.js';
 import { deadlineWithin } from './schedule.js';
 
 /** Deferred for these reasons, an object was not got to (the run's own limit, not another run's lock). */
@@ -98,11 +97,12 @@ export async function shardBatch(svc: Service, event: SqsEvent, remainingMs: num
 
 /**
  * POST /shards: one shard message as the body (what the queue would carry), run at once.
- * Requires RESYNC_TOKEN. 200 with the report when the shard is done; 503 (with the report)
+ * Requires RESYNC_TOKEN (checked before the body is read). 200 with the report when the shard is done; 503 (with the report)
  * when it must be delivered again; 400 for a malformed message.
  */
-export async function shardEndpoint(svc: Service, input: HttpInput): Promise<HttpOutput> {
-  authorize(svc, input, 'resync');
+export const shardEndpoint: HttpRoute = { guard: 'resync', handle: runPostedShard };
+
+async function runPostedShard(svc: Service, input: HttpInput): Promise<HttpOutput> {
   const shard = parseShardMessage(input.body);
   const outcome = await runShard(svc, shard);
   if (outcome.ok) return { statusCode: 200, body: outcome.report };

@@ -10,6 +10,7 @@ import t from 'tap';
 import { handler as auditHandler } from '../../functions/audit.js';
 import { handler as readyHandler } from '../../functions/health.js';
 import { handler as healthzHandler } from '../../functions/healthz.js';
+import { handler as resyncHandler } from '../../functions/resync.js';
 import { handler as scheduleHandler } from '../../functions/schedule.js';
 import { closeLambdaService } from '../../functions/service.js';
 import { handler as watchHandler } from '../../functions/watch.js';
@@ -297,4 +298,35 @@ t.test('an audit EventList over HTTP API 2.0, then an EventBridge tick: the same
 t.test('GET /healthz on Lambda answers without building the service', async (t) => {
   const res = await healthzHandler();
   t.same(res, { statusCode: 200, headers: { 'content-type': 'application/json' }, body: '{"status":"ok"}' });
+});
+
+t.test('a refused caller on Lambda: 401 before the body is decoded or parsed', async (t) => {
+  const { redisUrl } = await lambdaWorld(t);
+  process.env.REDIS_URL = redisUrl;
+  // API Gateway hands the body over already; the handler must not look at it before the token
+  const counted = (body: string, headers: Record<string, string>) => {
+    let reads = 0;
+    const event = httpApiEvent('POST', '/webhooks/watch', '', headers, true);
+    Object.defineProperty(event, 'body', {
+      get: () => {
+        reads++;
+        return Buffer.from(body).toString('base64');
+      },
+    });
+    return { event, reads: () => reads };
+  };
+  for (const [handler, path] of [
+    [watchHandler, '/webhooks/watch'],
+    [auditHandler, '/webhooks/audit'],
+    [resyncHandler, '/resync'],
+  ] as const) {
+    const refused = counted('{"not json', { authorization: 'Bearer not-the-token-at-all-xx' });
+    const res = await handler(refused.event);
+    t.equal(res.statusCode, 401, `${path}: 401`);
+    t.equal(refused.reads(), 0, `${path}: the body was not read`);
+    t.notMatch(res.body, TOKEN, `${path}: no token in the answer`);
+    const admitted = counted('{"not json', { authorization: `Bearer ${TOKEN}` });
+    t.equal((await handler(admitted.event)).statusCode, 400, `${path}: an admitted malformed body is parsed and refused`);
+    t.ok(admitted.reads() > 0, `${path}: the admitted body was read`);
+  }
 });
