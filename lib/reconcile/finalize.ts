@@ -67,6 +67,8 @@ export async function finalize(ctx: RunContext, { loaded, decision }: Planned, c
     if (after.record === null) {
       try {
         if (d.write.op === 'remove' && d.write.removeFinalizer && obj) await ctx.deps.kube.removeFinalizer(l.kind, obj, l.kind.finalizer);
+        // the gateway object is gone: its id is free for another resource
+        if (d.owner?.claim === 'release') await ctx.deps.store.releaseOwner(d.owner.key, l.key);
         await ctx.deps.store.deleteRecord(l.key);
         record = null;
         report = reportOf(l, d, 'deleted');
@@ -83,6 +85,7 @@ export async function finalize(ctx: RunContext, { loaded, decision }: Planned, c
   } else {
     const q = d.quiet ?? { result: 'unchanged' as const };
     if (q.save) record = await save(ctx, q.save);
+    if (d.owner?.claim === 'missing' && d.owner.as) await ctx.deps.store.claimOwner(d.owner.key, d.owner.as);
     if (d.patchStatus && record) record = await patch(record);
     report = reportOf(l, d, q.result, { ...(q.error ? { error: q.error } : {}), ...(q.code ? { code: q.code } : {}) });
   }

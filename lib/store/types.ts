@@ -93,6 +93,11 @@ export interface SyncRecord {
   /** ISO time of the last transaction */
   time: string;
   /**
+   * why a Failed object was refused before any write (IdClaimed, AdoptionNotPermitted,
+   * ListenPathClash, lib/reconcile/owners.ts): the reason its conditions and Warning Event carry
+   */
+  refusal?: string;
+  /**
    * what the object was built from, as "Secret/<ns>/<name>", "ConfigMap/<ns>/<name>",
    * "Certificate/<gateway>/<id>": indexed by the store (recordsUsing), so a change of one finds
    * the objects to run, and a certificate no record uses any more can be removed
