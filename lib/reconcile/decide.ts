@@ -242,7 +242,8 @@ export function decide(l: Loaded, m: Moment): Decision {
   }
 
   const facts = ownershipFacts(l, id);
-  if (action === 'CREATE' || action === 'UPDATE') {
+  // a write, or an object that would stay as it is (written by an earlier run that could not see the contest)
+  if (action === 'CREATE' || action === 'UPDATE' || reason === 'unchanged') {
     const refusal = l.refusal ?? (facts ? refusalOf(facts, m.adopt) : undefined);
     if (refusal) return refused(l, refusal, common, id, time, extra);
   }
