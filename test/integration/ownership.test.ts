@@ -85,6 +85,7 @@ t.test("another team's id: refused (IdClaimed), never written, and deleting the 
   await refusedAs(t, w, 'steal', 'team-a', 'IdClaimed');
   await refusedAs(t, w, 'pinned', 'team-a', 'IdClaimed');
   t.notOk((await w.get('steal', 'team-a'))?.metadata.finalizers, 'no finalizer added to a refused resource');
+  t.equal((await w.get('steal', 'team-a'))?.status?.api_id, defaultIdOf('steal', 'team-a'), "its status names its own default id, not the other team's");
 
   for (let i = 0; i < 3; i++) {
     const tick = await w.tick();
