@@ -11,7 +11,10 @@
  * APIDescription, or they cannot be listed); a record
  * from another gateway makes the object new here and retires it there; a failed object waits
  * out its backoff unless its spec, id or gateway changed or the trigger is a resync; a
- * steady state writes nothing.
+ * steady state writes nothing. Ownership (owners.ts) comes before any write: an id another
+ * resource owns, an unowned gateway object not to adopt, or a lost contest makes the object
+ * Failed with that reason and writes nothing; a deletion removes only what the resource owns;
+ * a write claims its id first (apply.ts), a done removal releases it (finalize.ts).
  */
 import { describeError, errorCode, GatewayUnsupportedError, OwnershipError } from '../errors.js';
 import type { GatewayTarget } from '../gateway/targets.js';
@@ -249,7 +252,7 @@ export function decide(l: Loaded, m: Moment): Decision {
   }
   if (!WRITES.has(action)) {
     // an object we wrote whose owner entry is missing (records from before owners, a flushed store) claims it again
-    const missing = facts && facts.owner === null && action === 'NOOP' && l.obj && !l.desired?.deleting && recordedHere(facts) ? { owner: ownerClaim(facts, 'missing') } : {};
+    const missing = facts && facts.owner === null && reason === 'unchanged' && l.obj && !l.desired?.deleting && recordedHere(facts) ? { owner: ownerClaim(facts, 'missing') } : {};
     return { ...common, action, reason, id, hold, ...quietOutcome(l, action, reason, waitReason, base, time), ...missing, ...extra };
   }
 

