@@ -245,8 +245,8 @@ export function decide(l: Loaded, m: Moment): Decision {
   }
 
   const facts = ownershipFacts(l, id);
-  // a write, or an object that would stay as it is (written by an earlier run that could not see the contest)
-  if (action === 'CREATE' || action === 'UPDATE' || reason === 'unchanged') {
+  // before a write; what an earlier run wrote stays as it is until it writes again (Tyk reports a clash it renamed: Diverged)
+  if (action === 'CREATE' || action === 'UPDATE') {
     const refusal = l.refusal ?? (facts ? refusalOf(facts, m.adopt) : undefined);
     if (refusal) return refused(l, refusal, common, id, time, extra);
   }

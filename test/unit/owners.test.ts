@@ -149,7 +149,8 @@ t.test('decide: a write refused by ownership is Failed with the reason, saved on
   const synced = recordFor('ApiDefinition', 'httpbin').synced('d1', 'o1').build();
   const moved = decide(loaded({ desired: desired({ id: OTHER, hash: 'd2' }), owner: teamB }), at());
   t.match(moved.quiet?.save, { id: synced.id, gateway: synced.gateway, refusal: 'IdClaimed' }, 'a synced record keeps the id it wrote');
-  const contested = decide(loaded({ refusal: { reason: 'ListenPathClash', message: 'spec.proxy.listen_path /x is taken' } }), at());
+  const contested = decide(loaded({ desired: desired({ hash: 'd2' }), refusal: { reason: 'ListenPathClash', message: 'spec.proxy.listen_path /x is taken' } }), at());
+  t.match(decide(loaded({ refusal: { reason: 'ListenPathClash', message: 'taken' } }), at()), { reason: 'unchanged' }, 'what an earlier run wrote stays until it writes again');
   t.match(contested, { reason: 'ListenPathClash', quiet: { result: 'failed', code: 'LISTEN_PATH_CLASH', error: 'spec.proxy.listen_path /x is taken' } });
   const adoption = decide(loaded({ record: null, desired: desired({ id: OTHER }), owner: null }), at());
   t.match(adoption, { reason: 'AdoptionNotPermitted', quiet: { code: 'ADOPTION_NOT_PERMITTED' } });
