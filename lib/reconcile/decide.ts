@@ -252,7 +252,8 @@ export function decide(l: Loaded, m: Moment): Decision {
   }
   if (!WRITES.has(action)) {
     // an object we wrote whose owner entry is missing (records from before owners, a flushed store) claims it again
-    const missing = facts && facts.owner === null && reason === 'unchanged' && l.obj && !l.desired?.deleting && recordedHere(facts) ? { owner: ownerClaim(facts, 'missing') } : {};
+    // (not by the loser of a contest: the winner claims it)
+    const missing = facts && facts.owner === null && reason === 'unchanged' && !l.refusal && l.obj && !l.desired?.deleting && recordedHere(facts) ? { owner: ownerClaim(facts, 'missing') } : {};
     return { ...common, action, reason, id, hold, ...quietOutcome(l, action, reason, waitReason, base, time), ...missing, ...extra };
   }
 

@@ -165,6 +165,7 @@ t.test('decide: a write claims the id for the resource; an unchanged object clai
   const steady = decide(loaded({ owner: null }), at());
   t.match(steady, { action: 'NOOP', reason: 'unchanged', owner: { key: `default/api/${ID}`, claim: 'missing' } });
   t.equal(decide(loaded({ owner: self }), at()).owner, undefined, 'already owned: nothing to claim');
+  t.equal(decide(loaded({ owner: null, refusal: { reason: 'IdClaimed', message: 'older wins' } }), at()).owner, undefined, 'the loser of a contest leaves the claim to the winner');
   t.equal(decide(loaded(), at()).owner, undefined, 'owner not read: nothing');
 });
 
