@@ -53,6 +53,12 @@ export interface Config {
      */
     answer: 'report' | 'accepted';
   };
+  /**
+   * ADOPT_NAMESPACES: namespaces whose resources may adopt a gateway object no resource owns
+   * under an id other than their default one; ['*']: every namespace (Tyk Operator's
+   * behaviour, for a migration); empty: none
+   */
+  adoptNamespaces: string[];
   /** MAX_DELETES_PER_RUN: a run that would delete more gateway objects deletes none; 0: no limit */
   maxDeletesPerRun: number;
   /** GATEWAY_MAX_CONCURRENT_WRITES: writes in flight toward one gateway from all invocations together; 0: no limit */
@@ -113,6 +119,18 @@ function namespaces(env: Env, problems: Problems): string[] | undefined {
   if (names.length === 0) return undefined;
   const bad = names.find((n) => !DNS_LABEL.test(n));
   if (bad !== undefined) problems.add('WATCH_NAMESPACE', `"${bad}" is not a valid namespace name`);
+  return [...new Set(names)];
+}
+
+/** ADOPT_NAMESPACES: namespace names, or `*` alone for all. */
+function adoptNamespaces(env: Env, problems: Problems): string[] {
+  const names = list(env, 'ADOPT_NAMESPACES');
+  if (names.includes('*')) {
+    if (names.length > 1) problems.add('ADOPT_NAMESPACES', 'is either * (every namespace) or a list of namespace names, not both');
+    return ['*'];
+  }
+  const bad = names.find((n) => !DNS_LABEL.test(n));
+  if (bad !== undefined) problems.add('ADOPT_NAMESPACES', `"${bad}" is not a valid namespace name (or * for every namespace)`);
   return [...new Set(names)];
 }
 
@@ -256,6 +274,7 @@ export function loadConfig(env: Env): Config {
       maxRefs: integer(env, 'WEBHOOK_MAX_REFS', 500, 1, 100_000, problems),
       answer: webhookAnswer(env, problems),
     },
+    adoptNamespaces: adoptNamespaces(env, problems),
     maxDeletesPerRun: integer(env, 'MAX_DELETES_PER_RUN', 50, 0, 1_000_000, problems),
     gatewayMaxConcurrentWrites: integer(env, 'GATEWAY_MAX_CONCURRENT_WRITES', 16, 0, 10_000, problems),
     shutdownGraceMs: integer(env, 'SHUTDOWN_GRACE_MS', 25_000, 0, 600_000, problems),

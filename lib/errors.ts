@@ -91,6 +91,21 @@ export class InvalidSpecError extends ReconcilerError {
 }
 
 /**
+ * A gateway object is refused before any write because of who owns it (lib/reconcile/owners.ts):
+ * ID_CLAIMED, another resource owns its id (also when a concurrent run claimed it first);
+ * ADOPTION_NOT_PERMITTED, the gateway has it, no resource owns it, and it may not be adopted;
+ * LISTEN_PATH_CLASH, an older resource serves the same domain and listen path.
+ */
+export class OwnershipError extends ReconcilerError {
+  constructor(
+    readonly code: 'ID_CLAIMED' | 'ADOPTION_NOT_PERMITTED' | 'LISTEN_PATH_CLASH',
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/**
  * An Ingress of our class cannot (yet) become ApiDefinitions: INGRESS_TEMPLATE, its template is
  * missing or not labelled `template: "true"` (it waits); INGRESS_INVALID, a path or the Ingress
  * cannot be turned into one (a named service port, a resource backend, a name too long);

@@ -102,7 +102,15 @@ export class Service {
   ) {
     // a write slot outlives one write's timeout, so a slot is never freed under a write still in flight
     const gatewayWrites = { ...DEFAULT_RUN_SETTINGS.gatewayWrites, max: config.gatewayMaxConcurrentWrites, slotTtlMs: 2 * config.httpTimeoutMs + 5_000 };
-    this.settings = { ...DEFAULT_RUN_SETTINGS, maxDeletesPerRun: config.maxDeletesPerRun, gatewayWrites, ingress: config.ingress, ...parts.settings, namespaces: config.watchNamespaces };
+    this.settings = {
+      ...DEFAULT_RUN_SETTINGS,
+      maxDeletesPerRun: config.maxDeletesPerRun,
+      gatewayWrites,
+      ingress: config.ingress,
+      adoptNamespaces: config.adoptNamespaces,
+      ...parts.settings,
+      namespaces: config.watchNamespaces,
+    };
     const defaultTarget: GatewayTarget = { name: DEFAULT_TARGET, gateway: parts.gateway, mode: config.tyk.mode, ...(config.tyk.org ? { orgId: config.tyk.org } : {}) };
     this.targets = new GatewayTargets(defaultTarget, parts.kube, parts.factory);
     this.rateLimiter = new RateLimiter(config.webhook.rateLimitPerMinute, parts.clock);

@@ -26,6 +26,7 @@ export const REAL_SUITES = [
   'test/integration/ingress.test.ts',
   'test/integration/namespaced-install.test.ts',
   'test/integration/readiness.test.ts',
+  'test/integration/ownership.test.ts',
 ];
 
 const reference = referenceArg();

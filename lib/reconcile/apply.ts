@@ -23,7 +23,7 @@
  * and locks no safe decision can be made. Object failures are recorded, never thrown.
  */
 import { randomUUID } from 'node:crypto';
-import { describeError, errorCode, InvalidSpecError } from '../errors.js';
+import { describeError, errorCode, InvalidSpecError, OwnershipError } from '../errors.js';
 import type { Gateway, JsonObject } from '../gateway/types.js';
 import type { KubeObject } from '../kube/types.js';
 import { uploadCertificates } from './certificates.js';
@@ -33,6 +33,7 @@ import type { Decision, Loaded, Write } from './decide.js';
 import { type Done, finalize } from './finalize.js';
 import type { Identity } from './load.js';
 import { readObserved } from './load.js';
+import { hasOwners, ownerKey } from './owners.js';
 import { type RunContext, reportOf } from './run-context.js';
 import type { ObjectReport } from './types.js';
 import { withWriteSlot } from './write-slots.js';
@@ -237,6 +238,8 @@ async function carryOut(ctx: RunContext, { loaded, decision }: Planned, write: W
         await withWriteSlot(ctx, gw, () => gw.remove(gk, decision.id));
       }
     } else {
+      // the id is claimed before anything is written for it: of two resources naming it, one writes
+      await claimOwner(ctx, decision);
       if (write.addFinalizer && obj) obj = await ctx.deps.kube.addFinalizer(loaded.kind, obj, loaded.kind.finalizer);
       if (write.certificates) await uploadCertificates(ctx, target, write.certificates);
       sent = true;
@@ -245,17 +248,33 @@ async function carryOut(ctx: RunContext, { loaded, decision }: Planned, write: W
       await withWriteSlot(ctx, gw, () => gw.upsert(gk, decision.id, write.body, { present: loaded.observedBody !== null }));
     }
     if (write.retire) {
-      const where = write.retire.gateway === undefined ? gw : await gatewayNamed(ctx, write.retire.gateway);
+      const whereName = write.retire.gateway ?? target.name;
       const retireId = write.retire.id;
-      touched.push(where);
-      ctx.writes++;
-      await withWriteSlot(ctx, where, () => where.remove(gk, retireId));
+      const retiredKey = ownerKey(whereName, loaded.kind, retireId);
+      const [owner] = hasOwners(loaded.kind) ? await ctx.deps.store.owners([retiredKey]) : [null];
+      // what another resource owns now is not ours to retire
+      if (owner === null || owner === undefined || owner.ref === loaded.key) {
+        const where = write.retire.gateway === undefined ? gw : await gatewayNamed(ctx, write.retire.gateway);
+        touched.push(where);
+        ctx.writes++;
+        await withWriteSlot(ctx, where, () => where.remove(gk, retireId));
+        if (owner) await ctx.deps.store.releaseOwner(retiredKey, loaded.key);
+      }
     }
     return done();
   } catch (err) {
     ctx.log.warn({ key: loaded.key, action: decision.action, err: describeError(err), code: errorCode(err) }, 'apply failed');
     return done(err);
   }
+}
+
+/** Claims the decision's id for its resource; another resource holding it fails the write (nothing was sent). */
+async function claimOwner(ctx: RunContext, decision: Decision): Promise<void> {
+  const claim = decision.owner;
+  if (claim?.claim !== 'write' || claim.as === undefined) return;
+  const owner = await ctx.deps.store.claimOwner(claim.key, claim.as);
+  if (owner.ref !== claim.as.ref)
+    throw new OwnershipError('ID_CLAIMED', `the id ${decision.id} on gateway ${decision.gateway ?? 'default'} is owned by another resource; choose another spec id (or none)`);
 }
 
 async function gatewayNamed(ctx: RunContext, name: string): Promise<Gateway> {

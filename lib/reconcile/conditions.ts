@@ -2,9 +2,10 @@
  * The `Ready` and `Synced` conditions of a custom resource, with Crossplane's meanings. Pure.
  *
  * - Synced: our last attempt to make the gateway match succeeded (True), or why it did not
- *   (False: ReconcileError, Invalid, Diverged, Waiting, DeletionHeld, ReconcilePaused).
+ *   (False: ReconcileError, Invalid, Diverged, Waiting, DeletionHeld, ReconcilePaused, or the
+ *   refusal of a write by ownership: IdClaimed, AdoptionNotPermitted, ListenPathClash).
  * - Ready: the gateway serves what the spec says (True: Available), or why not (False:
- *   NotVisible, Diverged, Invalid, NotSynced, Waiting, Deleting, Drifted).
+ *   NotVisible, Diverged, Invalid, NotSynced, Waiting, Deleting, Drifted, or that refusal).
  *
  * Each condition carries `observedGeneration` (the resource's metadata.generation this pass
  * read); `lastTransitionTime` is the pass's time only when a condition's `status` changes, and
@@ -53,6 +54,7 @@ export function pausedMessage(action: Action, reason: ReportReason): string {
 function synced(record: SyncRecord, facts: ConditionFacts): Verdict {
   if (facts.paused) return { status: 'False', reason: 'ReconcilePaused', message: pausedMessage(facts.paused.action, facts.paused.reason) };
   const error = record.error || 'no message';
+  if (record.result === 'failed' && record.refusal !== undefined) return { status: 'False', reason: record.refusal, message: error };
   switch (record.result) {
     case 'synced':
     case 'pending':
@@ -77,6 +79,7 @@ function ready(record: SyncRecord, facts: ConditionFacts): Verdict {
   }
   const error = record.error || 'no message';
   if (facts.deleting) return { status: 'False', reason: 'Deleting', message: record.result === 'waiting' ? error : 'the resource is being deleted' };
+  if (record.result === 'failed' && record.refusal !== undefined) return { status: 'False', reason: record.refusal, message: error };
   switch (record.result) {
     case 'synced':
       return { status: 'True', reason: 'Available', message: 'the gateway serves the current spec' };

@@ -11,20 +11,24 @@
  * APIDescription, or they cannot be listed); a record
  * from another gateway makes the object new here and retires it there; a failed object waits
  * out its backoff unless its spec, id or gateway changed or the trigger is a resync; a
- * steady state writes nothing.
+ * steady state writes nothing. Ownership (owners.ts) comes before any write: an id another
+ * resource owns, an unowned gateway object not to adopt, or a lost contest makes the object
+ * Failed with that reason and writes nothing; a deletion removes only what the resource owns;
+ * a write claims its id first (apply.ts), a done removal releases it (finalize.ts).
  */
-import { describeError, errorCode, GatewayUnsupportedError } from '../errors.js';
+import { describeError, errorCode, GatewayUnsupportedError, OwnershipError } from '../errors.js';
 import type { GatewayTarget } from '../gateway/targets.js';
 import type { JsonObject } from '../gateway/types.js';
 import { API_DEFINITION, API_DESCRIPTION, isApiKind, type ManagedKind, type ObjectRef, TYK_OAS_API_DEFINITION } from '../kinds.js';
 import type { KubeObject } from '../kube/types.js';
-import type { SyncRecord } from '../store/types.js';
+import type { Owner, SyncRecord } from '../store/types.js';
 import type { CertificateUpload } from './certificate-refs.js';
 import { describeDifferences, type FieldDifference } from './compare.js';
 import { PAUSE_ANNOTATION, pausedMessage } from './conditions.js';
 import { type BackoffSettings, dispose } from './error-policy.js';
 import { gatewayIdFor } from './ids.js';
 import { type ApiRef, apiKey, type NamespacedName, nsName } from './links.js';
+import { type OwnershipFacts, ownedBy, ownerFor, ownerKey, type Refusal, recordedHere, refusalOf } from './owners.js';
 import { type Action, type DesiredState, type ObservedState, plan } from './plan.js';
 import type { ObjectResult, ReportReason, Trigger } from './types.js';
 
@@ -69,6 +73,10 @@ export interface Loaded {
   readonly certificates?: readonly CertificateUpload[];
   /** TykOasApiDefinitions: the status fields its document and ConfigMap give (oas-payload.ts oasStatusFields); ApiDefinitions: linked_to_subgraph */
   readonly statusFields?: Readonly<Record<string, unknown>>;
+  /** the owner the store has for its id on its gateway (owners.ts): null when none, undefined when not read (no gateway or id, or a kind without owners) */
+  readonly owner?: Owner | null;
+  /** refused by the phase's contest over ids and listen paths (owners.ts contest) */
+  readonly refusal?: Refusal;
 }
 
 /** The one clock reading and the trigger a pass decides with. */
@@ -76,6 +84,8 @@ export interface Moment {
   readonly now: number;
   readonly trigger: Trigger;
   readonly backoff: BackoffSettings;
+  /** ADOPT_NAMESPACES: where an object the gateway has and no resource owns may be adopted from (`*`: anywhere) */
+  readonly adopt?: readonly string[];
 }
 
 /** A previous gateway object to remove once the write is done: an old id, or the object on its old gateway. */
@@ -129,6 +139,12 @@ export interface Decision {
   readonly patchStatus: boolean;
   /** further status fields to keep equal (linked_by_policies, linked_apis) */
   readonly statusExtra?: Readonly<Record<string, unknown>>;
+  /**
+   * the owner entry of its id on its gateway (owners.ts), under `key`: claimed as `as` before an
+   * upsert ('write'), or where it is missing for an unchanged object our record says we wrote
+   * ('missing'); released once a removal is done ('release')
+   */
+  readonly owner?: { readonly key: string; readonly claim: 'write' | 'missing' | 'release'; readonly as?: Owner };
   /** for a write: the record it leads to, by outcome (see recordAfter) */
   readonly next?: {
     readonly base: RecordBase;
@@ -228,7 +244,18 @@ export function decide(l: Loaded, m: Moment): Decision {
     return { ...common, action, reason, id, hold: 'paused', quiet: { result: 'paused', error: pausedMessage(action, reason) }, patchStatus: l.record !== null, ...extra };
   }
 
-  if (!WRITES.has(action)) return { ...common, action, reason, id, hold, ...quietOutcome(l, action, reason, waitReason, base, time), ...extra };
+  const facts = ownershipFacts(l, id);
+  // before a write; what an earlier run wrote stays as it is until it writes again (Tyk reports a clash it renamed: Diverged)
+  if (action === 'CREATE' || action === 'UPDATE') {
+    const refusal = l.refusal ?? (facts ? refusalOf(facts, m.adopt) : undefined);
+    if (refusal) return refused(l, refusal, common, id, time, extra);
+  }
+  if (!WRITES.has(action)) {
+    // an object we wrote whose owner entry is missing (records from before owners, a flushed store) claims it again
+    // (not by the loser of a contest: the winner claims it)
+    const missing = facts && facts.owner === null && reason === 'unchanged' && !l.refusal && l.obj && !l.desired?.deleting && recordedHere(facts) ? { owner: ownerClaim(facts, 'missing') } : {};
+    return { ...common, action, reason, id, hold, ...quietOutcome(l, action, reason, waitReason, base, time), ...missing, ...extra };
+  }
 
   const failures = (l.record?.result === 'failed' ? l.record.failures : 0) + 1;
   const next = { base, failures, backoff: m.backoff };
@@ -243,13 +270,55 @@ export function decide(l: Loaded, m: Moment): Decision {
   if (action === 'DELETE') {
     // plan deletes a resource that is still there only when it is being deleted and carries our finalizer
     const removeFinalizer = l.desired?.deleting === true;
-    return { ...common, action, reason, id, write: { op: 'remove', present: l.observed !== undefined, removeFinalizer, ...retireField }, patchStatus: false, next };
+    // a gateway object that is not ours (another resource owns it, or neither an owner entry nor our record says it is ours) stays
+    const ours = facts === undefined || ownedBy(facts.owner, l.key) || (facts.owner === null && recordedHere(facts));
+    const present = l.observed !== undefined && ours;
+    const owner = facts && ours ? { owner: ownerClaim(facts, 'release') } : {};
+    const why: ReportReason = ours ? reason : 'not owned';
+    return { ...common, action, reason: why, id, write: { op: 'remove', present, removeFinalizer, ...retireField }, patchStatus: false, next, ...owner };
   }
   // plan writes only a valid spec that waits for nothing, and the load stage built its body
   if (!l.body || !l.obj) throw new Error(`internal: ${l.key} planned ${action} without a body`);
   const addFinalizer = !(l.obj.metadata.finalizers ?? []).includes(l.kind.finalizer);
   const certificates = l.certificates && l.certificates.length > 0 ? { certificates: l.certificates } : {};
-  return { ...common, action, reason, id, write: { op: 'upsert', body: l.body, addFinalizer, ...retireField, ...certificates }, patchStatus: true, next, ...extra };
+  const owner = facts ? { owner: ownerClaim(facts, 'write') } : {};
+  return { ...common, action, reason, id, write: { op: 'upsert', body: l.body, addFinalizer, ...retireField, ...certificates }, patchStatus: true, next, ...owner, ...extra };
+}
+
+/** What the ownership rules (owners.ts) look at, where the load stage read the owner of the object's id. */
+function ownershipFacts(l: Loaded, id: string): OwnershipFacts | undefined {
+  if (l.owner === undefined || !l.target || id === '') return undefined;
+  return { kind: l.kind, key: l.key, obj: l.obj, record: l.record, gateway: l.target.name, id, present: l.observedBody !== null && l.observedBody !== undefined, owner: l.owner };
+}
+
+function ownerClaim(f: OwnershipFacts, claim: 'write' | 'missing' | 'release'): NonNullable<Decision['owner']> {
+  const key = ownerKey(f.gateway, f.kind, f.id);
+  return claim === 'release' || !f.obj ? { key, claim } : { key, claim, as: ownerFor(f.key, f.obj) };
+}
+
+/** The stable codes of the refusals (lib/errors.ts OwnershipError). */
+const REFUSAL_CODES: Record<Refusal['reason'], OwnershipError['code']> = { IdClaimed: 'ID_CLAIMED', AdoptionNotPermitted: 'ADOPTION_NOT_PERMITTED', ListenPathClash: 'LISTEN_PATH_CLASH' };
+const REFUSAL_OF_CODE = Object.fromEntries(Object.entries(REFUSAL_CODES).map(([reason, code]) => [code, reason])) as Record<OwnershipError['code'], Refusal['reason']>;
+
+/**
+ * An object refused before any write (owners.ts): Failed, with the refusal as its reason. Its
+ * record keeps the id and gateway of what it last wrote (none: ''), so nothing of it is
+ * mistaken for ours; it is saved only when it says something new.
+ */
+function refused(l: Loaded, refusal: Refusal, common: Pick<Decision, 'at' | 'time' | 'gateway'>, id: string, time: string, extra: ReturnType<typeof statusExtraOf>): Decision {
+  const same = l.record?.result === 'failed' && l.record.refusal === refusal.reason && l.record.error === refusal.message;
+  const kept = l.record ? { gateway: l.record.gateway } : {};
+  const save: SyncRecord | undefined =
+    same || !l.obj ? undefined : { ...recordBase(l, l.record?.id ?? ''), ...kept, refusal: refusal.reason, result: 'failed', error: refusal.message, failures: 0, time };
+  return {
+    ...common,
+    action: 'NOOP',
+    reason: refusal.reason,
+    id,
+    quiet: { result: 'failed', error: refusal.message, code: REFUSAL_CODES[refusal.reason], ...(save ? { save } : {}) },
+    patchStatus: !!l.obj && (save !== undefined || l.record !== null),
+    ...extra,
+  };
 }
 
 /**
@@ -356,6 +425,12 @@ export function recordAfter(d: Decision, l: Loaded, happened: Happened): { recor
   const confirmed = 'visible' in happened && happened.visible;
   const next = confirmed ? done : { ...done, base: withPreviousUses(done.base, l.record) };
   const remove = d.write?.op === 'remove';
+  if ('failed' in happened && happened.failed instanceof OwnershipError) {
+    // refused by a claim made since the decision (a concurrent run's): as a refusal decided here, nothing of it is ours
+    const kept = l.record ? { id: l.record.id, gateway: l.record.gateway } : { id: '' };
+    const refusal = REFUSAL_OF_CODE[happened.failed.code];
+    return { record: { ...next.base, ...kept, refusal, result: 'failed', error: describeError(happened.failed), failures: 0, time: d.time }, result: 'failed' };
+  }
   if ('failed' in happened) {
     const disposition = dispose(happened.failed, next.failures, d.at, next.backoff, l.key);
     const result = disposition.result;

@@ -15,6 +15,7 @@ import type { SyncRecord } from '../store/types.js';
 import type { Carried, Planned } from './apply.js';
 import type { ConditionFacts } from './conditions.js';
 import { type Decision, type Happened, knownId, type Loaded, recordAfter } from './decide.js';
+import { defaultId } from './ids.js';
 import { type OutcomeEvent, outcomeEvent, statusPatchFailedEvent } from './outcome-events.js';
 import { errorFields, type RunContext, reportOf } from './run-context.js';
 import { statusPatch } from './status.js';
@@ -67,6 +68,8 @@ export async function finalize(ctx: RunContext, { loaded, decision }: Planned, c
     if (after.record === null) {
       try {
         if (d.write.op === 'remove' && d.write.removeFinalizer && obj) await ctx.deps.kube.removeFinalizer(l.kind, obj, l.kind.finalizer);
+        // the gateway object is gone: its id is free for another resource
+        if (d.owner?.claim === 'release') await ctx.deps.store.releaseOwner(d.owner.key, l.key);
         await ctx.deps.store.deleteRecord(l.key);
         record = null;
         report = reportOf(l, d, 'deleted');
@@ -83,6 +86,7 @@ export async function finalize(ctx: RunContext, { loaded, decision }: Planned, c
   } else {
     const q = d.quiet ?? { result: 'unchanged' as const };
     if (q.save) record = await save(ctx, q.save);
+    if (d.owner?.claim === 'missing' && d.owner.as) await ctx.deps.store.claimOwner(d.owner.key, d.owner.as);
     if (d.patchStatus && record) record = await patch(record);
     report = reportOf(l, d, q.result, { ...(q.error ? { error: q.error } : {}), ...(q.code ? { code: q.code } : {}) });
   }
@@ -136,6 +140,9 @@ function statusId(l: Loaded, d: Decision, record: SyncRecord, observedBody: Json
   }
   const native = observedBody?._id;
   if (l.kind === SECURITY_POLICY && typeof native === 'string' && native !== '') return native;
+  // a resource refused by ownership before it wrote anything: not the id it was refused (a later choice of id would take
+  // it from the status), but its own default one (Tyk Operator's CRD requires an id in the status)
+  if (record.id === '' && record.refusal !== undefined) return defaultId(l.ref.namespace, l.ref.name);
   // a record kept from before the id was known (e.g. its context failed)
   if (record.id === '') return knownId(l, d);
   return record.id;

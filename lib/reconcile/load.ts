@@ -51,6 +51,7 @@ import type { AheadItem, AheadList, ListsAhead } from './list-ahead.js';
 import { getLimit } from './list-sizes.js';
 import { configMapRefOf, oasDocumentOf, oasIdOf, oasStatusFields, tykOasPayload } from './oas-payload.js';
 import type { MemoAnswer, MemoReading } from './observed-memo.js';
+import { hasOwners, ownerKey } from './owners.js';
 import type { ObservedState } from './plan.js';
 import { type ApiResolution, securityPolicyPayload } from './policy-payload.js';
 import type { PortalLoad } from './portal-load.js';
@@ -233,6 +234,7 @@ export async function loadState(ctx: RunContext, objects: readonly Found[], lc: 
   await forEachYielding(drafts, (d) => computeDesired(d, lc, secrets, configMaps, graphs));
   await loadObserved(ctx, drafts, lc.preferList, lc.snapshot, lc.listsAhead);
   await checkCertificates(ctx, drafts);
+  await loadOwners(ctx, drafts);
   const policies = lc.policies;
   for (const d of drafts) if (isApiKind(d.kind)) d.referencedBy = policies === undefined ? null : referencingPolicies(apiRefOf(d.ref), policies);
   for (const d of drafts) {
@@ -240,6 +242,23 @@ export async function loadState(ctx: RunContext, objects: readonly Found[], lc: 
     if (holders !== undefined) d.referencedBy = holders;
   }
   return drafts;
+}
+
+/**
+ * The owner of each object's id on its gateway (owners.ts), for the kinds whose ids have
+ * owners: one round trip for all of them. An object without a gateway or an id, or whose state
+ * could not be read, has none read.
+ */
+async function loadOwners(ctx: RunContext, drafts: Draft[]): Promise<void> {
+  const wanted = drafts.flatMap((d) => {
+    const id = d.desired?.id ?? d.record?.id ?? '';
+    return d.target && d.readError === undefined && id !== '' && hasOwners(d.kind) ? [{ d, key: ownerKey(d.target.name, d.kind, id) }] : [];
+  });
+  if (wanted.length === 0) return;
+  const owners = await ctx.deps.store.owners(wanted.map((w) => w.key));
+  wanted.forEach((w, i) => {
+    w.d.owner = owners[i] ?? null;
+  });
 }
 
 /**

@@ -20,6 +20,9 @@
  * |   (or by catalogues listing the APIDescription)      |         |                    |
  * | Tyk changed what it loaded (a renamed listen path)   | Warning | Diverged           |
  * | written, not visible after reloads within the budget | Warning | NotVisible         |
+ * | refused by ownership (owners.ts): another resource  | Warning | IdClaimed,         |
+ * |   owns its id, an unowned object not to adopt, an   |         | AdoptionNotPermitted,|
+ * |   older resource's domain and listen path           |         | ListenPathClash    |
  * | its gateway cannot be reached, or its OperatorContext| Warning | GatewayUnavailable |
  * |   (or the context's Secret) is missing or incomplete |         |                    |
  * | the gateway lacks the kind's API (Tyk 3.1: policies) | Warning | GatewayUnsupported |
@@ -61,6 +64,8 @@ export interface Outcome {
 export interface RecordedOutcome {
   result: SyncResult;
   error?: string | undefined;
+  /** the refusal a Failed object was refused with (owners.ts) */
+  refusal?: string | undefined;
 }
 
 /** Reasons of a synced write that are a change the user made, told even when it was synced before. */
@@ -103,6 +108,7 @@ export function outcomeEvent(o: Outcome): OutcomeEvent | undefined {
 
 function failure(o: Outcome): OutcomeEvent {
   const message = o.error || `${o.result}`;
+  if (o.after?.refusal !== undefined && o.after.result === 'failed') return { type: 'Warning', reason: o.after.refusal, message };
   if (o.reason === 'gateway unavailable') return { type: 'Warning', reason: 'GatewayUnavailable', message };
   // the gateway lacks the API this kind needs (e.g. Tyk 3.1 and /tyk/policies): the error says which and what to do
   if (o.reason === 'not supported by gateway' || o.code === 'GATEWAY_UNSUPPORTED') return { type: 'Warning', reason: 'GatewayUnsupported', message };

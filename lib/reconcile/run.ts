@@ -44,7 +44,7 @@ import type { KubeObject } from '../kube/types.js';
 import { applyLocked, type Planned, type ToWrite, toWrite } from './apply.js';
 import { collectCertificates } from './certificates.js';
 import { forEachYielding, mapLimit } from './concurrency.js';
-import { decide, type Moment } from './decide.js';
+import { decide, type Loaded, type Moment } from './decide.js';
 import { holdDeletions, limitDeletions, tickLimitError } from './delete-limit.js';
 import { DEFAULT_BACKOFF } from './error-policy.js';
 import { type Done, finalize, httpStatusOf } from './finalize.js';
@@ -56,6 +56,7 @@ import { ListsAhead } from './list-ahead.js';
 import { apiKindOf, apiRefOf, apiResolver, type Found, type Identity, loadDesired, loadOrphans, loadState, type ResolveApi, readObjects } from './load.js';
 import { versionRefsOf } from './oas-payload.js';
 import { statusPatchFailedEvent } from './outcome-events.js';
+import { type Contestant, contest, type Refusal } from './owners.js';
 import { PortalRun } from './portal-load.js';
 import { finishReport, RunContext, reportOf } from './run-context.js';
 import { SNAPSHOT_TTL_MS } from './snapshot.js';
@@ -249,6 +250,7 @@ async function decidePhase(
   // orphans only after a complete listing: a record whose resource a failed list lacks proves nothing
   const objects = desired.complete ? [...desired.found, ...(await loadOrphans(ctx, kind, scope, desired.found))] : desired.found;
   const resolveApi = kind === API_DEFINITION || isPortalKind(kind) ? notADependency : await apiResolver(ctx, dependenciesOf(kind, objects), apiPhase);
+  let refusals: Map<string, Refusal> | undefined;
   // the first decision over a listing may take observed state from a shard's snapshot; a decision under the lock never does
   const decideAll = async (batch: readonly Found[], preferList: boolean, listsAhead?: ListsAhead): Promise<Planned[]> => {
     const snapshot = preferList ? ctx.snapshot : undefined;
@@ -260,9 +262,15 @@ async function decidePhase(
       ...(snapshot ? { snapshot } : {}),
       ...(listsAhead ? { listsAhead } : {}),
     });
-    const moment: Moment = { now: ctx.deps.clock.now(), trigger: ctx.request.trigger, backoff: ctx.settings.backoff };
+    const adopt = ctx.settings.adoptNamespaces;
+    const moment: Moment = { now: ctx.deps.clock.now(), trigger: ctx.request.trigger, backoff: ctx.settings.backoff, ...(adopt ? { adopt } : {}) };
+    // who keeps a contested id or listen path is decided once, over the phase's first load; a decision under the lock keeps it
+    refusals ??= contest(loaded.flatMap(contestant));
     const planned: Planned[] = [];
-    await forEachYielding(loaded, (l) => planned.push({ loaded: l, decision: decide(l, moment) }));
+    await forEachYielding(loaded, (l) => {
+      const refusal = refusals?.get(l.key);
+      planned.push({ loaded: l, decision: decide(refusal ? { ...l, refusal } : l, moment) });
+    });
     return planned;
   };
   const limit = { max: ctx.settings.maxDeletesPerRun, used: ctx.deletions };
@@ -290,6 +298,13 @@ async function decidePhase(
   );
   for (const d of quiet) if (!unreported(d)) reports.push(d.report);
   return { quiet, writers: planned.filter((p) => p.decision.write).map(toWrite), decideAll };
+}
+
+/** A loaded object as the contest over ids and listen paths sees it: live, valid, with a gateway and an owner read. */
+function contestant(l: Loaded): Contestant[] {
+  const obj = l.obj;
+  if (!obj || obj.metadata.deletionTimestamp || !l.target || !l.desired || l.desired.invalid !== undefined || l.owner === undefined || l.readError !== undefined) return [];
+  return [{ key: l.key, kind: l.kind, obj, gateway: l.target.name, id: l.desired.id, owner: l.owner, body: l.body }];
 }
 
 /**

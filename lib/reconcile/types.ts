@@ -50,6 +50,11 @@ export interface RunSettings {
   gatewayWrites: { max: number; slotTtlMs: number; waitMs: number };
   /** MAX_DELETES_PER_RUN: a run that would delete more gateway objects holds all its deletions; 0: no limit */
   maxDeletesPerRun: number;
+  /**
+   * ADOPT_NAMESPACES: namespaces whose resources may adopt a gateway object no resource owns
+   * under an id other than their default one (`*`: every namespace); absent: none
+   */
+  adoptNamespaces?: readonly string[];
   /** INGRESS_CLASS and Tyk Operator's ingress listen ports; absent: Tyk Operator's defaults (class `tyk`) */
   ingress?: IngressSettings;
 }
@@ -145,7 +150,13 @@ export type ReportReason =
   /** an Ingress that was ours now has another class: what it generated goes */
   | 'ingress class changed'
   /** a template ApiDefinition's deletion, held while Ingresses name it */
-  | 'referenced by ingresses';
+  | 'referenced by ingresses'
+  /** refused before any write (owners.ts): another resource owns the id; an unowned object not to adopt; an older resource's listen path */
+  | 'IdClaimed'
+  | 'AdoptionNotPermitted'
+  | 'ListenPathClash'
+  /** a deletion that leaves the gateway object alone: another resource owns it, or nothing says it is ours */
+  | 'not owned';
 
 export interface ObjectReport {
   kind: string;

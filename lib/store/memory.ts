@@ -14,7 +14,7 @@
  */
 import { type Clock, systemClock } from '../clock.js';
 import { StoreUnavailableError } from '../errors.js';
-import type { LockOutcome, ReleaseOutcome, Store, SyncRecord } from './types.js';
+import type { LockOutcome, Owner, ReleaseOutcome, Store, SyncRecord } from './types.js';
 
 interface StoredRecord {
   json: string;
@@ -46,6 +46,8 @@ export class MemoryStore implements Store {
   private readonly claims = new Map<string, { until: number; claims: Map<string, number> }>();
   /** use → keys of the records whose `uses` name it */
   private readonly index = new Map<string, Set<string>>();
+  /** gateway object key → its owner */
+  private readonly owning = new Map<string, Owner>();
   /** pool → ids we created there */
   private readonly ours = new Map<string, Set<string>>();
   private closed = false;
@@ -84,6 +86,29 @@ export class MemoryStore implements Store {
   async recordsUsing(uses: readonly string[]): Promise<string[][]> {
     this.assertOpen('recordsUsing');
     return uses.map((use) => [...(this.index.get(use) ?? [])].sort());
+  }
+
+  async owners(keys: readonly string[]): Promise<(Owner | null)[]> {
+    this.assertOpen('owners');
+    return keys.map((key) => {
+      const owner = this.owning.get(key);
+      return owner === undefined ? null : { ...owner };
+    });
+  }
+
+  async claimOwner(key: string, owner: Owner): Promise<Owner> {
+    this.assertOpen('claimOwner');
+    const current = this.owning.get(key);
+    if (current !== undefined && current.ref !== owner.ref) return { ...current };
+    this.owning.set(key, { ref: owner.ref, uid: owner.uid });
+    return { ref: owner.ref, uid: owner.uid };
+  }
+
+  async releaseOwner(key: string, ref: string): Promise<boolean> {
+    this.assertOpen('releaseOwner');
+    if (this.owning.get(key)?.ref !== ref) return false;
+    this.owning.delete(key);
+    return true;
   }
 
   async own(pool: string, ids: readonly string[]): Promise<void> {

@@ -6,7 +6,8 @@
  * (token, PX ttl), dirty marks `<prefix>dirty:<key>` ("1", PX), write slots per gateway
  * `<prefix>slots:<pool>` (a sorted set: holder → expiry on the server's clock), the index of
  * records' uses `<prefix>uses:<use>` (a set of record keys, kept by the record scripts), what
- * we created on a gateway `<prefix>owned:<pool>` (a set of ids), values with a ttl
+ * we created on a gateway `<prefix>owned:<pool>` (a set of ids), the owner of each gateway object
+ * `<prefix>owner:<key>` (JSON `{ref, uid}`, no expiry), values with a ttl
  * `<prefix>blob:<key>` (PX), and the index of record keys `<prefix>recs` (a sorted set, every
  * score 0, kept by the record scripts) with its mark `<prefix>recs:complete`. Every
  * compare-then-write is one Lua script, so it is atomic on the server; getRecords is one MGET.
@@ -60,7 +61,7 @@
 import { type Cluster, Redis } from 'ioredis';
 import { ConfigError, StoreUnavailableError } from '../errors.js';
 import { parseClusterSeeds } from './redis-url.js';
-import type { LockOutcome, ReleaseOutcome, Store, SyncRecord } from './types.js';
+import type { LockOutcome, Owner, ReleaseOutcome, Store, SyncRecord } from './types.js';
 
 export interface RedisStoreOptions {
   /**
@@ -221,6 +222,30 @@ redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
 redis.call('PEXPIRE', KEYS[1], ARGV[4])
 return 1`;
 
+/** The owner decoded from a stored value (nil when unreadable), for the owner scripts. */
+const OWNER_OF = `
+local function owner_of(json)
+  if not json then return nil end
+  local ok, owner = pcall(cjson.decode, json)
+  if ok and type(owner) == 'table' and type(owner.ref) == 'string' then return owner end
+  return nil
+end`;
+
+/** KEYS owner; ARGV the claimant's JSON, its ref. Takes a free (or unreadable) key or one its ref holds; answers the owner after. */
+const CLAIM_OWNER = `${OWNER_OF}
+local stored = redis.call('GET', KEYS[1])
+local owner = owner_of(stored)
+if owner and owner.ref ~= ARGV[2] then return stored end
+redis.call('SET', KEYS[1], ARGV[1])
+return ARGV[1]`;
+
+/** KEYS owner; ARGV ref. Deletes the owner when it is ref's; 1 when it was. */
+const RELEASE_OWNER = `${OWNER_OF}
+local owner = owner_of(redis.call('GET', KEYS[1]))
+if not owner or owner.ref ~= ARGV[1] then return 0 end
+redis.call('DEL', KEYS[1])
+return 1`;
+
 /** KEYS lock; ARGV token. */
 const FORCE_RELEASE = `
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then
@@ -242,6 +267,8 @@ interface ScriptCommands {
   grRenew(lock: string, dirty: string, token: string, ttlMs: number): Promise<number>;
   grAcquireSlot(pool: string, holder: string, limit: number, ttlMs: number): Promise<number>;
   grClaim(pool: string, holder: string, amount: number, limit: number, ttlMs: number): Promise<number>;
+  grClaimOwner(owner: string, json: string, ref: string): Promise<string>;
+  grReleaseOwner(owner: string, ref: string): Promise<number>;
 }
 
 /** An ioredis Cluster client (ioredis marks its clients: `isCluster`), without loading the Cluster class. */
@@ -297,6 +324,8 @@ export class RedisStore implements Store {
     this.redis.defineCommand('grRenew', { numberOfKeys: 2, lua: RENEW });
     this.redis.defineCommand('grAcquireSlot', { numberOfKeys: 1, lua: ACQUIRE_SLOT });
     this.redis.defineCommand('grClaim', { numberOfKeys: 1, lua: CLAIM });
+    this.redis.defineCommand('grClaimOwner', { numberOfKeys: 1, lua: CLAIM_OWNER });
+    this.redis.defineCommand('grReleaseOwner', { numberOfKeys: 1, lua: RELEASE_OWNER });
     this.scripts = this.redis as unknown as ScriptCommands;
   }
 
@@ -320,6 +349,27 @@ export class RedisStore implements Store {
     return this.run('deleteRecord', async () => {
       await this.scripts.grDeleteRecord(this.recordKey(key), this.indexKey(), this.usesKey(''), key);
     });
+  }
+
+  owners(keys: readonly string[]): Promise<(Owner | null)[]> {
+    return this.run('owners', async () => {
+      if (keys.length === 0) return [];
+      const values = await this.redis.mget(keys.map((key) => this.ownerKey(key)));
+      return values.map(parseOwner);
+    });
+  }
+
+  claimOwner(key: string, owner: Owner): Promise<Owner> {
+    return this.run('claimOwner', async () => {
+      const json = JSON.stringify({ ref: owner.ref, uid: owner.uid });
+      const after = parseOwner(await this.scripts.grClaimOwner(this.ownerKey(key), json, owner.ref));
+      if (after === null) throw new Error(`claimOwner: unreadable owner of ${key}`);
+      return after;
+    });
+  }
+
+  releaseOwner(key: string, ref: string): Promise<boolean> {
+    return this.run('releaseOwner', async () => (await this.scripts.grReleaseOwner(this.ownerKey(key), ref)) === 1);
   }
 
   recordsUsing(uses: readonly string[]): Promise<string[][]> {
@@ -572,6 +622,11 @@ export class RedisStore implements Store {
     return `${this.prefix}owned:${pool}`;
   }
 
+  /** The owner of one gateway object (claimOwner). */
+  private ownerKey(key: string): string {
+    return `${this.prefix}owner:${key}`;
+  }
+
   private seenKey(id: string): string {
     return `${this.prefix}seen:${id}`;
   }
@@ -723,6 +778,17 @@ function parseRecord(json: string | null): SyncRecord | null {
   try {
     const value: unknown = JSON.parse(json);
     return isRecord(value) ? value : null;
+  } catch {
+    return null;
+  }
+}
+
+/** A stored owner, or null when there is none or it cannot be read as one. */
+function parseOwner(json: string | null): Owner | null {
+  if (json === null) return null;
+  try {
+    const value = JSON.parse(json) as Partial<Owner> | null;
+    return typeof value?.ref === 'string' && typeof value.uid === 'string' ? { ref: value.ref, uid: value.uid } : null;
   } catch {
     return null;
   }

@@ -29,6 +29,11 @@
  *   indexed as one atomic step with putRecord and deleteRecord: recordsUsing(uses) answers, in
  *   one round trip, the keys of the records whose current `uses` name each one, so an event
  *   about a Secret finds its APIs without a scan of every record.
+ * - owners/claimOwner/releaseOwner keep who owns each gateway object (key: gateway, id space and
+ *   id, lib/reconcile/owners.ts): owners reads many in one round trip; claimOwner is atomic (of
+ *   two concurrent claims of a free key exactly one wins) and answers the owner after it, the
+ *   claimant when the key was free or already its resource's (a resource recreated under the
+ *   same name takes its new uid); releaseOwner removes the key only while its resource owns it.
  * - own/disown/owned keep, per pool (a gateway), the ids of what we created there and may
  *   remove again (certificates we uploaded); nothing else is ever removed as ours.
  * - markSeen(ids, ttl) marks each id and says which were new, atomically per id, in one round
@@ -88,6 +93,11 @@ export interface SyncRecord {
   /** ISO time of the last transaction */
   time: string;
   /**
+   * why a Failed object was refused before any write (IdClaimed, AdoptionNotPermitted,
+   * ListenPathClash, lib/reconcile/owners.ts): the reason its conditions and Warning Event carry
+   */
+  refusal?: string;
+  /**
    * what the object was built from, as "Secret/<ns>/<name>", "ConfigMap/<ns>/<name>",
    * "Certificate/<gateway>/<id>": indexed by the store (recordsUsing), so a change of one finds
    * the objects to run, and a certificate no record uses any more can be removed
@@ -101,6 +111,12 @@ export interface SyncRecord {
    * rewritten every run
    */
   generated?: Record<string, { sent: string; seen: string }>;
+}
+
+/** The resource owning a gateway object: "<Kind>/<namespace>/<name>" and its metadata.uid. */
+export interface Owner {
+  ref: string;
+  uid: string;
 }
 
 export type LockOutcome = 'acquired' | 'marked-dirty';
@@ -136,6 +152,15 @@ export interface Store {
   claim(pool: string, holder: string, amount: number, limit: number, ttlMs: number): Promise<boolean>;
   /** For each of `uses`, the keys of the records whose `uses` name it (sorted); one round trip. */
   recordsUsing(uses: readonly string[]): Promise<string[][]>;
+  /** The owner of each key (null: none), in the order asked; one round trip. */
+  owners(keys: readonly string[]): Promise<(Owner | null)[]>;
+  /**
+   * Makes `owner` the owner of `key` when nobody owns it or its resource (`ref`) does; answers
+   * the owner after the call (someone else's when it was taken). Atomic.
+   */
+  claimOwner(key: string, owner: Owner): Promise<Owner>;
+  /** Removes the owner of `key` when it is `ref`'s resource; true when it was. Atomic. */
+  releaseOwner(key: string, ref: string): Promise<boolean>;
   /** Remembers that we created `ids` in `pool` (a gateway's certificate store). */
   own(pool: string, ids: readonly string[]): Promise<void>;
   /** Forgets `id` as ours in `pool` (after removing it there). */

@@ -119,6 +119,8 @@ export class World {
   svc: Service;
   app: FastifyInstance;
   private readonly retired: Service[] = [];
+  /** what every key of `store` starts with (set by startWorld) */
+  storePrefix = '';
 
   constructor(
     readonly clock: OffsetClock,
@@ -273,6 +275,21 @@ export class World {
     this.tyk.resetCalls();
   }
 
+  /** Every key of the service's store (records, owners, locks) removed, as a flushed or replaced Redis leaves it. */
+  async flushStore(): Promise<void> {
+    const raw = new Redis(this.redis.url, { maxRetriesPerRequest: 1 });
+    try {
+      let cursor = '0';
+      do {
+        const [next, keys] = await raw.scan(cursor, 'MATCH', `${this.storePrefix}*`, 'COUNT', 1000);
+        if (keys.length > 0) await raw.del(...keys);
+        cursor = next;
+      } while (cursor !== '0');
+    } finally {
+      raw.disconnect();
+    }
+  }
+
   async close(): Promise<void> {
     await this.app.close();
     for (const svc of [...this.retired, this.svc]) await svc.close();
@@ -312,7 +329,8 @@ export async function startWorld(options: WorldOptions = {}): Promise<World> {
   };
   const config = loadConfig(env);
   const client = new Redis(redis.url, { maxRetriesPerRequest: 1 });
-  const store = new RedisStore({ redis: client, prefix: `test:${Math.random().toString(36).slice(2)}:` });
+  const storePrefix = `test:${Math.random().toString(36).slice(2)}:`;
+  const store = new RedisStore({ redis: client, prefix: storePrefix });
   const clock = new OffsetClock();
   // one registry per world, shared by its services, as one process's /metrics
   const metrics = new PrometheusMetrics({ defaultMetrics: false });
@@ -331,8 +349,10 @@ export async function startWorld(options: WorldOptions = {}): Promise<World> {
     });
   const svc = newService();
   const app = buildApp(svc);
-  return new World(clock, kube, tyk, dashboard, redis, store, svc, app, kubeconfigPath, adminKubeconfigPath, newService, async () => {
+  const world = new World(clock, kube, tyk, dashboard, redis, store, svc, app, kubeconfigPath, adminKubeconfigPath, newService, async () => {
     await Promise.allSettled([kube.close(), tyk.close(), dashboard?.close(), redis.owned ? redis.stop() : Promise.resolve()]);
     await rm(dir, { recursive: true, force: true });
   });
+  world.storePrefix = storePrefix;
+  return world;
 }

@@ -18,8 +18,8 @@ const OBJECT_ID = /^[0-9a-f]{24}$/;
 
 type ProWorld = World & { dash: FakeTykDashboard };
 
-async function proWorld(t: { teardown(fn: () => unknown): void }, dashboard: FakeTykDashboardOptions): Promise<ProWorld> {
-  const w = await startWorld({ mode: 'pro', dashboard });
+async function proWorld(t: { teardown(fn: () => unknown): void }, dashboard: FakeTykDashboardOptions, env: Record<string, string> = {}): Promise<ProWorld> {
+  const w = await startWorld({ mode: 'pro', dashboard, env });
   t.teardown(() => w.close());
   return Object.assign(w, { dash: w.dashboard! });
 }
@@ -114,7 +114,8 @@ for (const variant of DASHBOARD_VARIANTS) {
     });
 
     t.test('adopted: an API and a policy the Dashboard already has under our ids are updated in place by scoped runs', async (t) => {
-      const w = await world(t);
+      // a migration from Tyk Operator: a policy made elsewhere is adopted under the id its resource names
+      const w = await proWorld(t, variant.options, { ADOPT_NAMESPACES: '*' });
       const made = await seed(w.dash, '/api/apis', { api_definition: { name: 'made by tyk operator', api_id: idOf('a'), proxy: { listen_path: '/old/' } } });
       const theirs = await seed(w.dash, '/api/portal/policies', { id: idOf('p'), name: 'made by tyk operator', active: true });
       await w.create(apiDefinition('a').build());

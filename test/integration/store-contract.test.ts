@@ -171,6 +171,36 @@ function storeContract(t: Test, makeStore: MakeStore): void {
     t.strictSame(await store.owned('context:ns/eu'), ['c3'], 'pools are apart');
   });
 
+  t.test('owners of gateway objects: claim, read in one call, release only by the owner', async (t) => {
+    const { store } = await makeStore(t);
+    const a = { ref: 'ApiDefinition/team-a/x', uid: 'uid-a' };
+    const b = { ref: 'ApiDefinition/team-b/payments', uid: 'uid-b' };
+    t.strictSame(await store.owners([]), [], 'nothing asked, nothing answered');
+    t.strictSame(await store.owners(['default/api/k1', 'default/api/k2']), [null, null], 'none at first');
+    t.strictSame(await store.claimOwner('default/api/k1', b), b, 'a free key is taken');
+    t.strictSame(await store.claimOwner('default/api/k1', a), b, "a taken key answers its owner, not the claimant's");
+    t.strictSame(await store.claimOwner('default/api/k1', b), b, 'the owner claiming again keeps it');
+    t.strictSame(await store.claimOwner('default/api/k1', { ref: b.ref, uid: 'uid-b2' }), { ref: b.ref, uid: 'uid-b2' }, 'the same resource recreated takes its new uid');
+    t.strictSame(await store.claimOwner('context:ns/eu/api/k1', a), a, 'gateways are apart');
+    t.strictSame(await store.owners(['default/api/k1', 'default/api/k2', 'context:ns/eu/api/k1']), [{ ref: b.ref, uid: 'uid-b2' }, null, a], 'in the order asked');
+    t.equal(await store.releaseOwner('default/api/k1', a.ref), false, 'only the owner releases');
+    t.strictSame(await store.owners(['default/api/k1']), [{ ref: b.ref, uid: 'uid-b2' }]);
+    t.equal(await store.releaseOwner('default/api/k1', b.ref), true);
+    t.equal(await store.releaseOwner('default/api/k1', b.ref), false, 'a free key releases nothing');
+    t.strictSame(await store.owners(['default/api/k1']), [null]);
+    t.strictSame(await store.claimOwner('default/api/k1', a), a, 'a released key is free again');
+  });
+
+  t.test('owners under contention: of many concurrent claims of one key, exactly one wins', async (t) => {
+    const { store } = await makeStore(t);
+    const claimants = Array.from({ length: 12 }, (_, i) => ({ ref: `ApiDefinition/ns${i}/api`, uid: `u${i}` }));
+    const answers = await Promise.all(claimants.map((c) => store.claimOwner('default/api/hot', c)));
+    const winners = new Set(answers.map((o) => o.ref));
+    t.equal(winners.size, 1, 'every claimant is told the same owner');
+    const [stored] = await store.owners(['default/api/hot']);
+    t.equal(stored?.ref, [...winners][0], 'the one stored');
+  });
+
   t.test('deleteRecord', async (t) => {
     const { store } = await makeStore(t);
     await store.putRecord(record('ns/Kind/gone', 9));
@@ -596,6 +626,25 @@ t.test('RedisStore', async (t) => {
     t.equal((await store.getRecords(['bad/0']))[0]?.key, 'bad/0');
   });
 
+  t.test('unreadable owners read as null and are claimed over', async (t) => {
+    const prefix = freshPrefix();
+    const store = createRedisStore(server.url, { prefix });
+    const raw = rawClient(t, server.url);
+    t.teardown(async () => {
+      await store.close();
+      await removeKeys(server.url, prefix);
+    });
+    const garbage = ['not json', 'null', '{"uid":"u"}'];
+    await Promise.all(garbage.map((value, i) => raw.set(`${prefix}owner:gw/api/${i}`, value)));
+    t.strictSame(
+      await store.owners(garbage.map((_, i) => `gw/api/${i}`)),
+      garbage.map(() => null),
+    );
+    const a = { ref: 'ApiDefinition/ns/a', uid: 'u1' };
+    t.strictSame(await store.claimOwner('gw/api/0', a), a, 'a claim over garbage takes the key');
+    t.equal(await store.releaseOwner('gw/api/1', a.ref), false, 'garbage is nobody to release');
+  });
+
   t.test('records are shared between clients and outlive them', async (t) => {
     const prefix = freshPrefix();
     const a = createRedisStore(server.url, { prefix });
@@ -774,11 +823,13 @@ t.test('RedisStore on a Redis Cluster', async (t) => {
     await store.acquireSlot('gw', 'holder', 2, L);
     await store.own('gw', ['cert-1']);
     await store.markSeen(['delivery-1'], L);
+    await store.claimOwner('gw/api/id-1', { ref: 'ApiDefinition/ns/a', uid: 'u' });
     const tag = `{${prefix}}`;
     const expected = [
       `${tag}dirty:ns/Kind/a`,
       `${tag}lock:ns/Kind/a`,
       `${tag}owned:gw`,
+      `${tag}owner:gw/api/id-1`,
       `${tag}rec:ns/Kind/a`,
       `${tag}rec:ns/Kind/b`,
       `${tag}recs`,

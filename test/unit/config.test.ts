@@ -162,3 +162,11 @@ t.test('WEBHOOK_ANSWER: accepted by default, report, one line for anything else'
   t.equal(loadConfig({ ...base, WEBHOOK_ANSWER: ' Accepted ' }).webhook.answer, 'accepted');
   t.same(problems({ ...base, WEBHOOK_ANSWER: 'later' }), ['WEBHOOK_ANSWER: must be report or accepted, got "later"']);
 });
+
+t.test('ADOPT_NAMESPACES: none by default, namespace names, or * for every namespace; one line when bad', async (t) => {
+  t.same(loadConfig(base).adoptNamespaces, [], 'unset: no namespace adopts');
+  t.same(loadConfig({ ...base, ADOPT_NAMESPACES: 'team-a, team-b,team-a' }).adoptNamespaces, ['team-a', 'team-b']);
+  t.same(loadConfig({ ...base, ADOPT_NAMESPACES: ' * ' }).adoptNamespaces, ['*']);
+  t.same(problems({ ...base, ADOPT_NAMESPACES: 'team-a,Bad_NS' }), ['ADOPT_NAMESPACES: "Bad_NS" is not a valid namespace name (or * for every namespace)']);
+  t.same(problems({ ...base, ADOPT_NAMESPACES: '*,team-a' }), ['ADOPT_NAMESPACES: is either * (every namespace) or a list of namespace names, not both']);
+});

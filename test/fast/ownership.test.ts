@@ -1,0 +1,92 @@
+/**
+ * One owner per gateway object through a whole Run in process (test/fast/world.ts): a claim lost
+ * to a concurrent run writes nothing; an id change retires the old id only while it is ours;
+ * policies have owners too; owner entries missing for what we wrote (records from before owners)
+ * are claimed by the next run without a write.
+ */
+import t from 'tap';
+import { API_DEFINITION, SECURITY_POLICY } from '../../lib/kinds.js';
+import type { MemoryStore } from '../../lib/store/memory.js';
+import type { Owner } from '../../lib/store/types.js';
+import { apiDefinition, defaultIdOf, securityPolicy } from '../fixtures/builders.js';
+import { DelegatingStore } from '../fixtures/delegating-store.js';
+import { FastWorld, reported } from './world.js';
+
+/** A store on which another run claims every id first, between our decision and our write. */
+class ClaimedMeanwhile extends DelegatingStore {
+  override async claimOwner(key: string, owner: Owner): Promise<Owner> {
+    await this.inner.claimOwner(key, { ref: 'ApiDefinition/elsewhere/first', uid: 'uid-first' });
+    return super.claimOwner(key, owner);
+  }
+}
+
+t.test('a claim lost to a concurrent run: refused (IdClaimed), nothing written, no finalizer', async (t) => {
+  const w = new FastWorld({ store: (m: MemoryStore) => new ClaimedMeanwhile(m) });
+  w.apply(apiDefinition('x').build());
+  const report = await w.run();
+  t.match(reported(report, 'x'), { action: 'CREATE', result: 'failed', code: 'ID_CLAIMED' });
+  t.equal(w.gateway.count('upsert'), 0, 'no gateway write');
+  t.notOk(w.api('x')?.metadata.finalizers, 'no finalizer');
+  t.match(await w.record(API_DEFINITION, 'x'), { result: 'failed', refusal: 'IdClaimed', id: '' });
+  t.equal(w.kube.eventsAbout('ApiDefinition', 'x').filter((e) => e.type === 'Warning' && e.reason === 'IdClaimed').length, 1, 'a Warning Event IdClaimed');
+  const next = await w.run();
+  t.match(reported(next, 'x'), { action: 'NOOP', reason: 'IdClaimed', result: 'failed' }, 'the next run sees the owner and refuses before writing');
+});
+
+t.test('an id change retires the old id only while the resource owns it', async (t) => {
+  t.test('ours: removed, and released', async (t) => {
+    const w = new FastWorld();
+    w.apply(apiDefinition('x').build());
+    await w.run();
+    const old = defaultIdOf('x');
+    t.same(await w.memoryStore.owners([`default/api/${old}`]), [{ ref: 'ApiDefinition/default/x', uid: w.api('x')?.metadata.uid }]);
+    w.updateSpec(API_DEFINITION, 'x', (s) => ({ ...s, api_id: 'new-id' }));
+    const report = await w.run();
+    t.match(reported(report, 'x'), { reason: 'id changed', result: 'synced', id: 'new-id' });
+    t.notOk(await w.gateway.get('api', old), 'the old id is gone');
+    t.same(await w.memoryStore.owners([`default/api/${old}`, 'default/api/new-id']), [null, { ref: 'ApiDefinition/default/x', uid: w.api('x')?.metadata.uid }], 'released, and the new one owned');
+  });
+
+  t.test("another's: left on the gateway", async (t) => {
+    const w = new FastWorld();
+    w.apply(apiDefinition('x').build());
+    await w.run();
+    const old = defaultIdOf('x');
+    await w.memoryStore.releaseOwner(`default/api/${old}`, 'ApiDefinition/default/x');
+    await w.memoryStore.claimOwner(`default/api/${old}`, { ref: 'ApiDefinition/team-b/other', uid: 'u' });
+    // another listen path too: the one left behind keeps its own
+    w.updateSpec(API_DEFINITION, 'x', (s) => ({ ...s, api_id: 'new-id', proxy: { ...(s.proxy as object), listen_path: '/x2' } }));
+    const report = await w.run();
+    t.match(reported(report, 'x'), { reason: 'id changed', result: 'synced', id: 'new-id' });
+    t.ok(await w.gateway.get('api', old), 'the old id, owned by another, stays');
+    t.equal(w.gateway.count('remove'), 0, 'no delete sent');
+  });
+});
+
+t.test("policies have owners: another namespace's policy id is refused", async (t) => {
+  const w = new FastWorld();
+  w.apply(securityPolicy('gold').inNamespace('team-b').build());
+  await w.run();
+  const id = defaultIdOf('gold', 'team-b');
+  const before = JSON.stringify(await w.gateway.get('policy', id));
+  w.apply(securityPolicy('copy').inNamespace('team-a').patchSpec({ id }).build());
+  const report = await w.run();
+  t.match(reported(report, 'copy', 'SecurityPolicy', 'team-a'), { reason: 'IdClaimed', result: 'failed' });
+  t.equal(JSON.stringify(await w.gateway.get('policy', id)), before, 'the policy keeps its bytes');
+  t.match(w.policy('copy', 'team-a')?.status, { latestTransaction: { status: 'Failed' } });
+  t.same(await w.memoryStore.owners([`default/policy/${id}`]), [{ ref: 'SecurityPolicy/team-b/gold', uid: w.policy('gold', 'team-b')?.metadata.uid }]);
+  t.equal(SECURITY_POLICY.gatewayKind, 'policy');
+});
+
+t.test('owners missing for what our records say we wrote are claimed by the next run, without a write', async (t) => {
+  const w = new FastWorld();
+  w.apply(apiDefinition('x').build());
+  await w.run();
+  const key = `default/api/${defaultIdOf('x')}`;
+  await w.memoryStore.releaseOwner(key, 'ApiDefinition/default/x');
+  w.resetCounts();
+  const report = await w.run();
+  t.match(reported(report, 'x'), { result: 'unchanged' });
+  t.equal(w.gateway.count('upsert'), 0, 'no write');
+  t.same(await w.memoryStore.owners([key]), [{ ref: 'ApiDefinition/default/x', uid: w.api('x')?.metadata.uid }], 'claimed again');
+});
