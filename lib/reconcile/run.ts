@@ -44,7 +44,7 @@ import type { KubeObject } from '../kube/types.js';
 import { applyLocked, type Planned, type ToWrite, toWrite } from './apply.js';
 import { collectCertificates } from './certificates.js';
 import { forEachYielding, mapLimit } from './concurrency.js';
-import { decide, type Moment } from './decide.js';
+import { decideContained, type Moment } from './decide.js';
 import { holdDeletions, limitDeletions, tickLimitError } from './delete-limit.js';
 import { DEFAULT_BACKOFF } from './error-policy.js';
 import { type Done, finalize, httpStatusOf } from './finalize.js';
@@ -262,7 +262,8 @@ async function decidePhase(
     });
     const moment: Moment = { now: ctx.deps.clock.now(), trigger: ctx.request.trigger, backoff: ctx.settings.backoff };
     const planned: Planned[] = [];
-    await forEachYielding(loaded, (l) => planned.push({ loaded: l, decision: decide(l, moment) }));
+    // one object's throw is that object's Invalid outcome, never the phase's (decideContained)
+    await forEachYielding(loaded, (l) => planned.push({ loaded: l, decision: decideContained(l, moment) }));
     return planned;
   };
   const limit = { max: ctx.settings.maxDeletesPerRun, used: ctx.deletions };

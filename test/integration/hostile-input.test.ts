@@ -1,0 +1,102 @@
+/**
+ * Hostile input costs its author only, through HTTP against the fakes: one ApiDefinition whose
+ * spec nests thousands of levels deep (as a real kube-apiserver accepts and answers it) ends
+ * Failed with reason Invalid, with a bounded message, and the nine well-formed ones beside it
+ * are synced in the same run; a ConfigMap or Secret above its size limit makes its resource
+ * Invalid, naming the limit, and nothing else.
+ */
+import t from 'tap';
+import { MAX_CERTIFICATE_BYTES, MAX_DOCUMENT_BYTES, MAX_MESSAGE_CHARS, MAX_SPEC_DEPTH } from '../../lib/reconcile/input-limits.js';
+import { apiDefinition, conditionOf, configMap, defaultIdOf, oasDocument, secret, tykOasApi } from '../fixtures/builders.js';
+import { reported, type World, worldFor } from '../harness/world.js';
+
+/** `{"d":{"d":…1…}}`, `levels` deep, built as text (no recursion anywhere). */
+function deepText(levels: number): string {
+  return `${'{"d":'.repeat(levels)}1${'}'.repeat(levels)}`;
+}
+
+const PLACEHOLDER = '"__deep__"';
+
+/**
+ * The API server's list of ApiDefinitions answered as a real one answers it when `name`'s spec
+ * holds `deep` under `config_data`: the fake stores the object shallow (its own copies recurse),
+ * and its list answer carries the deep value, as the text a real server sends.
+ */
+async function answerDeep(w: World, name: string, deep: string): Promise<void> {
+  const items = await w.kube.listObjects('apidefinitions');
+  const withPlaceholder = items.map((o) => (o.metadata.name === name ? { ...o, spec: { ...o.spec, config_data: '__deep__' } } : o));
+  const text = JSON.stringify({ apiVersion: 'tyk.tyk.io/v1alpha1', kind: 'ApiDefinitionList', metadata: { resourceVersion: '999999' }, items: withPlaceholder }).replace(PLACEHOLDER, deep);
+  w.kube.fake.inject({ method: 'GET', path: /\/apidefinitions$/, status: 200, body: text, headers: { 'content-type': 'application/json' }, times: Infinity });
+}
+
+async function tenApis(w: World): Promise<void> {
+  for (let i = 0; i < 9; i++) await w.create(apiDefinition(`api-${i}`).build());
+  await w.create(apiDefinition('hostile').build());
+}
+
+for (const levels of [5_000, 100_000]) {
+  t.test(`an ApiDefinition nested ${levels} deep is Failed Invalid; the nine beside it are synced in the same run`, async (t) => {
+    const w = await worldFor(t);
+    await tenApis(w);
+    await answerDeep(w, 'hostile', deepText(levels));
+    const res = await w.resync();
+    t.equal(res.statusCode, 200, 'the run completes');
+    const hostile = reported(res.body, 'hostile');
+    t.equal(hostile.result, 'invalid');
+    t.match(hostile.error, new RegExp(`nested deeper than ${MAX_SPEC_DEPTH} levels`));
+    t.ok((hostile.error ?? '').length <= MAX_MESSAGE_CHARS, 'a bounded message');
+    for (let i = 0; i < 9; i++) {
+      t.equal(reported(res.body, `api-${i}`).result, 'synced', `api-${i} synced`);
+      t.ok(w.gatewayApi(defaultIdOf(`api-${i}`)), `api-${i} is on the gateway`);
+    }
+    t.notOk(w.gatewayApi(defaultIdOf('hostile')), 'nothing of the hostile one was sent');
+    const cr = await w.get('hostile');
+    t.match(cr?.status, { latestTransaction: { status: 'Failed' } });
+    t.match(conditionOf(cr, 'Ready'), { status: 'False', reason: 'Invalid' });
+    const events = await w.events('hostile');
+    t.ok(
+      events.some((e) => e.type === 'Warning' && e.reason === 'Invalid' && e.message.length <= 1024),
+      'a Warning Event with reason Invalid',
+    );
+  });
+}
+
+t.test('a ConfigMap document above the size limit makes its TykOasApiDefinition Invalid, naming the limit', async (t) => {
+  const w = await worldFor(t);
+  const padding = 'x'.repeat(MAX_DOCUMENT_BYTES + 1);
+  const doc = oasDocument('big');
+  await w.create(
+    configMap('big')
+      .withOas({ ...doc, info: { title: 'big', version: '1', description: padding } })
+      .build(),
+  );
+  await w.create(tykOasApi('big').build());
+  await w.create(tykOasApi('small').build());
+  await w.create(configMap('small').withOas(oasDocument('small')).build());
+  const res = await w.resync();
+  t.equal(res.statusCode, 200);
+  const big = reported(res.body, 'big', 'TykOasApiDefinition');
+  t.equal(big.result, 'invalid');
+  t.match(big.error, new RegExp(`above the limit of ${MAX_DOCUMENT_BYTES} bytes`));
+  t.notMatch(big.error, /xxxx/, 'the document is not quoted');
+  t.equal(reported(res.body, 'small', 'TykOasApiDefinition').result, 'synced', 'the other one is synced');
+});
+
+t.test('a TLS Secret above the size limit makes the ApiDefinition naming it Invalid; the others are synced', async (t) => {
+  const w = await worldFor(t);
+  const line = '-----BEGIN CERTIFICATE-----\n';
+  const crt = line.repeat(Math.ceil((MAX_CERTIFICATE_BYTES + 1) / line.length));
+  await w.create(secret('huge').tls(crt, 'key').build());
+  await w.create(
+    apiDefinition('tls')
+      .patchSpec({ certificate_secret_names: ['huge'] })
+      .build(),
+  );
+  await w.create(apiDefinition('plain').build());
+  const res = await w.resync();
+  t.equal(reported(res.body, 'plain').result, 'synced');
+  const tls = reported(res.body, 'tls');
+  t.equal(tls.result, 'invalid');
+  t.match(tls.error, new RegExp(`tls.crt is \\d+ bytes, above the limit of ${MAX_CERTIFICATE_BYTES} bytes`));
+  t.notMatch(tls.error, /-----/, 'the Secret is not quoted');
+});
