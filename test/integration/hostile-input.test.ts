@@ -100,3 +100,62 @@ t.test('a TLS Secret above the size limit makes the ApiDefinition naming it Inva
   t.match(tls.error, new RegExp(`tls.crt is \\d+ bytes, above the limit of ${MAX_CERTIFICATE_BYTES} bytes`));
   t.notMatch(tls.error, /-----/, 'the Secret is not quoted');
 });
+
+t.test('/healthz answers within 100 ms, and no timer waits 100 ms longer than asked, while hostile tls.crt values are processed', async (t) => {
+  const w = await worldFor(t);
+  const line = '-----BEGIN CERTIFICATE-----\n';
+  // 1 MB: refused by its size; 200 KB (under the limit): parsed, in linear time
+  await w.create(
+    secret('mega')
+      .tls(line.repeat(Math.ceil(1_000_000 / line.length)), 'key')
+      .build(),
+  );
+  await w.create(
+    secret('repeat')
+      .tls(line.repeat(Math.ceil(200_000 / line.length)), 'key')
+      .build(),
+  );
+  await w.create(
+    apiDefinition('mega')
+      .patchSpec({ certificate_secret_names: ['mega'] })
+      .build(),
+  );
+  await w.create(
+    apiDefinition('repeat')
+      .patchSpec({ certificate_secret_names: ['repeat'] })
+      .build(),
+  );
+  await w.create(apiDefinition('plain').build());
+
+  let worstLag = 0;
+  let last = performance.now();
+  const ticker = setInterval(() => {
+    const now = performance.now();
+    worstLag = Math.max(worstLag, now - last - 5);
+    last = now;
+  }, 5);
+  let running = true;
+  let worstHealthz = 0;
+  let probes = 0;
+  const probing = (async () => {
+    while (running) {
+      const started = performance.now();
+      const res = await w.app.inject({ method: 'GET', url: '/healthz' });
+      worstHealthz = Math.max(worstHealthz, performance.now() - started);
+      probes++;
+      t.equal(res.statusCode, 200);
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+  })();
+  const res = await w.resync();
+  running = false;
+  await probing;
+  clearInterval(ticker);
+
+  t.equal(reported(res.body, 'plain').result, 'synced');
+  t.match(reported(res.body, 'mega'), { result: 'invalid', error: new RegExp(`tls.crt is \\d+ bytes, above the limit of ${MAX_CERTIFICATE_BYTES} bytes`) });
+  t.match(reported(res.body, 'repeat'), { result: 'invalid', error: /tls.crt: no PEM certificate block/ });
+  t.ok(probes > 0, 'probed during the run');
+  t.ok(worstHealthz < 100, `/healthz answered within ${worstHealthz.toFixed(1)} ms`);
+  t.ok(worstLag < 100, `the event loop was never blocked 100 ms (worst: ${worstLag.toFixed(1)} ms)`);
+});
