@@ -7,7 +7,8 @@
  */
 import t from 'tap';
 import { MAX_CERTIFICATE_BYTES, MAX_DOCUMENT_BYTES, MAX_MESSAGE_CHARS, MAX_SPEC_DEPTH } from '../../lib/reconcile/input-limits.js';
-import { apiDefinition, conditionOf, configMap, defaultIdOf, oasDocument, secret, tykOasApi } from '../fixtures/builders.js';
+import { apiDefinition, conditionOf, configMap, defaultIdOf, ingress, oasDocument, secret, tykOasApi } from '../fixtures/builders.js';
+import { template } from '../fixtures/ingress-world.js';
 import { reported, type World, worldFor } from '../harness/world.js';
 
 /** `{"d":{"d":…1…}}`, `levels` deep, built as text (no recursion anywhere). */
@@ -158,4 +159,37 @@ t.test('/healthz answers within 100 ms, and no timer waits 100 ms longer than as
   t.ok(probes > 0, 'probed during the run');
   t.ok(worstHealthz < 100, `/healthz answered within ${worstHealthz.toFixed(1)} ms`);
   t.ok(worstLag < 100, `the event loop was never blocked 100 ms (worst: ${worstLag.toFixed(1)} ms)`);
+});
+
+t.test('an Ingress whose template nests too deep to copy is Invalid, with a Warning Event; another Ingress is synced in the same run', async (t) => {
+  const w = await worldFor(t);
+  await w.create(template('tpl'));
+  await w.create(template('tpl-ok'));
+  await w.create(ingress('web').withClass('tyk').withTemplate('tpl').withRule('', '/web', 'web', 80).build());
+  await w.create(ingress('shop').withClass('tyk').withTemplate('tpl-ok').withRule('', '/shop', 'shop', 80).build());
+  // the template as a real API server answers its GET when its spec holds a value 100,000 levels deep
+  const tpl = await w.get('tpl');
+  const text = JSON.stringify({ ...tpl, spec: { ...tpl?.spec, config_data: '__deep__' } }).replace(PLACEHOLDER, deepText(100_000));
+  w.kube.fake.inject({
+    method: 'GET',
+    path: '/apis/tyk.tyk.io/v1alpha1/namespaces/default/apidefinitions/tpl',
+    status: 200,
+    body: text,
+    headers: { 'content-type': 'application/json' },
+    times: Infinity,
+  });
+  const report = await w.tick();
+  t.same(report.errors, [], 'no run-level error');
+  const web = report.objects.find((o) => o.kind === 'Ingress' && o.name === 'web');
+  t.match(web, { action: 'NOOP', reason: 'invalid spec', result: 'invalid', code: 'INVALID_SPEC', error: /^could not be decided: / });
+  t.ok((web?.error ?? '').length <= MAX_MESSAGE_CHARS, 'a bounded message');
+  t.match(
+    report.objects.find((o) => o.kind === 'Ingress' && o.name === 'shop'),
+    { result: 'synced' },
+  );
+  const events = (await w.allEvents()).filter((e) => e.involvedObject.kind === 'Ingress' && e.involvedObject.name === 'web');
+  t.ok(
+    events.some((e) => e.type === 'Warning' && e.reason === 'Invalid'),
+    'a Warning Event with reason Invalid',
+  );
 });
