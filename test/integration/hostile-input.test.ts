@@ -1,8 +1,8 @@
 /**
  * Hostile input costs its author only, through HTTP against the fakes: one ApiDefinition whose
- * spec nests thousands of levels deep (as a real kube-apiserver accepts and answers it) ends
- * Failed with reason Invalid, with a bounded message, and the nine well-formed ones beside it
- * are synced in the same run; a ConfigMap or Secret above its size limit makes its resource
+ * spec nests 100,000 levels deep (the list answer carrying it, as the fake cannot store it; the
+ * 5,000-level case, on both tiers, is hostile-deep.test.ts) ends Failed with reason Invalid,
+ * with a bounded message, and the nine well-formed ones beside it are synced in the same run; a ConfigMap or Secret above its size limit makes its resource
  * Invalid, naming the limit, and nothing else.
  */
 import t from 'tap';
@@ -35,7 +35,7 @@ async function tenApis(w: World): Promise<void> {
   await w.create(apiDefinition('hostile').build());
 }
 
-for (const levels of [5_000, 100_000]) {
+for (const levels of [100_000]) {
   t.test(`an ApiDefinition nested ${levels} deep is Failed Invalid; the nine beside it are synced in the same run`, async (t) => {
     const w = await worldFor(t);
     await tenApis(w);
