@@ -140,12 +140,13 @@ t.test('/healthz answers within 100 ms, and no timer waits 100 ms longer than as
   let probes = 0;
   const probing = (async () => {
     while (running) {
-      const started = performance.now();
+      // from when the probe is due (a blocked event loop delays its sending too) to its answer
+      const due = performance.now() + 10;
+      await new Promise((resolve) => setTimeout(resolve, 10));
       const res = await w.app.inject({ method: 'GET', url: '/healthz' });
-      worstHealthz = Math.max(worstHealthz, performance.now() - started);
+      worstHealthz = Math.max(worstHealthz, performance.now() - due);
       probes++;
       t.equal(res.statusCode, 200);
-      await new Promise((resolve) => setTimeout(resolve, 10));
     }
   })();
   const res = await w.resync();
