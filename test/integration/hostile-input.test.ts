@@ -194,3 +194,24 @@ t.test('an Ingress whose template nests too deep to copy is Invalid, with a Warn
     'a Warning Event with reason Invalid',
   );
 });
+
+t.test('a Tyk OAS document nested too deep (from a ConfigMap) makes its TykOasApiDefinition Invalid; the other is synced', async (t) => {
+  const w = await worldFor(t);
+  // 300 levels: the document is built, then refused by its depth; 100,000: building it throws, and that is the refusal
+  // arrays, two bytes a level: 100,000 levels stay under the document size limit
+  const deepDoc = (levels: number, name: string): string =>
+    JSON.stringify({ ...oasDocument(name), components: { schemas: { x: '__deep__' } } }).replace(PLACEHOLDER, `${'['.repeat(levels)}${']'.repeat(levels)}`);
+  await w.create(configMap('deep').withText('oas.json', deepDoc(300, 'deep')).build());
+  await w.create(tykOasApi('deep').build());
+  await w.create(configMap('deeper').withText('oas.json', deepDoc(100_000, 'deeper')).build());
+  await w.create(tykOasApi('deeper').build());
+  await w.create(configMap('fine').withOas(oasDocument('fine')).build());
+  await w.create(tykOasApi('fine').build());
+  const res = await w.resync();
+  t.equal(res.statusCode, 200);
+  t.match(reported(res.body, 'deep', 'TykOasApiDefinition'), { result: 'invalid', error: `the document built from it is nested deeper than ${MAX_SPEC_DEPTH} levels (the limit for a resource)` });
+  const deeper = reported(res.body, 'deeper', 'TykOasApiDefinition');
+  t.match(deeper, { result: 'invalid', error: /^could not be built: / });
+  t.ok((deeper.error ?? '').length <= MAX_MESSAGE_CHARS, 'a bounded message');
+  t.equal(reported(res.body, 'fine', 'TykOasApiDefinition').result, 'synced');
+});
