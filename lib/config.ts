@@ -37,8 +37,10 @@ export interface Config {
   port: number;
   host: string;
   logLevel: string;
-  /** timeout of every call to the API server and the gateway */
+  /** HTTP_TIMEOUT_MS: the deadline of every call to the API server and the gateway, the whole exchange */
   httpTimeoutMs: number;
+  /** GATEWAY_MAX_RESPONSE_BYTES: the most bytes of a gateway's answer read; a longer one is refused */
+  gatewayMaxResponseBytes: number;
   webhook: {
     /** largest accepted body, bytes */
     bodyLimit: number;
@@ -84,6 +86,11 @@ export interface Config {
 }
 
 export const DEFAULT_SCHEDULE = '*/5 * * * *';
+/**
+ * A list of 50,000 APIs: Tyk echoes ~7.5 KB per API definition (~375 MB), plus a quarter; below
+ * V8's longest string (512 MiB), so an answer read as one text fits too.
+ */
+export const DEFAULT_GATEWAY_MAX_RESPONSE_BYTES = 448 * 1024 * 1024;
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 
@@ -268,6 +275,7 @@ export function loadConfig(env: Env): Config {
     host: value(env, 'HOST') ?? '0.0.0.0',
     logLevel,
     httpTimeoutMs: timeoutMs(env, problems),
+    gatewayMaxResponseBytes: integer(env, 'GATEWAY_MAX_RESPONSE_BYTES', DEFAULT_GATEWAY_MAX_RESPONSE_BYTES, 64 * 1024, 4 * 1024 * 1024 * 1024, problems),
     webhook: {
       bodyLimit: integer(env, 'WEBHOOK_BODY_LIMIT', 32 * 1024 * 1024, 1024, 1024 * 1024 * 1024, problems),
       rateLimitPerMinute: integer(env, 'WEBHOOK_RATE_LIMIT', 600, 0, 1_000_000, problems),

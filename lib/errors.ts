@@ -85,6 +85,14 @@ export class GatewayUnavailableError extends ReconcilerError {
   readonly code = 'GATEWAY_UNAVAILABLE';
 }
 
+/**
+ * The gateway's answer was longer than GATEWAY_MAX_RESPONSE_BYTES: refused, the rest not read.
+ * A gateway failure like any other (retried with backoff); only the objects sent to it wait.
+ */
+export class GatewayResponseTooLargeError extends ReconcilerError {
+  readonly code = 'GATEWAY_RESPONSE_TOO_LARGE';
+}
+
 /** The custom resource cannot be turned into a gateway object (our own validation). */
 export class InvalidSpecError extends ReconcilerError {
   readonly code = 'INVALID_SPEC';

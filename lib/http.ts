@@ -2,14 +2,15 @@
  * One HTTP round trip over Node's own node:http / node:https with a hard timeout, for the
  * API-server and gateway clients. Guarantees: resolves with status, headers and parsed JSON
  * (or raw text) for any HTTP answer; rejects with a TransportError for anything that is not
- * an HTTP answer (refused, reset, dropped, timed out, a closed agent); the timeout bounds the
- * whole exchange (connect, headers and body), except for a body read as it arrives (`consume`:
- * a gateway's full list, which may be hundreds of MB), where it bounds the wait for the headers
- * and then each wait for the next chunk, so a large list that keeps coming is not cut off, and
- * one that stalls is. Never puts request headers (which carry
- * secrets) or the URL's credentials and query into errors. `makeAgent` gives a keep-alive
- * connection pool with TLS settings (CA, client certificate and key, verification, SNI name),
- * for http: and https: URLs alike; its close() lets requests in flight finish first.
+ * an HTTP answer (refused, reset, dropped, timed out, a closed agent); the timeout is one
+ * deadline for the whole exchange (connect, headers and the whole body, also a body read as it
+ * arrives: a server sending a byte now and then is cut off at the deadline, not kept waiting
+ * for); with `maxResponseBytes`, an answer longer than that is refused (ResponseTooLargeError)
+ * as soon as its Content-Length or the bytes read so far say so, and nothing more is read.
+ * Never puts request headers (which carry secrets) or the URL's credentials and query into
+ * errors. `makeAgent` gives a keep-alive connection pool with TLS settings (CA, client
+ * certificate and key, verification, SNI name), for http: and https: URLs alike; its close()
+ * lets requests in flight finish first.
  */
 import http from 'node:http';
 import https from 'node:https';
@@ -37,9 +38,11 @@ export interface HttpRequest {
   /**
    * Reads a 2xx answer's body as it arrives instead of as one text: its result is `json`, and
    * `text` is ''. (Other answers are read as text, for their messages.) What it throws fails
-   * the request. The timeout then bounds each wait for the body's next chunk, not the whole body.
+   * the request. The timeout bounds the whole body as it bounds any other.
    */
   consume?: (body: AsyncIterable<Uint8Array>) => Promise<unknown>;
+  /** the most bytes of an answer's body read; a longer answer is a ResponseTooLargeError. Default: no limit */
+  maxResponseBytes?: number;
 }
 
 export class TransportError extends Error {
@@ -50,6 +53,17 @@ export class TransportError extends Error {
   ) {
     super(message, options);
     this.name = 'TransportError';
+  }
+}
+
+/** An answer longer than the request's `maxResponseBytes`: refused, the rest of it not read. */
+export class ResponseTooLargeError extends Error {
+  constructor(
+    message: string,
+    readonly limit: number,
+  ) {
+    super(message);
+    this.name = 'ResponseTooLargeError';
   }
 }
 
@@ -86,29 +100,40 @@ function attempt(req: HttpRequest): Promise<HttpResponse> {
   const exchange = new Promise<HttpResponse>((resolve, reject) => {
     let timedOut = false;
     let done = false;
-    /** a body read as it arrives: the timeout is then each wait for more of it */
-    let streaming = false;
     let outgoing: http.ClientRequest | undefined;
     const fail = (err: unknown): void => {
       if (done) return;
       done = true;
       clearTimeout(timer);
       outgoing?.destroy();
-      const what = timedOut ? `timed out after ${req.timeoutMs} ms${streaming ? ' without more of the answer' : ''}` : transportReason(err);
+      if (err instanceof ResponseTooLargeError) {
+        reject(err);
+        return;
+      }
+      const what = timedOut ? `timed out after ${req.timeoutMs} ms` : transportReason(err);
       reject(new TransportError(`${req.method} ${redactUrl(req.url)}: ${what}`, timedOut, { cause: err }));
     };
     const expire = (): void => {
       timedOut = true;
       fail(Object.assign(new Error(`no complete answer within ${req.timeoutMs} ms`), { code: 'ETIMEDOUT' }));
     };
-    let timer = setTimeout(expire, req.timeoutMs);
-    /** A streamed body: the timeout starts again with each chunk. */
-    const rearmed = async function* (body: AsyncIterable<Uint8Array>): AsyncIterable<Uint8Array> {
-      streaming = true;
+    // one deadline for the whole exchange, never started again
+    const timer = setTimeout(expire, req.timeoutMs);
+    const max = req.maxResponseBytes;
+    const tooLarge = (bytes: number, known: boolean): ResponseTooLargeError =>
+      new ResponseTooLargeError(`${req.method} ${redactUrl(req.url)}: the answer ${known ? 'is' : 'is more than'} ${bytes} bytes, above the limit of ${max} bytes`, max ?? 0);
+    let received = 0;
+    /** Counts the bytes read; false (and the request failed) once they are more than allowed. */
+    const within = (chunk: Uint8Array): boolean => {
+      received += chunk.length;
+      if (max === undefined || received <= max) return true;
+      fail(tooLarge(max, false));
+      return false;
+    };
+    /** A streamed body, counted. */
+    const counted = async function* (body: AsyncIterable<Uint8Array>): AsyncIterable<Uint8Array> {
       for await (const chunk of body) {
-        if (done) return;
-        clearTimeout(timer);
-        timer = setTimeout(expire, req.timeoutMs);
+        if (done || !within(chunk)) return;
         yield chunk;
       }
     };
@@ -129,10 +154,15 @@ function attempt(req: HttpRequest): Promise<HttpResponse> {
         // the socket went away before the whole body arrived
         if (!res.complete) fail(Object.assign(new Error('the connection closed before the whole answer arrived'), { code: 'ECONNRESET' }));
       });
+      const declared = Number(res.headers['content-length']);
+      if (max !== undefined && Number.isFinite(declared) && declared > max) {
+        fail(tooLarge(declared, true));
+        return;
+      }
       const status = res.statusCode ?? 0;
       const consume = req.consume;
       if (consume && status >= 200 && status < 300) {
-        consume(rearmed(res)).then((json) => {
+        consume(counted(res)).then((json) => {
           if (done) return;
           done = true;
           clearTimeout(timer);
@@ -141,7 +171,9 @@ function attempt(req: HttpRequest): Promise<HttpResponse> {
         return;
       }
       const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('data', (c: Buffer) => {
+        if (within(c)) chunks.push(c);
+      });
       res.once('end', () => {
         if (done) return;
         done = true;

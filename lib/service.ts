@@ -375,7 +375,7 @@ export function createService(config: Config, env: Record<string, string | undef
     kube = client;
   }
   const metrics = parts.metrics ?? discardMetrics;
-  const factory = parts.factory ?? gatewayFactory(config.httpTimeoutMs, (call) => metrics.record(gatewayCallFigures(call)));
+  const factory = parts.factory ?? gatewayFactory(config.httpTimeoutMs, config.gatewayMaxResponseBytes, (call) => metrics.record(gatewayCallFigures(call)));
   let gateway = parts.gateway;
   if (!gateway) {
     const { mode, url, auth, org, insecureSkipVerify } = config.tyk;
@@ -407,9 +407,9 @@ export function secretsOf(config: Config): string[] {
  * on the first call a pro connection makes, not when this module loads: a CE deployment (and
  * a Lambda's cold start) never loads it, and its bundle keeps it in a chunk of its own.
  */
-function gatewayFactory(timeoutMs: number, observe: GatewayObserver): GatewayFactory {
+function gatewayFactory(timeoutMs: number, maxResponseBytes: number, observe: GatewayObserver): GatewayFactory {
   return (name: string, s: ConnectionSettings) => {
-    const options = { name, url: s.url, secret: s.auth, insecureSkipVerify: s.insecureSkipVerify, timeoutMs, observe };
+    const options = { name, url: s.url, secret: s.auth, insecureSkipVerify: s.insecureSkipVerify, timeoutMs, maxResponseBytes, observe };
     if (s.mode !== 'pro') return new TykGatewayClient(options);
     // reloadRequired: the Dashboard applies writes itself (TykDashboardClient.reloadRequired)
     return lazyGateway(name, false, () => import('./gateway/tyk-dashboard.js').then((m) => new m.TykDashboardClient(options)));

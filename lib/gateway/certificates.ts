@@ -16,11 +16,25 @@
 import { createHash, X509Certificate } from 'node:crypto';
 import { InvalidSpecError } from '../errors.js';
 
-const CERT_BLOCK = /-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/;
+const BEGIN = '-----BEGIN CERTIFICATE-----';
+const END = '-----END CERTIFICATE-----';
+
+/**
+ * The first CERTIFICATE block of a PEM: from the first BEGIN line to the first END line after
+ * it. Two indexOf scans, linear in the text whatever it holds (a text of repeated BEGIN lines
+ * made the lazy regex this replaces quadratic).
+ */
+export function firstCertificateBlock(pem: string): string | undefined {
+  const begin = pem.indexOf(BEGIN);
+  if (begin < 0) return undefined;
+  // at least one character between the lines, as a PEM body has
+  const end = pem.indexOf(END, begin + BEGIN.length + 1);
+  return end < 0 ? undefined : pem.slice(begin, end + END.length);
+}
 
 /** The id Tyk gives `pem` in `orgId`'s store; InvalidSpecError when it holds no parsable certificate (the message never quotes it). */
 export function certificateId(pem: string, orgId = ''): string {
-  const block = CERT_BLOCK.exec(pem)?.[0];
+  const block = firstCertificateBlock(pem);
   if (block === undefined) throw new InvalidSpecError('no PEM certificate block (BEGIN CERTIFICATE) found');
   let cert: X509Certificate;
   try {

@@ -1,8 +1,10 @@
 /**
  * One HTTP call to a gateway or Dashboard admin API: `httpRequest` with the client's agent
  * and timeout, where a transport failure (refused, reset, dropped, timed out) becomes a
- * GatewayUnavailableError naming the target. The request headers, which carry the secret,
- * never reach the error. Every call, answered or not, is told to the client's observer (the
+ * GatewayUnavailableError naming the target, and an answer above the request's
+ * `maxResponseBytes` a GatewayResponseTooLargeError naming the target and the setting
+ * (GATEWAY_MAX_RESPONSE_BYTES). The request headers, which carry the secret, never reach
+ * the error. Every call, answered or not, is told to the client's observer (the
  * metrics) with its method, outcome and wall time; an observer that throws is ignored.
  * `answerMessage` is what an error answer says, for error messages; `isAuthorisationFailure`
  * whether an answer refuses the credentials (401, or a 403 that says so: Tyk Gateway's "invalid
@@ -10,9 +12,9 @@
  * opposed to a 403 that refuses the request itself (a Dashboard's "Request body malformed", or
  * its portal's documentation while the organisation has no catalogue).
  */
-import { GatewayUnavailableError } from '../errors.js';
+import { GatewayResponseTooLargeError, GatewayUnavailableError } from '../errors.js';
 import { isObject, nonEmpty } from '../guards.js';
-import { type HttpRequest, type HttpResponse, httpRequest, TransportError } from '../http.js';
+import { type HttpRequest, type HttpResponse, httpRequest, ResponseTooLargeError, TransportError } from '../http.js';
 import type { GatewayCallFigure } from '../metrics/catalogue.js';
 
 /** Told of every call a gateway client makes (lib/metrics). */
@@ -42,6 +44,7 @@ export async function gatewayCall(target: CallTarget, req: HttpRequest): Promise
   } catch (err) {
     tell('unavailable');
     if (err instanceof TransportError) throw new GatewayUnavailableError(`${target.label}: ${err.message}`, { cause: err });
+    if (err instanceof ResponseTooLargeError) throw new GatewayResponseTooLargeError(`${target.label}: ${err.message} (GATEWAY_MAX_RESPONSE_BYTES)`, { cause: err, context: { limit: err.limit } });
     throw err;
   }
 }

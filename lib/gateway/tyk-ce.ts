@@ -65,8 +65,10 @@ export interface TykGatewayOptions {
   url: string;
   secret: string;
   insecureSkipVerify?: boolean;
-  /** per-request timeout; default 10 s */
+  /** the deadline of each request, the whole exchange; default 10 s */
   timeoutMs?: number;
+  /** the most bytes of an answer read (GATEWAY_MAX_RESPONSE_BYTES); default: no limit */
+  maxResponseBytes?: number;
   /** told of every request (the metrics) */
   observe?: GatewayObserver;
 }
@@ -123,6 +125,7 @@ export class TykGatewayClient implements Gateway, CertificateStore {
   private readonly base: string;
   private readonly secret: string;
   private readonly timeoutMs: number;
+  private readonly maxResponseBytes: number | undefined;
   private readonly agent: HttpAgent;
   private readonly target: CallTarget;
   /** the ids of the last complete list of each kind, by their objects' digests */
@@ -133,6 +136,7 @@ export class TykGatewayClient implements Gateway, CertificateStore {
     this.base = options.url.replace(/\/+$/, '');
     this.secret = options.secret;
     this.timeoutMs = options.timeoutMs ?? 10_000;
+    this.maxResponseBytes = options.maxResponseBytes;
     this.agent = makeAgent(options.insecureSkipVerify ? { rejectUnauthorized: false } : {});
     this.target = { label: `gateway ${options.name}`, name: options.name, ...(options.observe ? { observe: options.observe } : {}) };
   }
@@ -342,6 +346,7 @@ export class TykGatewayClient implements Gateway, CertificateStore {
       ...(rawBody === undefined ? {} : { rawBody }),
       ...(consume === undefined ? {} : { consume }),
       timeoutMs: this.timeoutMs,
+      ...(this.maxResponseBytes === undefined ? {} : { maxResponseBytes: this.maxResponseBytes }),
       agent: this.agent,
     });
   }

@@ -119,8 +119,10 @@ export interface TykDashboardOptions {
   /** the Dashboard user's API key */
   secret: string;
   insecureSkipVerify?: boolean;
-  /** per-request timeout; default 10 s */
+  /** the deadline of each request, the whole exchange; default 10 s */
   timeoutMs?: number;
+  /** the most bytes of an answer read (GATEWAY_MAX_RESPONSE_BYTES); default: no limit */
+  maxResponseBytes?: number;
   /** told of every request (the metrics) */
   observe?: GatewayObserver;
   /** how long a complete policy list is trusted to say an id is absent; default 5 s (0: list on every miss) */
@@ -212,6 +214,7 @@ export class TykDashboardClient implements Gateway, CertificateStore {
   private readonly base: string;
   private readonly secret: string;
   private readonly timeoutMs: number;
+  private readonly maxResponseBytes: number | undefined;
   private readonly agent: HttpAgent;
   private readonly target: CallTarget;
   private readonly listFreshMs: number;
@@ -235,6 +238,7 @@ export class TykDashboardClient implements Gateway, CertificateStore {
     this.base = options.url.replace(/\/+$/, '');
     this.secret = options.secret;
     this.timeoutMs = options.timeoutMs ?? 10_000;
+    this.maxResponseBytes = options.maxResponseBytes;
     this.listFreshMs = options.listFreshMs ?? 5_000;
     this.agent = makeAgent(options.insecureSkipVerify ? { rejectUnauthorized: false } : {});
     this.target = { label: `dashboard ${options.name}`, name: options.name, ...(options.observe ? { observe: options.observe } : {}) };
@@ -742,6 +746,7 @@ export class TykDashboardClient implements Gateway, CertificateStore {
       body,
       ...(raw === undefined ? {} : { rawBody: raw.text, contentType: raw.contentType }),
       timeoutMs: this.timeoutMs,
+      ...(this.maxResponseBytes === undefined ? {} : { maxResponseBytes: this.maxResponseBytes }),
       agent: this.agent,
     });
   }

@@ -14,8 +14,9 @@
  * - a hash of the Secrets' content, for the API's desired hash, so a rotated Secret is a change;
  * - the object's `uses`: each Secret, and each certificate on its gateway (records index them).
  * A Secret that does not exist makes the API wait for it (nothing is sent, what the gateway has
- * stays); a Secret without `tls.crt`, without a parsable certificate, or without the `tls.key`
- * a server or upstream certificate needs is invalid, named. Messages never quote Secret data.
+ * stays); a Secret without `tls.crt`, without a parsable certificate, with a `tls.crt` or
+ * `tls.key` above MAX_CERTIFICATE_BYTES, or without the `tls.key` a server or upstream
+ * certificate needs is invalid, named. Messages never quote Secret data.
  */
 import { createHash } from 'node:crypto';
 import { describeError } from '../errors.js';
@@ -23,6 +24,7 @@ import { certificateId } from '../gateway/certificates.js';
 import type { JsonObject } from '../gateway/types.js';
 import { isObject, stringItems } from '../guards.js';
 import type { KubeObject } from '../kube/types.js';
+import { MAX_CERTIFICATE_BYTES, sizeProblem } from './input-limits.js';
 
 /**
  * Text that must never be printed: a PEM with a private key. JSON, util.inspect and String
@@ -120,13 +122,18 @@ export function resolveCertificates(spec: Record<string, unknown>, namespace: st
     if (secret === null) return { ok: false, waiting: `Secret ${namespace}/${name} does not exist`, uses: secretUses };
     const crt = decoded(secret, 'tls.crt');
     if (crt === undefined) return { ok: false, invalid: `Secret ${namespace}/${name} has no tls.crt`, uses: secretUses };
+    const key = decoded(secret, 'tls.key');
+    // refused by size before any parsing (input-limits.ts)
+    const big =
+      sizeProblem(`Secret ${namespace}/${name} tls.crt`, Buffer.byteLength(crt), MAX_CERTIFICATE_BYTES) ??
+      (key === undefined ? undefined : sizeProblem(`Secret ${namespace}/${name} tls.key`, Buffer.byteLength(key), MAX_CERTIFICATE_BYTES));
+    if (big !== undefined) return { ok: false, invalid: big, uses: secretUses };
     let id: string;
     try {
       id = certificateId(crt, orgId);
     } catch (err) {
       return { ok: false, invalid: `Secret ${namespace}/${name}: tls.crt: ${describeError(err)}`, uses: secretUses };
     }
-    const key = decoded(secret, 'tls.key');
     material.set(name, { id, pem: key === undefined ? `${crt}\n` : `${crt}\n${key}\n`, hasKey: key !== undefined });
   }
   const fields: JsonObject = {};

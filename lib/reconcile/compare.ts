@@ -7,29 +7,52 @@
  * A difference is reported by its dotted path, e.g. "proxy.listen_path".
  */
 import { isEmptyJson, isObject } from '../guards.js';
+import { jsonText } from '../json-text.js';
+
 export interface FieldDifference {
   path: string;
   sent: unknown;
   reported: unknown;
 }
 
+/** Depth first, keys sorted, without recursion: a body nested at any depth is compared, never a RangeError. */
 export function sentFieldDifferences(sent: unknown, reported: unknown, path = ''): FieldDifference[] {
-  if (isEmptyJson(sent) && isEmptyJson(reported)) return [];
-  if (isObject(sent) && isObject(reported)) {
-    return Object.keys(sent)
-      .sort()
-      .filter((k) => k in reported)
-      .flatMap((k) => sentFieldDifferences(sent[k], reported[k], path === '' ? k : `${path}.${k}`));
+  const out: FieldDifference[] = [];
+  const todo: [unknown, unknown, string][] = [[sent, reported, path]];
+  while (todo.length > 0) {
+    const [s, r, at] = todo.pop() as [unknown, unknown, string];
+    if (isEmptyJson(s) && isEmptyJson(r)) continue;
+    if (isObject(s) && isObject(r)) {
+      const keys = Object.keys(s)
+        .sort()
+        .filter((k) => k in r);
+      for (let i = keys.length - 1; i >= 0; i--) {
+        const k = keys[i] as string;
+        todo.push([s[k], r[k], at === '' ? k : `${at}.${k}`]);
+      }
+      continue;
+    }
+    if (Array.isArray(s) && Array.isArray(r) && s.length === r.length) {
+      for (let i = s.length - 1; i >= 0; i--) todo.push([s[i], r[i], `${at}[${i}]`]);
+      continue;
+    }
+    if (s !== r) out.push({ path: at === '' ? '(root)' : at, sent: s, reported: r });
   }
-  if (Array.isArray(sent) && Array.isArray(reported) && sent.length === reported.length) {
-    return sent.flatMap((v, i) => sentFieldDifferences(v, reported[i], `${path}[${i}]`));
-  }
-  if (sent === reported) return [];
-  return [{ path: path === '' ? '(root)' : path, sent, reported }];
+  return out;
 }
 
 export function describeDifferences(diffs: FieldDifference[], limit = 3): string {
-  const shown = diffs.slice(0, limit).map((d) => `${d.path}: sent ${JSON.stringify(d.sent)}, gateway has ${JSON.stringify(d.reported)}`);
+  const listed = diffs.slice(0, limit).map((d) => `${cut(d.path)}: sent ${shown(d.sent)}, gateway has ${shown(d.reported)}`);
   const more = diffs.length > limit ? ` (and ${diffs.length - limit} more)` : '';
-  return `${shown.join('; ')}${more}`;
+  return `${listed.join('; ')}${more}`;
+}
+
+/** A value in a message, as JSON (at any depth), cut as `cut` does. */
+function shown(value: unknown): string {
+  return value === undefined ? 'undefined' : cut(jsonText(value));
+}
+
+/** A path or value in a message: at most 200 characters. */
+function cut(text: string): string {
+  return text.length > 200 ? `${text.slice(0, 199)}\u2026` : text;
 }

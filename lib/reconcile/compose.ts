@@ -12,7 +12,13 @@
  * conflicts and in which subgraphs (e.g. `Type of field "User.name" is incompatible across
  * subgraphs: it has type "Int!" in subgraph "default/other" but type "String!" in subgraph
  * "default/users"`). A subgraph whose SDL does not parse is named with the parser's message.
+ *
+ * A composition is redone only when its inputs changed: answers are kept per process by the
+ * SHA-256 of the subgraphs' names and SDLs (the last COMPOSITIONS_KEPT, least recently used
+ * forgotten first), so a run over a cluster whose graphs did not change composes nothing, and
+ * a costly SDL costs its author once per change, not once per run.
  */
+import { createHash } from 'node:crypto';
 import { composeServices } from '@theguild/federation-composition';
 import { type DocumentNode, parse } from 'graphql';
 
@@ -26,7 +32,7 @@ export type Composition = { readonly ok: true; readonly publicSdl: string } | { 
 
 export type Compose = (subgraphs: readonly SubgraphSdl[]) => Composition;
 
-export const composeSubgraphs: Compose = (subgraphs) => {
+const composeNow: Compose = (subgraphs) => {
   const parsed: { name: string; typeDefs: DocumentNode }[] = [];
   const errors: string[] = [];
   for (const s of subgraphs) {
@@ -41,3 +47,29 @@ export const composeSubgraphs: Compose = (subgraphs) => {
   if (result.errors !== undefined) return { ok: false, errors: result.errors.map((e) => e.message) };
   return { ok: true, publicSdl: result.publicSdl };
 };
+
+/** How many compositions a process keeps. */
+export const COMPOSITIONS_KEPT = 64;
+
+/** `compose` answering inputs it has seen from memory (see the header). */
+export function memoised(compose: Compose, kept = COMPOSITIONS_KEPT): Compose {
+  const answers = new Map<string, Composition>();
+  return (subgraphs) => {
+    const key = createHash('sha256');
+    for (const s of subgraphs) key.update(`${s.name.length}:${s.name}${s.sdl.length}:${s.sdl}`);
+    const digest = key.digest('hex');
+    const known = answers.get(digest);
+    if (known !== undefined) {
+      // most recently used last
+      answers.delete(digest);
+      answers.set(digest, known);
+      return known;
+    }
+    const answer = compose(subgraphs);
+    answers.set(digest, answer);
+    if (answers.size > kept) answers.delete(answers.keys().next().value as string);
+    return answer;
+  };
+}
+
+export const composeSubgraphs: Compose = memoised(composeNow);

@@ -27,6 +27,7 @@ import { describeDifferences, type FieldDifference } from './compare.js';
 import { PAUSE_ANNOTATION, pausedMessage } from './conditions.js';
 import { type BackoffSettings, dispose } from './error-policy.js';
 import { gatewayIdFor } from './ids.js';
+import { thrownProblem } from './input-limits.js';
 import { type ApiRef, apiKey, type NamespacedName, nsName } from './links.js';
 import { type OwnershipFacts, ownedBy, ownerFor, ownerKey, type Refusal, recordedHere, refusalOf } from './owners.js';
 import { type Action, type DesiredState, type ObservedState, plan } from './plan.js';
@@ -175,6 +176,39 @@ function idOf(l: Loaded): string {
 /** The decided id, else idOf. */
 export function knownId(l: Loaded, d: Decision): string {
   return d.id || idOf(l);
+}
+
+/**
+ * The decide stage's boundary: `decide`, and when it throws for this object, the decision for
+ * its spec found invalid (the error, bounded: input-limits.ts); when even that throws, the
+ * object is reported invalid and nothing is written or recorded. Never throws: one object
+ * never stops the others' decisions.
+ */
+export function decideContained(l: Loaded, m: Moment): Decision {
+  try {
+    return decide(l, m);
+  } catch (err) {
+    const problem = thrownProblem('decided', err);
+    if (l.obj && l.desired) {
+      try {
+        return decide({ ...l, body: undefined, desired: { ...l.desired, invalid: problem, waiting: undefined } }, m);
+      } catch {
+        // told below, without a record
+      }
+    }
+    const id = l.desired?.id ?? l.record?.id ?? '';
+    const gateway = l.target?.name ?? l.record?.gateway;
+    return {
+      at: m.now,
+      time: new Date(m.now).toISOString(),
+      gateway,
+      action: 'NOOP',
+      reason: 'invalid spec',
+      id,
+      quiet: { result: 'invalid', error: problem, code: 'INVALID_SPEC' },
+      patchStatus: false,
+    };
+  }
 }
 
 export function decide(l: Loaded, m: Moment): Decision {

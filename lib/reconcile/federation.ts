@@ -23,12 +23,14 @@
  * Also who uses a SubGraph or SuperGraph (what holds its deletion) and the SubGraph's
  * `status.linked_by_api`, for graph-phase.ts.
  */
+
 import type { JsonObject } from '../gateway/types.js';
 import { isObject, nonEmpty } from '../guards.js';
 import { API_DEFINITION } from '../kinds.js';
 import type { KubeObject } from '../kube/types.js';
 import type { Compose, SubgraphSdl } from './compose.js';
 import { gatewayIdFor } from './ids.js';
+import { MAX_DOCUMENT_BYTES, sizeProblem } from './input-limits.js';
 import { type NamespacedName, nsName } from './links.js';
 
 export type GraphKindName = 'SubGraph' | 'SuperGraph';
@@ -174,6 +176,8 @@ function resolveSubgraph(api: KubeObject, ref: GraphRef, graphs: GraphsRead): Gr
   }
   const sdl = nonEmpty(sub.spec?.sdl);
   if (sdl === undefined) return { ok: false, invalid: `SubGraph ${nsName(ref)} has no sdl`, uses, inputs: { sub: sub.spec ?? null } };
+  const big = sdlSizeProblem(ref, sdl);
+  if (big !== undefined) return { ok: false, invalid: big, uses, inputs: { sub: sub.spec ?? null } };
   return { ok: true, fields: { schema: nonEmpty(sub.spec?.schema) ?? sdl, subgraph: { sdl } }, uses, linkedTo: ref.name };
 }
 
@@ -205,7 +209,9 @@ function resolveSupergraph(api: KubeObject, ref: GraphRef, graphs: GraphsRead, c
       continue;
     }
     const sdl = nonEmpty(sub.spec?.sdl);
+    const big = sdl === undefined ? undefined : sdlSizeProblem(r, sdl);
     if (sdl === undefined) invalid.push(`SubGraph ${nsName(r)} has no sdl`);
+    else if (big !== undefined) invalid.push(big);
     else if (contextOf(owner) !== contextOf(api)) invalid.push(`SubGraph ${nsName(r)} is served by ApiDefinition ${nsName(nsOf(owner))} on another gateway (contextRef)`);
     else members.push({ ref: r, sdl, api: owner });
   }
@@ -239,4 +245,9 @@ export function graphqlWith(spec: Record<string, unknown>, fields: JsonObject): 
     if (isObject(mine) && isObject(theirs)) out[nested] = { ...theirs, ...mine };
   }
   return out;
+}
+
+/** A SubGraph's SDL above MAX_DOCUMENT_BYTES is refused by its size, before any parser sees it. */
+function sdlSizeProblem(ref: GraphRef, sdl: string): string | undefined {
+  return sizeProblem(`SubGraph ${nsName(ref)} sdl`, Buffer.byteLength(sdl), MAX_DOCUMENT_BYTES);
 }

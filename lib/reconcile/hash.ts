@@ -12,58 +12,24 @@
  *   object, an array of another length, or a scalar, it takes the echo's value whole. So an
  *   edit on the gateway of anything we sent changes the hash; a field we never send does not.
  *   Managed hashes start with `m:`, so they are never mistaken for a legacy hash.
+ * Both are computed without recursion, at any depth (lib/json-text.ts).
  */
 import { createHash } from 'node:crypto';
+import { renderJson } from '../json-text.js';
 
 /** Canonical JSON: object keys sorted (UTF-16 order), no whitespace; the same text JSON.stringify gives for sorted input. */
 export function canonicalJson(value: unknown): string {
   return write(value);
 }
 
+/** Iterative (lib/json-text.ts): a spec nested at any depth is hashed, never a RangeError. */
 function write(value: unknown): string {
-  if (value === null || typeof value !== 'object') return value === undefined ? 'null' : (JSON.stringify(value) ?? 'null');
-  if (Array.isArray(value)) {
-    let s = '[';
-    for (let i = 0; i < value.length; i++) s += i === 0 ? write(value[i]) : `,${write(value[i])}`;
-    return `${s}]`;
-  }
-  const obj = value as Record<string, unknown>;
-  const keys = Object.keys(obj).sort();
-  let s = '{';
-  let first = true;
-  for (const k of keys) {
-    const v = obj[k];
-    if (v === undefined) continue;
-    s += `${first ? '' : ','}${JSON.stringify(k)}:${write(v)}`;
-    first = false;
-  }
-  return `${s}}`;
+  return renderJson(value, { sortKeys: true });
 }
 
 /** Canonical JSON of `value` restricted to what `shape` (the body we sent) names; see the header. */
 export function projectedJson(value: unknown, shape: unknown): string {
-  if (value === null || typeof value !== 'object' || shape === null || typeof shape !== 'object') return write(value);
-  if (Array.isArray(value)) {
-    if (!Array.isArray(shape) || shape.length !== value.length) return write(value);
-    let s = '[';
-    for (let i = 0; i < value.length; i++) s += `${i === 0 ? '' : ','}${projectedJson(value[i], shape[i])}`;
-    return `${s}]`;
-  }
-  if (Array.isArray(shape)) return write(value);
-  const keys = Object.keys(shape);
-  if (keys.length === 0) return write(value);
-  keys.sort();
-  const obj = value as Record<string, unknown>;
-  const sent = shape as Record<string, unknown>;
-  let s = '{';
-  let first = true;
-  for (const k of keys) {
-    const v = obj[k];
-    if (v === undefined || sent[k] === undefined) continue;
-    s += `${first ? '' : ','}${JSON.stringify(k)}:${projectedJson(v, sent[k])}`;
-    first = false;
-  }
-  return `${s}}`;
+  return renderJson(value, { sortKeys: true, shape: shape ?? null });
 }
 
 function sha(text: string): string {

@@ -18,7 +18,7 @@
  * generated names as `uses` (the store's index turns an event about one into this Ingress), and
  * what we last wrote of each generated ApiDefinition. It is saved only when it changes.
  */
-import { describeError, errorCode, IngressError } from '../errors.js';
+import { describeError, errorCode, IngressError, InvalidSpecError } from '../errors.js';
 import { API_DEFINITION } from '../kinds.js';
 import type { SyncRecord } from '../store/types.js';
 import { hashOf } from './hash.js';
@@ -73,6 +73,8 @@ function failures(e: IngressEntry, o: Outcome): unknown[] {
 }
 
 function verdict(e: IngressEntry, o: Outcome): Verdict {
+  // an Ingress whose decision threw (ingress.ts): Invalid, as an invalid plan is
+  if (o.what === 'failed' && o.error instanceof InvalidSpecError) return { action: 'NOOP', reason: 'invalid spec', result: 'invalid', error: describeError(o.error), code: errorCode(o.error) };
   if (o.what === 'failed') return { action: 'NOOP', reason: o.writing ? 'spec changed' : 'read failed', result: 'failed', error: describeError(o.error), code: errorCode(o.error) };
   const d = o.decision;
   const wrote = o.what === 'written' && o.results.some((r) => r.ok);
@@ -160,7 +162,7 @@ export async function tellIngress(ctx: RunContext, e: IngressEntry, o: Outcome):
   const ingress = e.state.ingress;
   if (!ingress) return;
   const said: { type: 'Normal' | 'Warning'; reason: string; message: string }[] = [];
-  if (o.what === 'failed') said.push({ type: 'Warning', reason: o.writing ? 'SyncFailed' : 'ReadFailed', message: describeError(o.error) });
+  if (o.what === 'failed') said.push({ type: 'Warning', reason: o.error instanceof InvalidSpecError ? 'Invalid' : o.writing ? 'SyncFailed' : 'ReadFailed', message: describeError(o.error) });
   else if (o.decision.what === 'wait') said.push({ type: 'Warning', reason: 'Waiting', message: o.decision.waiting });
   else {
     const d = o.decision;

@@ -17,7 +17,7 @@
  * Throws only StoreUnavailableError.
  */
 import { randomUUID } from 'node:crypto';
-import { KubeConflictError, StoreUnavailableError } from '../errors.js';
+import { InvalidSpecError, KubeConflictError, StoreUnavailableError } from '../errors.js';
 import { API_DEFINITION, INGRESS } from '../kinds.js';
 import type { KubeObject } from '../kube/types.js';
 import type { SyncRecord } from '../store/types.js';
@@ -27,6 +27,7 @@ import { DEFAULT_INGRESS_SETTINGS, type IngressSettings, labelledFor, managedVie
 import { decideIngress, type IngressDecision, writes } from './ingress-decide.js';
 import { type IngressEntry, loadIngresses, readEntry } from './ingress-load.js';
 import { type ApiRefs, type Outcome, recordOf, reportIngress, type StepResult, takenError, tellIngress } from './ingress-report.js';
+import { thrownProblem } from './input-limits.js';
 import type { NamespacedName } from './links.js';
 import type { RunContext } from './run-context.js';
 import type { ObjectReport, RunScope } from './types.js';
@@ -58,7 +59,8 @@ function split(key: string): NamespacedName {
 /** One Ingress: decided on what the load found; under its lock when that writes. Undefined: not ours, not reported. */
 async function one(ctx: RunContext, e: IngressEntry, settings: IngressSettings, refs: ApiRefs): Promise<ObjectReport | undefined> {
   if (e.readError !== undefined) return quiet(ctx, e, { what: 'failed', error: e.readError }, refs);
-  const decision = decideIngress(e.state, settings);
+  const decision = decided(e.state, settings);
+  if (decision instanceof InvalidSpecError) return quiet(ctx, e, { what: 'failed', error: decision }, refs);
   if (decision.what === 'ignore') return undefined;
   if (!writes(decision)) return quiet(ctx, e, { what: 'decided', decision }, refs);
   if (ctx.request.dryRun === true) return reportIngress(e, { what: 'decided', decision }, 'planned');
@@ -66,11 +68,24 @@ async function one(ctx: RunContext, e: IngressEntry, settings: IngressSettings, 
   return locked(ctx, e, decision, async () => {
     const fresh = await readEntry(ctx, e, settings);
     if (fresh.readError !== undefined) return quiet(ctx, fresh, { what: 'failed', error: fresh.readError }, refs);
-    const again = decideIngress(fresh.state, settings);
+    const again = decided(fresh.state, settings);
+    if (again instanceof InvalidSpecError) return quiet(ctx, fresh, { what: 'failed', error: again }, refs);
     if (again.what === 'ignore') return undefined;
     if (!writes(again)) return quiet(ctx, fresh, { what: 'decided', decision: again }, refs);
     return carryOut(ctx, fresh, again, refs);
   });
+}
+
+/**
+ * The Ingress decide stage's boundary: what deciding one Ingress throws (a template nested
+ * deeper than a copy can go, a defect) makes that Ingress Invalid, bounded, nothing written.
+ */
+function decided(state: IngressEntry['state'], settings: IngressSettings): IngressDecision | InvalidSpecError {
+  try {
+    return decideIngress(state, settings);
+  } catch (err) {
+    return new InvalidSpecError(thrownProblem('decided', err));
+  }
 }
 
 /** Report, record and tell an Ingress nothing is written for. */

@@ -46,6 +46,7 @@ import type { Loaded } from './decide.js';
 import { type GraphqlResolution, type GraphRef, type GraphsRead, graphRefOf, resolveGraphql, subgraphRefsOf } from './federation.js';
 import { hashOf, isLegacyHash, managedHash } from './hash.js';
 import { defaultId, gatewayIdFor } from './ids.js';
+import { depthProblem, thrownProblem } from './input-limits.js';
 import { type ApiKindName, type ApiRef, apiKey, nsName, referencingPolicies } from './links.js';
 import type { AheadItem, AheadList, ListsAhead } from './list-ahead.js';
 import { getLimit } from './list-sizes.js';
@@ -457,13 +458,35 @@ interface Built {
   hash?: string;
 }
 
-/** What we would send, and the DesiredState plan reads. A policy with an unresolved reference waits. */
+/**
+ * What we would send, and the DesiredState plan reads. A policy with an unresolved reference
+ * waits. The build stage's boundary: a resource nested deeper than MAX_SPEC_DEPTH, a built
+ * document as deep, or anything thrown while building or hashing one object makes that object
+ * invalid (input-limits.ts), and every other object is built as usual.
+ */
 function computeDesired(d: Draft, lc: LoadContext, secrets: DependenciesRead, configMaps: DependenciesRead, graphs: GraphsLoaded): void {
   const obj = d.obj;
   const target = d.target;
   if (!obj || !target || d.readError !== undefined) return;
-  const built =
-    d.kind === API_DEFINITION ? buildApi(d, obj, target, lc, secrets, graphs) : d.kind === TYK_OAS_API_DEFINITION ? buildOas(d, obj, target, lc, secrets, configMaps) : buildOthers(d, obj, target, lc);
+  try {
+    const deep = depthProblem('the resource', obj);
+    let built: Built = deep !== undefined ? { id: d.record?.id || gatewayIdFor(d.kind, obj), invalid: deep } : buildOf(d, obj, target, lc, secrets, configMaps, graphs);
+    const deepBody = built.body === undefined ? undefined : depthProblem('the document built from it', built.body);
+    if (deepBody !== undefined) built = { id: built.id, invalid: deepBody };
+    setDesired(d, obj, built);
+  } catch (err) {
+    d.certificates = undefined;
+    setDesired(d, obj, { id: d.record?.id || gatewayIdFor(d.kind, obj), invalid: thrownProblem('built', err) });
+  }
+}
+
+function buildOf(d: Draft, obj: KubeObject, target: GatewayTarget, lc: LoadContext, secrets: DependenciesRead, configMaps: DependenciesRead, graphs: GraphsLoaded): Built {
+  if (d.kind === API_DEFINITION) return buildApi(d, obj, target, lc, secrets, graphs);
+  if (d.kind === TYK_OAS_API_DEFINITION) return buildOas(d, obj, target, lc, secrets, configMaps);
+  return buildOthers(d, obj, target, lc);
+}
+
+function setDesired(d: Draft, obj: KubeObject, built: Built): void {
   const { id, body, contentHash } = built;
   d.body = body;
   d.sentKey = undefined;

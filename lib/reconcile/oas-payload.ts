@@ -27,6 +27,7 @@ import { TYK_OAS_API_DEFINITION } from '../kinds.js';
 import type { KubeObject } from '../kube/types.js';
 import { hashOf } from './hash.js';
 import { gatewayIdFor } from './ids.js';
+import { MAX_DOCUMENT_BYTES, sizeProblem } from './input-limits.js';
 import { type ApiRef, describeApiRef } from './links.js';
 import type { ApiResolution } from './policy-payload.js';
 
@@ -61,6 +62,8 @@ export function oasDocumentOf(ref: ConfigMapRef, configMap: KubeObject | null): 
   if (configMap === null) return { ok: false, invalid: `${where} does not exist` };
   const text = textOf(configMap, ref.keyName);
   if (text === undefined) return { ok: false, invalid: `${where} has no key ${ref.keyName}` };
+  const big = sizeProblem(`${where} key ${ref.keyName}`, Buffer.byteLength(text), MAX_DOCUMENT_BYTES);
+  if (big !== undefined) return { ok: false, invalid: big };
   let doc: unknown;
   try {
     doc = JSON.parse(text);

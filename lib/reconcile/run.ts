@@ -44,7 +44,7 @@ import type { KubeObject } from '../kube/types.js';
 import { applyLocked, type Planned, type ToWrite, toWrite } from './apply.js';
 import { collectCertificates } from './certificates.js';
 import { forEachYielding, mapLimit } from './concurrency.js';
-import { decide, type Loaded, type Moment } from './decide.js';
+import { decideContained, type Loaded, type Moment } from './decide.js';
 import { holdDeletions, limitDeletions, tickLimitError } from './delete-limit.js';
 import { DEFAULT_BACKOFF } from './error-policy.js';
 import { type Done, finalize, httpStatusOf } from './finalize.js';
@@ -267,9 +267,10 @@ async function decidePhase(
     // who keeps a contested id or listen path is decided once, over the phase's first load; a decision under the lock keeps it
     refusals ??= contest(loaded.flatMap(contestant));
     const planned: Planned[] = [];
+    // one object's throw is that object's Invalid outcome, never the phase's (decideContained)
     await forEachYielding(loaded, (l) => {
       const refusal = refusals?.get(l.key);
-      planned.push({ loaded: l, decision: decide(refusal ? { ...l, refusal } : l, moment) });
+      planned.push({ loaded: l, decision: decideContained(refusal ? { ...l, refusal } : l, moment) });
     });
     return planned;
   };

@@ -2,8 +2,9 @@
  * lib/http.ts against loopback servers (plain and TLS) over real sockets: answers of any
  * status are answers; everything else is a TransportError that says whether it timed out and
  * carries no header value, URL credential or query; a reset before any answer is retried once;
- * the timeout bounds connect, headers and body (a body read as it arrives: each wait for more
- * of it); connections are pooled; an agent's TLS
+ * the timeout is one deadline for connect, headers and the whole body (a body read as it
+ * arrives too: a slow drip is cut off at it); an answer above maxResponseBytes is refused as
+ * soon as its length or its bytes say so; connections are pooled; an agent's TLS
  * settings (CA, client certificate and key, verification, SNI name) are applied, also as a
  * kubeconfig gives them to KubeClient; close() lets a request in flight finish and refuses new
  * ones.
@@ -19,7 +20,7 @@ import type { TLSSocket } from 'node:tls';
 import { KubeConfig } from '@kubernetes/client-node';
 import t, { type Test } from 'tap';
 import { KubeUnavailableError } from '../../lib/errors.js';
-import { httpRequest, makeAgent, TransportError } from '../../lib/http.js';
+import { httpRequest, makeAgent, ResponseTooLargeError, TransportError } from '../../lib/http.js';
 import { API_DEFINITION } from '../../lib/kinds.js';
 import { KubeClient } from '../../lib/kube/client.js';
 
@@ -161,49 +162,97 @@ t.test('what is not an answer is a TransportError without secrets: refused, hung
   t.notMatch(crlf.message, SECRET, 'the refused value is not quoted');
 });
 
-t.test('a body read as it arrives (consume): the timeout bounds each wait for more, not the whole body', async (t) => {
+t.test('a body read as it arrives (consume) has one deadline for the whole exchange: a slow drip is cut off at it', async (t) => {
   const collect = async (body: AsyncIterable<Uint8Array>): Promise<unknown> => {
     const parts: Buffer[] = [];
     for await (const chunk of body) parts.push(Buffer.from(chunk));
     return JSON.parse(Buffer.concat(parts).toString('utf8'));
   };
-  // ten items 60 ms apart: 600 ms in all, each wait well under the 250 ms timeout
-  const slow = await plain(t, (_req, res) => {
+  // one byte every 40 ms, for ever: each wait is far under the 250 ms deadline
+  let drips = 0;
+  const drip = await plain(t, (_req, res) => {
     res.writeHead(200, { 'content-type': 'application/json' });
     res.write('[');
-    let i = 0;
-    const next = (): void => {
-      if (i === 10) {
-        res.end(']');
-        return;
-      }
-      res.write(`${i === 0 ? '' : ','}${i}`);
-      i++;
-      setTimeout(next, 60);
-    };
-    next();
+    const timer = setInterval(() => {
+      drips++;
+      if (!res.destroyed) res.write(' ');
+    }, 40);
+    res.once('close', () => clearInterval(timer));
   });
   const started = performance.now();
-  const answer = await httpRequest({ method: 'GET', url: `${slow.url}/list`, timeoutMs: 250, consume: collect });
-  t.same(answer.json, [0, 1, 2, 3, 4, 5, 6, 7, 8, 9], 'the whole body, though it took longer than the timeout');
-  t.ok(performance.now() - started >= 500, 'it did take longer');
-  const whole = await transportError(t, httpRequest({ method: 'GET', url: `${slow.url}/list`, timeoutMs: 250 }));
-  t.equal(whole.timedOut, true, 'read as one text, the same body is bounded as a whole');
+  const dripped = await transportError(t, httpRequest({ method: 'GET', url: `${drip.url}/list`, headers: { authorization: SECRET }, timeoutMs: 250, consume: collect }));
+  const took = performance.now() - started;
+  t.equal(dripped.timedOut, true);
+  t.match(dripped.message, /: timed out after 250 ms$/);
+  t.notMatch(dripped.message, SECRET);
+  t.ok(took >= 240 && took < 1_000, `given up at the deadline (${Math.round(took)} ms), though bytes kept coming`);
+  t.ok(drips >= 3, 'bytes did keep coming');
+  const whole = await transportError(t, httpRequest({ method: 'GET', url: `${drip.url}/list`, timeoutMs: 250 }));
+  t.equal(whole.timedOut, true, 'read as one text, the same body is bounded the same way');
 
-  // some of the body, then nothing: given up one timeout after the last chunk
-  const stalls = await plain(t, (_req, res) => {
+  // a body that completes within the deadline is read whole
+  const quick = await plain(t, (_req, res) => {
     res.writeHead(200, { 'content-type': 'application/json' });
-    res.write('[1,');
+    res.write('[0,1,');
+    setTimeout(() => res.end('2]'), 30);
   });
-  const stalled = await transportError(t, httpRequest({ method: 'GET', url: `${stalls.url}/list`, headers: { authorization: SECRET }, timeoutMs: 150, consume: collect }));
-  t.equal(stalled.timedOut, true);
-  t.match(stalled.message, /: timed out after 150 ms without more of the answer$/);
-  t.notMatch(stalled.message, SECRET);
+  t.same((await httpRequest({ method: 'GET', url: `${quick.url}/list`, timeoutMs: 1_000, consume: collect })).json, [0, 1, 2]);
 
   // headers that never come: the timeout as for any request
   const mute = await plain(t, () => {});
   const hung = await transportError(t, httpRequest({ method: 'GET', url: `${mute.url}/list`, timeoutMs: 150, consume: collect }));
   t.match(hung.message, /: timed out after 150 ms$/);
+});
+
+t.test('maxResponseBytes: a longer answer is refused (by its Content-Length, or by the bytes read), whole or read as it arrives', async (t) => {
+  const collect = async (body: AsyncIterable<Uint8Array>): Promise<unknown> => {
+    let n = 0;
+    for await (const chunk of body) n += chunk.length;
+    return n;
+  };
+  const declared = await plain(t, (_req, res) => {
+    res.writeHead(200, { 'content-type': 'application/json', 'content-length': '5000' });
+    res.end(`"${'x'.repeat(4998)}"`);
+  });
+  const byLength = await httpRequest({ method: 'GET', url: `${declared.url}/one?token=${SECRET}`, timeoutMs: 1_000, maxResponseBytes: 1_000 }).then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  t.ok(byLength instanceof ResponseTooLargeError, 'a ResponseTooLargeError');
+  t.match((byLength as Error).message, /: the answer is 5000 bytes, above the limit of 1000 bytes$/);
+  t.notMatch((byLength as Error).message, SECRET, 'the query is not quoted');
+  t.equal((byLength as ResponseTooLargeError).limit, 1_000);
+
+  // chunked, no length: refused once more than the limit has arrived; the rest is never waited for
+  let written = 0;
+  const endless = await plain(t, (_req, res) => {
+    res.writeHead(200, { 'content-type': 'application/json' });
+    const timer = setInterval(() => {
+      if (res.destroyed) return;
+      res.write('x'.repeat(400));
+      written += 400;
+    }, 5);
+    res.once('close', () => clearInterval(timer));
+  });
+  for (const consume of [undefined, collect]) {
+    const started = performance.now();
+    const err = await httpRequest({ method: 'GET', url: `${endless.url}/list`, timeoutMs: 5_000, maxResponseBytes: 2_000, ...(consume ? { consume } : {}) }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    t.ok(err instanceof ResponseTooLargeError, `refused (${consume ? 'read as it arrives' : 'read whole'})`);
+    t.match((err as Error).message, /the answer is more than 2000 bytes, above the limit of 2000 bytes$/);
+    t.ok(performance.now() - started < 2_000, 'long before the deadline');
+  }
+  t.ok(written > 2_000, 'the server did send more');
+
+  // at the limit exactly: read
+  const fits = await plain(t, (_req, res) => {
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end(`"${'y'.repeat(998)}"`);
+  });
+  t.equal(((await httpRequest({ method: 'GET', url: `${fits.url}/one`, timeoutMs: 1_000, maxResponseBytes: 1_000 })).json as string).length, 998);
+  t.equal((await httpRequest({ method: 'GET', url: `${fits.url}/one`, timeoutMs: 1_000, maxResponseBytes: 1_000, consume: collect })).json, 1_000);
 });
 
 t.test('a reset before any answer is retried once on a fresh connection; twice is a failure', async (t) => {

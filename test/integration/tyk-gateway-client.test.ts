@@ -7,7 +7,7 @@
  */
 import { readFileSync } from 'node:fs';
 import t, { type Test as TapTest } from 'tap';
-import { GatewayApiError, GatewayRejectedError, GatewayUnavailableError, GatewayUnsupportedError, InvalidSpecError } from '../../lib/errors.js';
+import { errorCode, GatewayApiError, GatewayRejectedError, GatewayResponseTooLargeError, GatewayUnavailableError, GatewayUnsupportedError, InvalidSpecError } from '../../lib/errors.js';
 import { certificateId } from '../../lib/gateway/certificates.js';
 import { TykGatewayClient, type TykGatewayOptions } from '../../lib/gateway/tyk-ce.js';
 import type { JsonObject } from '../../lib/gateway/types.js';
@@ -345,4 +345,22 @@ t.test('OAS APIs: error classes', async (tt) => {
   await reloaded(client, gw);
   gw.removeFile('oas', 'kept');
   await fails(tt, client.remove('oas', 'kept'), GatewayApiError, /delete OAS API kept: 500 Delete failed/, 'loaded, a file gone: the 500 stands');
+});
+
+t.test('GATEWAY_MAX_RESPONSE_BYTES: a list or a read longer than the limit is refused, naming the setting, never the secret', async (t) => {
+  const { gw, client } = await setup(t);
+  for (let i = 0; i < 20; i++) await client.upsert('api', `big-${i}`, api(`big-${i}`));
+  gw.reloadNow();
+  const small = new TykGatewayClient({ name: 'default', url: gw.url, secret: gw.secret, timeoutMs: 2000, maxResponseBytes: 8_192 });
+  t.teardown(() => small.close());
+  const listed = await small.list('api').then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  t.ok(listed instanceof GatewayResponseTooLargeError, 'the list is refused');
+  t.equal(errorCode(listed), 'GATEWAY_RESPONSE_TOO_LARGE');
+  t.match((listed as Error).message, /^gateway default: GET .*\/tyk\/apis: the answer is (more than )?\d+ bytes, above the limit of 8192 bytes \(GATEWAY_MAX_RESPONSE_BYTES\)$/);
+  t.notMatch((listed as Error).message, gw.secret);
+  t.ok(await small.get('api', 'big-0'), 'one API, under the limit, is read');
+  t.equal((await client.list('api')).size, 20, 'without the limit, the same list is read');
 });

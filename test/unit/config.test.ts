@@ -30,6 +30,10 @@ t.test('defaults', async (t) => {
   t.equal(c.httpTimeoutMs, 10_000);
   t.equal(loadConfig({ ...base, HTTP_TIMEOUT_MS: '250' }).httpTimeoutMs, 250);
   t.match(problems({ ...base, HTTP_TIMEOUT_MS: '5' }), [/HTTP_TIMEOUT_MS: must be milliseconds/]);
+  t.equal(c.gatewayMaxResponseBytes, 448 * 1024 * 1024, 'a list of 50,000 APIs (~7.5 KB each) and a quarter more');
+  t.equal(loadConfig({ ...base, GATEWAY_MAX_RESPONSE_BYTES: '1048576' }).gatewayMaxResponseBytes, 1_048_576);
+  t.same(problems({ ...base, GATEWAY_MAX_RESPONSE_BYTES: '100' }), ['GATEWAY_MAX_RESPONSE_BYTES: must be a whole number from 65536 to 4294967296, got "100"']);
+  t.same(problems({ ...base, GATEWAY_MAX_RESPONSE_BYTES: '1MB' }), ['GATEWAY_MAX_RESPONSE_BYTES: must be a whole number from 65536 to 4294967296, got "1MB"']);
   t.equal(c.maxDeletesPerRun, 50);
   t.equal(loadConfig({ ...base, MAX_DELETES_PER_RUN: '0' }).maxDeletesPerRun, 0, '0: no limit');
   t.same(problems({ ...base, MAX_DELETES_PER_RUN: '-1' }), ['MAX_DELETES_PER_RUN: must be a whole number from 0 to 1000000, got "-1"']);

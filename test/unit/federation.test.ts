@@ -6,7 +6,7 @@
 import t from 'tap';
 import { SUBGRAPH, SUPERGRAPH } from '../../lib/kinds.js';
 import type { KubeObject } from '../../lib/kube/types.js';
-import { composeSubgraphs } from '../../lib/reconcile/compose.js';
+import { COMPOSITIONS_KEPT, type Compose, composeSubgraphs, memoised } from '../../lib/reconcile/compose.js';
 import {
   type GraphRef,
   type GraphsRead,
@@ -21,6 +21,7 @@ import {
   superGraphUsers,
 } from '../../lib/reconcile/federation.js';
 import { decideHeld } from '../../lib/reconcile/held-finalizers.js';
+import { MAX_DOCUMENT_BYTES } from '../../lib/reconcile/input-limits.js';
 import { apiDefinition, defaultIdOf, POSTS_SDL, SUBGRAPH_FINALIZER, subGraph, superGraph, USERS_SDL } from '../fixtures/builders.js';
 
 const at =
@@ -246,4 +247,60 @@ t.test('decideHeld: the finalizer added to live objects, the status kept, deleti
     'a deletion without our finalizer is not ours to hold',
   );
   t.ok(subGraph('x').withFinalizer().build().metadata.finalizers?.includes(SUBGRAPH_FINALIZER));
+});
+
+t.test('a composition is redone only when its inputs changed (per process, the last COMPOSITIONS_KEPT)', async (t) => {
+  const subgraphs = [
+    { name: 'default/users', sdl: USERS_SDL },
+    { name: 'default/posts', sdl: POSTS_SDL },
+  ];
+  const first = composeSubgraphs(subgraphs);
+  t.equal(composeSubgraphs(subgraphs.map((s) => ({ ...s }))), first, 'the same inputs: the same answer, not composed again');
+  const renamed = composeSubgraphs([{ ...subgraphs[0], name: 'default/people' } as (typeof subgraphs)[number], subgraphs[1] as (typeof subgraphs)[number]]);
+  t.not(renamed, first, 'a name changed: composed again');
+  t.not(composeSubgraphs([subgraphs[0] as (typeof subgraphs)[number]]), first, 'a subgraph fewer: composed again');
+
+  // what the memo calls, counted through a composer of our own (no module mocked)
+  let calls = 0;
+  const counting: Compose = (list) => {
+    calls++;
+    return { ok: true, publicSdl: list.map((s) => s.sdl).join('\n') };
+  };
+  const memo = memoised(counting, 2);
+  const a = [{ name: 'a', sdl: 'type A { a: Int }' }];
+  const b = [{ name: 'b', sdl: 'type B { b: Int }' }];
+  const c = [{ name: 'c', sdl: 'type C { c: Int }' }];
+  memo(a);
+  memo(a);
+  t.equal(calls, 1, 'the second time from memory');
+  memo(b);
+  memo(a);
+  memo(c);
+  t.equal(calls, 3, 'b and c composed');
+  memo(a);
+  t.equal(calls, 3, 'a, used most recently, is kept');
+  memo(b);
+  t.equal(calls, 4, 'b, used least recently, was forgotten');
+  // name and SDL are told apart: moving text from one to the other is another input
+  memo([{ name: 'ab', sdl: 'c' }]);
+  memo([{ name: 'a', sdl: 'bc' }]);
+  t.equal(calls, 6);
+  t.ok(COMPOSITIONS_KEPT >= 16, 'the process default keeps enough for a cluster of graphs');
+});
+
+t.test('a SubGraph SDL above the size limit is refused by its size, named, before any parser sees it', async (t) => {
+  const huge = `type Query { a: Int }\n${'# padding\n'.repeat(Math.ceil(MAX_DOCUMENT_BYTES / 10))}`;
+  const sub = graphs({ subs: [subGraph('users').withSdl(huge).build()], apis: [usersApi] });
+  t.match(resolveGraphql(usersApi, USERS, sub), { ok: false, invalid: new RegExp(`^SubGraph default/users sdl is \\d+ bytes, above the limit of ${MAX_DOCUMENT_BYTES} bytes$`) });
+  const sup = graphs({ subs: [subGraph('users').withSdl(huge).build()], supers: [superGraph('social').withSubgraphs('users').build()], apis: [usersApi] });
+  let composed = 0;
+  const never: Compose = () => {
+    composed++;
+    return { ok: false, errors: ['composed'] };
+  };
+  t.match(resolveGraphql(social, SOCIAL, sup, never), {
+    ok: false,
+    invalid: new RegExp(`^SuperGraph default/social: SubGraph default/users sdl is \\d+ bytes, above the limit of ${MAX_DOCUMENT_BYTES} bytes$`),
+  });
+  t.equal(composed, 0, 'nothing composed');
 });
