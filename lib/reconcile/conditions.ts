@@ -64,7 +64,7 @@ function synced(record: SyncRecord, facts: ConditionFacts): Verdict {
     case 'waiting':
       return { status: 'False', reason: facts.deleting ? 'DeletionHeld' : 'Waiting', message: error };
     default:
-      return { status: 'False', reason: 'ReconcileError', message: error };
+      return { status: 'False', reason: record.reason ?? 'ReconcileError', message: error };
   }
 }
 
@@ -89,7 +89,7 @@ function ready(record: SyncRecord, facts: ConditionFacts): Verdict {
     case 'waiting':
       return { status: 'False', reason: 'Waiting', message: error };
     default:
-      return { status: 'False', reason: 'NotSynced', message: error };
+      return { status: 'False', reason: record.reason ?? 'NotSynced', message: error };
   }
 }
 

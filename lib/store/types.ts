@@ -57,6 +57,11 @@ export type SyncResult =
 export interface SyncRecord {
   /** "<Kind>/<namespace>/<name>" */
   key: string;
+  /**
+   * a failure that is a refusal: the reason its status condition and Warning Event give
+   * (RefNotPermitted, UrlNotPermitted); absent for other outcomes
+   */
+  reason?: string;
   /** the gateway (default, or an OperatorContext's) the object was last written to; absent: "default" */
   gateway?: string;
   /** policies: the ApiDefinitions (namespace/name) the last sync linked to */

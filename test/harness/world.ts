@@ -308,6 +308,8 @@ export async function startWorld(options: WorldOptions = {}): Promise<World> {
     RESYNC_TOKEN,
     // the tests read each delivery's run report in its answer; WEBHOOK_ANSWER=accepted has tests of its own
     WEBHOOK_ANSWER: 'report',
+    // the fakes of further gateways (OperatorContexts) listen on loopback: the administrator's explicit choice
+    CONTEXT_URL_ALLOW: '127.0.0.1',
     ...options.env,
   };
   const config = loadConfig(env);
