@@ -35,7 +35,7 @@ import type { KubeApi, KubeObject } from '../kube/types.js';
 import { silentLogger } from '../log.js';
 import { type ConnectionSettings, parseConnection, type TykMode, type TykValues } from './connection.js';
 import type { Gateway } from './types.js';
-import { UrlPolicy } from './url-policy.js';
+import { UrlPolicy, urlShapeRefusal } from './url-policy.js';
 
 export interface GatewayTarget {
   name: string;
@@ -164,6 +164,10 @@ export class GatewayTargets {
       return { error: `${where}: spec.env.insecureSkipVerify may not change how the TYK_AUTH of its Secret is sent: set TYK_TLS_INSECURE_SKIP_VERIFY in the Secret`, refusal: 'UrlNotPermitted' };
     }
     Object.assign(values, given);
+    // userinfo, a query or a fragment: refused as a URL, before it is parsed as a setting
+    const rawUrl = trimmed(values.TYK_URL);
+    const shape = rawUrl === undefined || !URL.canParse(rawUrl) ? undefined : urlShapeRefusal(rawUrl);
+    if (shape !== undefined) return { error: `${where}: spec.env.url (or TYK_URL in its Secret) ${shape}; no connection was made`, refusal: 'UrlNotPermitted' };
     const { settings, problems } = parseConnection(values);
     const [problem] = problems;
     if (problem) return { error: `${where}: spec.env.${fieldOf(problem.setting)} (or ${problem.setting} in its Secret) ${problem.message}` };
