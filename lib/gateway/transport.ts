@@ -4,7 +4,9 @@
  * GatewayUnavailableError naming the target. The request headers, which carry the secret,
  * never reach the error. Every call, answered or not, is told to the client's observer (the
  * metrics) with its method, outcome and wall time; an observer that throws is ignored.
- * `answerMessage` is what an error answer says, for error messages.
+ * `answerMessage` is what an error answer says, for error messages: the gateway's error message
+ * (or the start of its body), on one line, at most ANSWER_MESSAGE_MAX (300) characters. It is
+ * the only text of an answer that reaches an error, and so a status or an Event.
  */
 import { GatewayUnavailableError } from '../errors.js';
 import { isObject, nonEmpty } from '../guards.js';
@@ -42,8 +44,16 @@ export async function gatewayCall(target: CallTarget, req: HttpRequest): Promise
   }
 }
 
-/** The answer's JSON `field` (Tyk: `message`, the Dashboard: `Message`), else the start of its body on one line. */
+/** The most of a gateway's answer an error message carries. */
+export const ANSWER_MESSAGE_MAX = 300;
+
+/** The answer's JSON `field` (Tyk: `message`, the Dashboard: `Message`), else the start of its body; on one line, capped. */
 export function answerMessage(res: HttpResponse, field: string): string {
   const m = isObject(res.json) ? nonEmpty(res.json[field]) : undefined;
-  return m ?? (res.text.slice(0, 200).replace(/\s+/g, ' ').trim() || 'no message');
+  const line = (m ?? res.text)
+    .slice(0, ANSWER_MESSAGE_MAX * 4)
+    .replace(/\s+/g, ' ')
+    .trim();
+  if (line === '') return 'no message';
+  return line.length <= ANSWER_MESSAGE_MAX ? line : `${line.slice(0, ANSWER_MESSAGE_MAX - 1)}…`;
 }

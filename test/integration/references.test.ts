@@ -9,6 +9,7 @@
  * well-formed resources beside it sync in the same run. CROSS_NAMESPACE_REFS=allow keeps Tyk
  * Operator's behaviour.
  */
+import { createServer as createHttpServer } from 'node:http';
 import { createServer, type Server } from 'node:net';
 import t, { type Test } from 'tap';
 import type { KubeObject } from '../../lib/kube/types.js';
@@ -284,4 +285,35 @@ t.test("CROSS_NAMESPACE_REFS=allow: Tyk Operator's behaviour, references across 
     log.entries.some((e) => e.level === 'warn' && /CROSS_NAMESPACE_REFS=allow/.test(String(e.msg))),
     'warned at start',
   );
+});
+
+t.test("a gateway's answer reaches a status or Event only as its error message, at most 300 characters", async (t) => {
+  const w = await startWorld();
+  t.teardown(() => w.close());
+  // a context gateway (loopback, allowed by the harness's CONTEXT_URL_ALLOW) answering every call with a long error
+  const long = `${'leaked answer text '.repeat(500)}END`;
+  const server = createHttpServer((req, res) => {
+    req.resume();
+    // reads find nothing; every write is refused with the long message
+    const [status, body] =
+      req.method === 'GET' ? (req.url === '/tyk/apis' ? [200, []] : [404, { status: 'error', message: 'API not found' }]) : [500, { status: 'error', message: long, extra: 'x'.repeat(10_000) }];
+    res.writeHead(status as number, { 'content-type': 'application/json' });
+    res.end(JSON.stringify(body));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.teardown(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  const url = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+  await w.create(operatorContext('noisy').inNamespace('team-a').ce(url, 'noisy-gateway-key').build());
+  await w.create(apiDefinition('loud').inNamespace('team-a').inContext('noisy').build());
+  const report = await resync(w);
+  const o = entry(report, 'ApiDefinition', 'loud', 'team-a');
+  t.equal(o.result, 'failed');
+  t.match(o.error, /leaked answer text/, 'the gateway message is told');
+  t.notMatch(o.error, /END|xxxxxxxxxx/, 'its end and the rest of the answer are not');
+  const status = (await w.get('loud', 'team-a'))?.status as { latestTransaction?: { error?: string } } | undefined;
+  const said = status?.latestTransaction?.error ?? '';
+  t.ok(said.includes('leaked answer text'), 'the status says the message');
+  // what the status adds around the gateway's message (the call and its status code) is short
+  t.ok(said.length <= 300 + 100, `the status carries at most 300 characters of the answer (${said.length} in all)`);
+  for (const e of await w.events('loud', 'team-a')) t.ok(e.message.length < 600, `Event ${e.reason}: ${e.message.length} characters`);
 });
