@@ -35,6 +35,7 @@ import {
   SUPERGRAPH,
   TYK_OAS_API_DEFINITION,
 } from '../kinds.js';
+import type { RefFrom } from '../kube/reference-grants.js';
 import type { KubeObject, ResourceKind } from '../kube/types.js';
 import type { SyncRecord } from '../store/types.js';
 import { apiDefinitionPayload } from './api-payload.js';
@@ -42,7 +43,7 @@ import { resolveCertificates, secretNamesOf } from './certificate-refs.js';
 import { type FieldDifference, sentFieldDifferences } from './compare.js';
 import type { Compose } from './compose.js';
 import { forEachYielding, mapLimit } from './concurrency.js';
-import { referencesOf } from './cross-refs.js';
+import { type CrossRef, referencesOf } from './cross-refs.js';
 import type { Loaded } from './decide.js';
 import { type GraphqlResolution, type GraphRef, type GraphsRead, graphRefOf, resolveGraphql, subgraphRefsOf } from './federation.js';
 import { hashOf, isLegacyHash, managedHash } from './hash.js';
@@ -278,8 +279,12 @@ async function resolveTarget(ctx: RunContext, d: Draft): Promise<void> {
  */
 async function checkReferences(ctx: RunContext, d: Draft): Promise<void> {
   if (!building(d)) return;
-  const from = { group: d.kind.group, kind: d.kind.kind, namespace: d.ref.namespace };
-  for (const r of referencesOf(d.kind, d.obj)) {
+  await refuseUnlessGranted(ctx, d, { group: d.kind.group, kind: d.kind.kind, namespace: d.ref.namespace }, referencesOf(d.kind, d.obj));
+}
+
+/** Makes `d` Failed (RefNotPermitted, no gateway: nothing more is read or built for it) at the first of `refs` no grant permits to `from`. */
+async function refuseUnlessGranted(ctx: RunContext, d: Draft, from: RefFrom, refs: readonly CrossRef[]): Promise<void> {
+  for (const r of refs) {
     const checked = await ctx.resolver.grants.check(r.field, from, r.to);
     if (checked.ok) continue;
     d.targetError = 'refused' in checked ? checked.refused : checked.error;
@@ -448,6 +453,18 @@ async function loadGraphs(ctx: RunContext, drafts: Draft[]): Promise<GraphsLoade
   const superGraphs = await readDependencies(ctx, drafts, SUPERGRAPH, (d) => {
     const ref = graphOf(d);
     return ref?.kind === 'SuperGraph' ? [ref] : [];
+  });
+  // a SuperGraph composing SubGraphs of another namespace needs a ReferenceGrant there, checked before they are read
+  await mapLimit(drafts, ctx.settings.concurrency, async (d) => {
+    const ref = building(d) ? graphOf(d) : undefined;
+    const sup = ref?.kind === 'SuperGraph' ? superGraphs.get(nsName(ref)) : undefined;
+    if (ref && sup)
+      await refuseUnlessGranted(
+        ctx,
+        d,
+        { group: SUPERGRAPH.group, kind: SUPERGRAPH.kind, namespace: ref.namespace },
+        subgraphRefsOf(sup).map((r) => ({ field: `SuperGraph ${nsName(ref)} spec.subgraph_refs`, to: { group: SUBGRAPH.group, kind: SUBGRAPH.kind, namespace: r.namespace, name: r.name } })),
+      );
   });
   const subgraphsOf = (d: Draft & { obj: KubeObject }): GraphRef[] => {
     const ref = graphOf(d);

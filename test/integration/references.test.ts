@@ -17,7 +17,21 @@ import type { ObjectReport, RunReport } from '../../lib/reconcile/types.js';
 import { DEFAULT_CRD_DIR } from '../fakes/crd-schema.js';
 import { REFERENCE_GRANT_CRD } from '../fakes/kube-apiserver.js';
 import { startFakeTykGateway } from '../fakes/tyk-gateway.js';
-import { apiDefinition, conditionOf, defaultIdOf, operatorContext, secret, securityPolicy } from '../fixtures/builders.js';
+import {
+  apiDefinition,
+  conditionOf,
+  configMap,
+  defaultIdOf,
+  oasDocument,
+  operatorContext,
+  POSTS_SDL,
+  secret,
+  securityPolicy,
+  subGraph,
+  superGraph,
+  tykOasApi,
+  USERS_SDL,
+} from '../fixtures/builders.js';
 import { capturingLogger } from '../harness/log.js';
 import { RESYNC_TOKEN, startWorld, type World, type WorldOptions } from '../harness/world.js';
 
@@ -316,4 +330,32 @@ t.test("a gateway's answer reaches a status or Event only as its error message, 
   // what the status adds around the gateway's message (the call and its status code) is short
   t.ok(said.length <= 300 + 100, `the status carries at most 300 characters of the answer (${said.length} in all)`);
   for (const e of await w.events('loud', 'team-a')) t.ok(e.message.length < 600, `Event ${e.reason}: ${e.message.length} characters`);
+});
+
+t.test("a SuperGraph composing a SubGraph of another namespace: refused without a grant, composed with one; a Tyk OAS API's ConfigMap elsewhere needs a grant naming it", async (t) => {
+  const w = await startWorld({ kube: WITH_GRANTS });
+  t.teardown(() => w.close());
+  await w.create(subGraph('users').inNamespace('team-b').withSdl(USERS_SDL).build());
+  await w.create(apiDefinition('users-api').inNamespace('team-b').servingSubGraph('users').build());
+  await w.create(subGraph('posts').inNamespace('team-a').withSdl(POSTS_SDL).build());
+  await w.create(apiDefinition('posts-api').inNamespace('team-a').servingSubGraph('posts').build());
+  await w.create(superGraph('social').inNamespace('team-a').withSubgraphs('team-b/users', 'posts').build());
+  await w.create(apiDefinition('social').inNamespace('team-a').ofSuperGraph('social').build());
+  await w.create(configMap('petstore').inNamespace('team-b').withOas(oasDocument('petstore')).build());
+  await w.create(tykOasApi('petstore').inNamespace('team-a').fromConfigMap('petstore', 'oas.json', 'team-b').build());
+  // a grant of every ConfigMap of team-b is not enough
+  await w.create(grant('all-configmaps', 'team-b', [{ group: 'tyk.tyk.io', kind: 'TykOasApiDefinition', namespace: 'team-a' }], [{ group: '', kind: 'ConfigMap' }]));
+
+  let report = await resync(w);
+  const refused = await assertRefused(t, w, report, 'social', 'team-a', 'RefNotPermitted');
+  t.match(refused, /SuperGraph team-a\/social spec\.subgraph_refs: SubGraph team-b\/users is in another namespace/);
+  const oas = await assertRefused(t, w, report, 'petstore', 'team-a', 'RefNotPermitted', 'TykOasApiDefinition');
+  t.match(oas, /spec\.tykOAS\.configmapRef: ConfigMap team-b\/petstore is in another namespace, and no ReferenceGrant in team-b naming it/);
+  t.notOk(w.gatewayApi(defaultIdOf('social', 'team-a')), 'no supergraph API');
+
+  await w.create(grant('supergraphs-of-a', 'team-b', [{ group: 'tyk.tyk.io', kind: 'SuperGraph', namespace: 'team-a' }], [{ group: 'tyk.tyk.io', kind: 'SubGraph' }]));
+  await w.create(grant('petstore-doc', 'team-b', [{ group: 'tyk.tyk.io', kind: 'TykOasApiDefinition', namespace: 'team-a' }], [{ group: '', kind: 'ConfigMap', name: 'petstore' }]));
+  report = await resync(w);
+  t.equal(entry(report, 'ApiDefinition', 'social', 'team-a').result, 'synced', 'composed through the grant');
+  t.equal(entry(report, 'TykOasApiDefinition', 'petstore', 'team-a').result, 'synced', 'its document read through the grant');
 });
