@@ -266,20 +266,6 @@ t.test('contextRef into another namespace: refused without a grant, resolved wit
   t.equal(entry(report, 'ApiDefinition', 'uses-missing', 'team-a').code, 'REF_NOT_PERMITTED', 'a grant naming one context permits no other');
 });
 
-t.test('no ReferenceGrant CRD installed: no grants, every cross-namespace reference refused, said once in the log', async (t) => {
-  const log = capturingLogger();
-  const w = await startWorld({ log });
-  t.teardown(() => w.close());
-  await w.create(apiDefinition('payments').inNamespace('team-b').build());
-  await w.create(securityPolicy('pay').inNamespace('team-a').granting('team-b/payments').build());
-  await w.create(securityPolicy('pay2').inNamespace('team-a').granting('team-b/payments').build());
-  await resync(w);
-  const report = await resync(w);
-  await assertRefused(t, w, report, 'pay', 'team-a', 'RefNotPermitted', 'SecurityPolicy');
-  t.equal(entry(report, 'ApiDefinition', 'payments', 'team-b').result, 'unchanged');
-  t.equal(log.entries.filter((e) => /ReferenceGrants are not served/.test(String(e.msg))).length, 1, 'one log line, in two runs');
-});
-
 t.test("CROSS_NAMESPACE_REFS=allow: Tyk Operator's behaviour, references across namespaces without grants", async (t) => {
   const log = capturingLogger();
   const w = await startWorld({ env: { CROSS_NAMESPACE_REFS: 'allow' }, log });
