@@ -345,3 +345,19 @@ t.test("a SuperGraph composing a SubGraph of another namespace: refused without 
   t.equal(entry(report, 'ApiDefinition', 'social', 'team-a').result, 'synced', 'composed through the grant');
   t.equal(entry(report, 'TykOasApiDefinition', 'petstore', 'team-a').result, 'synced', 'its document read through the grant');
 });
+
+t.test("a SuperGraph naming another namespace's SubGraph without a grant does not hold its deletion; with a grant it does", async (t) => {
+  const w = await startWorld({ kube: WITH_GRANTS });
+  t.teardown(() => w.close());
+  await w.create(subGraph('users').inNamespace('team-b').withSdl(USERS_SDL).build());
+  await w.create(subGraph('orders').inNamespace('team-b').withSdl(POSTS_SDL).build());
+  await w.create(superGraph('grabby').inNamespace('team-a').withSubgraphs('team-b/users').build());
+  await w.create(superGraph('granted').inNamespace('team-c').withSubgraphs('team-b/orders').build());
+  await w.create(grant('supergraphs-of-c', 'team-b', [{ group: 'tyk.tyk.io', kind: 'SuperGraph', namespace: 'team-c' }], [{ group: 'tyk.tyk.io', kind: 'SubGraph', name: 'orders' }]));
+  await resync(w);
+  await w.delete('users', 'team-b', 'subgraphs');
+  await w.delete('orders', 'team-b', 'subgraphs');
+  const report = await resync(w);
+  t.equal(await w.get('users', 'team-b', 'subgraphs'), undefined, "team-b's SubGraph went: team-a's SuperGraph may not hold it");
+  t.match(entry(report, 'SubGraph', 'orders', 'team-b'), { result: 'waiting', error: /still used by SuperGraph team-c\/granted/ }, 'the granted one is held');
+});
