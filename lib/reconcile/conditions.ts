@@ -2,9 +2,10 @@
  * The `Ready` and `Synced` conditions of a custom resource, with Crossplane's meanings. Pure.
  *
  * - Synced: our last attempt to make the gateway match succeeded (True), or why it did not
- *   (False: ReconcileError, Invalid, Diverged, Waiting, DeletionHeld, ReconcilePaused).
+ *   (False: ReconcileError, Invalid, Diverged, Waiting, DeletionHeld, ReconcilePaused; a refusal
+ *   recorded with its reason, RefNotPermitted or UrlNotPermitted, says that reason).
  * - Ready: the gateway serves what the spec says (True: Available), or why not (False:
- *   NotVisible, Diverged, Invalid, NotSynced, Waiting, Deleting, Drifted).
+ *   NotVisible, Diverged, Invalid, NotSynced, Waiting, Deleting, Drifted; a refusal's reason).
  *
  * Each condition carries `observedGeneration` (the resource's metadata.generation this pass
  * read); `lastTransitionTime` is the pass's time only when a condition's `status` changes, and
