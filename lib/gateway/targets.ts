@@ -30,12 +30,11 @@ import { createHash } from 'node:crypto';
 import { describeError } from '../errors.js';
 import { isObject, parseFlag, trimmed } from '../guards.js';
 import { OPERATOR_CONTEXT, SECRET } from '../kinds.js';
-import { ReferenceGrants, type RunGrants } from '../kube/reference-grants.js';
+import type { ReferenceGrants, RunGrants } from '../kube/reference-grants.js';
 import type { KubeApi, KubeObject } from '../kube/types.js';
-import { silentLogger } from '../log.js';
 import { type ConnectionSettings, parseConnection, type TykMode, type TykValues } from './connection.js';
 import type { Gateway } from './types.js';
-import { UrlPolicy, urlShapeRefusal } from './url-policy.js';
+import { type UrlPolicy, urlShapeRefusal } from './url-policy.js';
 
 export interface GatewayTarget {
   name: string;
@@ -94,16 +93,12 @@ function contextRefOf(obj: KubeObject): { namespace: string; name: string } | un
 export class GatewayTargets {
   private readonly clients = new Map<string, Gateway>();
 
-  readonly security: TargetSecurity;
-
   constructor(
     readonly defaultTarget: GatewayTarget,
     private readonly kube: KubeApi,
     private readonly factory: GatewayFactory,
-    security?: TargetSecurity,
-  ) {
-    this.security = security ?? { grants: new ReferenceGrants(kube, 'grant', silentLogger), urls: new UrlPolicy(undefined) };
-  }
+    readonly security: TargetSecurity,
+  ) {}
 
   /** A resolver for one run: it reads each context, Secret and namespace's grants at most once. */
   forRun(): TargetResolver {
