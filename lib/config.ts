@@ -11,7 +11,7 @@
 import { validate as validCron } from 'node-cron';
 import { ConfigError } from './errors.js';
 import { type ConnectionSettings, parseConnection } from './gateway/connection.js';
-import { type AllowEntry, parseUrlAllow } from './gateway/url-policy.js';
+import { type AllowEntry, parseUrlAllow } from './gateway/url-allow.js';
 import { parseFlag, trimmed } from './guards.js';
 import type { CrossNamespaceRefs } from './kube/reference-grants.js';
 import { redisUrlProblem } from './store/redis-url.js';

@@ -21,7 +21,7 @@ import { type ConnectOptions, DEFAULT_TARGET, type GatewayFactory, type GatewayT
 import type { GatewayObserver } from './gateway/transport.js';
 import { TykGatewayClient } from './gateway/tyk-ce.js';
 import type { Gateway } from './gateway/types.js';
-import { type Resolve, UrlPolicy } from './gateway/url-policy.js';
+import type { Resolve, UrlPolicy } from './gateway/url-policy.js';
 import { API_DEFINITION } from './kinds.js';
 import { KubeClient } from './kube/client.js';
 import { ReferenceGrants } from './kube/reference-grants.js';
@@ -86,6 +86,8 @@ export class Service {
   private readonly settings: RunSettings;
   private readonly rateLimiter: RateLimiter;
   private readonly targets: GatewayTargets;
+  /** CONTEXT_URL_ALLOW's checks, loaded with the first OperatorContext resolved */
+  private urls?: Promise<UrlPolicy>;
   private username?: Promise<string | undefined>;
   /** set by shutdown(): runs in flight see it through RunDeps.stop */
   private readonly stop: { deadline: number | undefined } = { deadline: undefined };
@@ -106,7 +108,7 @@ export class Service {
     const { crossNamespaceRefs, contextUrlAllow } = config.boundaries;
     this.targets = new GatewayTargets(defaultTarget, parts.kube, parts.factory, {
       grants: new ReferenceGrants(parts.kube, crossNamespaceRefs, parts.log),
-      urls: new UrlPolicy(contextUrlAllow, parts.resolve),
+      urls: () => (this.urls ??= import('./gateway/url-policy.js').then((m) => new m.UrlPolicy(contextUrlAllow, parts.resolve))),
     });
     this.rateLimiter = new RateLimiter(config.webhook.rateLimitPerMinute, parts.clock);
   }

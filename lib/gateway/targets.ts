@@ -34,7 +34,8 @@ import type { ReferenceGrants, RunGrants } from '../kube/reference-grants.js';
 import type { KubeApi, KubeObject } from '../kube/types.js';
 import { type ConnectionSettings, parseConnection, type TykMode, type TykValues } from './connection.js';
 import type { Gateway } from './types.js';
-import { type UrlPolicy, urlShapeRefusal } from './url-policy.js';
+import { urlShapeRefusal } from './url-allow.js';
+import type { UrlPolicy } from './url-policy.js';
 
 export interface GatewayTarget {
   name: string;
@@ -55,10 +56,14 @@ export interface ConnectOptions {
 
 export type GatewayFactory = (name: string, settings: ConnectionSettings, connect?: ConnectOptions) => Gateway;
 
-/** The boundaries contexts resolve under: ReferenceGrants (CROSS_NAMESPACE_REFS) and CONTEXT_URL_ALLOW. */
+/**
+ * The boundaries contexts resolve under: ReferenceGrants (CROSS_NAMESPACE_REFS), and
+ * CONTEXT_URL_ALLOW's UrlPolicy (loaded on the first context resolved: a process without
+ * contexts never loads it)
+ */
 export interface TargetSecurity {
   grants: ReferenceGrants;
-  urls: UrlPolicy;
+  urls: () => Promise<UrlPolicy>;
 }
 
 export const DEFAULT_TARGET = 'default';
@@ -105,14 +110,14 @@ export class GatewayTargets {
     return new TargetResolver(this, this.security.grants.forRun());
   }
 
-  /** The shared client for these connection settings; its connections go only where the UrlPolicy permits. */
-  client(name: string, settings: ConnectionSettings): Gateway {
+  /** The shared client for these connection settings; its connections go only where `urls` permits. */
+  client(name: string, settings: ConnectionSettings, urls: UrlPolicy): Gateway {
     const fingerprint = createHash('sha256')
       .update(JSON.stringify([settings.mode, settings.url, settings.auth, settings.org, settings.insecureSkipVerify]))
       .digest('hex');
     let gw = this.clients.get(fingerprint);
     if (!gw) {
-      gw = this.factory(name, settings, { lookup: this.security.urls.lookupFor(settings.url) });
+      gw = this.factory(name, settings, { lookup: urls.lookupFor(settings.url) });
       this.clients.set(fingerprint, gw);
     }
     return gw;
@@ -166,11 +171,12 @@ export class GatewayTargets {
     const { settings, problems } = parseConnection(values);
     const [problem] = problems;
     if (problem) return { error: `${where}: spec.env.${fieldOf(problem.setting)} (or ${problem.setting} in its Secret) ${problem.message}` };
-    const refused = await this.security.urls.refusal(settings.url);
+    const urls = await this.security.urls();
+    const refused = await urls.refusal(settings.url);
     if (refused !== undefined) return { error: `${where}: spec.env.url (or TYK_URL in its Secret) ${refused}; no connection was made`, refusal: 'UrlNotPermitted' };
     const { mode, org } = settings;
     const targetName = contextTargetName(namespace, name);
-    return { name: targetName, gateway: this.client(targetName, settings), mode, ...(org ? { orgId: org } : {}) };
+    return { name: targetName, gateway: this.client(targetName, settings, urls), mode, ...(org ? { orgId: org } : {}) };
   }
 
   async close(): Promise<void> {

@@ -87,7 +87,7 @@ export class FastWorld {
     const resolve: Resolve = options.resolve ?? (async () => [{ address: '192.0.2.10', family: 4 }]);
     this.targets = new GatewayTargets(defaultTarget, this.kube, (name, settings) => this.connect(name, settings), {
       grants: new ReferenceGrants(this.kube, options.crossNamespaceRefs ?? 'grant', this.log),
-      urls: new UrlPolicy(undefined, resolve),
+      urls: async () => new UrlPolicy(undefined, resolve),
     });
   }
 
