@@ -11,7 +11,9 @@
 import { validate as validCron } from 'node-cron';
 import { ConfigError } from './errors.js';
 import { type ConnectionSettings, parseConnection } from './gateway/connection.js';
+import { type AllowEntry, parseUrlAllow } from './gateway/url-allow.js';
 import { parseFlag, trimmed } from './guards.js';
+import type { CrossNamespaceRefs } from './kube/reference-grants.js';
 import { redisUrlProblem } from './store/redis-url.js';
 
 export interface Config {
@@ -83,6 +85,12 @@ export interface Config {
   shards: { size: number; queueUrl?: string };
   /** self-hosted HTTPS: paths of the PEM files */
   tls?: { certFile: string; keyFile: string; clientCaFile?: string };
+  /**
+   * Namespaces as boundaries: CROSS_NAMESPACE_REFS, `grant` (a reference into another namespace
+   * needs a ReferenceGrant there) or `allow` (Tyk Operator's behaviour); CONTEXT_URL_ALLOW, the
+   * hosts, host:ports and CIDRs an OperatorContext's URL may name (undefined: not set)
+   */
+  boundaries: { crossNamespaceRefs: CrossNamespaceRefs; contextUrlAllow?: AllowEntry[] };
 }
 
 export const DEFAULT_SCHEDULE = '*/5 * * * *';
@@ -232,6 +240,14 @@ function webhookAnswer(env: Env, problems: Problems): Config['webhook']['answer'
   return 'report';
 }
 
+function boundaries(env: Env, problems: Problems): Config['boundaries'] {
+  const refs = (value(env, 'CROSS_NAMESPACE_REFS') ?? 'grant').toLowerCase();
+  if (refs !== 'grant' && refs !== 'allow') problems.add('CROSS_NAMESPACE_REFS', `must be grant or allow, got "${refs}"`);
+  const allow = parseUrlAllow(value(env, 'CONTEXT_URL_ALLOW'));
+  if (allow.problems.length > 0) problems.add('CONTEXT_URL_ALLOW', `${allow.problems.join('; ')} (entries: host, host:port or CIDR, comma-separated)`);
+  return { crossNamespaceRefs: refs === 'allow' ? 'allow' : 'grant', ...(allow.entries ? { contextUrlAllow: allow.entries } : {}) };
+}
+
 function tokens(env: Env, name: string, problems: Problems): string[] {
   const t = list(env, name);
   if (t.some((x) => x.length < 16)) problems.add(name, 'each token must be at least 16 characters');
@@ -290,6 +306,7 @@ export function loadConfig(env: Env): Config {
     ingress: ingress(env, problems),
     shards: { size: integer(env, 'SHARD_SIZE', 2000, 1, 1_000_000, problems), queueUrl: shardQueueUrl(env, problems) },
     tls: tls(env, problems),
+    boundaries: boundaries(env, problems),
   };
   if (problems.list.length > 0) throw new ConfigError(problems.list);
   return config;

@@ -14,6 +14,7 @@
  */
 import http from 'node:http';
 import https from 'node:https';
+import type { LookupFunction } from 'node:net';
 
 export interface HttpResponse {
   status: number;
@@ -215,6 +216,8 @@ export function redactUrl(url: string): string {
 }
 
 export interface TlsOptions {
+  /** how host names are resolved for new connections (a context's UrlPolicy check); default the system's */
+  lookup?: LookupFunction;
   ca?: string | Buffer;
   cert?: string | Buffer;
   key?: string | Buffer;
@@ -237,7 +240,7 @@ export class HttpAgent {
   private closing?: Promise<void>;
 
   constructor(tls: TlsOptions, connections = 16) {
-    const pool = { keepAlive: true, maxSockets: connections, maxFreeSockets: connections, timeout: KEEP_ALIVE_MS };
+    const pool = { keepAlive: true, maxSockets: connections, maxFreeSockets: connections, timeout: KEEP_ALIVE_MS, ...(tls.lookup ? { lookup: tls.lookup } : {}) };
     const secure: https.AgentOptions = { ...pool };
     for (const [k, v] of Object.entries(tls)) if (v !== undefined) (secure as Record<string, unknown>)[k] = v;
     this.plain = new http.Agent(pool);

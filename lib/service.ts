@@ -17,12 +17,14 @@ import { RateLimiter } from './events/rate-limit.js';
 import type { EventItem } from './events/refs.js';
 import type { CertificateStore } from './gateway/certificates.js';
 import type { ConnectionSettings } from './gateway/connection.js';
-import { DEFAULT_TARGET, type GatewayFactory, type GatewayTarget, GatewayTargets } from './gateway/targets.js';
+import { type ConnectOptions, DEFAULT_TARGET, type GatewayFactory, type GatewayTarget, GatewayTargets } from './gateway/targets.js';
 import type { GatewayObserver } from './gateway/transport.js';
 import { TykGatewayClient } from './gateway/tyk-ce.js';
 import type { Gateway } from './gateway/types.js';
+import type { Resolve, UrlPolicy } from './gateway/url-policy.js';
 import { API_DEFINITION } from './kinds.js';
 import { KubeClient } from './kube/client.js';
+import { ReferenceGrants } from './kube/reference-grants.js';
 import type { KubeApi } from './kube/types.js';
 import type { Logger } from './log.js';
 import { createLineLogger } from './log-lines.js';
@@ -56,6 +58,8 @@ export interface ServiceParts {
   metrics: MetricsSink;
   /** called by close(), for parts the service built itself */
   closers: (() => Promise<void>)[];
+  /** how an OperatorContext's host is resolved for CONTEXT_URL_ALLOW's checks; default the system resolver */
+  resolve?: Resolve;
 }
 
 export interface ReadinessCheck {
@@ -86,6 +90,8 @@ export class Service {
   private readonly settings: RunSettings;
   private readonly rateLimiter: RateLimiter;
   private readonly targets: GatewayTargets;
+  /** CONTEXT_URL_ALLOW's checks, loaded with the first OperatorContext resolved */
+  private urls?: Promise<UrlPolicy>;
   private username?: Promise<string | undefined>;
   /** set by shutdown(): runs in flight see it through RunDeps.stop */
   private readonly stop: { deadline: number | undefined } = { deadline: undefined };
@@ -112,7 +118,11 @@ export class Service {
       namespaces: config.watchNamespaces,
     };
     const defaultTarget: GatewayTarget = { name: DEFAULT_TARGET, gateway: parts.gateway, mode: config.tyk.mode, ...(config.tyk.org ? { orgId: config.tyk.org } : {}) };
-    this.targets = new GatewayTargets(defaultTarget, parts.kube, parts.factory);
+    const { crossNamespaceRefs, contextUrlAllow } = config.boundaries;
+    this.targets = new GatewayTargets(defaultTarget, parts.kube, parts.factory, {
+      grants: new ReferenceGrants(parts.kube, crossNamespaceRefs, parts.log),
+      urls: () => (this.urls ??= import('./gateway/url-policy.js').then((m) => new m.UrlPolicy(contextUrlAllow, parts.resolve))),
+    });
     this.rateLimiter = new RateLimiter(config.webhook.rateLimitPerMinute, parts.clock);
     this.readinessCheck = new SharedCheck(parts.clock, READINESS_MAX_AGE_MS, () => this.checkReadiness());
   }
@@ -391,7 +401,11 @@ export function createService(config: Config, env: Record<string, string | undef
       log.warn({ store: 'memory' }, 'REDIS_URL is not set: records and locks are kept in this process only; run a single instance');
     }
   }
-  return new Service(config, { kube, gateway, factory, store, clock: parts.clock ?? systemClock, log, settings: parts.settings ?? {}, metrics, closers });
+  if (config.boundaries.crossNamespaceRefs === 'allow') {
+    log.warn({ setting: 'CROSS_NAMESPACE_REFS' }, 'CROSS_NAMESPACE_REFS=allow: a resource may use OperatorContexts, Secrets, ConfigMaps and APIs of any namespace without a ReferenceGrant');
+  }
+  const resolve = parts.resolve ? { resolve: parts.resolve } : {};
+  return new Service(config, { kube, gateway, factory, store, clock: parts.clock ?? systemClock, log, settings: parts.settings ?? {}, metrics, closers, ...resolve });
 }
 
 /** The secret values of the settings, which no Kubernetes Event may carry. */
@@ -408,8 +422,8 @@ export function secretsOf(config: Config): string[] {
  * a Lambda's cold start) never loads it, and its bundle keeps it in a chunk of its own.
  */
 function gatewayFactory(timeoutMs: number, maxResponseBytes: number, observe: GatewayObserver): GatewayFactory {
-  return (name: string, s: ConnectionSettings) => {
-    const options = { name, url: s.url, secret: s.auth, insecureSkipVerify: s.insecureSkipVerify, timeoutMs, maxResponseBytes, observe };
+  return (name: string, s: ConnectionSettings, connect?: ConnectOptions) => {
+    const options = { name, url: s.url, secret: s.auth, insecureSkipVerify: s.insecureSkipVerify, timeoutMs, maxResponseBytes, observe, ...(connect?.lookup ? { lookup: connect.lookup } : {}) };
     if (s.mode !== 'pro') return new TykGatewayClient(options);
     // reloadRequired: the Dashboard applies writes itself (TykDashboardClient.reloadRequired)
     return lazyGateway(name, false, () => import('./gateway/tyk-dashboard.js').then((m) => new m.TykDashboardClient(options)));

@@ -28,16 +28,20 @@ export const REAL_SUITES = [
   'test/integration/readiness.test.ts',
   'test/integration/ownership.test.ts',
   'test/integration/hostile-deep.test.ts',
+  'test/integration/references.test.ts',
 ];
+
+/** Gateway API's ReferenceGrant CRD (the tests' copy of its schema), installed in every pass: the suites create grants. */
+const GRANT_CRDS = join(ROOT, 'test/fixtures/crds');
 
 const reference = referenceArg();
 const passes: { name: string; crdDirs: string[]; files: string[]; env: Record<string, string> }[] = [
-  { name: 'our CRDs (deploy/crds)', crdDirs: [join(ROOT, 'deploy/crds')], files: REAL_SUITES, env: {} },
+  { name: 'our CRDs (deploy/crds)', crdDirs: [join(ROOT, 'deploy/crds'), GRANT_CRDS], files: REAL_SUITES, env: {} },
 ];
 if (reference) {
   passes.push({
     name: `Tyk Operator's CRDs (${reference}/crds)`,
-    crdDirs: [join(reference, 'crds')],
+    crdDirs: [join(reference, 'crds'), GRANT_CRDS],
     files: [...REAL_SUITES, 'test/compat/samples.test.ts'],
     env: { TYK_REFERENCE_DIR: reference, REAL_KUBE_CRDS: 'tyk-operator' },
   });

@@ -14,14 +14,28 @@
  * and so one reload). Targets are named "default" or "context:<namespace>/<name>"; records
  * remember the name, so a resource whose contextRef changed is found on its old gateway.
  * Secrets never appear in errors or logs.
+ *
+ * Boundaries (references-and-credentials): a contextRef into another namespace, and a
+ * context's secretRef into another namespace, resolve only when a ReferenceGrant permits them
+ * (../kube/reference-grants.ts; a Secret by name); refused, the resolution is a `refusal`
+ * RefNotPermitted and the context (or Secret) is not read. A credential goes only where its
+ * own source says: when the Secret gives TYK_AUTH, `spec.env` may not set the URL or turn TLS
+ * verification off (a tenant cannot send a Secret's key to a host of their choosing). The URL
+ * is then checked by the UrlPolicy (CONTEXT_URL_ALLOW: no userinfo, query or fragment; no
+ * loopback, link-local or unspecified host unless allowed), refusal UrlNotPermitted, before
+ * any connection; each context client's connections check their address again (its lookup).
+ * The default gateway (TYK_URL, TYK_AUTH) is never a context's: its credential goes nowhere else.
  */
 import { createHash } from 'node:crypto';
 import { describeError } from '../errors.js';
-import { isObject, trimmed } from '../guards.js';
+import { isObject, parseFlag, trimmed } from '../guards.js';
 import { OPERATOR_CONTEXT, SECRET } from '../kinds.js';
+import type { ReferenceGrants, RunGrants } from '../kube/reference-grants.js';
 import type { KubeApi, KubeObject } from '../kube/types.js';
 import { type ConnectionSettings, parseConnection, type TykMode, type TykValues } from './connection.js';
 import type { Gateway } from './types.js';
+import { urlShapeRefusal } from './url-allow.js';
+import type { UrlPolicy } from './url-policy.js';
 
 export interface GatewayTarget {
   name: string;
@@ -30,9 +44,27 @@ export interface GatewayTarget {
   orgId?: string;
 }
 
-export type TargetResolution = GatewayTarget | { error: string };
+/** Why a reference or a context's URL is refused: the reason of the Failed status, condition and Event. */
+export type Refusal = 'RefNotPermitted' | 'UrlNotPermitted';
 
-export type GatewayFactory = (name: string, settings: ConnectionSettings) => Gateway;
+export type TargetResolution = GatewayTarget | { error: string; refusal?: Refusal };
+
+/** How a context client connects: `lookup` checks each connection's address (UrlPolicy.lookupFor). */
+export interface ConnectOptions {
+  lookup?: import('node:net').LookupFunction;
+}
+
+export type GatewayFactory = (name: string, settings: ConnectionSettings, connect?: ConnectOptions) => Gateway;
+
+/**
+ * The boundaries contexts resolve under: ReferenceGrants (CROSS_NAMESPACE_REFS), and
+ * CONTEXT_URL_ALLOW's UrlPolicy (loaded on the first context resolved: a process without
+ * contexts never loads it)
+ */
+export interface TargetSecurity {
+  grants: ReferenceGrants;
+  urls: () => Promise<UrlPolicy>;
+}
 
 export const DEFAULT_TARGET = 'default';
 
@@ -54,6 +86,8 @@ function contextTargetName(namespace: string, name: string): string {
   return `${CONTEXT_PREFIX}${namespace}/${name}`;
 }
 
+const TYK_GROUP = 'tyk.tyk.io';
+
 /** The contextRef of a resource as {namespace, name}, or undefined when it has none. */
 function contextRefOf(obj: KubeObject): { namespace: string; name: string } | undefined {
   const ref = obj.spec?.contextRef;
@@ -68,27 +102,28 @@ export class GatewayTargets {
     readonly defaultTarget: GatewayTarget,
     private readonly kube: KubeApi,
     private readonly factory: GatewayFactory,
+    readonly security: TargetSecurity,
   ) {}
 
-  /** A resolver for one run: it reads each context and Secret at most once. */
+  /** A resolver for one run: it reads each context, Secret and namespace's grants at most once. */
   forRun(): TargetResolver {
-    return new TargetResolver(this);
+    return new TargetResolver(this, this.security.grants.forRun());
   }
 
-  /** The shared client for these connection settings. */
-  client(name: string, settings: ConnectionSettings): Gateway {
+  /** The shared client for these connection settings; its connections go only where `urls` permits. */
+  client(name: string, settings: ConnectionSettings, urls: UrlPolicy): Gateway {
     const fingerprint = createHash('sha256')
       .update(JSON.stringify([settings.mode, settings.url, settings.auth, settings.org, settings.insecureSkipVerify]))
       .digest('hex');
     let gw = this.clients.get(fingerprint);
     if (!gw) {
-      gw = this.factory(name, settings);
+      gw = this.factory(name, settings, { lookup: urls.lookupFor(settings.url) });
       this.clients.set(fingerprint, gw);
     }
     return gw;
   }
 
-  async readContrimmed(namespace: string, name: string): Promise<TargetResolution> {
+  async readContext(namespace: string, name: string, grants: RunGrants): Promise<TargetResolution> {
     const where = `OperatorContext ${namespace}/${name}`;
     let ctx: KubeObject | null;
     try {
@@ -104,6 +139,8 @@ export class GatewayTargets {
       const secretName = trimmed(secretRef.name);
       const secretNs = trimmed(secretRef.namespace) ?? namespace;
       if (!secretName) return { error: `${where}: secretRef.name is empty` };
+      const granted = await grants.check('spec.secretRef', { group: TYK_GROUP, kind: OPERATOR_CONTEXT.kind, namespace }, { group: '', kind: SECRET.kind, namespace: secretNs, name: secretName });
+      if (!granted.ok) return 'refused' in granted ? { error: `${where}: ${granted.refused}`, refusal: 'RefNotPermitted' } : { error: `${where}: ${granted.error}` };
       try {
         const secret = await this.kube.get(SECRET, secretNs, secretName);
         if (secret === null) return { error: `${where}: Secret ${secretNs}/${secretName} not found` };
@@ -113,16 +150,33 @@ export class GatewayTargets {
       }
     }
     const values: TykValues = { ...fromSecret };
+    const given: TykValues = {};
     for (const [field, setting] of SPEC_ENV) {
-      const given = typeof env[field] === 'boolean' ? env[field] : trimmed(env[field]);
-      if (given !== undefined) values[setting] = given;
+      const v = typeof env[field] === 'boolean' ? env[field] : trimmed(env[field]);
+      if (v !== undefined) given[setting] = v;
     }
+    // the Secret's key goes only to the Secret's URL, checked as the Secret says
+    const secretKey = fromSecret.TYK_AUTH !== undefined && given.TYK_AUTH === undefined;
+    if (secretKey && given.TYK_URL !== undefined && given.TYK_URL !== trimmed(fromSecret.TYK_URL)) {
+      return { error: `${where}: spec.env.url may not send the TYK_AUTH of its Secret elsewhere: set TYK_URL in the Secret, or give spec.env.auth too`, refusal: 'UrlNotPermitted' };
+    }
+    if (secretKey && given.TYK_TLS_INSECURE_SKIP_VERIFY !== undefined && parseFlag(given.TYK_TLS_INSECURE_SKIP_VERIFY) !== parseFlag(fromSecret.TYK_TLS_INSECURE_SKIP_VERIFY ?? 'false')) {
+      return { error: `${where}: spec.env.insecureSkipVerify may not change how the TYK_AUTH of its Secret is sent: set TYK_TLS_INSECURE_SKIP_VERIFY in the Secret`, refusal: 'UrlNotPermitted' };
+    }
+    Object.assign(values, given);
+    // userinfo, a query or a fragment: refused as a URL, before it is parsed as a setting
+    const rawUrl = trimmed(values.TYK_URL);
+    const shape = rawUrl === undefined || !URL.canParse(rawUrl) ? undefined : urlShapeRefusal(rawUrl);
+    if (shape !== undefined) return { error: `${where}: spec.env.url (or TYK_URL in its Secret) ${shape}; no connection was made`, refusal: 'UrlNotPermitted' };
     const { settings, problems } = parseConnection(values);
     const [problem] = problems;
     if (problem) return { error: `${where}: spec.env.${fieldOf(problem.setting)} (or ${problem.setting} in its Secret) ${problem.message}` };
+    const urls = await this.security.urls();
+    const refused = await urls.refusal(settings.url);
+    if (refused !== undefined) return { error: `${where}: spec.env.url (or TYK_URL in its Secret) ${refused}; no connection was made`, refusal: 'UrlNotPermitted' };
     const { mode, org } = settings;
     const targetName = contextTargetName(namespace, name);
-    return { name: targetName, gateway: this.client(targetName, settings), mode, ...(org ? { orgId: org } : {}) };
+    return { name: targetName, gateway: this.client(targetName, settings, urls), mode, ...(org ? { orgId: org } : {}) };
   }
 
   async close(): Promise<void> {
@@ -142,12 +196,19 @@ function decodeSecret(secret: KubeObject): Record<string, string> {
 export class TargetResolver {
   private readonly contexts = new Map<string, Promise<TargetResolution>>();
 
-  constructor(private readonly targets: GatewayTargets) {}
+  constructor(
+    private readonly targets: GatewayTargets,
+    /** this run's ReferenceGrants: each namespace's read at most once */
+    readonly grants: RunGrants,
+  ) {}
 
-  /** The gateway the resource goes to now. */
-  forObject(obj: KubeObject): Promise<TargetResolution> {
+  /** The gateway the resource goes to now; a contextRef into another namespace needs a ReferenceGrant. */
+  async forObject(obj: KubeObject): Promise<TargetResolution> {
     const ref = contextRefOf(obj);
-    if (!ref) return Promise.resolve(this.targets.defaultTarget);
+    if (!ref) return this.targets.defaultTarget;
+    const from = { group: obj.apiVersion.includes('/') ? (obj.apiVersion.split('/')[0] as string) : '', kind: obj.kind, namespace: obj.metadata.namespace ?? '' };
+    const granted = await this.grants.check('spec.contextRef', from, { group: TYK_GROUP, kind: OPERATOR_CONTEXT.kind, namespace: ref.namespace, name: ref.name });
+    if (!granted.ok) return 'refused' in granted ? { error: granted.refused, refusal: 'RefNotPermitted' } : { error: granted.error };
     return this.byName(contextTargetName(ref.namespace, ref.name));
   }
 
@@ -157,7 +218,7 @@ export class TargetResolver {
     let pending = this.contexts.get(name);
     if (!pending) {
       const m = /^context:([^/]+)\/(.+)$/.exec(name);
-      pending = m ? this.targets.readContrimmed(m[1]!, m[2]!) : Promise.resolve({ error: `unknown gateway "${name}"` });
+      pending = m ? this.targets.readContext(m[1]!, m[2]!, this.grants) : Promise.resolve({ error: `unknown gateway "${name}"` });
       this.contexts.set(name, pending);
     }
     return pending;

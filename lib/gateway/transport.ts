@@ -6,11 +6,14 @@
  * (GATEWAY_MAX_RESPONSE_BYTES). The request headers, which carry the secret, never reach
  * the error. Every call, answered or not, is told to the client's observer (the
  * metrics) with its method, outcome and wall time; an observer that throws is ignored.
- * `answerMessage` is what an error answer says, for error messages; `isAuthorisationFailure`
- * whether an answer refuses the credentials (401, or a 403 that says so: Tyk Gateway's "invalid
- * or missing key", the Dashboard's "Not authorised" and "access denied ... permission"), as
- * opposed to a 403 that refuses the request itself (a Dashboard's "Request body malformed", or
- * its portal's documentation while the organisation has no catalogue).
+ * `answerMessage` is what an error answer says, for error messages: the gateway's error message
+ * (or the start of its body), on one line, at most ANSWER_MESSAGE_MAX (300) characters. It is
+ * the only text of an answer that reaches an error, and so a status or an Event.
+ * `isAuthorisationFailure` says whether an answer refuses the credentials (401, or a 403 that
+ * says so: Tyk Gateway's "invalid or missing key", the Dashboard's "Not authorised" and "access
+ * denied ... permission"), as opposed to a 403 that refuses the request itself (a Dashboard's
+ * "Request body malformed", or its portal's documentation while the organisation has no
+ * catalogue).
  */
 import { GatewayResponseTooLargeError, GatewayUnavailableError } from '../errors.js';
 import { isObject, nonEmpty } from '../guards.js';
@@ -49,10 +52,18 @@ export async function gatewayCall(target: CallTarget, req: HttpRequest): Promise
   }
 }
 
-/** The answer's JSON `field` (Tyk: `message`, the Dashboard: `Message`), else the start of its body on one line. */
+/** The most of a gateway's answer an error message carries. */
+export const ANSWER_MESSAGE_MAX = 300;
+
+/** The answer's JSON `field` (Tyk: `message`, the Dashboard: `Message`), else the start of its body; on one line, capped. */
 export function answerMessage(res: HttpResponse, field: string): string {
   const m = isObject(res.json) ? nonEmpty(res.json[field]) : undefined;
-  return m ?? (res.text.slice(0, 200).replace(/\s+/g, ' ').trim() || 'no message');
+  const line = (m ?? res.text)
+    .slice(0, ANSWER_MESSAGE_MAX * 4)
+    .replace(/\s+/g, ' ')
+    .trim();
+  if (line === '') return 'no message';
+  return line.length <= ANSWER_MESSAGE_MAX ? line : `${line.slice(0, ANSWER_MESSAGE_MAX - 1)}…`;
 }
 
 const AUTHORISATION_FAILURE = /not authori[sz]ed|access denied|permission|invalid or missing key|administrative access|unauthori[sz]ed|forbidden/i;

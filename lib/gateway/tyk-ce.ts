@@ -49,6 +49,8 @@
  * Throws GatewayApiError, GatewayRejectedError (400), GatewayUnsupportedError,
  * GatewayUnavailableError; never with the secret.
  */
+
+import type { LookupFunction } from 'node:net';
 import { GatewayApiError, GatewayRejectedError, GatewayUnsupportedError } from '../errors.js';
 import { isObject } from '../guards.js';
 import { type HttpAgent, type HttpRequest, type HttpResponse, makeAgent, redactUrl } from '../http.js';
@@ -65,6 +67,8 @@ export interface TykGatewayOptions {
   url: string;
   secret: string;
   insecureSkipVerify?: boolean;
+  /** resolves host names for new connections (an OperatorContext's UrlPolicy check); default the system's */
+  lookup?: LookupFunction;
   /** the deadline of each request, the whole exchange; default 10 s */
   timeoutMs?: number;
   /** the most bytes of an answer read (GATEWAY_MAX_RESPONSE_BYTES); default: no limit */
@@ -137,7 +141,7 @@ export class TykGatewayClient implements Gateway, CertificateStore {
     this.secret = options.secret;
     this.timeoutMs = options.timeoutMs ?? 10_000;
     this.maxResponseBytes = options.maxResponseBytes;
-    this.agent = makeAgent(options.insecureSkipVerify ? { rejectUnauthorized: false } : {});
+    this.agent = makeAgent({ ...(options.insecureSkipVerify ? { rejectUnauthorized: false } : {}), ...(options.lookup ? { lookup: options.lookup } : {}) });
     this.target = { label: `gateway ${options.name}`, name: options.name, ...(options.observe ? { observe: options.observe } : {}) };
   }
 

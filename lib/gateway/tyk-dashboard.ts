@@ -104,6 +104,7 @@
  * GatewayUnavailableError. The key never appears in an error.
  */
 import { randomBytes } from 'node:crypto';
+import type { LookupFunction } from 'node:net';
 import { GatewayApiError, GatewayRejectedError } from '../errors.js';
 import { isObject, nonEmpty } from '../guards.js';
 import { type HttpAgent, type HttpResponse, makeAgent, redactUrl } from '../http.js';
@@ -119,6 +120,8 @@ export interface TykDashboardOptions {
   /** the Dashboard user's API key */
   secret: string;
   insecureSkipVerify?: boolean;
+  /** resolves host names for new connections (an OperatorContext's UrlPolicy check); default the system's */
+  lookup?: LookupFunction;
   /** the deadline of each request, the whole exchange; default 10 s */
   timeoutMs?: number;
   /** the most bytes of an answer read (GATEWAY_MAX_RESPONSE_BYTES); default: no limit */
@@ -240,7 +243,7 @@ export class TykDashboardClient implements Gateway, CertificateStore {
     this.timeoutMs = options.timeoutMs ?? 10_000;
     this.maxResponseBytes = options.maxResponseBytes;
     this.listFreshMs = options.listFreshMs ?? 5_000;
-    this.agent = makeAgent(options.insecureSkipVerify ? { rejectUnauthorized: false } : {});
+    this.agent = makeAgent({ ...(options.insecureSkipVerify ? { rejectUnauthorized: false } : {}), ...(options.lookup ? { lookup: options.lookup } : {}) });
     this.target = { label: `dashboard ${options.name}`, name: options.name, ...(options.observe ? { observe: options.observe } : {}) };
   }
 

@@ -2,8 +2,9 @@
  * The `Ready` and `Synced` conditions of a custom resource, with Crossplane's meanings. Pure.
  *
  * - Synced: our last attempt to make the gateway match succeeded (True), or why it did not
- *   (False: ReconcileError, Invalid, Diverged, Waiting, DeletionHeld, ReconcilePaused, or the
- *   refusal of a write by ownership: IdClaimed, AdoptionNotPermitted, ListenPathClash).
+ *   (False: ReconcileError, Invalid, Diverged, Waiting, DeletionHeld, ReconcilePaused, or a
+ *   refusal before any write, recorded with its reason: RefNotPermitted, UrlNotPermitted,
+ *   IdClaimed, AdoptionNotPermitted, ListenPathClash).
  * - Ready: the gateway serves what the spec says (True: Available), or why not (False:
  *   NotVisible, Diverged, Invalid, NotSynced, Waiting, Deleting, Drifted, or that refusal).
  *

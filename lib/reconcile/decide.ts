@@ -17,7 +17,7 @@
  * a write claims its id first (apply.ts), a done removal releases it (finalize.ts).
  */
 import { describeError, errorCode, GatewayUnsupportedError, OwnershipError } from '../errors.js';
-import type { GatewayTarget } from '../gateway/targets.js';
+import type { GatewayTarget, Refusal as ReferenceRefusal } from '../gateway/targets.js';
 import type { JsonObject } from '../gateway/types.js';
 import { API_DEFINITION, API_DESCRIPTION, isApiKind, type ManagedKind, type ObjectRef, TYK_OAS_API_DEFINITION } from '../kinds.js';
 import type { KubeObject } from '../kube/types.js';
@@ -31,6 +31,7 @@ import { thrownProblem } from './input-limits.js';
 import { type ApiRef, apiKey, type NamespacedName, nsName } from './links.js';
 import { type OwnershipFacts, ownedBy, ownerFor, ownerKey, type Refusal, recordedHere, refusalOf } from './owners.js';
 import { type Action, type DesiredState, type ObservedState, plan } from './plan.js';
+import { refusalCode } from './refusals.js';
 import type { ObjectResult, ReportReason, Trigger } from './types.js';
 
 /** What the load stage found about one object, for one pass. */
@@ -49,8 +50,10 @@ export interface Loaded {
   readonly record: SyncRecord | null;
   /** where it goes now (or, when it is gone, where it was) */
   readonly target?: GatewayTarget;
-  /** why its gateway cannot be resolved (a missing OperatorContext or Secret) */
+  /** why its gateway cannot be resolved (a missing OperatorContext or Secret), or what it references is refused */
   readonly targetError?: string;
+  /** targetError is a refusal (a reference without a ReferenceGrant, a context URL not permitted): its reason */
+  readonly targetRefusal?: ReferenceRefusal;
   /** the gateway its record names, when its contextRef moved it elsewhere */
   readonly previousTarget?: string;
   readonly desired?: DesiredState;
@@ -236,14 +239,15 @@ export function decide(l: Loaded, m: Moment): Decision {
     return { ...common, action: 'NOOP', reason: 'not watched', id: targetId, quiet: { result: 'skipped' }, patchStatus: false };
   }
   if (l.targetError !== undefined) {
-    // the object's gateway cannot be reached through its context: say so, retry every run
-    const say = l.obj ? failedRecord(l, l.targetError, time) : undefined;
+    // the object's gateway cannot be reached through its context, or a reference is refused:
+    // say so, write and delete nothing, look again every run (a grant added is seen at once)
+    const say = l.obj ? failedRecord(l, l.targetError, time, l.targetRefusal) : undefined;
     return {
       ...common,
       action: 'NOOP',
-      reason: 'gateway unavailable',
+      reason: l.targetRefusal ? 'not permitted' : 'gateway unavailable',
       id: targetId,
-      quiet: { result: 'failed', error: l.targetError, code: 'GATEWAY_CONTEXT', save: say?.save },
+      quiet: { result: 'failed', error: l.targetError, code: l.targetRefusal ? refusalCode(l.targetRefusal) : 'GATEWAY_CONTEXT', save: say?.save },
       patchStatus: say !== undefined && !l.desired?.deleting,
       ...statusExtraOf(l),
     };
@@ -401,11 +405,11 @@ function recordBase(l: Loaded, id: string): RecordBase {
   };
 }
 
-/** A failed record for an object whose gateway is unavailable; the stored one stays when it says the same. */
-function failedRecord(l: Loaded, error: string, time: string): { save?: SyncRecord } {
-  const same = l.record?.result === 'failed' && l.record.error === error;
+/** A failed record for an object whose gateway is unavailable or whose reference is refused; the stored one stays when it says the same. */
+function failedRecord(l: Loaded, error: string, time: string, refusal?: ReferenceRefusal): { save?: SyncRecord } {
+  const same = l.record?.result === 'failed' && l.record.error === error && l.record.refusal === refusal;
   if (same) return {};
-  return { save: { ...recordBase(l, idOf(l)), result: 'failed', error, failures: 0, time } };
+  return { save: { ...recordBase(l, idOf(l)), result: 'failed', error, failures: 0, time, ...(refusal ? { refusal } : {}) } };
 }
 
 function quietOutcome(

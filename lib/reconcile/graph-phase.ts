@@ -19,13 +19,35 @@ import { describeError, errorCode, KubeApiError } from '../errors.js';
 import { API_DEFINITION, HELD_KINDS, type HeldKind, type HeldRef, SUBGRAPH, SUPERGRAPH } from '../kinds.js';
 import type { KubeObject } from '../kube/types.js';
 import { mapLimit } from './concurrency.js';
-import { linkedByApi, parseGraphUse, subGraphUsers, superGraphUsers } from './federation.js';
+import { linkedByApi, parseGraphUse, subGraphUsers, subgraphRefsOf, superGraphUsers } from './federation.js';
 import type { Done } from './finalize.js';
 import { applyHeld, decideHeld, type HeldInput } from './held-finalizers.js';
 import type { RunContext } from './run-context.js';
 import type { ObjectReport, RunScope } from './types.js';
 
 type Listed = { readonly objects: KubeObject[] } | { readonly failed: true };
+
+/**
+ * The SuperGraphs that may hold `sub`: those of its namespace, and those of another that name it
+ * under a ReferenceGrant of its namespace (kept when the grants could not be read: a deletion is
+ * held on doubt, never let through).
+ */
+async function permittedSuperGraphs(ctx: RunContext, sub: KubeObject, superGraphs: readonly KubeObject[]): Promise<KubeObject[]> {
+  const namespace = sub.metadata.namespace ?? '';
+  const to = { group: SUBGRAPH.group, kind: SUBGRAPH.kind, namespace, name: sub.metadata.name };
+  const out: KubeObject[] = [];
+  for (const s of superGraphs) {
+    const from = { group: SUPERGRAPH.group, kind: SUPERGRAPH.kind, namespace: s.metadata.namespace ?? '' };
+    const names = subgraphRefsOf(s).some((r) => r.namespace === namespace && r.name === sub.metadata.name);
+    if (!names || from.namespace === namespace) {
+      out.push(s);
+      continue;
+    }
+    const checked = await ctx.resolver.grants.check('spec.subgraph_refs', from, to);
+    if (checked.ok || 'error' in checked) out.push(s);
+  }
+  return out;
+}
 
 /** Every object of `kind` in `namespaces` (undefined: all); a kind the API server does not serve has none. */
 async function listKind(ctx: RunContext, kind: HeldKind | typeof API_DEFINITION, namespaces: readonly (string | undefined)[]): Promise<Listed> {
@@ -113,10 +135,15 @@ export async function runGraphPhase(ctx: RunContext, scope: RunScope, apis: read
   // a SuperGraph this run releases holds its SubGraphs no more
   const going = new Set(supers.filter((s) => s.decision.removeFinalizer).map((s) => keyOf('SuperGraph', s.input.obj.metadata)));
   const superGraphs = superList && !('failed' in superList) ? superList.objects.filter((s) => !going.has(keyOf('SuperGraph', s.metadata))) : null;
+  // a SuperGraph of another namespace holds a SubGraph only where a ReferenceGrant lets it name it
+  const holding = new Map<string, KubeObject[]>();
+  for (const { obj } of objects.filter((o) => o.kind === SUBGRAPH)) {
+    if (superGraphs !== null) holding.set(keyOf('SubGraph', obj.metadata), await permittedSuperGraphs(ctx, obj, superGraphs));
+  }
   const subDecisions = decideAll(SUBGRAPH, (obj, apis) => ({
     kind: SUBGRAPH,
     obj,
-    users: apis === null || superGraphs === null ? null : subGraphUsers(obj, superGraphs, apis),
+    users: apis === null || superGraphs === null ? null : subGraphUsers(obj, holding.get(keyOf('SubGraph', obj.metadata)) ?? superGraphs, apis),
     ...(apis === null ? {} : { status: { linked_by_api: linkedByApi(obj, apis) } }),
   }));
   for (const batch of [supers, subDecisions]) reports.push(...(await mapLimit(batch, ctx.settings.concurrency, ({ input, decision }) => applyHeld(ctx, input, decision))));

@@ -35,6 +35,7 @@ import {
   SUPERGRAPH,
   TYK_OAS_API_DEFINITION,
 } from '../kinds.js';
+import type { RefFrom } from '../kube/reference-grants.js';
 import type { KubeObject, ResourceKind } from '../kube/types.js';
 import type { SyncRecord } from '../store/types.js';
 import { apiDefinitionPayload } from './api-payload.js';
@@ -42,12 +43,13 @@ import { resolveCertificates, secretNamesOf } from './certificate-refs.js';
 import { type FieldDifference, sentFieldDifferences } from './compare.js';
 import type { Compose } from './compose.js';
 import { forEachYielding, mapLimit } from './concurrency.js';
+import { type CrossRef, referencesOf } from './cross-refs.js';
 import type { Loaded } from './decide.js';
 import { type GraphqlResolution, type GraphRef, type GraphsRead, graphRefOf, resolveGraphql, subgraphRefsOf } from './federation.js';
 import { hashOf, isLegacyHash, managedHash } from './hash.js';
 import { defaultId, gatewayIdFor } from './ids.js';
 import { depthProblem, thrownProblem } from './input-limits.js';
-import { type ApiKindName, type ApiRef, apiKey, nsName, referencingPolicies } from './links.js';
+import { type ApiKindName, type ApiRef, apiKey, type NamespacedName, nsName, referencingPolicies } from './links.js';
 import type { AheadItem, AheadList, ListsAhead } from './list-ahead.js';
 import { getLimit } from './list-sizes.js';
 import { configMapRefOf, oasDocumentOf, oasIdOf, oasStatusFields, tykOasPayload } from './oas-payload.js';
@@ -226,6 +228,7 @@ export async function loadState(ctx: RunContext, objects: readonly Found[], lc: 
     d.record = records[i] ?? null;
   });
   await mapLimit(drafts, ctx.settings.concurrency, (d) => resolveTarget(ctx, d));
+  await mapLimit(drafts, ctx.settings.concurrency, (d) => checkReferences(ctx, d));
   // the developer portal is the Dashboard's: on a Tyk Gateway, nothing is read or built for it
   for (const d of drafts) if (isPortalKind(d.kind) && d.target && d.target.mode !== 'pro') d.readError ??= portalUnsupported(d.kind.kind, d.target.name);
   const secrets = await loadSecrets(ctx, drafts);
@@ -237,7 +240,13 @@ export async function loadState(ctx: RunContext, objects: readonly Found[], lc: 
   await checkCertificates(ctx, drafts);
   await loadOwners(ctx, drafts);
   const policies = lc.policies;
-  for (const d of drafts) if (isApiKind(d.kind)) d.referencedBy = policies === undefined ? null : referencingPolicies(apiRefOf(d.ref), policies);
+  await mapLimit(
+    drafts.filter((d) => isApiKind(d.kind)),
+    ctx.settings.concurrency,
+    async (d) => {
+      d.referencedBy = policies === undefined ? null : await permittedHolders(ctx, d, referencingPolicies(apiRefOf(d.ref), policies));
+    },
+  );
   for (const d of drafts) {
     const holders = d.kind === API_DESCRIPTION ? lc.portal?.referencedBy(d.key) : undefined;
     if (holders !== undefined) d.referencedBy = holders;
@@ -273,12 +282,49 @@ async function resolveTarget(ctx: RunContext, d: Draft): Promise<void> {
   const resolution = d.obj ? await ctx.resolver.forObject(d.obj) : await ctx.resolver.byName(d.record?.gateway);
   if ('error' in resolution) {
     d.targetError = resolution.error;
+    if (resolution.refusal) d.targetRefusal = resolution.refusal;
     return;
   }
   d.target = resolution;
   // a vanished object went to its record's gateway, so only an existing one can have moved
   const recorded = d.record?.gateway ?? 'default';
   if (d.record && recorded !== resolution.name && wasWritten(d.record)) d.previousTarget = recorded;
+}
+
+/**
+ * The references of a live object into other namespaces (cross-refs.ts), each checked against
+ * the ReferenceGrants there before anything in that namespace is read: the first one refused
+ * makes the object Failed (RefNotPermitted) with no gateway, so nothing it names is read or
+ * built, and nothing is written or deleted on that account.
+ */
+async function checkReferences(ctx: RunContext, d: Draft): Promise<void> {
+  if (!building(d)) return;
+  await refuseUnlessGranted(ctx, d, { group: d.kind.group, kind: d.kind.kind, namespace: d.ref.namespace }, referencesOf(d.kind, d.obj));
+}
+
+/** Makes `d` Failed (RefNotPermitted, no gateway: nothing more is read or built for it) at the first of `refs` no grant permits to `from`. */
+async function refuseUnlessGranted(ctx: RunContext, d: Draft, from: RefFrom, refs: readonly CrossRef[]): Promise<void> {
+  for (const r of refs) {
+    const checked = await ctx.resolver.grants.check(r.field, from, r.to);
+    if (checked.ok) continue;
+    d.targetError = 'refused' in checked ? checked.refused : checked.error;
+    if ('refused' in checked) d.targetRefusal = 'RefNotPermitted';
+    const unresolved: Draft = d;
+    delete unresolved.target;
+    return;
+  }
+}
+
+/** The policies holding an API that may: those of its namespace, or of one a ReferenceGrant lets name it. */
+async function permittedHolders(ctx: RunContext, d: Draft, holders: NamespacedName[]): Promise<NamespacedName[]> {
+  const to = { group: d.kind.group, kind: d.kind.kind, namespace: d.ref.namespace, name: d.ref.name };
+  const out: NamespacedName[] = [];
+  for (const h of holders) {
+    const checked = await ctx.resolver.grants.check('spec.access_rights_array', { group: SECURITY_POLICY.group, kind: SECURITY_POLICY.kind, namespace: h.namespace }, to);
+    // a grant list that could not be read keeps the holder: a deletion is held on doubt, never let through
+    if (checked.ok || 'error' in checked) out.push(h);
+  }
+  return out;
 }
 
 /** The record says the object reached its gateway at some point (so a move must clean up there). */
@@ -427,6 +473,18 @@ async function loadGraphs(ctx: RunContext, drafts: Draft[]): Promise<GraphsLoade
   const superGraphs = await readDependencies(ctx, drafts, SUPERGRAPH, (d) => {
     const ref = graphOf(d);
     return ref?.kind === 'SuperGraph' ? [ref] : [];
+  });
+  // a SuperGraph composing SubGraphs of another namespace needs a ReferenceGrant there, checked before they are read
+  await mapLimit(drafts, ctx.settings.concurrency, async (d) => {
+    const ref = building(d) ? graphOf(d) : undefined;
+    const sup = ref?.kind === 'SuperGraph' ? superGraphs.get(nsName(ref)) : undefined;
+    if (ref && sup)
+      await refuseUnlessGranted(
+        ctx,
+        d,
+        { group: SUPERGRAPH.group, kind: SUPERGRAPH.kind, namespace: ref.namespace },
+        subgraphRefsOf(sup).map((r) => ({ field: `SuperGraph ${nsName(ref)} spec.subgraph_refs`, to: { group: SUBGRAPH.group, kind: SUBGRAPH.kind, namespace: r.namespace, name: r.name } })),
+      );
   });
   const subgraphsOf = (d: Draft & { obj: KubeObject }): GraphRef[] => {
     const ref = graphOf(d);

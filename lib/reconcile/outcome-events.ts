@@ -26,6 +26,11 @@
  * | its gateway cannot be reached, or its OperatorContext| Warning | GatewayUnavailable |
  * |   (or the context's Secret) is missing or incomplete |         |                    |
  * | the gateway lacks the kind's API (Tyk 3.1: policies) | Warning | GatewayUnsupported |
+ * | a reference into another namespace no ReferenceGrant | Warning | RefNotPermitted    |
+ * |   permits                                            |         |                    |
+ * | its OperatorContext's URL is refused (userinfo, query| Warning | UrlNotPermitted    |
+ * |   or fragment; loopback, link-local, unspecified or  |         |                    |
+ * |   not named by CONTEXT_URL_ALLOW)                    |         |                    |
  * | any other failed read of its state                   | Warning | ReadFailed         |
  * | the API server refused its status patch              | Warning | StatusPatchFailed  |
  * | paused (tyk.tyk.io/reconcile-paused) with a write held| Normal  | ReconcilePaused    |
@@ -37,6 +42,7 @@
  */
 import type { SyncResult } from '../store/types.js';
 import type { Action } from './plan.js';
+import { refusalOfCode } from './refusals.js';
 import type { ObjectResult, ReportReason } from './types.js';
 
 export interface OutcomeEvent {
@@ -109,6 +115,9 @@ export function outcomeEvent(o: Outcome): OutcomeEvent | undefined {
 function failure(o: Outcome): OutcomeEvent {
   const message = o.error || `${o.result}`;
   if (o.after?.refusal !== undefined && o.after.result === 'failed') return { type: 'Warning', reason: o.after.refusal, message };
+  // a refused reference or context URL: the Event's reason is the refusal's
+  const refused = refusalOfCode(o.code);
+  if (refused !== undefined) return { type: 'Warning', reason: refused, message };
   if (o.reason === 'gateway unavailable') return { type: 'Warning', reason: 'GatewayUnavailable', message };
   // the gateway lacks the API this kind needs (e.g. Tyk 3.1 and /tyk/policies): the error says which and what to do
   if (o.reason === 'not supported by gateway' || o.code === 'GATEWAY_UNSUPPORTED') return { type: 'Warning', reason: 'GatewayUnsupported', message };

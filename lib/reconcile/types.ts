@@ -140,6 +140,8 @@ export type ReportReason =
   | 'not supported by gateway'
   | 'not watched'
   | 'gateway unavailable'
+  /** a reference into another namespace without a ReferenceGrant, or a context URL CONTEXT_URL_ALLOW refuses */
+  | 'not permitted'
   | 'out of time'
   | 'shutting down'
   | 'store unavailable'

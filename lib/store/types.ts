@@ -93,8 +93,10 @@ export interface SyncRecord {
   /** ISO time of the last transaction */
   time: string;
   /**
-   * why a Failed object was refused before any write (IdClaimed, AdoptionNotPermitted,
-   * ListenPathClash, lib/reconcile/owners.ts): the reason its conditions and Warning Event carry
+   * why a Failed object was refused before any write: a reference no ReferenceGrant opens or a
+   * context URL not permitted (RefNotPermitted, UrlNotPermitted: lib/gateway/targets.ts), or
+   * ownership (IdClaimed, AdoptionNotPermitted, ListenPathClash: lib/reconcile/owners.ts); the
+   * reason its conditions and Warning Event carry
    */
   refusal?: string;
   /**

@@ -8,7 +8,8 @@
  * - generic resources: namespaced or cluster-scoped, custom (`/apis/{group}/{version}/...`) and
  *   built-in (`/api/v1/...`); discovery documents for what is registered. Custom resources come
  *   from CRD YAML (`crds`, default our deploy/crds; see ./crd-schema.ts); Secret, ConfigMap and
- *   Event are built in;
+ *   Event are built in; Gateway API's ReferenceGrant is served (v1beta1) only when its CRD is
+ *   among `crds` (REFERENCE_GRANT_CRD), and otherwise answers 404, as a cluster without it;
  * - object metadata: uid, creationTimestamp, a global resourceVersion bumped on every real write
  *   (a write that changes nothing is not a write: same resourceVersion, no watch event), generation
  *   (custom resources only: 1 on create, bumped when anything but metadata and status changes, and
@@ -75,6 +76,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { ingressErrors, metadataErrors } from './builtin-validation.js';
 import { type CrdResource, type CrdSchema, DEFAULT_CRD_DIR, type FieldError, loadCrds } from './crd-schema.js';
 import { type FaultSpec as BaseFaultSpec, FaultBook, type FaultHandle, withholdResponse } from './faults.js';
@@ -201,6 +203,9 @@ export interface FakeKubeApiServerOptions {
   /** who the token belongs to, as SelfSubjectReview answers; default a service account's name */
   username?: string;
 }
+
+/** Gateway API's ReferenceGrant CRD (v1beta1, the upstream schema's fields): add it to `crds` to serve ReferenceGrants. */
+export const REFERENCE_GRANT_CRD = fileURLToPath(new URL('../fixtures/crds/referencegrants.yaml', import.meta.url));
 
 // ---------------------------------------------------------------------------------------------
 // Built-in resource types (custom resources come from CRDs: see ./crd-schema.ts)

@@ -121,7 +121,8 @@ t.test('the policy waits, saying why, while an API it references cannot be used'
 });
 
 t.test('an API in an unwatched namespace does not exist for a policy, and is not read', async (t) => {
-  const w = new FastWorld({ namespaces: ['default'] });
+  // CROSS_NAMESPACE_REFS=allow: the reference itself is permitted, the namespace is not watched
+  const w = new FastWorld({ namespaces: ['default'], crossNamespaceRefs: 'allow' });
   w.apply(apiDefinition('a').inNamespace('elsewhere').build());
   w.apply(securityPolicy('p').granting('elsewhere/a').build());
   w.resetCounts();

@@ -15,7 +15,9 @@ import { GatewayApiError } from '../../lib/errors.js';
 import type { ConnectionSettings } from '../../lib/gateway/connection.js';
 import { DEFAULT_TARGET, type GatewayTarget, GatewayTargets } from '../../lib/gateway/targets.js';
 import type { Gateway } from '../../lib/gateway/types.js';
+import { type Resolve, UrlPolicy } from '../../lib/gateway/url-policy.js';
 import { API_DEFINITION, type ManagedKind, SECURITY_POLICY } from '../../lib/kinds.js';
+import { type CrossNamespaceRefs, ReferenceGrants } from '../../lib/kube/reference-grants.js';
 import type { KubeObject, ResourceKind } from '../../lib/kube/types.js';
 import { ListSizes } from '../../lib/reconcile/list-sizes.js';
 import { DEFAULT_RUN_SETTINGS, runReconcile } from '../../lib/reconcile/run.js';
@@ -48,6 +50,10 @@ export interface FastWorldOptions {
   statusFields?: Record<string, readonly string[]>;
   /** wraps the store the run uses (e.g. to observe or fail calls); the world keeps the MemoryStore under it */
   store?: (store: MemoryStore) => Store;
+  /** CROSS_NAMESPACE_REFS; default grant, as the service's */
+  crossNamespaceRefs?: CrossNamespaceRefs;
+  /** how context hosts resolve; default: every name to 192.0.2.10 (a documentation address, neither loopback nor link-local) */
+  resolve?: Resolve;
 }
 
 interface Registered {
@@ -78,7 +84,11 @@ export class FastWorld {
     this.settings = { ...DEFAULT_RUN_SETTINGS, lockRenewMs: 0, ...options.settings, ...(options.namespaces ? { namespaces: options.namespaces } : {}) };
     const orgId = this.gateway instanceof MemoryTykDashboard ? this.gateway.orgId : undefined;
     const defaultTarget: GatewayTarget = { name: DEFAULT_TARGET, gateway: this.gateway, mode: options.mode ?? 'ce', ...(orgId ? { orgId } : {}) };
-    this.targets = new GatewayTargets(defaultTarget, this.kube, (name, settings) => this.connect(name, settings));
+    const resolve: Resolve = options.resolve ?? (async () => [{ address: '192.0.2.10', family: 4 }]);
+    this.targets = new GatewayTargets(defaultTarget, this.kube, (name, settings) => this.connect(name, settings), {
+      grants: new ReferenceGrants(this.kube, options.crossNamespaceRefs ?? 'grant', this.log),
+      urls: async () => new UrlPolicy(undefined, resolve),
+    });
   }
 
   get deps(): RunDeps {

@@ -27,11 +27,12 @@ const TYK_GROUP = 'tyk.tyk.io';
 const TYK_VERSION = 'v1alpha1';
 const CORE = new Set(['secrets', 'configmaps', 'events', 'namespaces']);
 /** Built-in resources of other groups the tests use: plural → "/apis/<group>/<version>". */
-const OTHER_GROUPS: Record<string, string> = { ingresses: '/apis/networking.k8s.io/v1' };
+const OTHER_GROUPS: Record<string, string> = { ingresses: '/apis/networking.k8s.io/v1', referencegrants: '/apis/gateway.networking.k8s.io/v1beta1' };
 /** Plurals of the kinds `put` takes. */
 const PUT_PLURALS: Record<string, string> = { Ingress: 'ingresses' };
 /** What a real-server World cleans up after itself, in this order. */
 const CLEANUP = [
+  'referencegrants',
   'ingresses',
   'portalapicatalogues',
   'apidescriptions',

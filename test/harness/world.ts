@@ -46,9 +46,13 @@ const PLURALS: Record<string, string> = {
   APIDescription: 'apidescriptions',
   PortalAPICatalogue: 'portalapicatalogues',
   PortalConfig: 'portalconfigs',
+  ReferenceGrant: 'referencegrants',
 };
 /** Group and version of the plurals that are not tyk.tyk.io's (the test side creates them as kubectl would, over HTTP). */
-const GROUPS: Record<string, { group: string; version: string }> = { ingresses: { group: 'networking.k8s.io', version: 'v1' } };
+const GROUPS: Record<string, { group: string; version: string }> = {
+  ingresses: { group: 'networking.k8s.io', version: 'v1' },
+  referencegrants: { group: 'gateway.networking.k8s.io', version: 'v1beta1' },
+};
 
 /** The API group, version and plural a kind or plural is served under. */
 function resourceOf(kindOrPlural: string): { group: string; version: string; plural: string } {
@@ -325,6 +329,8 @@ export async function startWorld(options: WorldOptions = {}): Promise<World> {
     RESYNC_TOKEN,
     // the tests read each delivery's run report in its answer; WEBHOOK_ANSWER=accepted has tests of its own
     WEBHOOK_ANSWER: 'report',
+    // the fakes of further gateways (OperatorContexts) listen on loopback: the administrator's explicit choice
+    CONTEXT_URL_ALLOW: '127.0.0.1',
     ...options.env,
   };
   const config = loadConfig(env);

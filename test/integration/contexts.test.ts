@@ -5,6 +5,8 @@
 import t from 'tap';
 import type { KubeObject } from '../../lib/kube/types.js';
 import type { RunReport } from '../../lib/reconcile/run.js';
+import { DEFAULT_CRD_DIR } from '../fakes/crd-schema.js';
+import { REFERENCE_GRANT_CRD } from '../fakes/kube-apiserver.js';
 import { type FakeTykDashboard, startFakeTykDashboard } from '../fakes/tyk-dashboard.js';
 import { type FakeTykGateway, startFakeTykGateway } from '../fakes/tyk-gateway.js';
 import { apiDefinition } from '../fixtures/builders.js';
@@ -19,7 +21,8 @@ interface Setup {
 }
 
 async function setup(t: { teardown(fn: () => unknown): void }): Promise<Setup> {
-  const w = await startWorld();
+  // ReferenceGrants served; a grant's core group is "" (as kube-apiserver accepts it: scripts/kube-apiserver.sh)
+  const w = await startWorld({ kube: { crds: [DEFAULT_CRD_DIR, REFERENCE_GRANT_CRD], emptyStringIsNull: false } });
   const ce2 = await startFakeTykGateway({ secret: 'second-gateway-secret' });
   const pro = await startFakeTykDashboard({ secret: 'dashboard-key-123' });
   t.teardown(async () => {
@@ -39,6 +42,13 @@ async function setup(t: { teardown(fn: () => unknown): void }): Promise<Setup> {
     metadata: { name: 'dash-conf', namespace: 'tyk-system' },
     data: Object.fromEntries(Object.entries({ TYK_MODE: 'pro', TYK_URL: pro.url, TYK_AUTH: 'dashboard-key-123', TYK_ORG: pro.orgId }).map(([k, v]) => [k, Buffer.from(v).toString('base64')])),
   } as KubeObject);
+  // the Secret is in another namespace: a ReferenceGrant there names it for the contexts of default
+  await w.create({
+    apiVersion: 'gateway.networking.k8s.io/v1beta1',
+    kind: 'ReferenceGrant',
+    metadata: { name: 'contexts-of-default', namespace: 'tyk-system' },
+    spec: { from: [{ group: 'tyk.tyk.io', kind: 'OperatorContext', namespace: 'default' }], to: [{ group: '', kind: 'Secret', name: 'dash-conf' }] },
+  });
   await w.create({ apiVersion: 'tyk.tyk.io/v1alpha1', kind: 'OperatorContext', metadata: { name: 'dash', namespace: 'default' }, spec: { secretRef: { name: 'dash-conf', namespace: 'tyk-system' } } });
   return { w, ce2, pro };
 }

@@ -174,3 +174,16 @@ t.test('ADOPT_NAMESPACES: none by default, namespace names, or * for every names
   t.same(problems({ ...base, ADOPT_NAMESPACES: 'team-a,Bad_NS' }), ['ADOPT_NAMESPACES: "Bad_NS" is not a valid namespace name (or * for every namespace)']);
   t.same(problems({ ...base, ADOPT_NAMESPACES: '*,team-a' }), ['ADOPT_NAMESPACES: is either * (every namespace) or a list of namespace names, not both']);
 });
+
+t.test('CROSS_NAMESPACE_REFS and CONTEXT_URL_ALLOW: grant by default, allow; the allow list parsed; one line per bad setting', async (t) => {
+  t.same(loadConfig(base).boundaries, { crossNamespaceRefs: 'grant' }, 'grants needed, no allow list');
+  t.equal(loadConfig({ ...base, CROSS_NAMESPACE_REFS: ' Allow ' }).boundaries.crossNamespaceRefs, 'allow');
+  t.same(problems({ ...base, CROSS_NAMESPACE_REFS: 'yes' }), ['CROSS_NAMESPACE_REFS: must be grant or allow, got "yes"']);
+  const allow = loadConfig({ ...base, CONTEXT_URL_ALLOW: 'tyk-gateway.tyk:8080, 10.0.0.0/8' }).boundaries.contextUrlAllow ?? [];
+  t.match(allow, [{ host: 'tyk-gateway.tyk', port: 8080 }, { cidr: '10.0.0.0/8' }]);
+  t.equal(loadConfig({ ...base, CONTEXT_URL_ALLOW: ' ' }).boundaries.contextUrlAllow, undefined, 'blank: not set');
+  t.same(problems({ ...base, CONTEXT_URL_ALLOW: '10.0.0.0/40, tyk', CROSS_NAMESPACE_REFS: 'nope' }), [
+    'CROSS_NAMESPACE_REFS: must be grant or allow, got "nope"',
+    'CONTEXT_URL_ALLOW: "10.0.0.0/40" is not a CIDR (address/prefix length) (entries: host, host:port or CIDR, comma-separated)',
+  ]);
+});

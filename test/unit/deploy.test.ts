@@ -24,6 +24,8 @@ import { DEFAULT_SCHEDULE, loadConfig } from '../../lib/config.js';
 import type { KubeObject } from '../../lib/kube/types.js';
 import type { RunReport } from '../../lib/reconcile/run.js';
 import { scheduledTick } from '../../lib/triggers/schedule.js';
+import { DEFAULT_CRD_DIR } from '../fakes/crd-schema.js';
+import { REFERENCE_GRANT_CRD } from '../fakes/kube-apiserver.js';
 import { startFakeTykDashboard } from '../fakes/tyk-dashboard.js';
 import { apiDefinition, apiDescription, configMap, ingress, oasDocument, portalCatalogue, portalConfig, subGraph, superGraph, tykOasApi } from '../fixtures/builders.js';
 import {
@@ -475,14 +477,20 @@ function checkHardenedProxy(t: Test, pod: Obj, container: Obj): void {
 
 /** The calls @kubernetes/client-node makes for the test's own setup (World.create/updateSpec/delete). */
 function isTestClientCall(r: RbacRequest): boolean {
-  return r.kind === 'resource' && ['tyk.tyk.io', 'networking.k8s.io'].includes(r.req.apiGroup) && ['create', 'get', 'update', 'delete'].includes(r.req.verb) && r.req.subresource === undefined;
+  return (
+    r.kind === 'resource' &&
+    ['tyk.tyk.io', 'networking.k8s.io', 'gateway.networking.k8s.io'].includes(r.req.apiGroup) &&
+    ['create', 'get', 'update', 'delete'].includes(r.req.verb) &&
+    r.req.subresource === undefined
+  );
 }
 
 const reportOf = (report: RunReport | null | undefined, kind: string, name: string) => report?.objects.find((o) => o.kind === kind && o.name === name);
 
 t.test('RBAC: the ClusterRole allows every API-server call the code makes, and nothing it does not', async (t) => {
   // SHARD_SIZE 3: a scheduled tick below is sharded (the coordinator's calls, and the shards')
-  const w = await startWorld({ env: { SHARD_SIZE: '3' } });
+  // ReferenceGrants served (their core group is "", as kube-apiserver accepts it): the contexts of tyk are granted to the other namespaces
+  const w = await startWorld({ env: { SHARD_SIZE: '3' }, kube: { crds: [DEFAULT_CRD_DIR, REFERENCE_GRANT_CRD], emptyStringIsNull: false } });
   t.teardown(() => w.close());
 
   // Calls the test itself makes (World.create/updateSpec/delete go through @kubernetes/client-node
@@ -526,6 +534,16 @@ t.test('RBAC: the ClusterRole allows every API-server call the code makes, and n
   );
   await byTest(() =>
     w.create({ apiVersion: 'tyk.tyk.io/v1alpha1', kind: 'OperatorContext', metadata: { name: 'staging', namespace: 'tyk' }, spec: { secretRef: { name: 'staging-gateway', namespace: 'tyk' } } }),
+  );
+  // the resources of shop and default use the contexts of tyk: a ReferenceGrant there lets them (a LIST of the grants per run)
+  const fromKinds = ['ApiDefinition', 'SecurityPolicy', 'APIDescription', 'PortalAPICatalogue', 'PortalConfig'];
+  await byTest(() =>
+    w.create({
+      apiVersion: 'gateway.networking.k8s.io/v1beta1',
+      kind: 'ReferenceGrant',
+      metadata: { name: 'contexts', namespace: 'tyk' },
+      spec: { from: ['shop', 'default'].flatMap((namespace) => fromKinds.map((kind) => ({ group: 'tyk.tyk.io', kind, namespace }))), to: [{ group: 'tyk.tyk.io', kind: 'OperatorContext' }] },
+    }),
   );
   await byTest(() => w.create(api('orders', 'shop', { contextRef: { name: 'staging', namespace: 'tyk' } })));
   await byTest(() => w.create(policy('httpbin', 'httpbin')));
