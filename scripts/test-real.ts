@@ -24,7 +24,6 @@ export const REAL_SUITES = [
   'test/integration/pro-mode.test.ts',
   'test/integration/federation.test.ts',
   'test/integration/ingress.test.ts',
-  'test/integration/hostile-deep.test.ts',
 ];
 
 const reference = referenceArg();
