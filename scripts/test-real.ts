@@ -27,7 +27,6 @@ export const REAL_SUITES = [
   'test/integration/namespaced-install.test.ts',
   'test/integration/readiness.test.ts',
   'test/integration/ownership.test.ts',
-  'test/integration/hostile-deep.test.ts',
   'test/integration/references.test.ts',
 ];
 

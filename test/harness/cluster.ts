@@ -20,7 +20,7 @@ import type { KubeObject } from '../../lib/kube/types.js';
 import { countCalls } from '../fakes/faults.js';
 import { CallLog, listenOnLoopback } from '../fakes/http-plumbing.js';
 import { type FakeCall, type FakeKubeApiServer, type FakeKubeApiServerOptions, startFakeKubeApiServer } from '../fakes/kube-apiserver.js';
-import { AdminClient, JsonText, type RealApiServerInfo, realApiServerFromEnv } from './real-apiserver.js';
+import { AdminClient, type RealApiServerInfo, realApiServerFromEnv } from './real-apiserver.js';
 
 /** Resources tests create; "plural" or "plural.group". Core resources have no group. */
 const TYK_GROUP = 'tyk.tyk.io';
@@ -80,12 +80,6 @@ export interface Cluster {
   listObjects(resource: string, namespace?: string): Promise<KubeObject[]>;
   /** creates or replaces an object as an admin (Secrets, ConfigMaps: what kubectl apply would) */
   put(obj: KubeObject): Promise<KubeObject>;
-  /**
-   * creates a tyk.tyk.io object from its JSON text as an admin (one nested deeper than
-   * JSON.stringify can write); the fake cannot store such an object (its copies recurse):
-   * it throws there
-   */
-  createFromText(resource: string, namespace: string, text: string): Promise<void>;
   /** removes an object outright, finalizers and all (a resource deleted behind our back) */
   remove(resource: string, namespace: string | undefined, name: string): Promise<void>;
   /** the fake itself, for fault injection; throws FakeOnlyError on a real server */
@@ -124,9 +118,6 @@ class FakeCluster implements Cluster {
   }
   async put(obj: KubeObject): Promise<KubeObject> {
     return this.fake.put(obj) as KubeObject;
-  }
-  async createFromText(): Promise<void> {
-    throw new Error('an object from its JSON text needs a real API server; the fake copies what it stores recursively');
   }
   async remove(resource: string, namespace: string | undefined, name: string): Promise<void> {
     this.fake.remove(resource, namespace, name);
@@ -300,11 +291,6 @@ class RealCluster implements Cluster {
     const current = await this.admin.must('GET', `${path}/${obj.metadata.name}`);
     const rv = (current.metadata as { resourceVersion: string }).resourceVersion;
     return (await this.admin.must('PUT', `${path}/${obj.metadata.name}`, { ...obj, metadata: { ...obj.metadata, namespace, resourceVersion: rv } })) as unknown as KubeObject;
-  }
-
-  async createFromText(resource: string, namespace: string, text: string): Promise<void> {
-    await this.ensureNamespace(namespace);
-    await this.admin.must('POST', collectionPath(resource, namespace), new JsonText(text));
   }
 
   async remove(resource: string, namespace: string | undefined, name: string): Promise<void> {

@@ -99,11 +99,6 @@ class Proc {
 }
 
 /** Admin calls to the real server (the test side). */
-/** A request body sent as the JSON text it holds (a value JSON.stringify cannot write: nested thousands deep). */
-export class JsonText {
-  constructor(readonly text: string) {}
-}
-
 export class AdminClient {
   private readonly agent: Agent;
   constructor(private readonly info: Pick<RealApiServerInfo, 'url' | 'ca' | 'adminToken'>) {
@@ -115,7 +110,7 @@ export class AdminClient {
       method: method as 'GET',
       dispatcher: this.agent,
       headers: { authorization: `Bearer ${this.info.adminToken}`, accept: 'application/json', ...(body === undefined ? {} : { 'content-type': contentType }) },
-      body: body === undefined ? undefined : body instanceof JsonText ? body.text : JSON.stringify(body),
+      body: body === undefined ? undefined : JSON.stringify(body),
       headersTimeout: 30_000,
       bodyTimeout: 30_000,
     });

@@ -1,10 +1,11 @@
 /**
- * An ApiDefinition nested 5,000 levels deep, on both tiers: created from its JSON text on a
- * real kube-apiserver (which stores and answers it), or, against the fake (whose copies
- * recurse), answered in its list as the real one answers it. The run completes; that one
- * object ends Failed with reason Invalid (status, Ready condition, Warning Event) and a bounded
- * message, nothing of it is sent to the gateway, and the nine well-formed ones beside it are
- * synced in the same run.
+ * An ApiDefinition nested 5,000 levels deep, answered in the API server's list (the fake's own
+ * copies recurse, so it answers the list as text). The run completes; that one object ends
+ * Failed with reason Invalid (status, Ready condition, Warning Event) and a bounded message,
+ * nothing of it is sent to the gateway, and the nine well-formed ones beside it are synced in
+ * the same run. Not a real-tier suite: kube-apiserver 1.20 does not answer the create of an
+ * ApiDefinition whose free-form spec nests 100 levels deep (no answer within 20 s, where a flat
+ * one takes milliseconds), so there such an object never exists.
  */
 import t from 'tap';
 import { MAX_MESSAGE_CHARS, MAX_SPEC_DEPTH } from '../../lib/reconcile/input-limits.js';
@@ -22,25 +23,16 @@ function deepText(levels: number): string {
 t.test(`an ApiDefinition nested ${LEVELS} deep is Failed Invalid; the nine beside it are synced in the same run`, async (t) => {
   const w = await worldFor(t);
   for (let i = 0; i < 9; i++) await w.create(apiDefinition(`api-${i}`).build());
-  const hostile = apiDefinition('hostile').patchSpec({ config_data: '__deep__' }).build();
   const text = (obj: unknown): string => JSON.stringify(obj).replace(PLACEHOLDER, deepText(LEVELS));
-  if (w.kube.kind === 'real') {
-    await w.kube.createFromText('apidefinitions', 'default', text(hostile));
-    const stored = await w.get('hostile');
-    let depth = 0;
-    for (let v: unknown = stored?.spec?.config_data; typeof v === 'object' && v !== null; v = (v as { d?: unknown }).d) depth++;
-    t.equal(depth, LEVELS, 'the API server stores it as deep');
-  } else {
-    await w.create(apiDefinition('hostile').build());
-    const items = await w.kube.listObjects('apidefinitions');
-    const list = {
-      apiVersion: 'tyk.tyk.io/v1alpha1',
-      kind: 'ApiDefinitionList',
-      metadata: { resourceVersion: '999999' },
-      items: items.map((o) => (o.metadata.name === 'hostile' ? { ...o, spec: { ...o.spec, config_data: '__deep__' } } : o)),
-    };
-    w.kube.fake.inject({ method: 'GET', path: /\/apidefinitions$/, status: 200, body: text(list), headers: { 'content-type': 'application/json' }, times: Infinity });
-  }
+  await w.create(apiDefinition('hostile').build());
+  const items = await w.kube.listObjects('apidefinitions');
+  const list = {
+    apiVersion: 'tyk.tyk.io/v1alpha1',
+    kind: 'ApiDefinitionList',
+    metadata: { resourceVersion: '999999' },
+    items: items.map((o) => (o.metadata.name === 'hostile' ? { ...o, spec: { ...o.spec, config_data: '__deep__' } } : o)),
+  };
+  w.kube.fake.inject({ method: 'GET', path: /\/apidefinitions$/, status: 200, body: text(list), headers: { 'content-type': 'application/json' }, times: Infinity });
   const res = await w.resync();
   t.equal(res.statusCode, 200, 'the run completes');
   const bad = reported(res.body, 'hostile');
