@@ -5,7 +5,8 @@
  * Each route's guard (token, client certificate, rate limit: ./triggers/authorize.ts) is checked
  * in an onRequest hook, before fastify reads or parses the body: an unauthenticated request is
  * answered 401 (429 over the rate limit) with `connection: close`, so its body is neither read
- * whole nor parsed, and a sender that never ends its body holds nothing once answered.
+ * whole nor parsed, and a sender that never ends its body holds nothing once answered. A request
+ * for a route that does not exist is answered 404 the same way.
  *
  * Bodies are taken as text (JSON, newline-delimited JSON, plain text) and parsed by the
  * triggers, so every format error is a 400 with a reason from our own parsers; bodies over
@@ -64,6 +65,10 @@ function toInput(req: FastifyRequest): HttpInput {
   return { ...toCaller(req), method: req.method, query, body: typeof req.body === 'string' ? req.body : '' };
 }
 
+function notFound(req: FastifyRequest): { error: string; code: string } {
+  return { error: `no route ${req.method} ${req.url.split('?')[0]}`, code: 'NOT_FOUND' };
+}
+
 function httpsOptions(https: NonNullable<AppOptions['https']>) {
   // Ask for a client certificate but let the routes decide: probes (/healthz, /readyz) come without one.
   return https.ca === undefined ? https : { ...https, requestCert: true, rejectUnauthorized: false };
@@ -100,6 +105,10 @@ export function buildApp(svc: Service, options: AppOptions = {}): FastifyInstanc
         .send(out.body);
     },
   });
+  // an unknown route is answered as a refused caller is: before its body is read, its connection closed
+  app.addHook('onRequest', async (req, reply) => {
+    if (req.is404) return reply.code(404).header('connection', 'close').send(notFound(req));
+  });
   // one line per request through our logger, rejections (400/401/413/415/429/503) included, and its count in the metrics
   app.addHook('onResponse', async (req, reply) => {
     const route = req.url.split('?')[0] ?? req.url;
@@ -121,6 +130,6 @@ export function buildApp(svc: Service, options: AppOptions = {}): FastifyInstanc
     if (status === 500) svc.log.error({ err: err.message }, 'unhandled request error');
     return reply.code(status).send({ error: status === 500 ? 'internal error' : err.message, code: err.code ?? 'BAD_REQUEST' });
   });
-  app.setNotFoundHandler((req, reply) => reply.code(404).send({ error: `no route ${req.method} ${req.url.split('?')[0]}`, code: 'NOT_FOUND' }));
+  app.setNotFoundHandler((req, reply) => reply.code(404).send(notFound(req)));
   return app;
 }

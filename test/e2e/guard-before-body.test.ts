@@ -28,7 +28,7 @@ const ROUTES = [
 ] as const;
 
 /** A body stream that sends a chunk every few ms and never ends (until destroyed). */
-function endless(): Readable & { sent: () => number } {
+function endlessBody(): Readable & { sent: () => number } {
   let sent = 0;
   let timer: NodeJS.Timeout | undefined;
   const stream = new Readable({
@@ -75,6 +75,28 @@ t.test('a refused caller: 401 before the body is parsed, on every guarded route;
   t.equal(w.tyk.calls.length, 0, 'the gateway was not asked');
 });
 
+t.test('an unknown route: 404 before its body is parsed, its connection closed', async (t) => {
+  const w = await world(t);
+  const app = buildApp(w.svc);
+  t.teardown(() => app.close());
+  let parsed = 0;
+  app.addHook('preParsing', async (_req, _reply, payload) => {
+    parsed++;
+    return payload;
+  });
+  for (const method of ['POST', 'PUT', 'GET'] as const) {
+    const res = await app.inject({ method, url: '/nope?x=1', ...(method === 'GET' ? {} : { payload: '{"not json' }), headers: { 'content-type': 'application/json' } });
+    t.equal(res.statusCode, 404, `${method}: 404`);
+    t.same(res.json(), { error: `no route ${method} /nope`, code: 'NOT_FOUND' });
+    t.equal(res.headers.connection, 'close');
+  }
+  t.equal(parsed, 0, 'no body reached the parser');
+  const payload = endlessBody();
+  const endless = await app.inject({ method: 'POST', url: '/webhooks/nope', payload, headers: { 'content-type': 'application/json' } });
+  payload.destroy();
+  t.equal(endless.statusCode, 404, 'a body that never ends: answered');
+});
+
 t.test('a refused caller is not counted against the rate limit, a known one over it gets 429 before its body is parsed', async (t) => {
   const w = await world(t, { env: { WEBHOOK_RATE_LIMIT: '1' } });
   const app = buildApp(w.svc);
@@ -97,7 +119,7 @@ t.test('a refused caller is not counted against the rate limit, a known one over
 t.test('through app.inject: a body that never ends gets its 401 without being waited for', async (t) => {
   const w = await world(t);
   for (const [url, type] of ROUTES) {
-    const payload = endless();
+    const payload = endlessBody();
     const started = performance.now();
     const res = await w.app.inject({ method: 'POST', url, payload, headers: { 'content-type': type } });
     payload.destroy();

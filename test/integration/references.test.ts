@@ -129,6 +129,8 @@ t.test("a grant naming the Secret does not let spec.env send the Secret's key el
   await w.create(grant('contexts', 'platform', [{ group: 'tyk.tyk.io', kind: 'OperatorContext', namespace: 'team-a' }], [{ group: '', kind: 'Secret', name: 'shared' }]));
   await w.create(operatorContext('redirect').inNamespace('team-a').fromSecret('shared', 'platform').env({ url: listener.url }).build());
   await w.create(operatorContext('honest').inNamespace('team-a').fromSecret('shared', 'platform').build());
+  await w.create(operatorContext('unverified').inNamespace('team-a').fromSecret('shared', 'platform').env({ insecureSkipVerify: true }).build());
+  await w.create(apiDefinition('unverified').inNamespace('team-a').inContext('unverified').build());
   await w.create(apiDefinition('redirected').inNamespace('team-a').inContext('redirect').build());
   await w.create(apiDefinition('through-grant').inNamespace('team-a').inContext('honest').build());
 
@@ -136,6 +138,7 @@ t.test("a grant naming the Secret does not let spec.env send the Secret's key el
   const error = await assertRefused(t, w, report, 'redirected', 'team-a', 'UrlNotPermitted');
   t.match(error, /spec\.env\.url may not send the TYK_AUTH of its Secret elsewhere/);
   t.equal(listener.connections(), 0, "the tenant's host received no connection");
+  t.match(await assertRefused(t, w, report, 'unverified', 'team-a', 'UrlNotPermitted'), /spec\.env\.insecureSkipVerify may not change how the TYK_AUTH of its Secret is sent/);
   t.equal(entry(report, 'ApiDefinition', 'through-grant', 'team-a').result, 'synced', "the granted Secret's own URL is used");
   t.ok(other.loaded('api').get(defaultIdOf('through-grant', 'team-a')), 'on the gateway the Secret names');
 });
