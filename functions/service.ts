@@ -16,8 +16,9 @@ let lambdaService: Promise<Service> | undefined;
 
 export function lambdaServiceFromEnv(): Promise<Service> {
   lambdaService ??= Promise.resolve().then(async () => {
-    // a function is stopped once it answered: a webhook answers when its run is done
-    const config = loadConfig({ WEBHOOK_ANSWER: 'report', ...process.env });
+    // a function is stopped once it answered: a webhook answers when its run is done; its
+    // schedule is serverless.yml's EventBridge rule, never an in-process one (RESYNC_SCHEDULE)
+    const config = loadConfig({ WEBHOOK_ANSWER: 'report', ...process.env, RESYNC_SCHEDULE: 'off' });
     if (!config.redisUrl) throw new ConfigError([{ setting: 'REDIS_URL', message: 'is required on AWS Lambda (containers share no memory)' }]);
     if (config.webhook.answer === 'accepted')
       throw new ConfigError([{ setting: 'WEBHOOK_ANSWER', message: 'must be report on AWS Lambda (a function is stopped once it answered, so no run could follow the answer)' }]);

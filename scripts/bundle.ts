@@ -191,6 +191,14 @@ function trimKubeClient(): esbuild.Plugin {
  *   thread-stream, ~15 KB) and `pino.multistream`. lib/log.ts writes to stdout or a given
  *   stream, never a transport or a multistream; in a bundle, asking for one throws.
  *   Redaction, serializers, levels and the destination are pino's own, as they are.
+ *
+ * And two of our own modules that a Lambda function never reaches (functions/service.ts):
+ *
+ * - lib/store/memory.ts, the in-process store (~4 KB): createService builds it only without
+ *   REDIS_URL, which a function refuses before building its service; in a bundle it throws.
+ * - node-cron (~5 KB, its validator: lib/config.ts checks RESYNC_SCHEDULE with it): a function's
+ *   schedule is serverless.yml's EventBridge rule, so functions/service.ts reads its settings
+ *   with RESYNC_SCHEDULE=off and the validator is never called; in a bundle it throws.
  */
 const throwingClass = (name: string, what: string): string => `class ${name} { constructor() { ${NOT_BUNDLED(what)} } }`;
 const SHIMS: Record<string, string> = {
@@ -201,6 +209,8 @@ const SHIMS: Record<string, string> = {
     'function createDebug(namespace) { const fn = function () {}; fn.enabled = false; fn.namespace = namespace; fn.log = function () {}; fn.destroy = function () { return false; }; return fn; } module.exports = createDebug; createDebug.default = createDebug; createDebug.debug = createDebug;',
   'pino-transport': `module.exports = function transport() { ${NOT_BUNDLED('pino transports (lib/log.ts writes to stdout)')} };`,
   'pino-multistream': `module.exports = function multistream() { ${NOT_BUNDLED('pino.multistream (lib/log.ts writes to stdout)')} };`,
+  'memory-store': `exports.MemoryStore = ${throwingClass('MemoryStore', 'the in-process store (a Lambda function requires REDIS_URL)')};`,
+  'node-cron': `exports.validate = function validate() { ${NOT_BUNDLED("node-cron (a Lambda function's schedule is EventBridge's: RESYNC_SCHEDULE is off)")} };`,
 };
 
 function trimUnusedFeatures(): esbuild.Plugin {
@@ -216,6 +226,8 @@ function trimUnusedFeatures(): esbuild.Plugin {
       shim(/^debug$/, 'debug', (a) => from(a, 'ioredis', ['built/utils/debug.js']));
       shim(/^\.\/(lib\/)?transport$/, 'pino-transport', (a) => from(a, 'pino', ['pino.js', 'lib/tools.js']));
       shim(/^\.\/lib\/multistream$/, 'pino-multistream', (a) => from(a, 'pino', ['pino.js']));
+      shim(/^\.\/store\/memory\.js$/, 'memory-store', (a) => a.importer.endsWith('/lib/service.ts'));
+      shim(/^node-cron$/, 'node-cron', (a) => a.importer.endsWith('/lib/config.ts'));
       build.onLoad({ filter: /.*/, namespace: 'unused-feature-shim' }, (args) => ({ contents: SHIMS[args.path] ?? NOT_BUNDLED(`no shim ${args.path}`), loader: 'js' }));
     },
   };

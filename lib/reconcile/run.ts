@@ -57,7 +57,7 @@ import { apiKindOf, apiRefOf, apiResolver, type Found, type Identity, loadDesire
 import { versionRefsOf } from './oas-payload.js';
 import { statusPatchFailedEvent } from './outcome-events.js';
 import { type Contestant, contest, type Refusal } from './owners.js';
-import { PortalRun } from './portal-load.js';
+import type { PortalRun } from './portal-load.js';
 import { finishReport, RunContext, reportOf } from './run-context.js';
 import { SNAPSHOT_TTL_MS } from './snapshot.js';
 import type { ObjectReport, RunDeps, RunReport, RunRequest, RunScope, RunSettings } from './types.js';
@@ -99,11 +99,16 @@ export async function runReconcile(deps: RunDeps, request: RunRequest): Promise<
  * The developer portal (portal-load.ts, portal-payload.ts), after the policies whose Dashboard
  * ids its entries publish: APIDescriptions, then the PortalAPICatalogues (with those that list a
  * description the run looked at, or publish a policy it wrote: one catalogue write takes an
- * edit of either), then PortalConfigs.
+ * edit of either), then PortalConfigs. A run with none of the portal's kinds in its scope and no
+ * policy written (a webhook about an API) has nothing to do here, and does not even load the
+ * portal's code (portal-load.ts: a chunk a Lambda bundle loads on first use).
  */
 async function runPortalPhases(ctx: RunContext, reports: ObjectReport[], policies: readonly KubeObject[] | undefined, policyDone: readonly Done[]): Promise<void> {
   const scope = ctx.request.scope;
   const written = new Set(policyDone.filter((d) => d.decision.write !== undefined).map((d) => `${d.loaded.ref.namespace}/${d.loaded.ref.name}`));
+  const inScope = scope.all === true || (scope.namespaces ?? []).length > 0 || (scope.refs ?? []).some((r) => isPortalKind(r.kind)) || ctx.request.shard !== undefined;
+  if (!inScope && written.size === 0) return;
+  const { PortalRun } = await import('./portal-load.js');
   const portal = new PortalRun(ctx, policies, written);
   const descriptions = await runPhase(ctx, API_DESCRIPTION, scopeFor(scope, API_DESCRIPTION), reports, policies, new Map(), portal);
   portal.seen(descriptions.map((d) => d.loaded));
