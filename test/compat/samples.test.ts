@@ -205,7 +205,7 @@ for (const { name: crdSet, crds, expected: EXPECTED_HERE, file, core, docs, mode
     // which kube-apiserver 1.20 built with Go >= 1.16 refuses as null; released builds take it,
     // and so does this fake.
     // Tyk Operator's behaviour: references across namespaces resolve without ReferenceGrants (the samples' contexts read Secrets of tyk-operator-system)
-    const w = await startWorld({ mode, env: { CROSS_NAMESPACE_REFS: 'allow' }, kube: { ...(crds ? { crds } : {}), emptyStringIsNull: false } });
+    const w = await startWorld({ mode, env: { CROSS_NAMESPACE_REFS: 'allow', ADOPT_NAMESPACES: '*' }, kube: { ...(crds ? { crds } : {}), emptyStringIsNull: false } });
     t.teardown(() => w.close());
     // what the API server refuses never reaches us: that is the sample's outcome (kubectl apply says why)
     const refused = new Map<string, string>();

@@ -51,7 +51,7 @@ const SA = one('ServiceAccount');
  * namespace a reference from another namespace points into (CROSS_NAMESPACE_REFS=grant), and
  * this scenario's references all stay in their namespace.
  */
-const MAY_BE_UNUSED = new Set(['gateway.networking.k8s.io referencegrants get', 'gateway.networking.k8s.io referencegrants list']);
+const MAY_BE_UNUSED = new Set(['gateway.networking.k8s.io referencegrants list']);
 
 t.test('the namespaced overlay: the base install, confined to the namespaces WATCH_NAMESPACE names', async (t) => {
   t.same(WATCHED, ['team-a', 'team-b'], 'WATCH_NAMESPACE names the example namespaces');
