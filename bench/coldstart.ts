@@ -40,7 +40,7 @@ import { startOwnRedis } from '../test/harness/redis.js';
 import { apiDefinition } from './fixtures.js';
 
 /**
- * Targets of issue 13, fixed by the issue (not taken from measurements): a webhook function
+ * Targets fixed in advance (not taken from measurements): a webhook function
  * loads at most 400 KB of code at start, and answers its first request (object unchanged)
  * within 200 ms of process start, as a median. The other two follow from them: the import may
  * take at most 150 of those 200 ms (the first request itself takes a few tens of ms), and a

@@ -1,5 +1,5 @@
 /**
- * `npm run bench`: the reconciler measured against the floor of its job (issue 13).
+ * `npm run bench`: the reconciler measured against the floor of its job.
  *
  * PROCESSES. This process is the measured one: it runs the reconciler as it runs in production
  * (createService with our real clients: KubeClient, TykGatewayClient, the store; runReconcile
@@ -96,7 +96,7 @@
  * ~100 more runs), re-deliveries, Lambda's per-request concurrency (the storm measures the
  * self-hosted server).
  *
- * TARGETS (issue 13, at N = 10,000 on a 2-core machine; not derived from measurements): steady
+ * TARGETS (at N = 10,000 on a 2-core machine; not derived from measurements): steady
  * ≤ 1.5 × floor, 1 gateway list, ⌈N/500⌉ ApiDefinition pages, ≤ 3 store round trips, 0 gateway
  * writes, status and finalizer patches; peak RSS ≤ 512 MB in every phase (512 MB up to N =
  * 10,000, then linear to 1,536 MB at 50,000); first run and restart heal: 1 reload, ≥ 2,000
@@ -177,7 +177,7 @@ const DRIFT_URL = 'http://drifted.example.com:8000';
 const WEBHOOK_TOKEN = 'bench-webhook-token-0123456789';
 const HERE = fileURLToPath(new URL('.', import.meta.url));
 
-// ── targets, as issue 13 states them ──
+// ── targets ──
 const TARGET = {
   steadyRatio: 1.5,
   steadyGatewayLists: 1,

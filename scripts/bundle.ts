@@ -52,7 +52,7 @@ const BANNER = "const require = process.getBuiltinModule('node:module').createRe
  * machine, at a load of ~3 (Node's own start took ~105 ms then, ~35 ms when quiet): loaded at
  * start, and the import alone (median of 15 interleaved fresh processes, one sitting):
  *   untrimmed (every dependency as it is)                           1,558 KB   477 ms
- *   before issue 13 (only @kubernetes/client-node and undici cut)     957 KB   337 ms
+ *   before the bundle trimming (only client-node and undici cut)   957 KB   337 ms
  *   lib/http.ts on node:http(s), Lambda's logs without pino, and
  *     the narrowings of client-node, ioredis and pino below           362 KB   269 ms
  *   and Node's built-ins through require() (builtinsByRequire)        363 KB   208 ms

@@ -256,7 +256,7 @@ const samples = yamlFiles(SAMPLES_DIR).flatMap((file) =>
 /** Drops undefined members, so "absent" and "undefined" compare equal. */
 const plain = (v: unknown): unknown => (v === undefined ? undefined : JSON.parse(JSON.stringify(v)));
 
-/** The printer columns ours add after Tyk Operator's (from the conditions; issue 10). */
+/** The printer columns ours add after Tyk Operator's (from the conditions). */
 const OUR_COLUMNS = [
   { jsonPath: '.status.conditions[?(@.type=="Ready")].status', name: 'Ready', type: 'string' },
   { jsonPath: '.status.conditions[?(@.type=="Synced")].status', name: 'Synced', type: 'string' },

@@ -29,7 +29,7 @@ const KUBECONFIG = 'deploy/lambda/kubeconfig.yaml';
 const WEBHOOKS = ['watch', 'audit', 'cloudevents'];
 /**
  * Code a webhook function loads at start (index.mjs and the chunks it imports statically): at
- * most 400 KB, the target of issue 13 (bench/coldstart.ts holds the same). Measured: ~370 KB
+ * most 400 KB, the cold-start target (bench/coldstart.ts holds the same). Measured: ~370 KB
  * (esbuild 0.28, target node24, minified; ioredis 6, @kubernetes/client-node 2), against 957 KB
  * before lib/http.ts left undici and Lambda's logger left pino, and 1,550 KB without any of the
  * trimming in scripts/bundle.ts.

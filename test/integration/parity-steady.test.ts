@@ -1,5 +1,5 @@
 /**
- * Every kind of issue 12 together, on one Tyk Dashboard, through HTTP with real Redis: an Ingress
+ * Every kind Tyk Operator declares, together, on one Tyk Dashboard, through HTTP with real Redis: an Ingress
  * of our class with its template (two generated ApiDefinitions), a SuperGraph over two SubGraphs
  * with their three APIs, and the developer portal (an APIDescription of a policy, a catalogue
  * listing it, the portal configuration). Once synced, a steady state writes nothing anywhere ten

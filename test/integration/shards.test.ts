@@ -1,5 +1,5 @@
 /**
- * Sharded full runs (issue 13), end to end over real HTTP, at a small scale (the 20,000-object
+ * Sharded full runs, end to end over real HTTP, at a small scale (the 20,000-object
  * case is test/scale/shards.test.ts, its own CI tier): the fake API server and Tyk gateway, our
  * real clients, Redis, and the SQS stand-in spoken to by the real AWS SDK, with Lambda's event
  * source mapping played by test/harness/sqs-lambda.ts.
