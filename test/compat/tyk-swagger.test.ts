@@ -88,6 +88,27 @@ function example(doc: Obj, op: string, status: number, name?: string): any {
   return deref(doc, name === undefined ? Object.values(named)[0] : named[name])?.value;
 }
 
+/**
+ * Every documented status of each operation is produced by a scenario (or is the auth answer
+ * every operation gives), or listed as injected-only, and nothing is both.
+ */
+function accountedFor<F>(tt: Test, doc: Obj, ops: readonly string[], scenarios: readonly Scenario<F>[], injectedOnly: Record<string, Record<number, string>>, authStatus: number): void {
+  for (const op of ops) {
+    const produced = new Set([...scenarios.filter((s) => s.op === op).map((s) => s.status), authStatus]);
+    const injected = Object.keys(injectedOnly[op] ?? {}).map(Number);
+    tt.same(
+      [...new Set([...produced, ...injected])].sort((a, b) => a - b),
+      documentedStatuses(doc, op),
+      `${op}: accounted for`,
+    );
+    tt.same(
+      injected.filter((s) => produced.has(s)),
+      [],
+      `${op}: nothing listed twice`,
+    );
+  }
+}
+
 /** A produced answer against its scenario's documented example. */
 function checkScenario<F>(tt: Test, doc: Obj, s: Scenario<F>, res: Res): void {
   const what = `${s.op} ${s.status}${s.note ? ` (${s.note})` : ''}`;
@@ -380,20 +401,7 @@ t.test('the Tyk Dashboard fake against tyk-dashboard-swagger.yml', async (t) => 
   const ops = Object.keys(UNAUTHORISED_PROBES);
 
   t.test('every documented status of every operation is produced, or listed as injected-only', async (tt) => {
-    for (const op of ops) {
-      const produced = new Set([...DASHBOARD.filter((s) => s.op === op).map((s) => s.status), 401]);
-      const injected = Object.keys(DASHBOARD_INJECTED[op] ?? {}).map(Number);
-      tt.same(
-        [...new Set([...produced, ...injected])].sort((a, b) => a - b),
-        documentedStatuses(doc, op),
-        `${op}: accounted for`,
-      );
-      tt.same(
-        injected.filter((s) => produced.has(s)),
-        [],
-        `${op}: nothing listed twice`,
-      );
-    }
+    accountedFor(tt, doc, ops, DASHBOARD, DASHBOARD_INJECTED, 401);
   });
 
   t.test('each produced answer has the documented status and body', async (tt) => {
@@ -622,20 +630,7 @@ t.test('the Dashboard fake’s classic portal against tyk-dashboard-sdk-swagger.
   });
 
   t.test('every documented status of every operation is produced, or listed as injected-only', async (tt) => {
-    for (const op of ops) {
-      const produced = new Set([...PORTAL.filter((s) => s.op === op).map((s) => s.status), 401]);
-      const injected = Object.keys(PORTAL_INJECTED[op] ?? {}).map(Number);
-      tt.same(
-        [...new Set([...produced, ...injected])].sort((a, b) => a - b),
-        documentedStatuses(doc, op),
-        `${op}: accounted for`,
-      );
-      tt.same(
-        injected.filter((s) => produced.has(s)),
-        [],
-        `${op}: nothing listed twice`,
-      );
-    }
+    accountedFor(tt, doc, ops, PORTAL, PORTAL_INJECTED, 401);
   });
 
   t.test('each produced answer has the documented status and body', async (tt) => {
@@ -837,20 +832,7 @@ t.test('the Tyk Gateway fake against tyk-gateway-swagger.yml', async (t) => {
   const ops = Object.keys(FORBIDDEN_PROBES);
 
   t.test('every documented status of every operation is produced, or listed as injected-only', async (tt) => {
-    for (const op of ops) {
-      const produced = new Set([...GATEWAY.filter((s) => s.op === op).map((s) => s.status), 403]);
-      const injected = Object.keys(GATEWAY_INJECTED[op] ?? {}).map(Number);
-      tt.same(
-        [...new Set([...produced, ...injected])].sort((a, b) => a - b),
-        documentedStatuses(doc, op),
-        `${op}: accounted for`,
-      );
-      tt.same(
-        injected.filter((s) => produced.has(s)),
-        [],
-        `${op}: nothing listed twice`,
-      );
-    }
+    accountedFor(tt, doc, ops, GATEWAY, GATEWAY_INJECTED, 403);
   });
 
   t.test('each produced answer has the documented status and body', async (tt) => {
