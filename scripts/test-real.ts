@@ -28,6 +28,7 @@ export const REAL_SUITES = [
   'test/integration/readiness.test.ts',
   'test/integration/ownership.test.ts',
   'test/integration/references.test.ts',
+  'test/integration/hostile-limits.test.ts',
 ];
 
 /** Gateway API's ReferenceGrant CRD (the tests' copy of its schema), installed in every pass: the suites create grants. */
