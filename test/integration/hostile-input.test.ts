@@ -1,9 +1,10 @@
 /**
  * Hostile input costs its author only, through HTTP against the fakes, where the API server's
  * answer carries what no real kube-apiserver stores (its list or GET answered as text): one
- * ApiDefinition whose spec nests 100,000 levels deep ends Failed with reason Invalid, with a
- * bounded message, and the nine well-formed ones beside it are synced in the same run (the
- * 5,000-level case is hostile-deep.test.ts); an Ingress whose template nests too deep to copy is
+ * ApiDefinition whose spec nests 5,000 or 100,000 levels deep ends Failed with reason Invalid,
+ * with a bounded message, and the nine well-formed ones beside it are synced in the same run
+ * (kube-apiserver 1.20 never answers the create of an object nested even 100 levels deep, so
+ * there such an object never exists); an Ingress whose template nests too deep to copy is
  * Invalid while another Ingress syncs. The limits that hold on both tiers are hostile-limits.test.ts.
  */
 import t from 'tap';
@@ -36,7 +37,7 @@ async function tenApis(w: World): Promise<void> {
   await w.create(apiDefinition('hostile').build());
 }
 
-for (const levels of [100_000]) {
+for (const levels of [5_000, 100_000]) {
   t.test(`an ApiDefinition nested ${levels} deep is Failed Invalid; the nine beside it are synced in the same run`, async (t) => {
     const w = await worldFor(t);
     await tenApis(w);

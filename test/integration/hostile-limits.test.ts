@@ -4,7 +4,7 @@
  * the limit, and nothing else; /healthz and the event loop stay responsive while tls.crt values
  * of repeated BEGIN lines are processed; a Tyk OAS document nested too deep, held as text in a
  * ConfigMap, makes its resource Invalid. (What needs an API-server answer no real server gives,
- * a spec nested past what it stores, is hostile-input.test.ts and hostile-deep.test.ts.)
+ * a spec nested past what it stores, is hostile-input.test.ts.)
  */
 import t from 'tap';
 import { MAX_CERTIFICATE_BYTES, MAX_DOCUMENT_BYTES, MAX_MESSAGE_CHARS, MAX_SPEC_DEPTH } from '../../lib/reconcile/input-limits.js';
