@@ -3,8 +3,9 @@
  * like Tyk Operator's samples: auth token, CORS, rate limit, a versioned API with URL rewrites
  * and header transforms) and a realistic mix of plan() inputs.
  */
+
+import type { DesiredState, ObservedState } from '../lib/engine/plan.js';
 import type { KubeObject } from '../lib/kube/types.js';
-import type { DesiredState, ObservedState } from '../lib/reconcile/plan.js';
 import type { SyncRecord } from '../lib/store/types.js';
 
 /** A spec like /work/shared/reference/samples (jwt-auth, looping/dynamic_auth, httpbin_protected). */

@@ -7,7 +7,7 @@
  *   │  round trip for the N records of the objects listed (Redis: one MGET of their keys, each
  *   │  value JSON.parse'd; memory store: getRecords of the N keys)
  *   └─ concurrently: the gateway's full list (GET /tyk/apis), fetched and parsed, each API
- *      JSON.parse'd on its own bytes as they arrive (lib/json-items.ts, as our client reads
+ *      JSON.parse'd on its own bytes as they arrive (lib/platform/json-items.ts, as our client reads
  *      it): the ~75 MB list is never held whole, in the floor or in our runs, so the floor
  *      leaves no such garbage in the measured process's memory before a steady run.
  *
@@ -15,13 +15,13 @@
  * apidefinitions?limit=500&continue=...` with the kubeconfig's bearer token; TykGatewayClient:
  * `<TYK_URL>/tyk/apis` with x-tyk-authorization), over undici with keep-alive agents of its
  * own (kept across floor runs, as our clients keep theirs across runs; a request that meets a
- * reset pooled socket is sent once more, as lib/http.ts does). A floor run that does
+ * reset pooled socket is sent once more, as lib/platform/http.ts does). A floor run that does
  * not see N objects, N gateway APIs and N records throws: it would not be the job's floor.
  */
 import { performance } from 'node:perf_hooks';
 import { Redis } from 'ioredis';
 import { Agent, request } from 'undici';
-import { readJsonItems } from '../lib/json-items.js';
+import { readJsonItems } from '../lib/platform/json-items.js';
 import type { Store } from '../lib/store/types.js';
 import { isReset } from './shared.js';
 
@@ -57,7 +57,7 @@ export class Floor {
     this.redis = target.store.kind === 'redis' ? new Redis(target.store.url, { maxRetriesPerRequest: 1 }) : undefined;
   }
 
-  /** A GET, sent once more on a fresh socket when a pooled keep-alive one the server had just closed resets (as lib/http.ts does). */
+  /** A GET, sent once more on a fresh socket when a pooled keep-alive one the server had just closed resets (as lib/platform/http.ts does). */
   private get(agent: Agent, url: string, headers: Record<string, string>) {
     const get = () => request(url, { method: 'GET', headers: { accept: 'application/json', ...headers }, dispatcher: agent });
     return get().catch((err: unknown) => (isReset(err) ? get() : Promise.reject(err)));
@@ -98,7 +98,7 @@ export class Floor {
     return { pages, items: keys.length, records: await this.records(keys) };
   }
 
-  /** The gateway's list, each API JSON.parse'd on its own bytes as they arrive (lib/json-items.ts), as any client that does not hold ~75 MB at once reads it. */
+  /** The gateway's list, each API JSON.parse'd on its own bytes as they arrive (lib/platform/json-items.ts), as any client that does not hold ~75 MB at once reads it. */
   private async gatewayList(): Promise<number> {
     const url = `${this.target.tykUrl.replace(/\/+$/, '')}/tyk/apis`;
     const res = await this.get(this.tykAgent, url, { 'x-tyk-authorization': this.target.tykSecret });

@@ -72,7 +72,7 @@ export function objectName(i: number): { namespace: string; name: string } {
   return { namespace: NAMESPACES[i % NAMESPACES.length] as string, name: `api-${String(i).padStart(5, '0')}` };
 }
 
-/** A connection reset before any answer (lib/http.ts retries these once too). */
+/** A connection reset before any answer (lib/platform/http.ts retries these once too). */
 export function isReset(err: unknown): boolean {
   const e = err as { code?: string; cause?: { code?: string } } | null;
   const code = e?.code ?? e?.cause?.code;

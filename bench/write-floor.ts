@@ -24,8 +24,8 @@
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Agent, request } from 'undici';
+import { mapLimit } from '../lib/engine/concurrency.js';
 import type { JsonObject } from '../lib/gateway/types.js';
-import { mapLimit } from '../lib/reconcile/concurrency.js';
 import { isReset } from './shared.js';
 
 export interface WriteFloorTarget {

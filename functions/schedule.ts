@@ -5,7 +5,7 @@
  * lib/metrics/emf.ts); above, its shards go to SHARD_QUEUE_URL (the `shard` function runs them)
  * and the summary says how many, or, without a queue, run here one after the other.
  */
-import type { RunReport } from '../lib/reconcile/types.js';
+import type { RunReport } from '../lib/engine/types.js';
 import { deadlineWithin, type ShardedTick } from '../lib/triggers/schedule.js';
 import { tickToShardQueue } from '../lib/triggers/shard-queue.js';
 import { lambdaServiceFromEnv } from './service.js';

@@ -2,13 +2,14 @@
  * The service of a Lambda container: built from the environment on first use and shared by
  * every invocation the container serves. Concurrent containers share nothing, so REDIS_URL is
  * required (records and locks must live in Redis). Logs are JSON lines on stdout
- * (lib/log-lines.ts: pino's lines, without loading pino); metrics go to CloudWatch as EMF lines
+ * (lib/platform/log-lines.ts: pino's lines, without loading pino); metrics go to CloudWatch as EMF lines
  * on stdout, written at the end of each invocation. A failed build is retried by the next
  * invocation.
  */
-import { loadConfig } from '../lib/config.js';
-import { ConfigError } from '../lib/errors.js';
+
 import { EmfMetrics } from '../lib/metrics/emf.js';
+import { loadConfig } from '../lib/platform/config.js';
+import { ConfigError } from '../lib/platform/errors.js';
 import { createService, type Service } from '../lib/service.js';
 import { loadRedisCluster } from '../lib/store/redis.js';
 

@@ -16,10 +16,10 @@
  */
 import { readFileSync } from 'node:fs';
 import cron from 'node-cron';
-import { type Config, loadConfig } from './config.js';
-import { ConfigError, describeError, ShuttingDownError } from './errors.js';
-import { createLogger } from './log.js';
 import { PrometheusMetrics } from './metrics/prometheus.js';
+import { type Config, loadConfig } from './platform/config.js';
+import { ConfigError, describeError, ShuttingDownError } from './platform/errors.js';
+import { createLogger } from './platform/log.js';
 import { type AppOptions, buildApp } from './server.js';
 import { createService, type Service } from './service.js';
 import { loadRedisCluster } from './store/redis.js';
@@ -89,7 +89,7 @@ async function main(): Promise<void> {
     await app.close();
     await svc.close();
     log.info({ drained }, 'stopped');
-    // the logger writes stdout synchronously (lib/log.ts): every line is out, in order
+    // the logger writes stdout synchronously (lib/platform/log.ts): every line is out, in order
     process.exit(0);
   };
   process.once('SIGTERM', () => void stop('SIGTERM'));

@@ -9,9 +9,8 @@
  * found.
  */
 import { KubeConfig } from '@kubernetes/client-node';
-import { type Clock, systemClock } from './clock.js';
-import type { Config } from './config.js';
-import { ConfigError, describeError, GatewayUnsupportedError, ShuttingDownError } from './errors.js';
+import { DEFAULT_RUN_SETTINGS, type RunDeps, type RunReport, type RunRequest, type RunSettings, runReconcile } from './engine/run.js';
+import type { RunScope, Trigger } from './engine/types.js';
 import { resolveDependents } from './events/dependents.js';
 import { RateLimiter } from './events/rate-limit.js';
 import type { EventItem } from './events/refs.js';
@@ -22,27 +21,28 @@ import type { GatewayObserver } from './gateway/transport.js';
 import { TykGatewayClient } from './gateway/tyk-ce.js';
 import type { Gateway } from './gateway/types.js';
 import type { Resolve, UrlPolicy } from './gateway/url-policy.js';
-import { API_DEFINITION } from './kinds.js';
+import { API_DEFINITION } from './kinds/catalog.js';
 import { KubeClient } from './kube/client.js';
 import { ReferenceGrants } from './kube/reference-grants.js';
 import type { KubeApi } from './kube/types.js';
-import type { Logger } from './log.js';
-import { createLineLogger } from './log-lines.js';
 import { discardMetrics, type Figure, type MetricsSink } from './metrics/catalogue.js';
 import { gatewayCallFigures, requestFigures, runFigures } from './metrics/figures.js';
-import { Coalescer } from './reconcile/coalesce.js';
-import type { TickPlan } from './reconcile/coordinate.js';
-import { ListSizes } from './reconcile/list-sizes.js';
-import { ObservedMemo } from './reconcile/observed-memo.js';
-import { DEFAULT_RUN_SETTINGS, type RunDeps, type RunReport, type RunRequest, type RunSettings, runReconcile } from './reconcile/run.js';
-import type { Shard } from './reconcile/shards.js';
-import { SNAPSHOT_TTL_MS } from './reconcile/snapshot.js';
-import type { RunScope, Trigger } from './reconcile/types.js';
-import { SharedCheck } from './shared-check.js';
+import { type Clock, systemClock } from './platform/clock.js';
+import type { Config } from './platform/config.js';
+import { ConfigError, describeError, GatewayUnsupportedError, ShuttingDownError } from './platform/errors.js';
+import type { Logger } from './platform/log.js';
+import { createLineLogger } from './platform/log-lines.js';
+import { SharedCheck } from './platform/shared-check.js';
+import type { TickPlan } from './scale/coordinate.js';
+import { ListSizes } from './scale/list-sizes.js';
+import { ObservedMemo } from './scale/observed-memo.js';
+import type { Shard } from './scale/shards.js';
+import { SNAPSHOT_TTL_MS } from './scale/snapshot.js';
 import { MemoryStore } from './store/memory.js';
 import { createRedisStore } from './store/redis.js';
 import { redisPasswords } from './store/redis-url.js';
 import type { Store } from './store/types.js';
+import { Coalescer } from './triggers/coalesce.js';
 
 export interface ServiceParts {
   kube: KubeApi;
@@ -153,7 +153,7 @@ export class Service {
   }
 
   /**
-   * A webhook's run over `scope`, coalesced (lib/reconcile/coalesce.ts): started at once when no
+   * A webhook's run over `scope`, coalesced (lib/triggers/coalesce.ts): started at once when no
    * run of this trigger is in flight in this process, else folded with the others asked meanwhile
    * into the next one. Resolves with the report of the run that covered the scope; rejects as
    * run() does (ShuttingDownError once shutdown() was called).
@@ -216,14 +216,14 @@ export class Service {
   }
 
   /**
-   * A scheduled tick's first step (lib/reconcile/coordinate.ts): counts what a full run would
+   * A scheduled tick's first step (lib/scale/coordinate.ts): counts what a full run would
    * look at and, above SHARD_SIZE, snapshots the gateways and returns the tick's shards.
    * Throws ShuttingDownError once shutdown() was called, StoreUnavailableError.
    */
   async planTick(): Promise<TickPlan> {
     if (this.stopping) throw new ShuttingDownError();
     // loaded on the first tick: the webhook functions' bundles keep it out of what they load at start
-    const { planTick } = await import('./reconcile/coordinate.js');
+    const { planTick } = await import('./scale/coordinate.js');
     return planTick(this.runDeps(), this.config.shards.size);
   }
 

@@ -53,7 +53,7 @@ const BANNER = "const require = process.getBuiltinModule('node:module').createRe
  * start, and the import alone (median of 15 interleaved fresh processes, one sitting):
  *   untrimmed (every dependency as it is)                           1,558 KB   477 ms
  *   before the bundle trimming (only client-node and undici cut)   957 KB   337 ms
- *   lib/http.ts on node:http(s), Lambda's logs without pino, and
+ *   lib/platform/http.ts on node:http(s), Lambda's logs without pino, and
  *     the narrowings of client-node, ioredis and pino below           362 KB   269 ms
  *   and Node's built-ins through require() (builtinsByRequire)        363 KB   208 ms
  *   and ioredis' command methods in dictionary mode                   363 KB   145 ms
@@ -63,7 +63,7 @@ const BANNER = "const require = process.getBuiltinModule('node:module').createRe
 
 /**
  * @kubernetes/client-node: we use only KubeConfig (the kubeconfig's server and credentials;
- * requests go through lib/http.ts). As is, the package costs ~650 KB; the narrowings below
+ * requests go through lib/platform/http.ts). As is, the package costs ~650 KB; the narrowings below
  * leave ~62 KB (46 KB of it js-yaml, which reads the kubeconfig) and the exec and token-file
  * credential plugins; the legacy auth-provider plugins come on first use.
  *
@@ -93,12 +93,12 @@ export class ServerConfiguration { constructor() { ${NOT_BUNDLED("@kubernetes/cl
  * 3. `undici` (Agent and ProxyAgent, to build fetch dispatchers in applySecurityAuthentication;
  *    fetch, for the generated API clients) → a module whose Agent and ProxyAgent throw when
  *    constructed and whose fetch is Node's own. We call neither: KubeClient sends its requests
- *    through lib/http.ts (node:https), so no Lambda bundle holds undici (~330 KB, ~50 ms).
+ *    through lib/platform/http.ts (node:https), so no Lambda bundle holds undici (~330 KB, ~50 ms).
  * 4. `hpagent`, `socks-proxy-agent` and `socks` (for a kubeconfig's proxy-url: createAgent,
  *    which applyToHTTPSOptions calls, and createDispatcher) → agents that construct, and throw
  *    only if a connection is asked of them (~75 KB: socks, ip-address, smart-buffer). KubeClient
  *    takes the TLS settings and headers applyToHTTPSOptions gives, never the agent it puts
- *    into `opts.agent` (lib/http.ts pools its own connections), so a proxy-url was not used
+ *    into `opts.agent` (lib/platform/http.ts pools its own connections), so a proxy-url was not used
  *    before this either; should KubeClient start using that agent, a proxy-url fails loudly.
  * 5. the `azure`, `gcp` and `oidc` auth-provider plugins (legacy kubeconfig `auth-provider`
  *    entries; jsonpath-plus, openid-client, oauth4webapi: ~55 KB) → the same classes with the
@@ -108,8 +108,8 @@ export class ServerConfiguration { constructor() { ${NOT_BUNDLED("@kubernetes/cl
  * 6. its package.json (config.js reads `version` for its User-Agent) → that field alone.
  */
 const UNDICI_SHIM = `
-export class Agent { constructor() { ${NOT_BUNDLED("undici's Agent (KubeClient connects through lib/http.ts)")} } }
-export class ProxyAgent { constructor() { ${NOT_BUNDLED("undici's ProxyAgent (KubeClient connects through lib/http.ts)")} } }
+export class Agent { constructor() { ${NOT_BUNDLED("undici's Agent (KubeClient connects through lib/platform/http.ts)")} } }
+export class ProxyAgent { constructor() { ${NOT_BUNDLED("undici's ProxyAgent (KubeClient connects through lib/platform/http.ts)")} } }
 export const fetch = (...args) => globalThis.fetch(...args);
 `;
 const PROXY_SHIM = `
@@ -188,7 +188,7 @@ function trimKubeClient(): esbuild.Plugin {
  *   supports-color and ms), through which ioredis logs every command with its arguments when
  *   DEBUG=ioredis:* is set (AUTH's password included): in a bundle it is always off.
  * - pino: transports (`pino.transport()` and the `transport` option: worker threads through
- *   thread-stream, ~15 KB) and `pino.multistream`. lib/log.ts writes to stdout or a given
+ *   thread-stream, ~15 KB) and `pino.multistream`. lib/platform/log.ts writes to stdout or a given
  *   stream, never a transport or a multistream; in a bundle, asking for one throws.
  *   Redaction, serializers, levels and the destination are pino's own, as they are.
  *
@@ -196,7 +196,7 @@ function trimKubeClient(): esbuild.Plugin {
  *
  * - lib/store/memory.ts, the in-process store (~4 KB): createService builds it only without
  *   REDIS_URL, which a function refuses before building its service; in a bundle it throws.
- * - node-cron (~5 KB, its validator: lib/config.ts checks RESYNC_SCHEDULE with it): a function's
+ * - node-cron (~5 KB, its validator: lib/platform/config.ts checks RESYNC_SCHEDULE with it): a function's
  *   schedule is serverless.yml's EventBridge rule, so functions/service.ts reads its settings
  *   with RESYNC_SCHEDULE=off and the validator is never called; in a bundle it throws.
  */
@@ -207,8 +207,8 @@ const SHIMS: Record<string, string> = {
   // the `debug` API ioredis reads (as `.default`): a function per namespace, with enabled, namespace, log, destroy
   debug:
     'function createDebug(namespace) { const fn = function () {}; fn.enabled = false; fn.namespace = namespace; fn.log = function () {}; fn.destroy = function () { return false; }; return fn; } module.exports = createDebug; createDebug.default = createDebug; createDebug.debug = createDebug;',
-  'pino-transport': `module.exports = function transport() { ${NOT_BUNDLED('pino transports (lib/log.ts writes to stdout)')} };`,
-  'pino-multistream': `module.exports = function multistream() { ${NOT_BUNDLED('pino.multistream (lib/log.ts writes to stdout)')} };`,
+  'pino-transport': `module.exports = function transport() { ${NOT_BUNDLED('pino transports (lib/platform/log.ts writes to stdout)')} };`,
+  'pino-multistream': `module.exports = function multistream() { ${NOT_BUNDLED('pino.multistream (lib/platform/log.ts writes to stdout)')} };`,
   'memory-store': `exports.MemoryStore = ${throwingClass('MemoryStore', 'the in-process store (a Lambda function requires REDIS_URL)')};`,
   'node-cron': `exports.validate = function validate() { ${NOT_BUNDLED("node-cron (a Lambda function's schedule is EventBridge's: RESYNC_SCHEDULE is off)")} };`,
 };
@@ -227,7 +227,7 @@ function trimUnusedFeatures(): esbuild.Plugin {
       shim(/^\.\/(lib\/)?transport$/, 'pino-transport', (a) => from(a, 'pino', ['pino.js', 'lib/tools.js']));
       shim(/^\.\/lib\/multistream$/, 'pino-multistream', (a) => from(a, 'pino', ['pino.js']));
       shim(/^\.\/store\/memory\.js$/, 'memory-store', (a) => a.importer.endsWith('/lib/service.ts'));
-      shim(/^node-cron$/, 'node-cron', (a) => a.importer.endsWith('/lib/config.ts'));
+      shim(/^node-cron$/, 'node-cron', (a) => a.importer.endsWith('/lib/platform/config.ts'));
       build.onLoad({ filter: /.*/, namespace: 'unused-feature-shim' }, (args) => ({ contents: SHIMS[args.path] ?? NOT_BUNDLED(`no shim ${args.path}`), loader: 'js' }));
     },
   };

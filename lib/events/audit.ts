@@ -13,9 +13,10 @@
  * deletecollection covers the namespace. Only identities are used: the run re-reads.
  * Throws BadRequestError naming what is wrong when the body is not an EventList.
  */
-import { BadRequestError } from '../errors.js';
-import { isObject, nonEmpty } from '../guards.js';
-import { findKind, INGRESS } from '../kinds.js';
+
+import { findKind, INGRESS } from '../kinds/catalog.js';
+import { BadRequestError } from '../platform/errors.js';
+import { isObject, nonEmpty } from '../platform/guards.js';
 import { type EventItem, findDependencyKind } from './refs.js';
 
 const WRITE_VERBS = new Set(['create', 'update', 'patch', 'delete', 'deletecollection']);

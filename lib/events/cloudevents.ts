@@ -13,9 +13,10 @@
  * they carry one of these. Only identities are used: the run re-reads everything.
  * Throws BadRequestError naming what is wrong.
  */
-import { BadRequestError } from '../errors.js';
-import { isObject, nonEmpty } from '../guards.js';
-import { INGRESS, isIngressKind } from '../kinds.js';
+
+import { INGRESS, isIngressKind } from '../kinds/catalog.js';
+import { BadRequestError } from '../platform/errors.js';
+import { isObject, nonEmpty } from '../platform/guards.js';
 import { type EventItem, findDependencyKind } from './refs.js';
 import { fromAnyShape } from './shapes.js';
 

@@ -6,10 +6,10 @@
  * composing it, without a full run. One store round trip per delivery. A Secret or ConfigMap no
  * record uses is ignored ("no resource uses it"); the schedule catches objects that name one
  * before any record of theirs does. A SubGraph or SuperGraph is also looked at itself (its
- * finalizer, its status: lib/reconcile/graph-phase.ts), used or not.
+ * finalizer, its status: lib/kinds/graphs/phase.ts), used or not.
  * Throws StoreUnavailableError (the store's).
  */
-import { findHeldKind, findKind } from '../kinds.js';
+import { findHeldKind, findKind } from '../kinds/catalog.js';
 import type { Store } from '../store/types.js';
 import type { EventItem } from './refs.js';
 

@@ -4,7 +4,7 @@
  * it protects the API server and the gateway from a misconfigured forwarder, it is not an
  * accounting tool. Time is injected. The table of sources is bounded (oldest dropped).
  */
-import type { Clock } from '../clock.js';
+import type { Clock } from '../platform/clock.js';
 
 interface Bucket {
   tokens: number;

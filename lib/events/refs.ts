@@ -6,9 +6,9 @@
  * networking.k8s.io Ingresses) goes to the scope's `ingresses`.
  */
 
-import { findHeldKind, findKind, type HeldRef, INGRESS, isIngressKind, type ObjectRef } from '../kinds.js';
-import type { NamespacedName } from '../reconcile/links.js';
-import type { RunScope } from '../reconcile/types.js';
+import type { RunScope } from '../engine/types.js';
+import { findHeldKind, findKind, type HeldRef, INGRESS, isIngressKind, type ObjectRef } from '../kinds/catalog.js';
+import type { NamespacedName } from '../kinds/shared/api-links.js';
 
 export type EventItem =
   /** one object to look at */

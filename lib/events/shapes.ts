@@ -11,9 +11,10 @@
  * - a WatchEvent: {type: ADDED|MODIFIED|DELETED|BOOKMARK|ERROR, object}
  * - an Argo Events resource event: {type: ADD|UPDATE|DELETE, body, group, version, resource}
  */
-import { BadRequestError } from '../errors.js';
-import { isObject, nonEmpty } from '../guards.js';
-import { INGRESS, isIngressKind } from '../kinds.js';
+
+import { INGRESS, isIngressKind } from '../kinds/catalog.js';
+import { BadRequestError } from '../platform/errors.js';
+import { isObject, nonEmpty } from '../platform/guards.js';
 import { type EventItem, findDependencyKind } from './refs.js';
 
 const WATCH_TYPES = new Set(['ADDED', 'MODIFIED', 'DELETED', 'BOOKMARK', 'ERROR']);

@@ -7,7 +7,7 @@
  * Only the object's identity is used: the run re-reads everything (never trusts the payload).
  * Throws BadRequestError naming what is wrong when the body is not WatchEvents.
  */
-import { BadRequestError } from '../errors.js';
+import { BadRequestError } from '../platform/errors.js';
 import type { EventItem } from './refs.js';
 import { fromArgoEvent, fromWatchEvent } from './shapes.js';
 

@@ -14,7 +14,7 @@
  * GatewayUnavailableError.
  */
 import { createHash, X509Certificate } from 'node:crypto';
-import { InvalidSpecError } from '../errors.js';
+import { InvalidSpecError } from '../platform/errors.js';
 
 const BEGIN = '-----BEGIN CERTIFICATE-----';
 const END = '-----END CERTIFICATE-----';

@@ -1,14 +1,14 @@
 /**
  * The TYK_* connection settings (TYK_MODE, TYK_URL, TYK_AUTH, TYK_ORG,
  * TYK_TLS_INSECURE_SKIP_VERIFY), parsed in one place for both places that hold them: the
- * process environment (lib/config.ts, the default gateway) and an OperatorContext's
+ * process environment (lib/platform/config.ts, the default gateway) and an OperatorContext's
  * `spec.env` and Secret (./targets.ts, other gateways).
  *
  * Contract: pure. `parseConnection` returns the settings and every problem, one per setting,
  * each naming the setting; a problem never quotes TYK_AUTH. The URL loses its trailing
  * slashes; the mode is lower-cased; blank values count as absent.
  */
-import { parseFlag, trimmed } from '../guards.js';
+import { parseFlag, trimmed } from '../platform/guards.js';
 
 export type TykMode = 'ce' | 'pro';
 

@@ -12,7 +12,7 @@
  * (or a changed object) parses, as a first run does.
  */
 import { hash } from 'node:crypto';
-import { parseItem } from '../json-items.js';
+import { parseItem } from '../platform/json-items.js';
 import type { JsonObject, ListedObject } from './types.js';
 
 export class ListedIds {

@@ -12,7 +12,7 @@
  * - `withoutOasFields` gives a copy without the named `info` fields (e.g. the Dashboard's
  *   `dbId`, which is never ours to choose); it adds nothing.
  */
-import { isObject, nonEmpty } from '../guards.js';
+import { isObject, nonEmpty } from '../platform/guards.js';
 import type { JsonObject } from './types.js';
 
 /** The Tyk vendor extension of an OpenAPI document. */

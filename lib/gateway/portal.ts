@@ -1,7 +1,7 @@
 /**
  * The developer portal's objects as the Gateway interface (./types.ts) names them, shared by the
  * clients (./tyk-dashboard-portal.ts; ./tyk-ce.ts refuses them) and the reconciler
- * (lib/reconcile/portal-payload.ts). Pure.
+ * (lib/kinds/portal/payload.ts). Pure.
  *
  * - 'portal-catalogue': the Dashboard keeps one catalogue per organisation, a list of entries
  *   keyed by `policy_id`. A PortalAPICatalogue owns the entries it declares; its gateway id is
@@ -18,7 +18,7 @@
  * (Tyk Operator filed entries under the policy's own `id`, where we use the Dashboard's `_id`);
  * and the catalogue's owner email, when the resource sets one.
  */
-import { GatewayUnsupportedError } from '../errors.js';
+import { GatewayUnsupportedError } from '../platform/errors.js';
 import type { GatewayObjectKind, JsonObject } from './types.js';
 
 export const PORTAL_GATEWAY_KINDS: readonly GatewayObjectKind[] = ['portal-description', 'portal-catalogue', 'portal-configuration'];

@@ -27,11 +27,11 @@
  * The default gateway (TYK_URL, TYK_AUTH) is never a context's: its credential goes nowhere else.
  */
 import { createHash } from 'node:crypto';
-import { describeError } from '../errors.js';
-import { isObject, parseFlag, trimmed } from '../guards.js';
-import { OPERATOR_CONTEXT, SECRET } from '../kinds.js';
+import { OPERATOR_CONTEXT, SECRET } from '../kinds/catalog.js';
 import type { ReferenceGrants, RunGrants } from '../kube/reference-grants.js';
 import type { KubeApi, KubeObject } from '../kube/types.js';
+import { describeError } from '../platform/errors.js';
+import { isObject, parseFlag, trimmed } from '../platform/guards.js';
 import { type ConnectionSettings, parseConnection, type TykMode, type TykValues } from './connection.js';
 import type { Gateway } from './types.js';
 import { urlShapeRefusal } from './url-allow.js';

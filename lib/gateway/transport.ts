@@ -15,10 +15,11 @@
  * "Request body malformed", or its portal's documentation while the organisation has no
  * catalogue).
  */
-import { GatewayResponseTooLargeError, GatewayUnavailableError } from '../errors.js';
-import { isObject, nonEmpty } from '../guards.js';
-import { type HttpRequest, type HttpResponse, httpRequest, ResponseTooLargeError, TransportError } from '../http.js';
+
 import type { GatewayCallFigure } from '../metrics/catalogue.js';
+import { GatewayResponseTooLargeError, GatewayUnavailableError } from '../platform/errors.js';
+import { isObject, nonEmpty } from '../platform/guards.js';
+import { type HttpRequest, type HttpResponse, httpRequest, ResponseTooLargeError, TransportError } from '../platform/http.js';
 
 /** Told of every call a gateway client makes (lib/metrics). */
 export type GatewayObserver = (call: GatewayCallFigure) => void;

@@ -51,10 +51,10 @@
  */
 
 import type { LookupFunction } from 'node:net';
-import { GatewayApiError, GatewayRejectedError, GatewayUnsupportedError } from '../errors.js';
-import { isObject } from '../guards.js';
-import { type HttpAgent, type HttpRequest, type HttpResponse, makeAgent, redactUrl } from '../http.js';
-import { JsonItemsError, readJsonItemBytes, readJsonItems } from '../json-items.js';
+import { GatewayApiError, GatewayRejectedError, GatewayUnsupportedError } from '../platform/errors.js';
+import { isObject } from '../platform/guards.js';
+import { type HttpAgent, type HttpRequest, type HttpResponse, makeAgent, redactUrl } from '../platform/http.js';
+import { JsonItemsError, readJsonItemBytes, readJsonItems } from '../platform/json-items.js';
 import { type CertificateStore, certificateId, type Uploaded } from './certificates.js';
 import { ListedIds } from './listed-ids.js';
 import { oasApiId, withOasId } from './oas.js';

@@ -54,9 +54,9 @@
  * the key: the Dashboard refused what we sent), GatewayApiError, GatewayUnavailableError;
  * InvalidSpecError for an id that is not a catalogue id (a bug, not an input).
  */
-import { GatewayApiError, GatewayRejectedError, InvalidSpecError } from '../errors.js';
-import { isObject, nonEmpty } from '../guards.js';
-import type { HttpResponse } from '../http.js';
+import { GatewayApiError, GatewayRejectedError, InvalidSpecError } from '../platform/errors.js';
+import { isObject, nonEmpty } from '../platform/guards.js';
+import type { HttpResponse } from '../platform/http.js';
 import { type CatalogueWrite, catalogueEntryIds, type EntryDocs, PORTAL_CONFIGURATION_ID } from './portal.js';
 import { answerMessage, isAuthorisationFailure } from './transport.js';
 import type { GatewayObjectKind, JsonObject } from './types.js';

@@ -105,9 +105,9 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { LookupFunction } from 'node:net';
-import { GatewayApiError, GatewayRejectedError } from '../errors.js';
-import { isObject, nonEmpty } from '../guards.js';
-import { type HttpAgent, type HttpResponse, makeAgent, redactUrl } from '../http.js';
+import { GatewayApiError, GatewayRejectedError } from '../platform/errors.js';
+import { isObject, nonEmpty } from '../platform/guards.js';
+import { type HttpAgent, type HttpResponse, makeAgent, redactUrl } from '../platform/http.js';
 import { type CertificateStore, certificateId, type Uploaded } from './certificates.js';
 import { oasApiId, withOasId, withoutOasFields } from './oas.js';
 import { answerMessage, type CallTarget, type GatewayObserver, gatewayCall, isAuthorisationFailure } from './transport.js';

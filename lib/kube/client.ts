@@ -1,7 +1,7 @@
 /**
  * KubeApi over HTTP: @kubernetes/client-node's KubeConfig supplies the server and the
  * credentials (kubeconfig file or in-cluster service account, token refresh and exec plugins
- * included); requests go over Node's https (lib/http.ts) with a timeout on every call.
+ * included); requests go over Node's https (lib/platform/http.ts) with a timeout on every call.
  *
  * Guarantees (see ./types.ts): get → null only on 404; list follows `continue` to the end or
  * throws (an expired continue token restarts the list, at most twice); finalizer changes
@@ -15,9 +15,9 @@
  */
 import { hostname } from 'node:os';
 import type { KubeConfig } from '@kubernetes/client-node';
-import { KubeApiError, KubeConflictError, KubeUnavailableError } from '../errors.js';
-import { type HttpAgent, type HttpResponse, httpRequest, makeAgent, TransportError } from '../http.js';
-import { EVENT } from '../kinds.js';
+import { EVENT } from '../kinds/catalog.js';
+import { KubeApiError, KubeConflictError, KubeUnavailableError } from '../platform/errors.js';
+import { type HttpAgent, type HttpResponse, httpRequest, makeAgent, TransportError } from '../platform/http.js';
 import { EventRecorder, type EventSink, type EventType, type KubeEvent, type RecordedEvent } from './events.js';
 import type { KubeApi, KubeObject, ListOptions, ResourceKind } from './types.js';
 

@@ -19,9 +19,9 @@
  * - `refusalMessage` names the reference (field, kind, namespace/name) and says no grant permits
  *   it; it never says whether the target exists, and nothing in its namespace but the grants is read.
  */
-import { describeError } from '../errors.js';
-import { isObject } from '../guards.js';
-import type { Logger } from '../log.js';
+import { describeError } from '../platform/errors.js';
+import { isObject } from '../platform/guards.js';
+import type { Logger } from '../platform/log.js';
 import type { KubeApi, KubeObject, ResourceKind } from './types.js';
 
 export type CrossNamespaceRefs = 'grant' | 'allow';

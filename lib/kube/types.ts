@@ -11,7 +11,7 @@
  * - createObject, replaceObject and deleteObject (the ApiDefinitions an Ingress generates) are
  *   single attempts: a 409 (AlreadyExists, a stale resourceVersion, a failed precondition) is a
  *   KubeConflictError for the caller to re-read; deleteObject says `not found` on 404.
- * Throws KubeApiError, KubeConflictError, KubeUnavailableError (lib/errors.ts).
+ * Throws KubeApiError, KubeConflictError, KubeUnavailableError (lib/platform/errors.ts).
  */
 
 export interface ResourceKind {

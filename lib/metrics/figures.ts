@@ -9,7 +9,7 @@
  * no run-level error, partial when it has some, failed when the run threw. A full run (scope
  * all, not a dry run) that ends ok sets the last-success gauge to `nowMs`.
  */
-import type { RunReport, RunRequest } from '../reconcile/types.js';
+import type { RunReport, RunRequest } from '../engine/types.js';
 import type { Figure, GatewayCallFigure } from './catalogue.js';
 
 /** Deferred for these reasons, an object met no lock of another invocation. */

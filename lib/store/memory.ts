@@ -12,8 +12,8 @@
  * ttlMs is a positive integer. Expired entries are dropped lazily, when their key is touched,
  * so memory is bounded by the number of distinct keys.
  */
-import { type Clock, systemClock } from '../clock.js';
-import { StoreUnavailableError } from '../errors.js';
+import { type Clock, systemClock } from '../platform/clock.js';
+import { StoreUnavailableError } from '../platform/errors.js';
 import type { LockOutcome, Owner, ReleaseOutcome, Store, SyncRecord } from './types.js';
 
 interface StoredRecord {

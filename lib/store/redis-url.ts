@@ -1,7 +1,7 @@
 /**
  * REDIS_URL, read: one Redis URL, or (REDIS_CLUSTER=true) the seed URLs of a Redis Cluster.
  *
- * Guarantees: pure (no I/O, no client library), shared by lib/config.ts (which reports a
+ * Guarantees: pure (no I/O, no client library), shared by lib/platform/config.ts (which reports a
  * problem as one line naming REDIS_URL) and lib/store/redis.ts (which builds the clients), so
  * what the config accepts is what the store can connect to. A problem's text never repeats
  * the URL or any part of it that may be secret (the password, and so the whole userinfo).

@@ -59,7 +59,7 @@
  * or keeps its offline queue on; ttlMs is a positive integer.
  */
 import { type Cluster, Redis } from 'ioredis';
-import { ConfigError, StoreUnavailableError } from '../errors.js';
+import { ConfigError, StoreUnavailableError } from '../platform/errors.js';
 import { parseClusterSeeds } from './redis-url.js';
 import type { LockOutcome, Owner, ReleaseOutcome, Store, SyncRecord } from './types.js';
 

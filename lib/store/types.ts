@@ -30,7 +30,7 @@
  *   one round trip, the keys of the records whose current `uses` name each one, so an event
  *   about a Secret finds its APIs without a scan of every record.
  * - owners/claimOwner/releaseOwner keep who owns each gateway object (key: gateway, id space and
- *   id, lib/reconcile/owners.ts): owners reads many in one round trip; claimOwner is atomic (of
+ *   id, lib/engine/owners.ts): owners reads many in one round trip; claimOwner is atomic (of
  *   two concurrent claims of a free key exactly one wins) and answers the owner after it, the
  *   claimant when the key was free or already its resource's (a resource recreated under the
  *   same name takes its new uid); releaseOwner removes the key only while its resource owns it.
@@ -41,7 +41,7 @@
  *   expire after ttl (used to drop webhook deliveries a sender repeats).
  * - putBlob(key, value, ttl) keeps one opaque value (replacing any) until ttl passed; getBlob
  *   answers it, or null once it expired or when there is none (a sharded full run's snapshot
- *   of a gateway, lib/reconcile/snapshot.ts).
+ *   of a gateway, lib/scale/snapshot.ts).
  * Throws StoreUnavailableError when the backing store cannot be reached.
  */
 
@@ -73,7 +73,7 @@ export interface SyncRecord {
   /** hash of the payload we last sent */
   desiredHash: string;
   /**
-   * managed hash (lib/reconcile/hash.ts) of what the gateway reported after our last confirmed
+   * managed hash (lib/engine/hash.ts) of what the gateway reported after our last confirmed
    * write: of the fields we sent; "" when unknown. (Records from before managed hashes hold a
    * hash of the whole report here.)
    */
@@ -81,7 +81,7 @@ export interface SyncRecord {
   /**
    * the whole of that report's identity: the SHA-256 digest of its bytes where the read-back
    * listed it, else its hashOf; what a sharded full run's snapshot of the gateway
-   * (lib/reconcile/snapshot.ts) is compared with; absent on records from before it
+   * (lib/scale/snapshot.ts) is compared with; absent on records from before it
    */
   observedWholeHash?: string;
   result: SyncResult;
@@ -95,7 +95,7 @@ export interface SyncRecord {
   /**
    * why a Failed object was refused before any write: a reference no ReferenceGrant opens or a
    * context URL not permitted (RefNotPermitted, UrlNotPermitted: lib/gateway/targets.ts), or
-   * ownership (IdClaimed, AdoptionNotPermitted, ListenPathClash: lib/reconcile/owners.ts); the
+   * ownership (IdClaimed, AdoptionNotPermitted, ListenPathClash: lib/engine/owners.ts); the
    * reason its conditions and Warning Event carry
    */
   refusal?: string;
@@ -109,7 +109,7 @@ export interface SyncRecord {
   conditionsPruned?: true;
   /**
    * Ingresses: per generated ApiDefinition, hashes of what we last wrote of it and of what the
-   * API server answered (lib/reconcile/ingress-apis.ts), so a server-side normalisation is not
+   * API server answered (lib/kinds/ingress/apis.ts), so a server-side normalisation is not
    * rewritten every run
    */
   generated?: Record<string, { sent: string; seen: string }>;

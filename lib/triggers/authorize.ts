@@ -8,7 +8,7 @@
  * the body is read, so an unauthenticated body is never read whole nor parsed.
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
-import { RateLimitedError, UnauthorizedError } from '../errors.js';
+import { RateLimitedError, UnauthorizedError } from '../platform/errors.js';
 import type { Service } from '../service.js';
 import type { HttpCaller, HttpOutput, RouteGuard } from './io.js';
 import { errorOutput } from './respond.js';

@@ -8,9 +8,10 @@
  * whose records use it (lib/events/dependents.ts). Once the service is stopping, a delivery is
  * refused (503) before it is marked, so its retry is taken by the next process.
  */
-import { describeError, errorCode, ShuttingDownError } from '../errors.js';
+
+import type { Trigger } from '../engine/types.js';
 import { collect, type EventItem } from '../events/refs.js';
-import type { Trigger } from '../reconcile/types.js';
+import { describeError, errorCode, ShuttingDownError } from '../platform/errors.js';
 import type { Service } from '../service.js';
 import type { HttpOutput } from './io.js';
 

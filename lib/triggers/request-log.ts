@@ -5,7 +5,7 @@
  * rejected webhook leaves a line), probes answered 2xx debug (a kubelet probes every few
  * seconds), everything else info.
  */
-import type { Logger } from '../log.js';
+import type { Logger } from '../platform/log.js';
 
 export interface RequestLine {
   /** fastify's request id (an incoming x-request-id, else its own) */

@@ -7,7 +7,7 @@
  * sent; the next tick sends them); ConfigError → 500
  * naming the settings; anything else → 500 with a generic message (details go to the log only).
  */
-import { BadRequestError, ConfigError, describeError, errorCode, RateLimitedError, ShardQueueError, ShuttingDownError, StoreUnavailableError, UnauthorizedError } from '../errors.js';
+import { BadRequestError, ConfigError, describeError, errorCode, RateLimitedError, ShardQueueError, ShuttingDownError, StoreUnavailableError, UnauthorizedError } from '../platform/errors.js';
 import type { Service } from '../service.js';
 import type { HttpFunction, HttpInput, HttpOutput } from './io.js';
 

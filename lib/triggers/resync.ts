@@ -5,10 +5,11 @@
  * `dryRun` (true: load and plan only, write nothing, return the plan). Nothing named →
  * everything. Requires RESYNC_TOKEN (checked before the body is read). A resync ignores retry backoff.
  */
-import { BadRequestError } from '../errors.js';
-import { isObject } from '../guards.js';
-import { findHeldKind, findKind, HELD_KINDS, INGRESS, isIngressKind, MANAGED_KINDS } from '../kinds.js';
-import type { RunScope } from '../reconcile/types.js';
+
+import type { RunScope } from '../engine/types.js';
+import { findHeldKind, findKind, HELD_KINDS, INGRESS, isIngressKind, MANAGED_KINDS } from '../kinds/catalog.js';
+import { BadRequestError } from '../platform/errors.js';
+import { isObject } from '../platform/guards.js';
 import type { Service } from '../service.js';
 import type { HttpInput, HttpRoute } from './io.js';
 

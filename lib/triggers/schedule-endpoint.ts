@@ -13,7 +13,7 @@
  * started in the same process is still running (a schedule faster than a full run: the tick is
  * skipped, not queued behind); 503 when the shards could not all be sent.
  */
-import { BadRequestError, TickRunningError } from '../errors.js';
+import { BadRequestError, TickRunningError } from '../platform/errors.js';
 import type { Service } from '../service.js';
 import type { HttpInput, HttpOutput, HttpRoute } from './io.js';
 import { tickToShardQueue } from './shard-queue.js';

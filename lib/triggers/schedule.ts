@@ -3,10 +3,10 @@
  * on an EventBridge schedule (Lambda, functions/schedule.ts). Finds what missed events would
  * have told us, and undoes drift on the gateway side.
  *
- * A tick first asks the coordinator (lib/reconcile/coordinate.ts) how much there is. Up to
+ * A tick first asks the coordinator (lib/scale/coordinate.ts) how much there is. Up to
  * SHARD_SIZE objects it is one ordinary full run, as always. Above, the coordinator has listed
  * each gateway once, kept a snapshot, done the tick's cluster-wide work and cut the objects into
- * shards (lib/reconcile/shards.ts), and the tick hands them on:
+ * shards (lib/scale/shards.ts), and the tick hands them on:
  * - with a ShardQueue (SHARD_QUEUE_URL: SQS, ./shard-queue.ts), one message per shard; each is run by
  *   the `shard` function (functions/shard.ts, ./shards.ts), retried by the queue when it fails;
  * - without one (self-hosted, Knative, or a Lambda without a queue), here, one shard after the
@@ -19,9 +19,10 @@
  * objects it has not started by then are left, untouched and unlocked, to the next tick;
  * nothing is cut off half-way.
  */
-import type { TickPlan } from '../reconcile/coordinate.js';
-import { describeShard, type Shard, shardScope } from '../reconcile/shards.js';
-import type { ObjectReport, ObjectResult, RunReport } from '../reconcile/types.js';
+
+import type { ObjectReport, ObjectResult, RunReport } from '../engine/types.js';
+import type { TickPlan } from '../scale/coordinate.js';
+import { describeShard, type Shard, shardScope } from '../scale/shards.js';
 import type { Service } from '../service.js';
 
 /** Time kept back from the deadline for settling and saving what was started. */

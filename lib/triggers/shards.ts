@@ -17,9 +17,10 @@
  * shard's objects are as the run left them: what it did not start is untouched, nothing is
  * deleted on doubt, and the next delivery (or tick) takes them up where it stopped.
  */
-import { describeError, errorCode } from '../errors.js';
-import { describeShard, parseShardMessage, type Shard, shardScope } from '../reconcile/shards.js';
-import type { RunReport } from '../reconcile/types.js';
+
+import type { RunReport } from '../engine/types.js';
+import { describeError, errorCode } from '../platform/errors.js';
+import { describeShard, parseShardMessage, type Shard, shardScope } from '../scale/shards.js';
 import type { Service } from '../service.js';
 import type { HttpInput, HttpOutput, HttpRoute } from './io.js';
 import { deadlineWithin } from './schedule.js';

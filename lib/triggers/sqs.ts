@@ -1,6 +1,6 @@
 /**
  * SHARD_QUEUE_URL's queue on Amazon SQS: a tick's shards, one message each (the JSON of
- * lib/reconcile/shards.ts shardMessage), sent with SendMessageBatch, ten to a request.
+ * lib/scale/shards.ts shardMessage), sent with SendMessageBatch, ten to a request.
  *
  * Entries a batch reports failed are sent again (up to `attempts` in all, with a short backoff);
  * a request that fails as a whole has been retried by the SDK already. What still is not sent
@@ -13,9 +13,9 @@
  * keeps @aws-sdk/* external). Credentials and region are the SDK's usual ones (the function's
  * role; the region from the queue URL's host when it names one).
  */
-import { describeError, ShardQueueError } from '../errors.js';
-import type { Logger } from '../log.js';
-import { type Shard, shardMessage } from '../reconcile/shards.js';
+import { describeError, ShardQueueError } from '../platform/errors.js';
+import type { Logger } from '../platform/log.js';
+import { type Shard, shardMessage } from '../scale/shards.js';
 import type { ShardQueue } from './schedule.js';
 
 export interface SqsShardQueueOptions {

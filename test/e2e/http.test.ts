@@ -3,7 +3,7 @@
  * concurrent runs, lost reloads, gateway renames, timeouts, health and readiness.
  */
 import t from 'tap';
-import type { RunReport } from '../../lib/reconcile/run.js';
+import type { RunReport } from '../../lib/engine/run.js';
 import { apiDefinition, FINALIZER } from '../fixtures/builders.js';
 import { RESYNC_TOKEN, startWorld, WEBHOOK_TOKEN, type World } from '../harness/world.js';
 

@@ -9,7 +9,7 @@ import { connect } from 'node:net';
 import fc from 'fast-check';
 import t from 'tap';
 import { Agent, request } from 'undici';
-import type { RunReport } from '../../lib/reconcile/run.js';
+import type { RunReport } from '../../lib/engine/run.js';
 import { buildApp } from '../../lib/server.js';
 import { apiDefinition } from '../fixtures/builders.js';
 import { startWorld, WEBHOOK_TOKEN, type World } from '../harness/world.js';

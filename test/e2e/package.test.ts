@@ -31,7 +31,7 @@ const WEBHOOKS = ['watch', 'audit', 'cloudevents'];
  * Code a webhook function loads at start (index.mjs and the chunks it imports statically): at
  * most 400 KB, the cold-start target (bench/coldstart.ts holds the same). Measured: ~370 KB
  * (esbuild 0.28, target node24, minified; ioredis 6, @kubernetes/client-node 2), against 957 KB
- * before lib/http.ts left undici and Lambda's logger left pino, and 1,550 KB without any of the
+ * before lib/platform/http.ts left undici and Lambda's logger left pino, and 1,550 KB without any of the
  * trimming in scripts/bundle.ts.
  */
 const WEBHOOK_LIMIT_KB = 400;
@@ -183,10 +183,10 @@ t.test('npm run bundle: one working bundle per function, small where it matters'
     t.notOk(inputs.includes('lib/gateway/tyk-dashboard.ts'), `${name}: the Tyk Dashboard client is not loaded at start`);
     t.ok(lazyInputs.includes('lib/gateway/tyk-dashboard.ts'), `${name}: it is in a chunk loaded on first use`);
     t.notOk(
-      inputs.some((p) => /node_modules\/(@theguild\/federation-composition|graphql)\//.test(p) || p === 'lib/reconcile/compose.ts'),
+      inputs.some((p) => /node_modules\/(@theguild\/federation-composition|graphql)\//.test(p) || p === 'lib/kinds/graphs/compose.ts'),
       `${name}: GraphQL composition (graphql, @theguild/federation-composition) is not loaded at start`,
     );
-    t.ok(lazyInputs.includes('lib/reconcile/compose.ts'), `${name}: it is in a chunk loaded when a supergraph is built`);
+    t.ok(lazyInputs.includes('lib/kinds/graphs/compose.ts'), `${name}: it is in a chunk loaded when a supergraph is built`);
     t.notOk(
       inputs.some((p) => p.includes('@kubernetes/client-node/dist/gen/models/')),
       `${name}: no generated Kubernetes models`,
@@ -197,13 +197,13 @@ t.test('npm run bundle: one working bundle per function, small where it matters'
     );
     t.notOk(
       inputs.some((p) => /node_modules\/undici\//.test(p)),
-      `${name}: no undici (lib/http.ts is node:http and node:https; @kubernetes/client-node's fetch dispatchers are left out)`,
+      `${name}: no undici (lib/platform/http.ts is node:http and node:https; @kubernetes/client-node's fetch dispatchers are left out)`,
     );
     t.notOk(
       inputs.some((p) => /node_modules\/(pino|sonic-boom|thread-stream|pino-std-serializers|@pinojs\/redact)\//.test(p)),
-      `${name}: no pino (Lambda logs through lib/log-lines.ts)`,
+      `${name}: no pino (Lambda logs through lib/platform/log-lines.ts)`,
     );
-    t.ok(inputs.includes('lib/log-lines.ts'), `${name}: lib/log-lines.ts is its logger`);
+    t.ok(inputs.includes('lib/platform/log-lines.ts'), `${name}: lib/platform/log-lines.ts is its logger`);
     t.notOk(
       inputs.some((p) => /node_modules\/(socks|socks-proxy-agent|ip-address|smart-buffer|hpagent|jsonpath-plus|openid-client|oauth4webapi|debug)\//.test(p)),
       `${name}: no proxy agents, no ioredis debug, and the legacy auth providers' libraries not at start`,
@@ -213,7 +213,7 @@ t.test('npm run bundle: one working bundle per function, small where it matters'
       `${name}: no Redis Cluster or Sentinel client (one Redis)`,
     );
     const cron = bytesOf(/node_modules\/node-cron\//);
-    t.ok(cron < 8 * 1024, `${name}: of node-cron, only the expression validator lib/config.ts uses (${cron} bytes), not the scheduler`);
+    t.ok(cron < 8 * 1024, `${name}: of node-cron, only the expression validator lib/platform/config.ts uses (${cron} bytes), not the scheduler`);
     t.notOk(
       inputs.some((p) => /^lib\/(main|server)\.ts$|^lib\/metrics\/prometheus\.ts$/.test(p)),
       `${name}: none of the self-hosted server's modules`,
@@ -241,7 +241,7 @@ t.test('npm run bundle: one working bundle per function, small where it matters'
     t.notOk(inputs.includes('lib/triggers/sqs.ts'), `${name}: the SQS sender is not loaded at start`);
     if (name === 'schedule') t.ok(lazyInputs.includes('lib/triggers/sqs.ts'), 'schedule: the SQS sender is in a chunk loaded when shards are sent');
     else t.notOk(lazyInputs.includes('lib/triggers/sqs.ts'), `${name}: cannot reach the SQS sender`);
-    t.notOk(inputs.includes('lib/reconcile/coordinate.ts'), `${name}: the tick's coordinator is not loaded at start`);
+    t.notOk(inputs.includes('lib/scale/coordinate.ts'), `${name}: the tick's coordinator is not loaded at start`);
     if (WEBHOOKS.includes(name)) t.ok(bytes <= WEBHOOK_LIMIT_KB * 1024, `${name}: ${Math.round(bytes / 1024)} KB loaded at start (limit ${WEBHOOK_LIMIT_KB} KB)`);
   }
 

@@ -1,13 +1,13 @@
 /**
- * The locks of the apply stage (lib/reconcile/apply.ts), through whole Runs: an object another
+ * The locks of the apply stage (lib/engine/apply.ts), through whole Runs: an object another
  * run holds is deferred to it (and marked dirty there); a change that arrives while we hold a
  * lock is taken up before the lock is given back, up to maxDirtyPasses passes; a re-read under
  * the lock that finds nothing to do writes nothing; a store failure under the locks releases them.
  */
 import t from 'tap';
-import { StoreUnavailableError } from '../../lib/errors.js';
 import type { JsonObject } from '../../lib/gateway/types.js';
-import { API_DEFINITION } from '../../lib/kinds.js';
+import { API_DEFINITION } from '../../lib/kinds/catalog.js';
+import { StoreUnavailableError } from '../../lib/platform/errors.js';
 import type { LockOutcome, ReleaseOutcome, SyncRecord } from '../../lib/store/types.js';
 import { apiDefinition, defaultIdOf } from '../fixtures/builders.js';
 import { DelegatingStore } from '../fixtures/delegating-store.js';

@@ -4,7 +4,7 @@
  * that patches nothing, and a CRD that prunes them (Tyk Operator's) patched once, not forever.
  */
 import t from 'tap';
-import { API_DEFINITION, SECURITY_POLICY } from '../../lib/kinds.js';
+import { API_DEFINITION, SECURITY_POLICY } from '../../lib/kinds/catalog.js';
 import { apiDefinition, conditionOf, securityPolicy } from '../fixtures/builders.js';
 import { gatewayFailure } from '../memory/gateway.js';
 import { FastWorld } from './world.js';

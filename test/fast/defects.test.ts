@@ -1,6 +1,6 @@
 /**
  * Two defects of the run, pinned as ordinary tests. Both FAIL on the code this branch was cut
- * from (lib/reconcile/apply.ts, lib/reconcile/concurrency.ts) and pass once it is fixed:
+ * from (lib/engine/apply.ts, lib/engine/concurrency.ts) and pass once it is fixed:
  *
  * A. "backoff decided twice against a moving clock": inBackoff runs in applyItem and again in
  *    finalizeItem, with settling (clock sleeps) in between, so an object skipped as in backoff
@@ -10,10 +10,10 @@
  *    a throwing lock() leaves the locks taken before it held.
  */
 import t from 'tap';
-import { StoreUnavailableError } from '../../lib/errors.js';
+import { mapLimit } from '../../lib/engine/concurrency.js';
 import type { JsonObject } from '../../lib/gateway/types.js';
-import { API_DEFINITION } from '../../lib/kinds.js';
-import { mapLimit } from '../../lib/reconcile/concurrency.js';
+import { API_DEFINITION } from '../../lib/kinds/catalog.js';
+import { StoreUnavailableError } from '../../lib/platform/errors.js';
 import type { LockOutcome, ReleaseOutcome, SyncRecord } from '../../lib/store/types.js';
 import { apiDefinition, defaultIdOf } from '../fixtures/builders.js';
 import { DelegatingStore } from '../fixtures/delegating-store.js';

@@ -1,10 +1,10 @@
 /**
- * What the load stage makes of a resource before anything is decided (lib/reconcile/load.ts,
+ * What the load stage makes of a resource before anything is decided (lib/engine/load.ts,
  * computeDesired): whether it is being deleted and carries our finalizer, and
  * the hash an invalid spec is remembered by, so an edit of an invalid spec is seen as one.
  */
 import t from 'tap';
-import { API_DEFINITION } from '../../lib/kinds.js';
+import { API_DEFINITION } from '../../lib/kinds/catalog.js';
 import { apiDefinition, defaultIdOf, FINALIZER } from '../fixtures/builders.js';
 import { MemoryTykGateway } from '../memory/gateway.js';
 import { FastWorld, reported } from './world.js';

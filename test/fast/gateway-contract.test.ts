@@ -37,7 +37,7 @@ type Where = Pick<FaultSpec<CallRecord>, 'method' | 'path'>;
 
 function httpFaults(inject: (spec: FaultSpec<CallRecord>) => unknown, where: (op: GatewayFaultOp, kind: GatewayObjectKind) => Where) {
   return (op: GatewayFaultOp, kind: GatewayObjectKind, how: FailHow, times = 1) => {
-    // a dropped connection is retried once by the client (lib/http.ts): drop both
+    // a dropped connection is retried once by the client (lib/platform/http.ts): drop both
     inject('unavailable' in how ? { ...where(op, kind), drop: true, times: times * 2 } : { ...where(op, kind), status: how.status, times });
   };
 }

@@ -1,12 +1,12 @@
 /**
  * Which gateway an object goes to, and when a change of gateway must clean up the old one
- * (lib/reconcile/load.ts, resolveTarget): an object goes to its contextRef's gateway, a
+ * (lib/engine/load.ts, resolveTarget): an object goes to its contextRef's gateway, a
  * vanished one to the gateway its record names (the default one for a record that names
  * none). The old gateway is cleaned up only when the record says the object reached it.
  */
 import t from 'tap';
 import type { JsonObject } from '../../lib/gateway/types.js';
-import { API_DEFINITION } from '../../lib/kinds.js';
+import { API_DEFINITION } from '../../lib/kinds/catalog.js';
 import { apiDefinition, defaultIdOf, operatorContext, recordFor } from '../fixtures/builders.js';
 import { MemoryTykGateway } from '../memory/gateway.js';
 import { FastWorld, type MemoryGateway, reported } from './world.js';

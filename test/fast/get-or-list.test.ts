@@ -1,14 +1,14 @@
 /**
- * GET for a few, LIST for many (lib/reconcile/load.ts, readObserved and readObjects): the gateway
+ * GET for a few, LIST for many (lib/engine/load.ts, readObserved and readObjects): the gateway
  * state of a run over namespaces, or of more objects than `getThreshold`, is read with one
  * LIST per gateway and kind; of a few named objects, with one GET each. Objects re-read under
  * their locks follow the same rule against the API server, one LIST per namespace. A failed
  * LIST fails every object it covered, and is a run error; it never makes an object absent.
  */
 import t from 'tap';
-import { GatewayUnavailableError } from '../../lib/errors.js';
-import { API_DEFINITION, type ObjectRef, SECURITY_POLICY } from '../../lib/kinds.js';
-import { getLimit } from '../../lib/reconcile/list-sizes.js';
+import { API_DEFINITION, type ObjectRef, SECURITY_POLICY } from '../../lib/kinds/catalog.js';
+import { GatewayUnavailableError } from '../../lib/platform/errors.js';
+import { getLimit } from '../../lib/scale/list-sizes.js';
 import { apiDefinition, defaultIdOf, securityPolicy } from '../fixtures/builders.js';
 import { MemoryTykGateway } from '../memory/gateway.js';
 import { kubeFailure } from '../memory/kube.js';

@@ -7,12 +7,12 @@
  * WATCH_NAMESPACE, a 404 with a record, generated ApiDefinitions whose Ingress vanished).
  */
 import t from 'tap';
-import { KubeConflictError } from '../../lib/errors.js';
-import { API_DEFINITION, INGRESS, TEMPLATE_FINALIZER } from '../../lib/kinds.js';
+import { runReconcile } from '../../lib/engine/run.js';
+import type { RunReport } from '../../lib/engine/types.js';
+import { API_DEFINITION, INGRESS, TEMPLATE_FINALIZER } from '../../lib/kinds/catalog.js';
+import { shortHash } from '../../lib/kinds/ingress/apis.js';
 import type { KubeObject } from '../../lib/kube/types.js';
-import { shortHash } from '../../lib/reconcile/ingress-apis.js';
-import { runReconcile } from '../../lib/reconcile/run.js';
-import type { RunReport } from '../../lib/reconcile/types.js';
+import { KubeConflictError } from '../../lib/platform/errors.js';
 import { apiDefinition, INGRESS_FINALIZER, ingress } from '../fixtures/builders.js';
 import { kubeFailure } from '../memory/kube.js';
 import { FastWorld, reported } from './world.js';

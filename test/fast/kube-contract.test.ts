@@ -55,7 +55,7 @@ async function overHttp(): Promise<KubeSubject> {
       fake.markDeleting(kind.plural, namespace, name);
     },
     failNext: (op, how, times = 1) => {
-      // a dropped connection is retried once by the client (lib/http.ts): drop both
+      // a dropped connection is retried once by the client (lib/platform/http.ts): drop both
       fake.inject('unavailable' in how ? { ...WHERE[op], drop: true, times: times * 2 } : { ...WHERE[op], status: how.status, times });
     },
     conflictNext: (times) => {

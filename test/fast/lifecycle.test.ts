@@ -4,7 +4,7 @@
  */
 import t from 'tap';
 import type { JsonObject } from '../../lib/gateway/types.js';
-import { API_DEFINITION, OPERATOR_CONTEXT, SECURITY_POLICY } from '../../lib/kinds.js';
+import { API_DEFINITION, OPERATOR_CONTEXT, SECURITY_POLICY } from '../../lib/kinds/catalog.js';
 import { apiDefinition, defaultIdOf, FINALIZER, operatorContext, securityPolicy } from '../fixtures/builders.js';
 import { type MemoryTykDashboard, MemoryTykGateway } from '../memory/gateway.js';
 import { FastWorld, reported } from './world.js';

@@ -1,11 +1,11 @@
 /**
  * After the policy phase, ApiDefinitions the API phase did not look at get
- * `status.linked_by_policies` brought up to date (lib/reconcile/run.ts, refreshLinks): only
+ * `status.linked_by_policies` brought up to date (lib/engine/run.ts, refreshLinks): only
  * watched ones, only synced ones, only when the list changes; a failed read or patch is
  * logged (a failed patch also told as an Event) and ends nothing.
  */
 import t from 'tap';
-import { API_DEFINITION, SECURITY_POLICY } from '../../lib/kinds.js';
+import { API_DEFINITION, SECURITY_POLICY } from '../../lib/kinds/catalog.js';
 import { apiDefinition, securityPolicy } from '../fixtures/builders.js';
 import { kubeFailure } from '../memory/kube.js';
 import { FastWorld, reported } from './world.js';

@@ -1,12 +1,12 @@
 /**
- * Edge cases of the load stage (lib/reconcile/load.ts), each pinned by what a run reports or
+ * Edge cases of the load stage (lib/engine/load.ts), each pinned by what a run reports or
  * writes: what is not read at all (an object that is nowhere, a record key that names no
  * object), a policy spec that cannot be sent, jwt_default_policies naming policies across
  * namespaces, an API deletion held while the policies cannot be listed, and a Dashboard
  * policy's status id restored from what the Dashboard reports.
  */
 import t from 'tap';
-import { API_DEFINITION, SECURITY_POLICY } from '../../lib/kinds.js';
+import { API_DEFINITION, SECURITY_POLICY } from '../../lib/kinds/catalog.js';
 import { apiDefinition, defaultIdOf, FINALIZER, recordFor, securityPolicy } from '../fixtures/builders.js';
 import type { MemoryTykDashboard, MemoryTykGateway } from '../memory/gateway.js';
 import { kubeFailure } from '../memory/kube.js';

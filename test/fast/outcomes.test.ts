@@ -1,13 +1,13 @@
 /**
- * How a run ends for each object once its write is done (lib/reconcile/finalize.ts): the
+ * How a run ends for each object once its write is done (lib/engine/finalize.ts): the
  * record it saves, the status it patches and the id that status names, the finalizer it
  * removes, the report and the Events. Each test is a whole Run in process (./world.ts) with
  * one thing going wrong, or right, at the end.
  */
 import t from 'tap';
-import { GatewayApiError, StoreUnavailableError } from '../../lib/errors.js';
 import type { JsonObject } from '../../lib/gateway/types.js';
-import { API_DEFINITION } from '../../lib/kinds.js';
+import { API_DEFINITION } from '../../lib/kinds/catalog.js';
+import { GatewayApiError, StoreUnavailableError } from '../../lib/platform/errors.js';
 import type { MemoryStore } from '../../lib/store/memory.js';
 import type { Store } from '../../lib/store/types.js';
 import { apiDefinition, defaultIdOf, FINALIZER, securityPolicy } from '../fixtures/builders.js';

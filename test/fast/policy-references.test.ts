@@ -1,14 +1,14 @@
 /**
  * How a SecurityPolicy sees the ApiDefinitions it references, and how an ApiDefinition names
- * the policies of its jwt_default_policies (lib/reconcile/load.ts, apiResolver and policyId).
+ * the policies of its jwt_default_policies (lib/engine/load.ts, apiResolver and policyId).
  * A run for the policy alone reads each referenced API and its record once; the API resolves
  * only when it exists, is not being deleted, was synced and sits on the policy's gateway; the
  * policy waits otherwise, saying why in its report, record and status.
  */
 import t from 'tap';
-import { GatewayUnavailableError } from '../../lib/errors.js';
 import type { JsonObject } from '../../lib/gateway/types.js';
-import { API_DEFINITION, SECURITY_POLICY } from '../../lib/kinds.js';
+import { API_DEFINITION, SECURITY_POLICY } from '../../lib/kinds/catalog.js';
+import { GatewayUnavailableError } from '../../lib/platform/errors.js';
 import { apiDefinition, defaultIdOf, operatorContext, recordFor, securityPolicy } from '../fixtures/builders.js';
 import { type MemoryTykDashboard, MemoryTykGateway } from '../memory/gateway.js';
 import { kubeFailure } from '../memory/kube.js';

@@ -3,9 +3,9 @@
  * (test/fast/world.ts). Each test asserts something a bug in that rule would break.
  */
 import t from 'tap';
-import { GatewayUnavailableError } from '../../lib/errors.js';
 import type { JsonObject } from '../../lib/gateway/types.js';
-import { API_DEFINITION, SECURITY_POLICY } from '../../lib/kinds.js';
+import { API_DEFINITION, SECURITY_POLICY } from '../../lib/kinds/catalog.js';
+import { GatewayUnavailableError } from '../../lib/platform/errors.js';
 import { apiDefinition, defaultIdOf, FINALIZER, securityPolicy } from '../fixtures/builders.js';
 import type { MemoryTykGateway } from '../memory/gateway.js';
 import { kubeFailure } from '../memory/kube.js';

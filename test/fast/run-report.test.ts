@@ -1,10 +1,10 @@
 /**
- * What a Run answers and logs as a whole (lib/reconcile/run-context.ts): its id, trigger,
+ * What a Run answers and logs as a whole (lib/engine/run-context.ts): its id, trigger,
  * start and duration, counts per result, objects in a stable order, run-level errors, the
  * gateway counters; the policy list read once per run, per watched namespace.
  */
 import t from 'tap';
-import { API_DEFINITION } from '../../lib/kinds.js';
+import { API_DEFINITION } from '../../lib/kinds/catalog.js';
 import { apiDefinition, securityPolicy } from '../fixtures/builders.js';
 import { kubeFailure } from '../memory/kube.js';
 import { FastWorld, reported } from './world.js';

@@ -1,10 +1,10 @@
 /**
- * What a Run looks at and how it is cut up (lib/reconcile/run.ts): scopes per kind, policies
+ * What a Run looks at and how it is cut up (lib/engine/run.ts): scopes per kind, policies
  * that follow an ApiDefinition into the policy phase, guesses (optional refs) that are not
  * reported, dry runs, and writes in chunks under a deadline.
  */
 import t from 'tap';
-import { API_DEFINITION, SECURITY_POLICY } from '../../lib/kinds.js';
+import { API_DEFINITION, SECURITY_POLICY } from '../../lib/kinds/catalog.js';
 import { apiDefinition, operatorContext, securityPolicy } from '../fixtures/builders.js';
 import { FastWorld, reported } from './world.js';
 

@@ -6,7 +6,7 @@
  */
 import t from 'tap';
 import type { JsonObject } from '../../lib/gateway/types.js';
-import { API_DEFINITION, SECURITY_POLICY } from '../../lib/kinds.js';
+import { API_DEFINITION, SECURITY_POLICY } from '../../lib/kinds/catalog.js';
 import type { KubeObject } from '../../lib/kube/types.js';
 import { apiDefinition, conditionOf, defaultIdOf, FINALIZER, securityPolicy } from '../fixtures/builders.js';
 import { MemoryTykGateway } from '../memory/gateway.js';

@@ -1,12 +1,12 @@
 /**
- * What a run reads from the API server for the scope it was given (lib/reconcile/load.ts,
+ * What a run reads from the API server for the scope it was given (lib/engine/load.ts,
  * loadDesired and loadOrphans): whole namespaces are listed, single objects read once each,
  * unwatched namespaces are not read at all, and a record whose resource is missing is
  * confirmed gone before it is deleted. Each test pins the calls the API server gets and what
  * the run reports.
  */
 import t from 'tap';
-import { API_DEFINITION, SECURITY_POLICY } from '../../lib/kinds.js';
+import { API_DEFINITION, SECURITY_POLICY } from '../../lib/kinds/catalog.js';
 import type { Store } from '../../lib/store/types.js';
 import { apiDefinition, defaultIdOf, recordFor, securityPolicy } from '../fixtures/builders.js';
 import { MemoryTykGateway } from '../memory/gateway.js';

@@ -1,12 +1,12 @@
 /**
- * Carrying out a write and settling it (lib/reconcile/apply.ts), through whole Runs on the
+ * Carrying out a write and settling it (lib/engine/apply.ts), through whole Runs on the
  * stepping clock: how long a run waits for its writes to become visible, how often it reads
  * back and reloads, what it does with a lost or failed reload, a failed read-back, a gateway
  * that changed what we sent, and a write or retirement that fails.
  */
 import t from 'tap';
 import type { JsonObject } from '../../lib/gateway/types.js';
-import { API_DEFINITION, OPERATOR_CONTEXT } from '../../lib/kinds.js';
+import { API_DEFINITION, OPERATOR_CONTEXT } from '../../lib/kinds/catalog.js';
 import { apiDefinition, defaultIdOf, FINALIZER, operatorContext } from '../fixtures/builders.js';
 import { MemoryTykGateway } from '../memory/gateway.js';
 import { kubeFailure } from '../memory/kube.js';

@@ -6,22 +6,23 @@
  * with OperatorContexts resolving to further in-memory gateways registered by URL
  * (`addGateway`); a URL nobody registered is unreachable, a wrong secret is refused (403).
  *
- * Drives runReconcile (lib/reconcile/run.ts) directly: `run(request)` → RunReport. The test
+ * Drives runReconcile (lib/engine/run.ts) directly: `run(request)` → RunReport. The test
  * side changes the cluster as a user would (apply, delete, remove), the gateway behind our back
  * (through the gateway's own test controls) and reads records, objects and Events back.
  * Nothing here mocks a lib/ module: the ports are implementations of the port interfaces.
  */
-import { GatewayApiError } from '../../lib/errors.js';
+
+import { DEFAULT_RUN_SETTINGS, runReconcile } from '../../lib/engine/run.js';
+import type { ObjectReport, RunDeps, RunReport, RunRequest, RunSettings } from '../../lib/engine/types.js';
 import type { ConnectionSettings } from '../../lib/gateway/connection.js';
 import { DEFAULT_TARGET, type GatewayTarget, GatewayTargets } from '../../lib/gateway/targets.js';
 import type { Gateway } from '../../lib/gateway/types.js';
 import { type Resolve, UrlPolicy } from '../../lib/gateway/url-policy.js';
-import { API_DEFINITION, type ManagedKind, SECURITY_POLICY } from '../../lib/kinds.js';
+import { API_DEFINITION, type ManagedKind, SECURITY_POLICY } from '../../lib/kinds/catalog.js';
 import { type CrossNamespaceRefs, ReferenceGrants } from '../../lib/kube/reference-grants.js';
 import type { KubeObject, ResourceKind } from '../../lib/kube/types.js';
-import { ListSizes } from '../../lib/reconcile/list-sizes.js';
-import { DEFAULT_RUN_SETTINGS, runReconcile } from '../../lib/reconcile/run.js';
-import type { ObjectReport, RunDeps, RunReport, RunRequest, RunSettings } from '../../lib/reconcile/types.js';
+import { GatewayApiError } from '../../lib/platform/errors.js';
+import { ListSizes } from '../../lib/scale/list-sizes.js';
 import { MemoryStore } from '../../lib/store/memory.js';
 import type { Store, SyncRecord } from '../../lib/store/types.js';
 import { FakeClock } from '../harness/clock.js';

@@ -7,7 +7,7 @@
  * advance()/set() return, so it sees the final time, not its own deadline.
  * Assumes: one clock per test; nothing here touches real time.
  */
-import type { Clock } from '../../lib/clock.js';
+import type { Clock } from '../../lib/platform/clock.js';
 
 interface Sleeper {
   at: number;

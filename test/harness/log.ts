@@ -2,7 +2,7 @@
  * A Logger for tests that keeps every entry, with its child bindings, so a test can assert what
  * was logged (and that a secret was not). Shared by the HTTP world and the fast world.
  */
-import type { Logger } from '../../lib/log.js';
+import type { Logger } from '../../lib/platform/log.js';
 
 export interface LogEntry {
   level: 'debug' | 'info' | 'warn' | 'error';

@@ -3,8 +3,8 @@
  * a Tyk Dashboard), move when it changes, and fail alone when their context is broken.
  */
 import t from 'tap';
+import type { RunReport } from '../../lib/engine/run.js';
 import type { KubeObject } from '../../lib/kube/types.js';
-import type { RunReport } from '../../lib/reconcile/run.js';
 import { DEFAULT_CRD_DIR } from '../fakes/crd-schema.js';
 import { REFERENCE_GRANT_CRD } from '../fakes/kube-apiserver.js';
 import { type FakeTykDashboard, startFakeTykDashboard } from '../fakes/tyk-dashboard.js';

@@ -9,7 +9,7 @@
  * graph; a steady state that writes nothing; the same on the Tyk Dashboard.
  */
 import t from 'tap';
-import type { RunReport } from '../../lib/reconcile/types.js';
+import type { RunReport } from '../../lib/engine/types.js';
 import { auditEventList } from '../fixtures/audit.js';
 import { apiDefinition, defaultIdOf, POSTS_SDL, SUBGRAPH_FINALIZER, SUPERGRAPH_FINALIZER, subGraph, superGraph, USERS_SDL } from '../fixtures/builders.js';
 import { reported, startWorld, type World, worldFor } from '../harness/world.js';

@@ -8,7 +8,7 @@
  * Invalid while another Ingress syncs. The limits that hold on both tiers are hostile-limits.test.ts.
  */
 import t from 'tap';
-import { MAX_MESSAGE_CHARS, MAX_SPEC_DEPTH } from '../../lib/reconcile/input-limits.js';
+import { MAX_MESSAGE_CHARS, MAX_SPEC_DEPTH } from '../../lib/engine/input-limits.js';
 import { apiDefinition, conditionOf, defaultIdOf, ingress } from '../fixtures/builders.js';
 import { template } from '../fixtures/ingress-world.js';
 import { reported, type World, worldFor } from '../harness/world.js';

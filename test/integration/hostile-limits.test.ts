@@ -7,7 +7,7 @@
  * a spec nested past what it stores, is hostile-input.test.ts.)
  */
 import t from 'tap';
-import { MAX_CERTIFICATE_BYTES, MAX_DOCUMENT_BYTES, MAX_MESSAGE_CHARS, MAX_SPEC_DEPTH } from '../../lib/reconcile/input-limits.js';
+import { MAX_CERTIFICATE_BYTES, MAX_DOCUMENT_BYTES, MAX_MESSAGE_CHARS, MAX_SPEC_DEPTH } from '../../lib/engine/input-limits.js';
 import { apiDefinition, configMap, oasDocument, secret, tykOasApi } from '../fixtures/builders.js';
 import { reported, worldFor } from '../harness/world.js';
 

@@ -1,5 +1,5 @@
 /**
- * lib/http.ts against loopback servers (plain and TLS) over real sockets: answers of any
+ * lib/platform/http.ts against loopback servers (plain and TLS) over real sockets: answers of any
  * status are answers; everything else is a TransportError that says whether it timed out and
  * carries no header value, URL credential or query; a reset before any answer is retried once;
  * the timeout is one deadline for connect, headers and the whole body (a body read as it
@@ -19,10 +19,10 @@ import { join } from 'node:path';
 import type { TLSSocket } from 'node:tls';
 import { KubeConfig } from '@kubernetes/client-node';
 import t, { type Test } from 'tap';
-import { KubeUnavailableError } from '../../lib/errors.js';
-import { httpRequest, makeAgent, ResponseTooLargeError, TransportError } from '../../lib/http.js';
-import { API_DEFINITION } from '../../lib/kinds.js';
+import { API_DEFINITION } from '../../lib/kinds/catalog.js';
 import { KubeClient } from '../../lib/kube/client.js';
+import { KubeUnavailableError } from '../../lib/platform/errors.js';
+import { httpRequest, makeAgent, ResponseTooLargeError, TransportError } from '../../lib/platform/http.js';
 
 const TLS = new URL('../fixtures/tls/', import.meta.url);
 const pem = (name: string): string => readFileSync(new URL(name, TLS), 'utf8');

@@ -8,8 +8,8 @@
  * writes nothing anywhere. A failed read: ingress-faults.test.ts (fake API server only).
  */
 import t from 'tap';
+import { shortHash } from '../../lib/kinds/ingress/apis.js';
 import type { KubeObject } from '../../lib/kube/types.js';
-import { shortHash } from '../../lib/reconcile/ingress-apis.js';
 import { auditEventList } from '../fixtures/audit.js';
 import { apiDefinition, defaultIdOf, INGRESS_FINALIZER, ingress } from '../fixtures/builders.js';
 import { clusterWrites, firstRuleOnly, generated, ingressesIn, nameOf, ORDERS, outcomes, PATHONLY, setUp, TEMPLATE_FINALIZER, template, web } from '../fixtures/ingress-world.js';

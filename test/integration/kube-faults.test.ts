@@ -4,7 +4,7 @@
  * cause a gateway delete (never delete on doubt).
  */
 import t from 'tap';
-import type { RunReport } from '../../lib/reconcile/run.js';
+import type { RunReport } from '../../lib/engine/run.js';
 import { apiDefinition } from '../fixtures/builders.js';
 import { reported, worldFor } from '../harness/world.js';
 

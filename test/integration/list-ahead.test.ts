@@ -1,5 +1,5 @@
 /**
- * A full run lists the gateway ahead (lib/reconcile/list-ahead.ts): once this process has listed
+ * A full run lists the gateway ahead (lib/scale/list-ahead.ts): once this process has listed
  * a kind on the default gateway, the next full run sends that list before it pages through the
  * API server, and answers its reads from it: one list per run still, the same decisions, a read
  * it cannot answer from the list read again, a failed list failing its reads and deleting
@@ -7,10 +7,10 @@
  * Tyk Gateway client.
  */
 import t from 'tap';
+import type { RunReport } from '../../lib/engine/run.js';
 import { TykGatewayClient } from '../../lib/gateway/tyk-ce.js';
-import { type AheadList, ListsAhead } from '../../lib/reconcile/list-ahead.js';
-import { ObservedMemo } from '../../lib/reconcile/observed-memo.js';
-import type { RunReport } from '../../lib/reconcile/run.js';
+import { type AheadList, ListsAhead } from '../../lib/scale/list-ahead.js';
+import { ObservedMemo } from '../../lib/scale/observed-memo.js';
 import { startFakeTykGateway } from '../fakes/tyk-gateway.js';
 import { apiDefinition, defaultIdOf } from '../fixtures/builders.js';
 import { startWorld, type World } from '../harness/world.js';

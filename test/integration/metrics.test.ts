@@ -5,9 +5,9 @@
  * METRICS_TOKEN guards the route without ever appearing in it.
  */
 import t from 'tap';
-import { loadConfig } from '../../lib/config.js';
-import { silentLogger } from '../../lib/log.js';
 import { EmfMetrics } from '../../lib/metrics/emf.js';
+import { loadConfig } from '../../lib/platform/config.js';
+import { silentLogger } from '../../lib/platform/log.js';
 import { buildApp } from '../../lib/server.js';
 import { createService } from '../../lib/service.js';
 import { MemoryStore } from '../../lib/store/memory.js';

@@ -6,7 +6,7 @@
  * named in the status; policies granting a TykOasApiDefinition; the same in pro mode.
  */
 import t from 'tap';
-import type { RunReport } from '../../lib/reconcile/types.js';
+import type { RunReport } from '../../lib/engine/types.js';
 import { auditEventList } from '../fixtures/audit.js';
 import { configMap, defaultIdOf, oasDocument, secret, securityPolicy, tykOasApi } from '../fixtures/builders.js';
 import { certId, PEM } from '../fixtures/pem.js';

@@ -7,8 +7,8 @@
  * path is refused (ListenPathClash) while the older keeps serving.
  */
 import t from 'tap';
+import type { RunReport } from '../../lib/engine/run.js';
 import type { KubeObject } from '../../lib/kube/types.js';
-import type { RunReport } from '../../lib/reconcile/run.js';
 import { apiDefinition, conditionOf, defaultIdOf, FINALIZER } from '../fixtures/builders.js';
 import { type World, worldFor } from '../harness/world.js';
 

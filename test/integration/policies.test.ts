@@ -3,8 +3,8 @@
  * fakes: ordering, waiting, links, id changes, held deletions, Events.
  */
 import t from 'tap';
+import type { RunReport } from '../../lib/engine/run.js';
 import type { KubeObject } from '../../lib/kube/types.js';
-import type { RunReport } from '../../lib/reconcile/run.js';
 import { apiDefinition, httpbinSpec } from '../fixtures/builders.js';
 import { startWorld, type World } from '../harness/world.js';
 

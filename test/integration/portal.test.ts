@@ -11,8 +11,8 @@
  */
 import { fileURLToPath } from 'node:url';
 import t, { type Test } from 'tap';
+import type { RunReport } from '../../lib/engine/types.js';
 import type { KubeObject } from '../../lib/kube/types.js';
-import type { RunReport } from '../../lib/reconcile/types.js';
 import type { FakeTykDashboard } from '../fakes/tyk-dashboard.js';
 import {
   apiDefinition,

@@ -7,8 +7,8 @@
  * the Dashboard's answer for an id it does not have.
  */
 import t from 'tap';
+import type { RunReport } from '../../lib/engine/run.js';
 import type { KubeObject } from '../../lib/kube/types.js';
-import type { RunReport } from '../../lib/reconcile/run.js';
 import { DASHBOARD_VARIANTS, type FakeTykDashboard, type FakeTykDashboardOptions } from '../fakes/tyk-dashboard.js';
 import { apiDefinition } from '../fixtures/builders.js';
 import { startWorld, type World } from '../harness/world.js';

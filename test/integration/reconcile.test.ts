@@ -3,8 +3,8 @@
  * clients, and the loopback API-server and gateway fakes.
  */
 import t from 'tap';
-import { hashOf } from '../../lib/reconcile/hash.js';
-import type { RunReport } from '../../lib/reconcile/run.js';
+import { hashOf } from '../../lib/engine/hash.js';
+import type { RunReport } from '../../lib/engine/run.js';
 import type { SyncRecord } from '../../lib/store/types.js';
 import { apiDefinition, FINALIZER } from '../fixtures/builders.js';
 import { startWorld, type World } from '../harness/world.js';

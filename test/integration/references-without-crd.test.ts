@@ -5,7 +5,7 @@
  * server has the CRD installed.
  */
 import t from 'tap';
-import type { RunReport } from '../../lib/reconcile/types.js';
+import type { RunReport } from '../../lib/engine/types.js';
 import { apiDefinition, conditionOf, securityPolicy } from '../fixtures/builders.js';
 import { capturingLogger } from '../harness/log.js';
 import { RESYNC_TOKEN, startWorld } from '../harness/world.js';

@@ -12,8 +12,8 @@
 import { createServer as createHttpServer } from 'node:http';
 import { createServer, type Server } from 'node:net';
 import t, { type Test } from 'tap';
+import type { ObjectReport, RunReport } from '../../lib/engine/types.js';
 import type { KubeObject } from '../../lib/kube/types.js';
-import type { ObjectReport, RunReport } from '../../lib/reconcile/types.js';
 import { DEFAULT_CRD_DIR } from '../fakes/crd-schema.js';
 import { REFERENCE_GRANT_CRD } from '../fakes/kube-apiserver.js';
 import { startFakeTykGateway } from '../fakes/tyk-gateway.js';

@@ -5,7 +5,7 @@
  */
 import { Writable } from 'node:stream';
 import t from 'tap';
-import { createLogger } from '../../lib/log.js';
+import { createLogger } from '../../lib/platform/log.js';
 import { capturingLogger, WEBHOOK_TOKEN, worldFor } from '../harness/world.js';
 
 const BAD_TOKEN = 'not-the-token-but-long-enough';

@@ -4,8 +4,8 @@
  * still is not sent a ShardQueueError (after every batch was tried), an unknown queue refused.
  */
 import t from 'tap';
-import { ShardQueueError } from '../../lib/errors.js';
-import { parseShardMessage, type Shard, shardsOf } from '../../lib/reconcile/shards.js';
+import { ShardQueueError } from '../../lib/platform/errors.js';
+import { parseShardMessage, type Shard, shardsOf } from '../../lib/scale/shards.js';
 import { SqsShardQueue } from '../../lib/triggers/sqs.js';
 import { startFakeSqs } from '../fakes/sqs.js';
 import { capturingLogger, type LogEntry } from '../harness/log.js';

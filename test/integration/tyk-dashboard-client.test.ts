@@ -8,10 +8,10 @@
  */
 import { readFileSync } from 'node:fs';
 import t, { type Test as TapTest } from 'tap';
-import { GatewayApiError, GatewayRejectedError, GatewayUnavailableError, InvalidSpecError } from '../../lib/errors.js';
 import { certificateId } from '../../lib/gateway/certificates.js';
 import { TykDashboardClient, type TykDashboardOptions } from '../../lib/gateway/tyk-dashboard.js';
 import type { JsonObject } from '../../lib/gateway/types.js';
+import { GatewayApiError, GatewayRejectedError, GatewayUnavailableError, InvalidSpecError } from '../../lib/platform/errors.js';
 import { DASHBOARD_VARIANTS, type FakeTykDashboard, type FakeTykDashboardOptions, startFakeTykDashboard } from '../fakes/tyk-dashboard.js';
 
 const SECRET = 'dashboard-user-key-0123456789abcdef';

@@ -10,11 +10,11 @@
  * and the Tyk Gateway client refusing every portal kind without a call.
  */
 import t, { type Test } from 'tap';
-import { GatewayApiError, GatewayRejectedError, GatewayUnsupportedError } from '../../lib/errors.js';
 import { catalogueId, PORTAL_CONFIGURATION_ID } from '../../lib/gateway/portal.js';
 import { TykGatewayClient } from '../../lib/gateway/tyk-ce.js';
 import { TykDashboardClient } from '../../lib/gateway/tyk-dashboard.js';
 import type { JsonObject } from '../../lib/gateway/types.js';
+import { GatewayApiError, GatewayRejectedError, GatewayUnsupportedError } from '../../lib/platform/errors.js';
 import { type FakeTykDashboard, startFakeTykDashboard } from '../fakes/tyk-dashboard.js';
 import { startFakeTykGateway } from '../fakes/tyk-gateway.js';
 

@@ -7,10 +7,10 @@
  */
 import { readFileSync } from 'node:fs';
 import t, { type Test as TapTest } from 'tap';
-import { errorCode, GatewayApiError, GatewayRejectedError, GatewayResponseTooLargeError, GatewayUnavailableError, GatewayUnsupportedError, InvalidSpecError } from '../../lib/errors.js';
 import { certificateId } from '../../lib/gateway/certificates.js';
 import { TykGatewayClient, type TykGatewayOptions } from '../../lib/gateway/tyk-ce.js';
 import type { JsonObject } from '../../lib/gateway/types.js';
+import { errorCode, GatewayApiError, GatewayRejectedError, GatewayResponseTooLargeError, GatewayUnavailableError, GatewayUnsupportedError, InvalidSpecError } from '../../lib/platform/errors.js';
 import { type FakeTykGateway, type FakeTykOptions, startFakeTykGateway } from '../fakes/tyk-gateway.js';
 
 interface Test {

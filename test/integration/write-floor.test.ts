@@ -8,8 +8,8 @@ import t from 'tap';
 import { apiDefinition } from '../../bench/fixtures.js';
 import { objectName } from '../../bench/shared.js';
 import { WriteFloor, type WriteFloorObject } from '../../bench/write-floor.js';
-import { apiDefinitionPayload } from '../../lib/reconcile/api-payload.js';
-import { defaultId } from '../../lib/reconcile/ids.js';
+import { defaultId } from '../../lib/engine/ids.js';
+import { apiDefinitionPayload } from '../../lib/kinds/api-definition/payload.js';
 import { startFakeKubeApiServer } from '../fakes/kube-apiserver.js';
 import { startFakeTykGateway } from '../fakes/tyk-gateway.js';
 

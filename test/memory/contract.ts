@@ -7,11 +7,11 @@
  * A subject is built fresh for each test by its factory, and closed after it.
  */
 import type { Test } from 'tap';
-import { GatewayApiError, GatewayRejectedError, GatewayUnavailableError, KubeApiError, KubeConflictError, KubeUnavailableError } from '../../lib/errors.js';
+import { sentFieldDifferences } from '../../lib/engine/compare.js';
 import type { Gateway, GatewayObjectKind, JsonObject } from '../../lib/gateway/types.js';
-import { API_DEFINITION, OPERATOR_CONTEXT, SECRET } from '../../lib/kinds.js';
+import { API_DEFINITION, OPERATOR_CONTEXT, SECRET } from '../../lib/kinds/catalog.js';
 import type { KubeApi, KubeObject, ResourceKind } from '../../lib/kube/types.js';
-import { sentFieldDifferences } from '../../lib/reconcile/compare.js';
+import { GatewayApiError, GatewayRejectedError, GatewayUnavailableError, KubeApiError, KubeConflictError, KubeUnavailableError } from '../../lib/platform/errors.js';
 import { apiDefinition, FINALIZER, operatorContext, secret } from '../fixtures/builders.js';
 import type { FailHow } from './faults.js';
 

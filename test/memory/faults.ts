@@ -8,7 +8,7 @@
  * fires: its `hook` is awaited, then `delayMs` is slept on the port's clock, then `error`, if
  * any, is thrown; without `error` the call then proceeds normally.
  */
-import type { Clock } from '../../lib/clock.js';
+import type { Clock } from '../../lib/platform/clock.js';
 
 /** How a fault fails a call: the peer unreachable, or an HTTP answer with this status. */
 export type FailHow = { unavailable: true } | { status: number };

@@ -38,11 +38,12 @@
  * clients throw (GatewayApiError with a status, GatewayUnavailableError, ...); `writes()`
  * counts upserts and removes. `brokenGateway` stands for a gateway that cannot be reached.
  */
-import type { Clock } from '../../lib/clock.js';
-import { GatewayApiError, GatewayRejectedError, GatewayUnavailableError } from '../../lib/errors.js';
+
 import { withOasId, withoutOasFields } from '../../lib/gateway/oas.js';
 import { isPortalGatewayKind, portalUnsupported } from '../../lib/gateway/portal.js';
 import { GATEWAY_OBJECT_NAMES, type Gateway, type GatewayObjectKind, type JsonObject, type ListVisitor, listedObject } from '../../lib/gateway/types.js';
+import type { Clock } from '../../lib/platform/clock.js';
+import { GatewayApiError, GatewayRejectedError, GatewayUnavailableError } from '../../lib/platform/errors.js';
 import { API_SHAPE, type JsonObject as DashboardJson, decodeModel, fill, invalidApi, MSG, OAS_MSG, POLICY_SHAPE } from '../fakes/tyk-dashboard.js';
 import { countByListenHash, decodeBody, fixListenPath, KINDS, loadKind, loadOas, OAS_REFUSALS, type JsonObject as TykJson, validateApi } from '../fakes/tyk-gateway.js';
 import { classicOf, filledOas, type OasBody, readOasBody, withServers } from '../fakes/tyk-oas.js';

@@ -28,17 +28,17 @@
  * - faults (./faults.ts) on: get, list, createObject, replaceObject, deleteObject, patchStatus, addFinalizer, removeFinalizer,
  *   patchFinalizers (each finalizer write attempt), recordEvent, createEvent, patchEvent,
  *   getEvent, whoAmI, ping. Errors to inject: KubeApiError, KubeConflictError,
- *   KubeUnavailableError (lib/errors.ts), as the real client throws them.
+ *   KubeUnavailableError (lib/platform/errors.ts), as the real client throws them.
  * - statusFields (an option): the status fields a kind's CRD keeps; a status patch prunes the rest.
  * Leaves out (the HTTP tier covers them): CRD schema validation, pruning below status, paging,
  * selectors, watches, authentication.
  */
 import { randomUUID } from 'node:crypto';
-import type { Clock } from '../../lib/clock.js';
-import { KubeApiError, KubeConflictError, KubeUnavailableError } from '../../lib/errors.js';
-import { API_DEFINITION, EVENT, INGRESS, OPERATOR_CONTEXT, SECRET, SECURITY_POLICY } from '../../lib/kinds.js';
+import { API_DEFINITION, EVENT, INGRESS, OPERATOR_CONTEXT, SECRET, SECURITY_POLICY } from '../../lib/kinds/catalog.js';
 import { EventRecorder, type EventSink, type EventType, type KubeEvent, type RecordedEvent } from '../../lib/kube/events.js';
 import type { KubeApi, KubeObject, ListOptions, ResourceKind } from '../../lib/kube/types.js';
+import type { Clock } from '../../lib/platform/clock.js';
+import { KubeApiError, KubeConflictError, KubeUnavailableError } from '../../lib/platform/errors.js';
 import { type FailHow, type PortFault, type PortFaultHandle, PortFaults } from './faults.js';
 
 export type KubeOp =

@@ -1,7 +1,7 @@
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import t from 'tap';
-import { describeShard, inPart, parseShardMessage, type Shard } from '../../lib/reconcile/shards.js';
-import { snapshotKey } from '../../lib/reconcile/snapshot.js';
+import { describeShard, inPart, parseShardMessage, type Shard } from '../../lib/scale/shards.js';
+import { snapshotKey } from '../../lib/scale/snapshot.js';
 import { scheduledTick } from '../../lib/triggers/schedule.js';
 import type { ShardOutcome } from '../../lib/triggers/shards.js';
 import { deletes, edit, MAX_RECEIVES, reportedBy, seed, shardFunction, shardWorlds, TimeRunsOut, VISIBILITY_S, writesById } from '../harness/shard-world.js';

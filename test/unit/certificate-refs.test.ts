@@ -1,13 +1,13 @@
 /**
- * resolveCertificates (lib/reconcile/certificate-refs.ts): Secret references become the
+ * resolveCertificates (lib/kinds/shared/certificate-refs.ts): Secret references become the
  * store's ids in the fields Tyk reads, merged over the spec's own; what to upload, once per
  * certificate; the uses the record indexes; a content hash that moves with the Secret; a
  * missing Secret waits, a bad one is invalid, named; no key material in anything printable.
  */
 import { inspect } from 'node:util';
 import t from 'tap';
+import { resolveCertificates, SecretText, secretNamesOf } from '../../lib/kinds/shared/certificate-refs.js';
 import type { KubeObject } from '../../lib/kube/types.js';
-import { resolveCertificates, SecretText, secretNamesOf } from '../../lib/reconcile/certificate-refs.js';
 import { secret } from '../fixtures/builders.js';
 import { certId, PEM } from '../fixtures/pem.js';
 

@@ -6,8 +6,8 @@
 import { X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import t from 'tap';
-import { InvalidSpecError } from '../../lib/errors.js';
 import { certificateId } from '../../lib/gateway/certificates.js';
+import { InvalidSpecError } from '../../lib/platform/errors.js';
 
 const tls = new URL('../fixtures/tls/', import.meta.url);
 const read = (name: string) => readFileSync(new URL(name, tls), 'utf8');

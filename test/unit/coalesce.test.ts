@@ -1,12 +1,12 @@
 /**
- * lib/reconcile/coalesce.ts: scopes merge into their union; one run at a time, what is asked
+ * lib/triggers/coalesce.ts: scopes merge into their union; one run at a time, what is asked
  * meanwhile taken by one next run; each caller gets the report (or the error) of the run that
  * covered it; the webhook triggers share the queue, a run started with its first scope's trigger.
  */
 import t from 'tap';
-import { API_DEFINITION, SECURITY_POLICY, SUBGRAPH } from '../../lib/kinds.js';
-import { Coalescer, mergeScopes, ScopeUnion } from '../../lib/reconcile/coalesce.js';
-import type { RunReport, RunScope, Trigger } from '../../lib/reconcile/types.js';
+import type { RunReport, RunScope, Trigger } from '../../lib/engine/types.js';
+import { API_DEFINITION, SECURITY_POLICY, SUBGRAPH } from '../../lib/kinds/catalog.js';
+import { Coalescer, mergeScopes, ScopeUnion } from '../../lib/triggers/coalesce.js';
 
 const ref = (name: string, kind = API_DEFINITION, namespace = 'default') => ({ kind, namespace, name });
 

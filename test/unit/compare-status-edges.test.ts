@@ -3,9 +3,9 @@
  * their rules (test/unit/payload-compare-status.test.ts states them).
  */
 import t from 'tap';
-import { API_DEFINITION, SECURITY_POLICY } from '../../lib/kinds.js';
-import { describeDifferences, sentFieldDifferences } from '../../lib/reconcile/compare.js';
-import { statusPatch, transactionFor } from '../../lib/reconcile/status.js';
+import { describeDifferences, sentFieldDifferences } from '../../lib/engine/compare.js';
+import { statusPatch, transactionFor } from '../../lib/engine/status.js';
+import { API_DEFINITION, SECURITY_POLICY } from '../../lib/kinds/catalog.js';
 import { record } from '../fixtures/builders.js';
 
 t.test('compare: empty values are equal to each other, not to a value', async (t) => {

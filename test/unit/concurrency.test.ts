@@ -1,10 +1,10 @@
 /**
- * mapLimit (lib/reconcile/concurrency.ts): at most `limit` calls in flight, results in input
+ * mapLimit (lib/engine/concurrency.ts): at most `limit` calls in flight, results in input
  * order, and on a failure no further item is started. forEachYielding: every item in order,
  * with turns of the event loop between slices of work.
  */
 import t from 'tap';
-import { forEachYielding, mapLimit } from '../../lib/reconcile/concurrency.js';
+import { forEachYielding, mapLimit } from '../../lib/engine/concurrency.js';
 
 const tick = () => new Promise<void>((resolve) => setImmediate(resolve));
 

@@ -4,9 +4,9 @@
  * conditions: a change of them alone patches, unless the CRD prunes them.
  */
 import t from 'tap';
-import { API_DEFINITION } from '../../lib/kinds.js';
-import { type ConditionFacts, conditionsFor, pausedMessage } from '../../lib/reconcile/conditions.js';
-import { statusPatch } from '../../lib/reconcile/status.js';
+import { type ConditionFacts, conditionsFor, pausedMessage } from '../../lib/engine/conditions.js';
+import { statusPatch } from '../../lib/engine/status.js';
+import { API_DEFINITION } from '../../lib/kinds/catalog.js';
 import type { SyncRecord } from '../../lib/store/types.js';
 import { recordFor } from '../fixtures/builders.js';
 

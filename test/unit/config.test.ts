@@ -1,6 +1,6 @@
 import t from 'tap';
-import { DEFAULT_SCHEDULE, loadConfig } from '../../lib/config.js';
-import { ConfigError } from '../../lib/errors.js';
+import { DEFAULT_SCHEDULE, loadConfig } from '../../lib/platform/config.js';
+import { ConfigError } from '../../lib/platform/errors.js';
 
 const TOKEN = 'a-webhook-token-of-some-length';
 const base = { TYK_URL: 'http://tyk:8080/', TYK_AUTH: 'secret-gateway-key', WEBHOOK_TOKEN: TOKEN, RESYNC_TOKEN: TOKEN };

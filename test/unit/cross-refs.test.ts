@@ -1,11 +1,11 @@
 /**
- * The references each kind makes through the cluster (lib/reconcile/cross-refs.ts), as the load
+ * The references each kind makes through the cluster (lib/engine/cross-refs.ts), as the load
  * stage checks them against ReferenceGrants: field, target group, kind, namespace (defaulting to
  * the resource's) and name, in the resource's order; nothing for what names nothing.
  */
 import t from 'tap';
-import { API_DEFINITION, API_DESCRIPTION, PORTAL_API_CATALOGUE, PORTAL_CONFIG, SECURITY_POLICY, TYK_OAS_API_DEFINITION } from '../../lib/kinds.js';
-import { referencesOf } from '../../lib/reconcile/cross-refs.js';
+import { referencesOf } from '../../lib/engine/cross-refs.js';
+import { API_DEFINITION, API_DESCRIPTION, PORTAL_API_CATALOGUE, PORTAL_CONFIG, SECURITY_POLICY, TYK_OAS_API_DEFINITION } from '../../lib/kinds/catalog.js';
 import { apiDefinition, apiDescription, portalCatalogue, portalConfig, securityPolicy, tykOasApi } from '../fixtures/builders.js';
 
 const tyk = (kind: string, namespace: string, name: string) => ({ group: 'tyk.tyk.io', kind, namespace, name });

@@ -5,10 +5,10 @@
  * where it turns.
  */
 import t from 'tap';
-import { GatewayApiError, GatewayUnavailableError, GatewayUnsupportedError } from '../../lib/errors.js';
-import { SECURITY_POLICY } from '../../lib/kinds.js';
-import { decide, knownId, type Loaded, recordAfter } from '../../lib/reconcile/decide.js';
-import { DEFAULT_BACKOFF, retryDelayMs } from '../../lib/reconcile/error-policy.js';
+import { decide, knownId, type Loaded, recordAfter } from '../../lib/engine/decide.js';
+import { DEFAULT_BACKOFF, retryDelayMs } from '../../lib/engine/error-policy.js';
+import { SECURITY_POLICY } from '../../lib/kinds/catalog.js';
+import { GatewayApiError, GatewayUnavailableError, GatewayUnsupportedError } from '../../lib/platform/errors.js';
 import { apiDefinition, recordFor, securityPolicy } from '../fixtures/builders.js';
 import { at, BODY, desired, ID, loaded, NOW, target } from '../fixtures/loaded.js';
 

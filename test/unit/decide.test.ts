@@ -4,10 +4,10 @@
  * rules through a whole Run.
  */
 import t from 'tap';
-import { GatewayApiError, GatewayRejectedError, GatewayUnavailableError, GatewayUnsupportedError } from '../../lib/errors.js';
-import { SECURITY_POLICY } from '../../lib/kinds.js';
-import { type Decision, decide, type Loaded, recordAfter } from '../../lib/reconcile/decide.js';
-import { DEFAULT_BACKOFF, retryDelayMs } from '../../lib/reconcile/error-policy.js';
+import { type Decision, decide, type Loaded, recordAfter } from '../../lib/engine/decide.js';
+import { DEFAULT_BACKOFF, retryDelayMs } from '../../lib/engine/error-policy.js';
+import { SECURITY_POLICY } from '../../lib/kinds/catalog.js';
+import { GatewayApiError, GatewayRejectedError, GatewayUnavailableError, GatewayUnsupportedError } from '../../lib/platform/errors.js';
 import type { SyncRecord } from '../../lib/store/types.js';
 import { apiDefinition, recordFor, securityPolicy } from '../fixtures/builders.js';
 import { at, BODY, desired, ID, loaded, NOW, target } from '../fixtures/loaded.js';

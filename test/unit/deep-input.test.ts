@@ -6,13 +6,13 @@
  * block of a PEM found in linear time, however many BEGIN lines it repeats; messages bounded.
  */
 import t from 'tap';
-import { InvalidSpecError } from '../../lib/errors.js';
+import { describeDifferences, sentFieldDifferences } from '../../lib/engine/compare.js';
+import { decide, decideContained } from '../../lib/engine/decide.js';
+import { canonicalJson, hashOf, managedHash, projectedJson } from '../../lib/engine/hash.js';
+import { bounded, depthProblem, MAX_MESSAGE_CHARS, MAX_SPEC_DEPTH, sizeProblem, thrownProblem } from '../../lib/engine/input-limits.js';
 import { certificateId, firstCertificateBlock } from '../../lib/gateway/certificates.js';
-import { deeperThan, jsonText, renderJson } from '../../lib/json-text.js';
-import { describeDifferences, sentFieldDifferences } from '../../lib/reconcile/compare.js';
-import { decide, decideContained } from '../../lib/reconcile/decide.js';
-import { canonicalJson, hashOf, managedHash, projectedJson } from '../../lib/reconcile/hash.js';
-import { bounded, depthProblem, MAX_MESSAGE_CHARS, MAX_SPEC_DEPTH, sizeProblem, thrownProblem } from '../../lib/reconcile/input-limits.js';
+import { InvalidSpecError } from '../../lib/platform/errors.js';
+import { deeperThan, jsonText, renderJson } from '../../lib/platform/json-text.js';
 import { apiDefinition } from '../fixtures/builders.js';
 import { at, desired, loaded } from '../fixtures/loaded.js';
 

@@ -3,9 +3,9 @@
  * MAX_DELETES_PER_RUN holding each of them (and nothing else) with the numbers named.
  */
 import t from 'tap';
-import type { Planned } from '../../lib/reconcile/apply.js';
-import { decide } from '../../lib/reconcile/decide.js';
-import { isGatewayDeletion, limitDeletions } from '../../lib/reconcile/delete-limit.js';
+import type { Planned } from '../../lib/engine/apply.js';
+import { decide } from '../../lib/engine/decide.js';
+import { isGatewayDeletion, limitDeletions } from '../../lib/engine/delete-limit.js';
 import { apiDefinition } from '../fixtures/builders.js';
 import { at, desired, loaded } from '../fixtures/loaded.js';
 

@@ -16,9 +16,9 @@
  */
 import { fileURLToPath } from 'node:url';
 import t from 'tap';
-import { loadConfig } from '../../lib/config.js';
+import type { RunReport } from '../../lib/engine/run.js';
 import type { KubeObject } from '../../lib/kube/types.js';
-import type { RunReport } from '../../lib/reconcile/run.js';
+import { loadConfig } from '../../lib/platform/config.js';
 import { scheduledTick } from '../../lib/triggers/schedule.js';
 import { startFakeTykDashboard } from '../fakes/tyk-dashboard.js';
 import { apiDefinition, apiDescription, configMap, ingress, oasDocument, portalCatalogue, portalConfig, subGraph, superGraph, tykOasApi } from '../fixtures/builders.js';
@@ -55,7 +55,10 @@ const MAY_BE_UNUSED = new Set(['gateway.networking.k8s.io referencegrants list']
 
 t.test('the namespaced overlay: the base install, confined to the namespaces WATCH_NAMESPACE names', async (t) => {
   t.same(WATCHED, ['team-a', 'team-b'], 'WATCH_NAMESPACE names the example namespaces');
-  t.doesNotThrow(() => loadConfig({ ...strings(CONFIGMAP.data), TYK_AUTH: 'gateway-secret', WEBHOOK_TOKEN: 'w'.repeat(24), RESYNC_TOKEN: 'r'.repeat(24) }), 'lib/config.ts accepts its ConfigMap');
+  t.doesNotThrow(
+    () => loadConfig({ ...strings(CONFIGMAP.data), TYK_AUTH: 'gateway-secret', WEBHOOK_TOKEN: 'w'.repeat(24), RESYNC_TOKEN: 'r'.repeat(24) }),
+    'lib/platform/config.ts accepts its ConfigMap',
+  );
   t.same(loadConfig({ ...strings(CONFIGMAP.data), TYK_AUTH: 'gateway-secret', WEBHOOK_TOKEN: 'w'.repeat(24), RESYNC_TOKEN: 'r'.repeat(24) }).watchNamespaces, WATCHED);
 
   // everything of deploy/kubernetes is kept, and only RBAC and the NetworkPolicy are added

@@ -3,7 +3,7 @@
  * and has its shape, kustomizations name files that exist, serverless.yml's handlers are
  * exported functions, the Dockerfile builds a production-only, non-root image that starts
  * `node dist/lib/main.js`, the Kubernetes and Knative manifests are hardened and agree with
- * each other and with lib/config.ts, and the ClusterRole allows exactly the API-server calls
+ * each other and with lib/platform/config.ts, and the ClusterRole allows exactly the API-server calls
  * the code makes.
  *
  * RBAC is derived from the code, not written down by hand: a realistic scenario runs through
@@ -20,9 +20,9 @@ import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import yaml from 'js-yaml';
 import t, { type Test } from 'tap';
-import { DEFAULT_SCHEDULE, loadConfig } from '../../lib/config.js';
+import type { RunReport } from '../../lib/engine/run.js';
 import type { KubeObject } from '../../lib/kube/types.js';
-import type { RunReport } from '../../lib/reconcile/run.js';
+import { DEFAULT_SCHEDULE, loadConfig } from '../../lib/platform/config.js';
 import { scheduledTick } from '../../lib/triggers/schedule.js';
 import { DEFAULT_CRD_DIR } from '../fakes/crd-schema.js';
 import { REFERENCE_GRANT_CRD } from '../fakes/kube-apiserver.js';
@@ -74,8 +74,8 @@ function one(file: string, kind: string, name?: string): Obj {
 
 const isKubeconfig = (doc: unknown): boolean => isObj(doc) && doc.kind === 'Config' && doc.apiVersion === 'v1';
 
-/** The settings lib/config.ts reads: every `(env, 'NAME'` in its source. */
-const KNOWN_SETTINGS = new Set([...read('lib/config.ts').matchAll(/\(env, '([A-Z][A-Z0-9_]*)'/g)].map((m) => m[1] as string));
+/** The settings lib/platform/config.ts reads: every `(env, 'NAME'` in its source. */
+const KNOWN_SETTINGS = new Set([...read('lib/platform/config.ts').matchAll(/\(env, '([A-Z][A-Z0-9_]*)'/g)].map((m) => m[1] as string));
 
 // ── YAML ─────────────────────────────────────────────────────────────────────────────────────
 
@@ -376,15 +376,15 @@ t.test('Deployment: hardened, probed, and consistent with the image, the Service
   t.equal(at(DEPLOYMENT, 'spec.replicas'), 1, 'one replica (the in-process store is the default)');
   t.equal(at(DEPLOYMENT, 'spec.strategy.type'), 'Recreate', 'Recreate: never two pods at once');
 
-  // settings: names lib/config.ts reads, and values it accepts
+  // settings: names lib/platform/config.ts reads, and values it accepts
   t.equal(configMapRefName(CONTAINER), at(CONFIGMAP, 'metadata.name'), 'envFrom the ConfigMap');
   t.equal(secretRefName(CONTAINER), at(SECRET, 'metadata.name'), 'envFrom the Secret');
-  t.ok(KNOWN_SETTINGS.has('TYK_URL') && KNOWN_SETTINGS.has('REDIS_URL'), 'settings found in lib/config.ts');
-  for (const key of [...Object.keys(strings(CONFIGMAP.data)), ...Object.keys(strings(SECRET.stringData))]) t.ok(KNOWN_SETTINGS.has(key), `${key} is a setting lib/config.ts reads`);
+  t.ok(KNOWN_SETTINGS.has('TYK_URL') && KNOWN_SETTINGS.has('REDIS_URL'), 'settings found in lib/platform/config.ts');
+  for (const key of [...Object.keys(strings(CONFIGMAP.data)), ...Object.keys(strings(SECRET.stringData))]) t.ok(KNOWN_SETTINGS.has(key), `${key} is a setting lib/platform/config.ts reads`);
   t.notOk('KUBECONFIG' in strings(CONFIGMAP.data), 'no KUBECONFIG: the in-cluster service account');
   for (const [k, v] of Object.entries(strings(CONFIGMAP.data))) t.notMatch(v, /REPLACE|<[^>]*>/, `ConfigMap ${k} is not a placeholder (kustomize applies it as it is)`);
   const env = { ...strings(CONFIGMAP.data), ...strings(SECRET.stringData) };
-  t.doesNotThrow(() => loadConfig(env), 'lib/config.ts accepts the ConfigMap and the Secret template together');
+  t.doesNotThrow(() => loadConfig(env), 'lib/platform/config.ts accepts the ConfigMap and the Secret template together');
   t.ok(loadConfig(env).shutdownGraceMs < Number(POD.terminationGracePeriodSeconds) * 1000, 'SHUTDOWN_GRACE_MS ends before the kubelet kills the pod');
 
   // identity
@@ -412,12 +412,12 @@ t.test('Knative: the same image as a Knative Service on Redis, and a PingSource 
   t.equal(configMapRefName(container), configMapRefName(CONTAINER), 'the same ConfigMap');
   t.equal(secretRefName(container), secretRefName(CONTAINER), 'the same Secret');
   const envList = arr(container.env) as Obj[];
-  for (const e of envList) t.ok(KNOWN_SETTINGS.has(String(e.name)), `${String(e.name)} is a setting lib/config.ts reads`);
+  for (const e of envList) t.ok(KNOWN_SETTINGS.has(String(e.name)), `${String(e.name)} is a setting lib/platform/config.ts reads`);
   const redis = envList.find((e) => e.name === 'REDIS_URL');
   t.match(redis, { valueFrom: { secretKeyRef: { name: secretRefName(CONTAINER), key: 'REDIS_URL' } } }, 'REDIS_URL from the Secret');
   t.not(at(redis, 'valueFrom.secretKeyRef.optional'), true, 'and not optional: never the in-process store with several instances');
   const literal = Object.fromEntries(envList.filter((e) => typeof e.value === 'string').map((e) => [String(e.name), String(e.value)]));
-  t.doesNotThrow(() => loadConfig({ ...strings(CONFIGMAP.data), ...strings(SECRET.stringData), REDIS_URL: 'redis://redis.example:6379', ...literal }), 'lib/config.ts accepts its settings');
+  t.doesNotThrow(() => loadConfig({ ...strings(CONFIGMAP.data), ...strings(SECRET.stringData), REDIS_URL: 'redis://redis.example:6379', ...literal }), 'lib/platform/config.ts accepts its settings');
 
   // the schedule: PingSource → proxy Service → proxy Deployment (envoy) → /schedule with the token
   const ping = one(file, 'PingSource');

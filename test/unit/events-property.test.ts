@@ -5,11 +5,11 @@
  */
 import fc from 'fast-check';
 import t from 'tap';
-import { BadRequestError } from '../../lib/errors.js';
 import { parseAuditEventList } from '../../lib/events/audit.js';
 import { cloudEventItems, parseCloudEvents } from '../../lib/events/cloudevents.js';
 import { collect, type EventItem } from '../../lib/events/refs.js';
 import { parseWatchEvents } from '../../lib/events/watch.js';
+import { BadRequestError } from '../../lib/platform/errors.js';
 
 const RUNS = 3_000;
 

@@ -1,8 +1,8 @@
 import t from 'tap';
-import { BadRequestError } from '../../lib/errors.js';
 import { parseAuditEventList } from '../../lib/events/audit.js';
 import { collect } from '../../lib/events/refs.js';
 import { parseWatchEvents } from '../../lib/events/watch.js';
+import { BadRequestError } from '../../lib/platform/errors.js';
 import { apiDefinition } from '../fixtures/builders.js';
 
 const api = (name: string, ns = 'default') => apiDefinition(name).inNamespace(ns).build();

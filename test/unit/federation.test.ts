@@ -4,9 +4,10 @@
  * held-finalizer decision (held-finalizers.ts). No network, no clock.
  */
 import t from 'tap';
-import { SUBGRAPH, SUPERGRAPH } from '../../lib/kinds.js';
-import type { KubeObject } from '../../lib/kube/types.js';
-import { COMPOSITIONS_KEPT, type Compose, composeSubgraphs, memoised } from '../../lib/reconcile/compose.js';
+import { decideHeld } from '../../lib/engine/held-finalizers.js';
+import { MAX_DOCUMENT_BYTES } from '../../lib/engine/input-limits.js';
+import { SUBGRAPH, SUPERGRAPH } from '../../lib/kinds/catalog.js';
+import { COMPOSITIONS_KEPT, type Compose, composeSubgraphs, memoised } from '../../lib/kinds/graphs/compose.js';
 import {
   type GraphRef,
   type GraphsRead,
@@ -19,9 +20,8 @@ import {
   subgraphOwner,
   subgraphRefsOf,
   superGraphUsers,
-} from '../../lib/reconcile/federation.js';
-import { decideHeld } from '../../lib/reconcile/held-finalizers.js';
-import { MAX_DOCUMENT_BYTES } from '../../lib/reconcile/input-limits.js';
+} from '../../lib/kinds/graphs/federation.js';
+import type { KubeObject } from '../../lib/kube/types.js';
 import { apiDefinition, defaultIdOf, POSTS_SDL, SUBGRAPH_FINALIZER, subGraph, superGraph, USERS_SDL } from '../fixtures/builders.js';
 
 const at =

@@ -1,10 +1,10 @@
 /**
- * lib/guards.ts and lib/gateway/connection.ts: the shared readers of untyped values and the
+ * lib/platform/guards.ts and lib/gateway/connection.ts: the shared readers of untyped values and the
  * one parser of the TYK_* connection settings (environment and OperatorContext alike).
  */
 import t from 'tap';
 import { parseConnection } from '../../lib/gateway/connection.js';
-import { isEmptyJson, isObject, nonEmpty, parseFlag, trimmed } from '../../lib/guards.js';
+import { isEmptyJson, isObject, nonEmpty, parseFlag, trimmed } from '../../lib/platform/guards.js';
 
 t.test('guards', async (t) => {
   t.ok(isObject({}));

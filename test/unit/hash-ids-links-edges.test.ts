@@ -3,12 +3,12 @@
  * their rules (test/unit/ids-hash.test.ts and payload-compare-status.test.ts state the rules).
  */
 import t from 'tap';
-import { GatewayApiError, InvalidSpecError } from '../../lib/errors.js';
-import { API_DEFINITION, SECURITY_POLICY } from '../../lib/kinds.js';
-import { backoffMs, DEFAULT_BACKOFF, dispose, jitterOf, retryDelayMs } from '../../lib/reconcile/error-policy.js';
-import { canonicalJson, hashOf } from '../../lib/reconcile/hash.js';
-import { gatewayIdFor } from '../../lib/reconcile/ids.js';
-import { accessRefs, referencingPolicies } from '../../lib/reconcile/links.js';
+import { backoffMs, DEFAULT_BACKOFF, dispose, jitterOf, retryDelayMs } from '../../lib/engine/error-policy.js';
+import { canonicalJson, hashOf } from '../../lib/engine/hash.js';
+import { gatewayIdFor } from '../../lib/engine/ids.js';
+import { API_DEFINITION, SECURITY_POLICY } from '../../lib/kinds/catalog.js';
+import { accessRefs, referencingPolicies } from '../../lib/kinds/shared/api-links.js';
+import { GatewayApiError, InvalidSpecError } from '../../lib/platform/errors.js';
 import { apiDefinition, securityPolicy } from '../fixtures/builders.js';
 
 t.test('canonical JSON: every kind of value, undefined members dropped wherever they are', async (t) => {

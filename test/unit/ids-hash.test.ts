@@ -1,7 +1,7 @@
 import t from 'tap';
-import { API_DEFINITION } from '../../lib/kinds.js';
-import { canonicalJson, hashOf, isLegacyHash, managedHash, projectedJson } from '../../lib/reconcile/hash.js';
-import { defaultId, gatewayIdFor } from '../../lib/reconcile/ids.js';
+import { canonicalJson, hashOf, isLegacyHash, managedHash, projectedJson } from '../../lib/engine/hash.js';
+import { defaultId, gatewayIdFor } from '../../lib/engine/ids.js';
+import { API_DEFINITION } from '../../lib/kinds/catalog.js';
 import { apiDefinition } from '../fixtures/builders.js';
 
 t.test('default id is base64url without padding of namespace/name (Tyk Operator scheme)', async (t) => {

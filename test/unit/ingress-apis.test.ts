@@ -1,13 +1,12 @@
 /**
- * The pure Ingress core (lib/reconcile/ingress-apis.ts, ingress-decide.ts): class, Tyk Operator's
+ * The pure Ingress core (lib/kinds/ingress/apis.ts, ingress-decide.ts): class, Tyk Operator's
  * names and hashes, the wildcard host, TLS and ACME paths, the template or the keyless default,
  * refusals (named ports, non-service backends, duplicates, names too long), the diff against
  * what the cluster has (create, one update, delete only what it owns, names taken, terminating,
  * what the record remembers), and the per-Ingress decision.
  */
 import t from 'tap';
-import type { KubeObject } from '../../lib/kube/types.js';
-import { hashOf } from '../../lib/reconcile/hash.js';
+import { hashOf } from '../../lib/engine/hash.js';
 import {
   DEFAULT_INGRESS_SETTINGS,
   desiredApis,
@@ -20,8 +19,9 @@ import {
   shortHash,
   templateSpec,
   translateHost,
-} from '../../lib/reconcile/ingress-apis.js';
-import { decideIngress, type IngressState, writes } from '../../lib/reconcile/ingress-decide.js';
+} from '../../lib/kinds/ingress/apis.js';
+import { decideIngress, type IngressState, writes } from '../../lib/kinds/ingress/decide.js';
+import type { KubeObject } from '../../lib/kube/types.js';
 import { apiDefinition, INGRESS_FINALIZER, ingress } from '../fixtures/builders.js';
 
 const S = DEFAULT_INGRESS_SETTINGS;

@@ -5,12 +5,12 @@
  * Operator's WATCH_INGRESS_CLASS as a fallback) and the ingress listen ports, validated.
  */
 import t from 'tap';
-import { loadConfig } from '../../lib/config.js';
-import { ConfigError } from '../../lib/errors.js';
 import { parseAuditEventList } from '../../lib/events/audit.js';
 import { cloudEventItems, parseCloudEvents } from '../../lib/events/cloudevents.js';
 import { collect } from '../../lib/events/refs.js';
 import { parseWatchEvents } from '../../lib/events/watch.js';
+import { loadConfig } from '../../lib/platform/config.js';
+import { ConfigError } from '../../lib/platform/errors.js';
 import { auditEventList } from '../fixtures/audit.js';
 import { ingress } from '../fixtures/builders.js';
 

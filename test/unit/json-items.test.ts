@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import t from 'tap';
-import { JsonItemsError, readJsonItems } from '../../lib/json-items.js';
+import { JsonItemsError, readJsonItems } from '../../lib/platform/json-items.js';
 
 /** `text` as chunks of the given sizes (cycled), as a response body would arrive. */
 async function* chunked(text: string, sizes: readonly number[]): AsyncIterable<Uint8Array> {

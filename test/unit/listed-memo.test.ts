@@ -7,8 +7,8 @@ import { hash } from 'node:crypto';
 import t from 'tap';
 import { ListedIds } from '../../lib/gateway/listed-ids.js';
 import type { JsonObject } from '../../lib/gateway/types.js';
-import { JsonItemsError, parseItem, readJsonItemBytes } from '../../lib/json-items.js';
-import { type MemoAnswer, ObservedMemo } from '../../lib/reconcile/observed-memo.js';
+import { JsonItemsError, parseItem, readJsonItemBytes } from '../../lib/platform/json-items.js';
+import { type MemoAnswer, ObservedMemo } from '../../lib/scale/observed-memo.js';
 
 const bytesOf = (o: unknown): Buffer => Buffer.from(JSON.stringify(o), 'utf8');
 

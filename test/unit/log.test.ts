@@ -1,13 +1,13 @@
 /**
- * The two loggers (lib/log.ts: pino, for the server; lib/log-lines.ts: without pino, for
+ * The two loggers (lib/platform/log.ts: pino, for the server; lib/platform/log-lines.ts: without pino, for
  * Lambda) write the same lines for the same calls: fields, bindings, levels and, above all,
  * redaction of every secret path. Compared line by line (parsed, `time` aside), so a change of
  * REDACT_PATHS or of either logger that makes them differ fails here.
  */
 import { Writable } from 'node:stream';
 import t, { type Test } from 'tap';
-import { createLogger, type Logger } from '../../lib/log.js';
-import { createLineLogger } from '../../lib/log-lines.js';
+import { createLogger, type Logger } from '../../lib/platform/log.js';
+import { createLineLogger } from '../../lib/platform/log-lines.js';
 
 const SECRET = 'secret-value-0123456789';
 

@@ -4,11 +4,11 @@
  * exposition of the same figures.
  */
 import t from 'tap';
+import type { ObjectReport, RunReport, RunRequest } from '../../lib/engine/types.js';
 import { type Figure, METRIC_PREFIX, METRICS } from '../../lib/metrics/catalogue.js';
 import { EMF_NAMESPACE, EmfMetrics } from '../../lib/metrics/emf.js';
 import { gatewayCallFigures, requestFigures, runFigures } from '../../lib/metrics/figures.js';
 import { PrometheusMetrics } from '../../lib/metrics/prometheus.js';
-import type { ObjectReport, RunReport, RunRequest } from '../../lib/reconcile/types.js';
 import { parseExposition, sumOf } from '../harness/prometheus.js';
 
 function object(over: Partial<ObjectReport>): ObjectReport {

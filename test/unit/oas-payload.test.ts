@@ -1,13 +1,13 @@
 /**
- * lib/reconcile/oas-payload.ts: the ConfigMap reference, the document read from it and the
+ * lib/kinds/tyk-oas-api-definition/payload.ts: the ConfigMap reference, the document read from it and the
  * refusals that name why, the id, what the resource sets over the document (clientCertificate,
  * versioning), and the status fields.
  */
 import t from 'tap';
+import { hashOf } from '../../lib/engine/hash.js';
+import type { ApiRef } from '../../lib/kinds/shared/api-links.js';
+import { configMapRefOf, oasDocumentOf, oasIdOf, oasStatusFields, tykOasPayload, versionRefsOf } from '../../lib/kinds/tyk-oas-api-definition/payload.js';
 import type { KubeObject } from '../../lib/kube/types.js';
-import { hashOf } from '../../lib/reconcile/hash.js';
-import type { ApiRef } from '../../lib/reconcile/links.js';
-import { configMapRefOf, oasDocumentOf, oasIdOf, oasStatusFields, tykOasPayload, versionRefsOf } from '../../lib/reconcile/oas-payload.js';
 import { configMap, defaultIdOf, oasDocument, tykOasApi } from '../fixtures/builders.js';
 
 const ref = (obj: KubeObject) => {

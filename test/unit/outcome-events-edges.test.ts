@@ -1,9 +1,9 @@
 /**
- * Which Event an outcome gives, at the edges of the table in lib/reconcile/outcome-events.ts
+ * Which Event an outcome gives, at the edges of the table in lib/engine/outcome-events.ts
  * (test/unit/outcome-events.test.ts states the table).
  */
 import t from 'tap';
-import { outcomeEvent } from '../../lib/reconcile/outcome-events.js';
+import { outcomeEvent } from '../../lib/engine/outcome-events.js';
 
 t.test('a gateway without the API is named by the reason alone, whatever the code', async (t) => {
   t.same(outcomeEvent({ result: 'failed', reason: 'not supported by gateway', action: 'NOOP', id: 'x', error: 'no /tyk/policies' }), {

@@ -1,11 +1,11 @@
 /**
  * The pure parts of telling outcomes in Kubernetes Events: which Event an outcome gives
- * (lib/reconcile/outcome-events.ts), and how an Event is named and worded (lib/kube/events.ts).
+ * (lib/engine/outcome-events.ts), and how an Event is named and worded (lib/kube/events.ts).
  */
 import t from 'tap';
+import { type Outcome, outcomeEvent, statusPatchFailedEvent } from '../../lib/engine/outcome-events.js';
 import { eventMessage, eventName, MESSAGE_LIMIT_BYTES } from '../../lib/kube/events.js';
 import type { KubeObject } from '../../lib/kube/types.js';
-import { type Outcome, outcomeEvent, statusPatchFailedEvent } from '../../lib/reconcile/outcome-events.js';
 import { apiDefinition } from '../fixtures/builders.js';
 
 const base: Outcome = { result: 'synced', reason: 'created in cluster', action: 'CREATE', id: 'ZGVmYXVsdC9odHRwYmlu' };

@@ -1,17 +1,17 @@
 /**
- * One owner per gateway object (lib/reconcile/owners.ts) and decide()'s use of it: refusals
+ * One owner per gateway object (lib/engine/owners.ts) and decide()'s use of it: refusals
  * before any write (IdClaimed, AdoptionNotPermitted, ListenPathClash), the contest over a
  * phase's objects (oldest first, stable), deletions that leave what is not ours, claims and
  * releases carried in the decision, and a claim lost to a concurrent run.
  */
 import t from 'tap';
-import { OwnershipError } from '../../lib/errors.js';
-import { API_DEFINITION, SECURITY_POLICY, TYK_OAS_API_DEFINITION } from '../../lib/kinds.js';
+import { conditionsFor } from '../../lib/engine/conditions.js';
+import { decide, recordAfter } from '../../lib/engine/decide.js';
+import { outcomeEvent } from '../../lib/engine/outcome-events.js';
+import { type Contestant, contest, hasOwners, olderFirst, ownerKey, refusalOf } from '../../lib/engine/owners.js';
+import { API_DEFINITION, SECURITY_POLICY, TYK_OAS_API_DEFINITION } from '../../lib/kinds/catalog.js';
 import type { KubeObject } from '../../lib/kube/types.js';
-import { conditionsFor } from '../../lib/reconcile/conditions.js';
-import { decide, recordAfter } from '../../lib/reconcile/decide.js';
-import { outcomeEvent } from '../../lib/reconcile/outcome-events.js';
-import { type Contestant, contest, hasOwners, olderFirst, ownerKey, refusalOf } from '../../lib/reconcile/owners.js';
+import { OwnershipError } from '../../lib/platform/errors.js';
 import type { SyncRecord } from '../../lib/store/types.js';
 import { apiDefinition, defaultIdOf, recordFor } from '../fixtures/builders.js';
 import { at, desired, ID, loaded } from '../fixtures/loaded.js';

@@ -1,10 +1,10 @@
 import t from 'tap';
-import { GatewayApiError, GatewayRejectedError, InvalidSpecError } from '../../lib/errors.js';
-import { API_DEFINITION } from '../../lib/kinds.js';
-import { apiDefinitionPayload } from '../../lib/reconcile/api-payload.js';
-import { describeDifferences, sentFieldDifferences } from '../../lib/reconcile/compare.js';
-import { backoffMs, dispose, isTerminal } from '../../lib/reconcile/error-policy.js';
-import { statusPatch, transactionFor } from '../../lib/reconcile/status.js';
+import { describeDifferences, sentFieldDifferences } from '../../lib/engine/compare.js';
+import { backoffMs, dispose, isTerminal } from '../../lib/engine/error-policy.js';
+import { statusPatch, transactionFor } from '../../lib/engine/status.js';
+import { apiDefinitionPayload } from '../../lib/kinds/api-definition/payload.js';
+import { API_DEFINITION } from '../../lib/kinds/catalog.js';
+import { GatewayApiError, GatewayRejectedError, InvalidSpecError } from '../../lib/platform/errors.js';
 import { apiDefinition, record } from '../fixtures/builders.js';
 
 t.test('payload: api_id, org, default versions; spec fields kept as they are', async (t) => {

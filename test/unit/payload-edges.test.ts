@@ -4,9 +4,9 @@
  * and how a policy's access rights are built.
  */
 import t from 'tap';
+import { apiDefinitionPayload } from '../../lib/kinds/api-definition/payload.js';
+import { type ApiResolution, securityPolicyPayload } from '../../lib/kinds/security-policy/payload.js';
 import type { KubeObject } from '../../lib/kube/types.js';
-import { apiDefinitionPayload } from '../../lib/reconcile/api-payload.js';
-import { type ApiResolution, securityPolicyPayload } from '../../lib/reconcile/policy-payload.js';
 import { apiDefinition } from '../fixtures/builders.js';
 
 const body = (obj: KubeObject, orgId?: string, policyIdOf?: (ns: string, name: string) => string) => {

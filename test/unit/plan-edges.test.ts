@@ -3,7 +3,7 @@
  * which record fields each row looks at, and which it does not.
  */
 import t from 'tap';
-import { type DesiredState, type ObservedState, plan } from '../../lib/reconcile/plan.js';
+import { type DesiredState, type ObservedState, plan } from '../../lib/engine/plan.js';
 import { record } from '../fixtures/builders.js';
 
 const ID = 'ZGVmYXVsdC9odHRwYmlu';

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { type DesiredState, type ObservedState, plan } from '../../lib/reconcile/plan.js';
+import { type DesiredState, type ObservedState, plan } from '../../lib/engine/plan.js';
 import { record } from '../fixtures/builders.js';
 
 const ID = 'ZGVmYXVsdC9odHRwYmlu';

@@ -1,10 +1,10 @@
 import t from 'tap';
-import { SECURITY_POLICY } from '../../lib/kinds.js';
+import { plan } from '../../lib/engine/plan.js';
+import { statusPatch } from '../../lib/engine/status.js';
+import { SECURITY_POLICY } from '../../lib/kinds/catalog.js';
+import { type ApiResolution, securityPolicyPayload } from '../../lib/kinds/security-policy/payload.js';
+import { accessRefs, referencingPolicies } from '../../lib/kinds/shared/api-links.js';
 import type { KubeObject } from '../../lib/kube/types.js';
-import { accessRefs, referencingPolicies } from '../../lib/reconcile/links.js';
-import { plan } from '../../lib/reconcile/plan.js';
-import { type ApiResolution, securityPolicyPayload } from '../../lib/reconcile/policy-payload.js';
-import { statusPatch } from '../../lib/reconcile/status.js';
 import { record } from '../fixtures/builders.js';
 
 function policy(name: string, entries: unknown[], extra: Record<string, unknown> = {}, ns = 'team'): KubeObject {

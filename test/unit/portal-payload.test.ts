@@ -1,5 +1,5 @@
 /**
- * The developer portal's desired states (lib/reconcile/portal-payload.ts), pure: a catalogue
+ * The developer portal's desired states (lib/kinds/portal/payload.ts), pure: a catalogue
  * entry from a description (fields, policy, documentation, base64 for swagger), a catalogue's
  * inline fields under its description's (Tyk Operator's merge), ownership among our catalogues
  * (the oldest wins, the younger is invalid naming it, releases and deletions spare what others
@@ -7,8 +7,8 @@
  */
 import t from 'tap';
 import { catalogueEntryIds, catalogueId } from '../../lib/gateway/portal.js';
+import { catalogueDesired, configurationDesired, declaredEntries, descriptionDesired, entryOf, type OtherCatalogue, olderFirst, type ResolvePolicy } from '../../lib/kinds/portal/payload.js';
 import type { KubeObject } from '../../lib/kube/types.js';
-import { catalogueDesired, configurationDesired, declaredEntries, descriptionDesired, entryOf, type OtherCatalogue, olderFirst, type ResolvePolicy } from '../../lib/reconcile/portal-payload.js';
 
 const resolve: ResolvePolicy = (ref) => (ref.name === 'missing' ? { ok: false, why: 'does not exist' } : { ok: true, id: `mid-${ref.name}`, ownId: `own-${ref.name}` });
 

@@ -7,9 +7,9 @@
  * failure is an error, not a refusal.
  */
 import t from 'tap';
-import { KubeApiError } from '../../lib/errors.js';
 import { grantPermits, REFERENCE_GRANT_V1, REFERENCE_GRANT_V1BETA1, ReferenceGrants, refusalMessage } from '../../lib/kube/reference-grants.js';
 import type { KubeApi, KubeObject, ResourceKind } from '../../lib/kube/types.js';
+import { KubeApiError } from '../../lib/platform/errors.js';
 import { capturingLogger } from '../harness/log.js';
 
 function grant(namespace: string, from: object[], to: object[]): KubeObject {

@@ -1,12 +1,12 @@
 /**
- * The partition of a full run into shards (lib/reconcile/shards.ts), as properties over any
+ * The partition of a full run into shards (lib/scale/shards.ts), as properties over any
  * input: every object of a counted namespace belongs to exactly one shard (disjoint and together
  * complete), shards stay within SHARD_SIZE (buckets: about it), the partition is the same for
  * the same input; and the shard message: a round trip, and a clear refusal of anything else.
  */
 import fc from 'fast-check';
 import t from 'tap';
-import { ShardMessageError } from '../../lib/errors.js';
+import { ShardMessageError } from '../../lib/platform/errors.js';
 import {
   bucketOf,
   describeShard,
@@ -20,7 +20,7 @@ import {
   shardMessage,
   shardScope,
   shardsOf,
-} from '../../lib/reconcile/shards.js';
+} from '../../lib/scale/shards.js';
 
 const RUNS = 500;
 

@@ -1,10 +1,10 @@
 /**
- * SharedCheck (lib/shared-check.ts): one check in flight for all callers, its result reused
+ * SharedCheck (lib/platform/shared-check.ts): one check in flight for all callers, its result reused
  * for maxAgeMs from its start (a failure too), then a new one; on a clock the test moves.
  */
 import t from 'tap';
-import type { Clock } from '../../lib/clock.js';
-import { SharedCheck } from '../../lib/shared-check.js';
+import type { Clock } from '../../lib/platform/clock.js';
+import { SharedCheck } from '../../lib/platform/shared-check.js';
 
 class ManualClock implements Clock {
   ms = 1_000_000;

@@ -1,0 +1,378 @@
+/**
+ * The apply stage: carries out decisions that write, under per-object locks.
+ *
+ * - lock: every object that writes is locked; one whose lock another run holds is marked
+ *   dirty there and reported deferred (that run takes the change up).
+ * - under the lock each object is re-read and decided again (`refresh`), so a change since
+ *   the load is never overwritten; then its write is carried out: finalizer first, then the
+ *   gateway, then the retirement of an old id or of its copy on its old gateway.
+ * - each gateway write takes one of the gateway's write slots (GATEWAY_MAX_CONCURRENT_WRITES,
+ *   in the store, so every invocation together stays under it) and gives it back after.
+ * - settle: per gateway, one reload (where the gateway needs one), then a read-back until the
+ *   writes are visible, re-issuing a lost reload with backoff within the budget.
+ * - finalize (finalize.ts) records what happened; then each lock is released. An object
+ *   marked dirty while we held its lock is refreshed and applied again before its lock is
+ *   released (bounded by maxDirtyPasses), so an event that arrived meanwhile is never lost.
+ *
+ * While it holds locks, a batch renews them every lockRenewMs (real time, as the store's TTLs),
+ * so lockTtlMs can be short: a holder that dies blocks its objects for seconds, one that works
+ * long keeps them. A renewal that finds a lock gone is logged.
+ *
+ * Locks are released only when nothing of the batch is still in flight, also on failure; a
+ * StoreUnavailableError is thrown after that (locks released first), since without records
+ * and locks no safe decision can be made. Object failures are recorded, never thrown.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Gateway, JsonObject } from '../gateway/types.js';
+import { uploadCertificates } from '../kinds/shared/certificates.js';
+import type { KubeObject } from '../kube/types.js';
+import { describeError, errorCode, InvalidSpecError, OwnershipError } from '../platform/errors.js';
+import type { FieldDifference } from './compare.js';
+import { mapLimit } from './concurrency.js';
+import type { Decision, Loaded, Write } from './decide.js';
+import { type Done, finalize } from './finalize.js';
+import type { Identity } from './load.js';
+import { readObserved } from './load.js';
+import { hasOwners, ownerKey } from './owners.js';
+import { type RunContext, reportOf } from './run-context.js';
+import type { ObjectReport } from './types.js';
+import { withWriteSlot } from './write-slots.js';
+
+/** An object with what load found and what was decided. */
+export interface Planned {
+  readonly loaded: Loaded;
+  readonly decision: Decision;
+}
+
+/** What carrying out a write did, as far as finalize needs it. */
+export interface Carried {
+  /** the resource after the finalizer was added (else the loaded one) */
+  readonly obj: KubeObject | null | undefined;
+  /** a gateway write was sent (the object's own; retirements count in `touched`) */
+  readonly sent: boolean;
+  readonly error?: unknown;
+  /** gateways written to */
+  readonly touched: readonly Gateway[];
+  /** after settle: the write is visible, and what the read-back found */
+  visible: boolean;
+  observedBody?: JsonObject | null;
+  observedHash?: string;
+  /** the whole read-back's identity, its listed bytes' digest or its hashOf (for a sharded run's snapshot) */
+  observedWholeHash?: string;
+  /** the read-back's differences from the upsert's body (sentFieldDifferences) */
+  differences?: readonly FieldDifference[];
+}
+
+/**
+ * An object decided to write, as the apply stage takes it: who it is, and its report should
+ * another run hold its lock. Only these: the object is read and decided again under its lock,
+ * so what the first reading found need not stay in memory meanwhile (at N objects, one copy
+ * of every resource and body instead of two).
+ */
+export interface ToWrite {
+  readonly id: Identity;
+  readonly deferred: ObjectReport;
+}
+
+export function toWrite({ loaded, decision }: Planned): ToWrite {
+  return { id: { kind: loaded.kind, ref: loaded.ref, key: loaded.key }, deferred: reportOf(loaded, decision, 'deferred') };
+}
+
+/** Re-reads objects under their locks and decides them again; supplied by run.ts per kind. */
+export type Refresh = (objects: readonly Identity[]) => Promise<Planned[]>;
+
+interface Held {
+  readonly id: Identity;
+  readonly token: string;
+}
+
+/** Locks, refreshes, applies, settles and finalizes `batch` (all decided to write); returns what each ended with. */
+export async function applyLocked(ctx: RunContext, batch: readonly ToWrite[], refresh: Refresh): Promise<{ done: Done[]; deferred: ObjectReport[] }> {
+  const { held, deferred } = await lockAll(ctx, batch);
+  const out = new Map<string, Done>();
+  let current = held;
+  // locks on their way back to the store are no longer renewed
+  const releasing = new Set<Held>();
+  const heartbeat = keepLocks(ctx, () => current.filter((h) => !releasing.has(h)));
+  try {
+    await passes();
+  } finally {
+    heartbeat.stop();
+  }
+  return { done: [...out.values()], deferred };
+
+  async function passes(): Promise<void> {
+    for (let pass = 0; current.length > 0; pass++) {
+      let done: Done[];
+      try {
+        const pass = await applyPass(ctx, await refresh(current.map((h) => h.id)));
+        done = pass.done;
+        // skipped in a dirty re-run: what the first pass did stands
+        for (const [p, reason] of pass.skipped) if (!out.has(p.loaded.key)) deferred.push(reportOf(p.loaded, p.decision, 'deferred', { reason }));
+      } catch (err) {
+        await Promise.allSettled(current.map((h) => ctx.deps.store.forceRelease(h.id.key, h.token)));
+        throw err;
+      }
+      // a dirty re-run that found nothing to do does not hide what the first pass did
+      for (const d of done) if (!out.has(d.loaded.key) || d.report.action !== 'NOOP') out.set(d.loaded.key, d);
+      // stopping: no further pass; a dirty mark stays for the next run (forceRelease leaves it)
+      const last = pass + 1 >= ctx.settings.maxDirtyPasses || ctx.stopping();
+      const again = await mapLimit(current, ctx.settings.concurrency, async (h) => {
+        releasing.add(h);
+        if (last) {
+          await ctx.deps.store.forceRelease(h.id.key, h.token);
+          return undefined;
+        }
+        const outcome = await ctx.deps.store.release(h.id.key, h.token);
+        if (outcome === 'lost') ctx.log.warn({ key: h.id.key }, 'lock expired before release');
+        if (outcome !== 'dirty') return undefined;
+        releasing.delete(h);
+        return h;
+      });
+      current = again.filter((h): h is Held => h !== undefined);
+    }
+  }
+}
+
+/**
+ * Renews the locks `held()` names every lockRenewMs until stopped. Real timers, unref'd (they
+ * never keep a process alive); a failed renewal is logged and tried again at the next beat.
+ */
+function keepLocks(ctx: RunContext, held: () => readonly Held[]): { stop(): void } {
+  const every = ctx.settings.lockRenewMs;
+  if (every <= 0) return { stop: () => undefined };
+  let timer: NodeJS.Timeout | undefined;
+  let stopped = false;
+  const beat = async (): Promise<void> => {
+    const locks = held().map((h) => ({ key: h.id.key, token: h.token }));
+    try {
+      const ours = await ctx.deps.store.renew(locks, ctx.settings.lockTtlMs);
+      // a lock released while the renewal was on its way is not lost
+      const still = new Set(held().map((h) => h.token));
+      locks.forEach((l, i) => {
+        if (ours[i] === false && !stopped && still.has(l.token)) ctx.log.warn({ key: l.key }, 'lock lost while held');
+      });
+    } catch (err) {
+      ctx.log.warn({ err: describeError(err), code: errorCode(err) }, 'could not renew locks');
+    }
+    if (!stopped) schedule();
+  };
+  const schedule = () => {
+    timer = setTimeout(() => void beat(), every);
+    timer.unref();
+  };
+  schedule();
+  return {
+    stop: () => {
+      stopped = true;
+      clearTimeout(timer);
+    },
+  };
+}
+
+/** Takes each object's lock; if taking one throws, releases those taken and rethrows. */
+async function lockAll(ctx: RunContext, batch: readonly ToWrite[]): Promise<{ held: Held[]; deferred: ObjectReport[] }> {
+  const held: Held[] = [];
+  const deferred: ObjectReport[] = [];
+  try {
+    await mapLimit(batch, ctx.settings.concurrency, async (w) => {
+      const token = randomUUID();
+      const outcome = await ctx.deps.store.lock(w.id.key, token, ctx.settings.lockTtlMs);
+      if (outcome === 'acquired') held.push({ id: w.id, token });
+      else deferred.push(w.deferred);
+    });
+  } catch (err) {
+    await Promise.allSettled(held.map((h) => ctx.deps.store.forceRelease(h.id.key, h.token)));
+    throw err;
+  }
+  return { held, deferred };
+}
+
+/**
+ * One pass under the locks: write, settle, finalize. Once the process is stopping, or the
+ * store is gone (no record could be saved), writes not yet started are not made: those
+ * objects are left as they were (no record, no status) and reported deferred, for the next run.
+ */
+async function applyPass(ctx: RunContext, planned: readonly Planned[]): Promise<{ done: Done[]; skipped: Map<Planned, 'shutting down' | 'store unavailable'> }> {
+  const skipped = new Map<Planned, NonNullable<ReturnType<RunContext['writesHeld']>>>();
+  const carried = await mapLimit(planned, ctx.settings.concurrency, (p) => {
+    if (!p.decision.write) return Promise.resolve(undefined);
+    const held = ctx.writesHeld();
+    if (held !== undefined) {
+      skipped.set(p, held);
+      return Promise.resolve(undefined);
+    }
+    return carryOut(ctx, p, p.decision.write);
+  });
+  await settle(
+    ctx,
+    planned.flatMap((p, i) => {
+      const c = carried[i];
+      return c ? [{ planned: p, carried: c }] : [];
+    }),
+  );
+  const done = await mapLimit(planned, ctx.settings.concurrency, (p, i) => (skipped.has(p) ? Promise.resolve(undefined) : finalize(ctx, p, carried[i])));
+  return {
+    done: done.filter((d): d is Done => d !== undefined),
+    skipped,
+  };
+}
+
+/** Carries out one write; a failure is kept in the result, never thrown. */
+async function carryOut(ctx: RunContext, { loaded, decision }: Planned, write: Write): Promise<Carried> {
+  const target = loaded.target;
+  const touched: Gateway[] = [];
+  let obj = loaded.obj;
+  let sent = false;
+  if (!target) return { obj, sent, touched, visible: false, error: new InvalidSpecError('no gateway to write to') };
+  const gw = target.gateway;
+  const gk = loaded.kind.gatewayKind;
+  // a removal with nothing to remove (or only a retirement) needs no read-back
+  const done = (error?: unknown): Carried => ({ obj, sent, touched, visible: error === undefined && !sent, error });
+  try {
+    if (write.op === 'remove') {
+      if (write.present) {
+        sent = true;
+        touched.push(gw);
+        ctx.writes++;
+        await withWriteSlot(ctx, gw, () => gw.remove(gk, decision.id));
+      }
+    } else {
+      // the id is claimed before anything is written for it: of two resources naming it, one writes
+      await claimOwner(ctx, decision);
+      if (write.addFinalizer && obj) obj = await ctx.deps.kube.addFinalizer(loaded.kind, obj, loaded.kind.finalizer);
+      if (write.certificates) await uploadCertificates(ctx, target, write.certificates);
+      sent = true;
+      touched.push(gw);
+      ctx.writes++;
+      await withWriteSlot(ctx, gw, () => gw.upsert(gk, decision.id, write.body, { present: loaded.observedBody !== null }));
+    }
+    if (write.retire) {
+      const whereName = write.retire.gateway ?? target.name;
+      const retireId = write.retire.id;
+      const retiredKey = ownerKey(whereName, loaded.kind, retireId);
+      const [owner] = hasOwners(loaded.kind) ? await ctx.deps.store.owners([retiredKey]) : [null];
+      // what another resource owns now is not ours to retire
+      if (owner === null || owner === undefined || owner.ref === loaded.key) {
+        const where = write.retire.gateway === undefined ? gw : await gatewayNamed(ctx, write.retire.gateway);
+        touched.push(where);
+        ctx.writes++;
+        await withWriteSlot(ctx, where, () => where.remove(gk, retireId));
+        if (owner) await ctx.deps.store.releaseOwner(retiredKey, loaded.key);
+      }
+    }
+    return done();
+  } catch (err) {
+    ctx.log.warn({ key: loaded.key, action: decision.action, err: describeError(err), code: errorCode(err) }, 'apply failed');
+    return done(err);
+  }
+}
+
+/** Claims the decision's id for its resource; another resource holding it fails the write (nothing was sent). */
+async function claimOwner(ctx: RunContext, decision: Decision): Promise<void> {
+  const claim = decision.owner;
+  if (claim?.claim !== 'write' || claim.as === undefined) return;
+  const owner = await ctx.deps.store.claimOwner(claim.key, claim.as);
+  if (owner.ref !== claim.as.ref)
+    throw new OwnershipError('ID_CLAIMED', `the id ${decision.id} on gateway ${decision.gateway ?? 'default'} is owned by another resource; choose another spec id (or none)`);
+}
+
+async function gatewayNamed(ctx: RunContext, name: string): Promise<Gateway> {
+  const old = await ctx.resolver.byName(name);
+  if ('error' in old) throw new InvalidSpecError(`cannot remove from the previous gateway: ${old.error}`);
+  return old.gateway;
+}
+
+// ───────────────────────────── settle ─────────────────────────────
+
+interface Settling {
+  readonly planned: Planned;
+  readonly carried: Carried;
+}
+
+/**
+ * Makes the writes visible, per gateway: one reload where the gateway needs one, then read
+ * back; while some writes are not visible, re-issue the reload with backoff within the budget.
+ * Marks each write `visible` and keeps what the read-back found.
+ */
+async function settle(ctx: RunContext, writes: readonly Settling[]): Promise<void> {
+  const gateways = new Set<Gateway>(writes.flatMap((w) => w.carried.touched));
+  const { budgetMs, initialDelayMs, maxDelayMs, reloadEveryMs } = ctx.settings.settle;
+  const clock = ctx.deps.clock;
+  const deadline = clock.now() + Math.max(0, Math.min(budgetMs, ctx.remainingMs()));
+  // only the object's own write is read back (a retirement alone is visible at once, see carryOut)
+  let pending = writes.filter((w) => w.carried.error === undefined && w.carried.sent);
+  const reloadedAt = new Map<Gateway, number>();
+  for (const gw of gateways) reloadedAt.set(gw, await reload(ctx, gw));
+  let delay = initialDelayMs;
+  const anyReload = [...gateways].some((g) => g.reloadRequired);
+  const wait = () => clock.sleep(Math.min(delay, Math.max(0, deadline - clock.now())));
+  while (pending.length > 0) {
+    if (anyReload) await wait();
+    await readBack(ctx, pending);
+    pending = pending.filter((w) => !w.carried.visible);
+    if (pending.length === 0 || clock.now() >= deadline) break;
+    if (!anyReload) await wait();
+    for (const gw of new Set(pending.map((w) => w.planned.loaded.target?.gateway as Gateway))) {
+      if (gw.reloadRequired && clock.now() - (reloadedAt.get(gw) ?? 0) >= reloadEveryMs) reloadedAt.set(gw, await reload(ctx, gw));
+    }
+    delay = Math.min(delay * 2, maxDelayMs);
+  }
+}
+
+/** One reload of a gateway group, where the gateway needs it; returns when it was asked. */
+async function reload(ctx: RunContext, gw: Gateway): Promise<number> {
+  if (!gw.reloadRequired) return ctx.deps.clock.now();
+  ctx.reloads++;
+  try {
+    await gw.reload();
+  } catch (err) {
+    ctx.runError(`reload gateway ${gw.name}`, err);
+  }
+  return ctx.deps.clock.now();
+}
+
+/** Reads each write's object back; a failed read leaves it not visible (it is not a failure of the write). */
+async function readBack(ctx: RunContext, writes: readonly Settling[]): Promise<void> {
+  const answers = await readObserved(
+    ctx,
+    writes.map(({ planned: { loaded, decision } }) => {
+      const target = loaded.target as NonNullable<Loaded['target']>;
+      const sent = decision.write?.op === 'upsert' ? decision.write.body : undefined;
+      // the sent body's key when it is the body the desired hash was made from
+      const sentKey = sent !== undefined && sent === loaded.body ? loaded.sentKey : undefined;
+      return { gateway: target.gateway, gatewayName: target.name, kind: loaded.kind, id: decision.id, readBack: { sent, ...(sentKey !== undefined ? { sentKey } : {}) } };
+    }),
+    false,
+  );
+  writes.forEach((w, i) => {
+    const answer = answers[i];
+    const c = w.carried;
+    delete c.observedHash;
+    delete c.observedWholeHash;
+    delete c.differences;
+    if (answer === undefined || 'error' in answer) {
+      delete c.observedBody;
+      c.visible = false;
+      return;
+    }
+    // the echo as readObserved reduced it: its ids (what finalize reads of it), hashes and differences
+    const body = answer.body;
+    if (body && answer.hash !== undefined && answer.readBack) {
+      c.observedHash = answer.hash;
+      c.observedWholeHash = answer.readBack.wholeHash;
+      c.differences = answer.readBack.differences;
+    }
+    c.visible = isVisible(w.planned, c, body);
+    c.observedBody = body;
+  });
+}
+
+function isVisible({ loaded, decision }: Planned, c: Carried, observed: JsonObject | null): boolean {
+  if (decision.write?.op === 'remove') return observed === null;
+  if (!observed) return false;
+  if ((c.differences ?? []).length === 0) return true;
+  // the gateway changed something we sent (e.g. renamed a clashing listen path): visible if it moved at all
+  const preHash = loaded.observed?.hash;
+  return preHash === undefined || c.observedHash !== preHash;
+}

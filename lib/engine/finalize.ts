@@ -1,0 +1,175 @@
+/**
+ * The finalize stage: records what happened to one object. Given its decision and, for a
+ * write, what carrying it out did, it saves the record (recordAfter's, or the decision's for
+ * an object nothing was written for), patches the status only when it changes, removes the
+ * finalizer of a deleted object, and tells the outcome in Kubernetes Events
+ * (outcome-events.ts). A status patch the API server refuses goes in the report
+ * (`statusError`) and in a Warning, without failing anything else; an Event that cannot be
+ * recorded is logged. Throws only StoreUnavailableError.
+ */
+
+import type { JsonObject } from '../gateway/types.js';
+import { SECURITY_POLICY } from '../kinds/catalog.js';
+import type { KubeObject } from '../kube/types.js';
+import { describeError, errorCode, StoreUnavailableError } from '../platform/errors.js';
+import type { SyncRecord } from '../store/types.js';
+import type { Carried, Planned } from './apply.js';
+import type { ConditionFacts } from './conditions.js';
+import { type Decision, type Happened, knownId, type Loaded, recordAfter } from './decide.js';
+import { defaultId } from './ids.js';
+import { type OutcomeEvent, outcomeEvent, statusPatchFailedEvent } from './outcome-events.js';
+import { errorFields, type RunContext, reportOf } from './run-context.js';
+import { statusPatch } from './status.js';
+import type { ObjectReport } from './types.js';
+
+/** How one object ended: what load found, what was decided, the record now stored (null: none), and its report. */
+export interface Done {
+  readonly loaded: Loaded;
+  readonly decision: Decision;
+  readonly record: SyncRecord | null;
+  readonly report: ObjectReport;
+}
+
+export async function finalize(ctx: RunContext, { loaded, decision }: Planned, carried?: Carried): Promise<Done> {
+  const l = loaded;
+  const d = decision;
+  let obj: KubeObject | null | undefined = carried?.obj ?? l.obj;
+  let record: SyncRecord | null = l.record;
+  let report: ObjectReport;
+  let statusError: string | undefined;
+  const observedBody = carried ? carried.observedBody : l.observedBody;
+
+  /** Patches the status from `r` when it changes; returns the record, with what the answer taught about conditions. */
+  const patch = async (r: SyncRecord): Promise<SyncRecord> => {
+    if (!obj) return r;
+    const facts = conditionFacts(l, d, r);
+    const known = r.conditionsPruned === true;
+    // a write of a new generation looks again, so a CRD that started keeping them is noticed
+    const recheck = carried !== undefined && l.record?.generation !== facts.generation;
+    const conditions = { facts, time: d.time, pruned: known && !recheck };
+    const p = statusPatch(l.kind, obj.status, r, d.statusExtra ?? {}, statusId(l, d, r, observedBody), conditions);
+    if (p === undefined) return r;
+    try {
+      obj = await ctx.deps.kube.patchStatus(l.kind, obj, p);
+    } catch (err) {
+      // the record is already saved; the object keeps its old status, so the report and an Event say so
+      statusError = describeError(err);
+      ctx.log.warn({ key: l.key, err: statusError, code: errorCode(err), status: httpStatusOf(err) }, 'status patch failed');
+      return r;
+    }
+    // the CRD dropped the conditions (Tyk Operator's), or keeps them again: remembered, so they are not patched in a loop
+    const pruned = !Array.isArray(obj.status?.conditions);
+    if (pruned === known) return r;
+    const { conditionsPruned: _, ...rest } = r;
+    return save(ctx, pruned ? { ...rest, conditionsPruned: true } : rest);
+  };
+
+  if (d.write && carried) {
+    const after = recordAfter(d, l, happenedOf(d, carried));
+    if (after.record === null) {
+      try {
+        if (d.write.op === 'remove' && d.write.removeFinalizer && obj) await ctx.deps.kube.removeFinalizer(l.kind, obj, l.kind.finalizer);
+        // the gateway object is gone: its id is free for another resource
+        if (d.owner?.claim === 'release') await ctx.deps.store.releaseOwner(d.owner.key, l.key);
+        await ctx.deps.store.deleteRecord(l.key);
+        record = null;
+        report = reportOf(l, d, 'deleted');
+      } catch (err) {
+        if (err instanceof StoreUnavailableError) throw err;
+        report = reportOf(l, d, 'failed', errorFields(err));
+      }
+    } else {
+      record = await save(ctx, after.record);
+      if (d.patchStatus) record = await patch(record);
+      const extra = carried.error !== undefined ? errorFields(carried.error) : record.error ? { error: record.error } : {};
+      report = reportOf(l, d, after.result, extra);
+    }
+  } else {
+    const q = d.quiet ?? { result: 'unchanged' as const };
+    if (q.save) record = await save(ctx, q.save);
+    if (d.owner?.claim === 'missing' && d.owner.as) await ctx.deps.store.claimOwner(d.owner.key, d.owner.as);
+    if (d.patchStatus && record) record = await patch(record);
+    report = reportOf(l, d, q.result, { ...(q.error ? { error: q.error } : {}), ...(q.code ? { code: q.code } : {}) });
+  }
+  if (statusError !== undefined) report = { ...report, statusError };
+  await tell(ctx, l, obj, report, record, statusError);
+  return { loaded: l, decision: d, record, report };
+}
+
+/** What the conditions are derived from, besides the record: the generation read, deletion, a pause. */
+function conditionFacts(l: Loaded, d: Decision, r: SyncRecord): ConditionFacts {
+  return {
+    generation: l.obj?.metadata.generation ?? r.generation,
+    deleting: l.desired?.deleting === true,
+    paused: d.hold === 'paused' ? { action: d.action, reason: d.reason } : undefined,
+  };
+}
+
+/** What carrying out the write led to, for recordAfter. */
+function happenedOf(d: Decision, c: Carried): Happened {
+  if (c.error !== undefined) return { failed: c.error };
+  if (!c.visible) return { visible: false };
+  if (d.write?.op !== 'upsert') return { visible: true, observedHash: '', differences: [] };
+  // the read-back's hashes and differences (apply.ts readBack; the body it keeps is the slim one)
+  if (!c.observedBody || c.observedHash === undefined) return { visible: false };
+  return {
+    visible: true,
+    observedHash: c.observedHash,
+    ...(c.observedWholeHash !== undefined ? { observedWholeHash: c.observedWholeHash } : {}),
+    differences: c.differences ?? [],
+  };
+}
+
+async function save(ctx: RunContext, record: SyncRecord): Promise<SyncRecord> {
+  const stored = await ctx.deps.store.putRecord(record);
+  if (!stored) ctx.log.info({ key: record.key, generation: record.generation }, 'a newer record exists; kept it');
+  return record;
+}
+
+/**
+ * The status id: the Dashboard's own _id for pro policies, and its id of a portal catalogue or
+ * configuration (nativeIdField; '' while unknown: the status keeps what it has), else our id. An ApiDefinition's id
+ * does not depend on its gateway, so it is known even when the gateway is not (Tyk Operator's
+ * CRD requires status.api_id); a policy's may be the Dashboard's, so it is never guessed ('').
+ */
+function statusId(l: Loaded, d: Decision, record: SyncRecord, observedBody: JsonObject | null | undefined): string {
+  // a kind whose status names no id (an APIDescription), or the Dashboard's id of the object when known (portal kinds)
+  if (l.kind.statusIdField === '') return '';
+  if (l.kind.nativeIdField !== undefined) {
+    const own = observedBody?.[l.kind.nativeIdField];
+    return typeof own === 'string' ? own : '';
+  }
+  const native = observedBody?._id;
+  if (l.kind === SECURITY_POLICY && typeof native === 'string' && native !== '') return native;
+  // a resource refused by ownership before it wrote anything: not the id it was refused (a later choice of id would take
+  // it from the status), but its own default one (Tyk Operator's CRD requires an id in the status)
+  if (record.id === '' && record.refusal !== undefined) return defaultId(l.ref.namespace, l.ref.name);
+  // a record kept from before the id was known (e.g. its context failed)
+  if (record.id === '') return knownId(l, d);
+  return record.id;
+}
+
+/**
+ * Tells the outcome (outcome-events.ts) and a refused status patch in Kubernetes Events about
+ * the object. An Event that cannot be recorded is logged, never a failure of the object or the run.
+ */
+async function tell(ctx: RunContext, l: Loaded, obj: KubeObject | null | undefined, report: ObjectReport, after: SyncRecord | null, statusError: string | undefined): Promise<void> {
+  if (!obj) return;
+  const events: OutcomeEvent[] = [];
+  const told = outcomeEvent({ ...report, before: l.record, after });
+  if (told) events.push(told);
+  if (statusError !== undefined) events.push(statusPatchFailedEvent(statusError));
+  for (const e of events) {
+    try {
+      await ctx.deps.kube.recordEvent(obj, e.type, e.reason, e.message);
+    } catch (err) {
+      ctx.log.warn({ key: l.key, reason: e.reason, err: describeError(err), code: errorCode(err) }, 'event not recorded');
+    }
+  }
+}
+
+/** The HTTP status an error carries, when it was an answer (API server or gateway). */
+export function httpStatusOf(err: unknown): number | undefined {
+  const status = (err as { status?: unknown } | undefined)?.status;
+  return typeof status === 'number' ? status : undefined;
+}

@@ -1,0 +1,104 @@
+/**
+ * Cluster-only objects whose finalizer is held while other objects use them: nothing of them is
+ * on a gateway, but deleting one that is in use would break what uses it (Tyk Operator's
+ * SubGraphs and SuperGraphs; an Ingress's or an ingress template's finalizer has the same shape).
+ * Who uses an object is decided by the caller, purely (for the graphs: federation.ts); this
+ * module decides and carries out the rest.
+ *
+ * decideHeld (pure), from the object, what uses it (null: could not be read) and the status
+ * fields to keep:
+ * - live: our finalizer is added when missing, and the status fields that differ are patched
+ *   (null removes one; absent, null and "" are the same); when both hold, nothing is written, so
+ *   a steady state makes no API-server write.
+ * - being deleted with our finalizer: held while anything uses it, or while what uses it is not
+ *   known (never released on doubt), with a Warning `DeletionHeld` naming the users; else the
+ *   finalizer is removed and the API server completes the deletion. Without our finalizer the
+ *   deletion is not ours to hold: left alone.
+ * applyHeld carries a decision out (finalizer, status, Event) and reports it; a failed write is
+ * reported (result failed, a Warning naming it), never thrown. A dry run writes nothing.
+ */
+
+import type { HeldKind } from '../kinds/catalog.js';
+import type { KubeObject } from '../kube/types.js';
+import { describeError, errorCode } from '../platform/errors.js';
+import { isEmptyJson } from '../platform/guards.js';
+import { canonicalJson } from './hash.js';
+import type { Action } from './plan.js';
+import type { RunContext } from './run-context.js';
+import type { ObjectReport, ObjectResult, ReportReason } from './types.js';
+
+export interface HeldInput {
+  readonly kind: HeldKind;
+  readonly obj: KubeObject;
+  /** what uses it ("SuperGraph default/social"), sorted; null when that could not be read */
+  readonly users: readonly string[] | null;
+  /** status fields to keep equal (null: absent); undefined: the status is not ours to keep, or not known now */
+  readonly status?: Readonly<Record<string, unknown>>;
+}
+
+export interface HeldDecision {
+  readonly action: Action;
+  readonly reason: ReportReason;
+  readonly addFinalizer: boolean;
+  readonly removeFinalizer: boolean;
+  /** a merge patch of the status; absent: none */
+  readonly statusPatch?: Record<string, unknown>;
+  /** a held deletion: why (the report's error, the Warning's message) */
+  readonly held?: string;
+}
+
+const same = (a: unknown, b: unknown): boolean => (isEmptyJson(a) && isEmptyJson(b)) || canonicalJson(a ?? null) === canonicalJson(b ?? null);
+
+export function decideHeld({ kind, obj, users, status }: HeldInput): HeldDecision {
+  const ours = (obj.metadata.finalizers ?? []).includes(kind.finalizer);
+  const quiet = { addFinalizer: false, removeFinalizer: false };
+  if (obj.metadata.deletionTimestamp) {
+    if (!ours) return { action: 'NOOP', reason: 'not managed', ...quiet };
+    if (users === null) return { action: 'WAIT', reason: 'in use', ...quiet, held: 'deletion held: what uses it could not be read' };
+    if (users.length > 0) return { action: 'WAIT', reason: 'in use', ...quiet, held: `deletion held: still used by ${users.join(', ')}` };
+    return { action: 'DELETE', reason: 'deleted in cluster', ...quiet, removeFinalizer: true };
+  }
+  const current = obj.status ?? {};
+  const changed = Object.entries(status ?? {}).filter(([k, v]) => !same(current[k], v));
+  const statusPatch = changed.length > 0 ? Object.fromEntries(changed.map(([k, v]) => [k, isEmptyJson(v) ? null : v])) : undefined;
+  if (!ours) return { action: 'UPDATE', reason: 'finalizer missing', ...quiet, addFinalizer: true, ...(statusPatch ? { statusPatch } : {}) };
+  if (statusPatch) return { action: 'UPDATE', reason: 'status changed', ...quiet, statusPatch };
+  return { action: 'NOOP', reason: 'unchanged', ...quiet };
+}
+
+const RESULTS: Record<Action, ObjectResult> = { NOOP: 'unchanged', UPDATE: 'synced', CREATE: 'synced', DELETE: 'deleted', WAIT: 'waiting' };
+
+/** Carries out `decision` for `input.obj` (nothing in a dry run); returns its report. */
+export async function applyHeld(ctx: RunContext, input: HeldInput, decision: HeldDecision): Promise<ObjectReport> {
+  const { kind, obj } = input;
+  const base = { kind: kind.kind, namespace: obj.metadata.namespace ?? '', name: obj.metadata.name, id: '', action: decision.action, reason: decision.reason };
+  const writes = decision.addFinalizer || decision.removeFinalizer || decision.statusPatch !== undefined;
+  const notManaged = decision.reason === 'not managed';
+  const result: ObjectResult = notManaged ? 'skipped' : RESULTS[decision.action];
+  if (ctx.request.dryRun === true) return { ...base, result: writes ? 'planned' : result, ...(decision.held ? { error: decision.held } : {}) };
+  let current = obj;
+  try {
+    if (decision.addFinalizer) current = await ctx.deps.kube.addFinalizer(kind, current, kind.finalizer);
+    if (decision.statusPatch) current = await ctx.deps.kube.patchStatus(kind, current, decision.statusPatch);
+    if (decision.removeFinalizer) await ctx.deps.kube.removeFinalizer(kind, current, kind.finalizer);
+  } catch (err) {
+    const error = describeError(err);
+    ctx.log.warn({ key: `${kind.kind}/${base.namespace}/${base.name}`, err: error, code: errorCode(err) }, 'held object not updated');
+    await tell(ctx, current, 'SyncFailed', error);
+    return { ...base, result: 'failed', error, code: errorCode(err) };
+  }
+  if (decision.held) {
+    await tell(ctx, current, 'DeletionHeld', decision.held);
+    return { ...base, result, error: decision.held };
+  }
+  return { ...base, result };
+}
+
+/** A Warning about the object; one that cannot be recorded is logged. */
+async function tell(ctx: RunContext, obj: KubeObject, reason: string, message: string): Promise<void> {
+  try {
+    await ctx.deps.kube.recordEvent(obj, 'Warning', reason, message);
+  } catch (err) {
+    ctx.log.warn({ key: `${obj.kind}/${obj.metadata.namespace ?? ''}/${obj.metadata.name}`, reason, err: describeError(err) }, 'event not recorded');
+  }
+}

@@ -1,0 +1,160 @@
+/**
+ * The state of one run: its dependencies, settings, counters, run-level errors, the policy
+ * list it reads once, and the report helpers. Shared by the stages; no I/O of its own except
+ * through the dependencies it holds.
+ */
+import { randomUUID } from 'node:crypto';
+import type { TargetResolver } from '../gateway/targets.js';
+import type { KubeObject } from '../kube/types.js';
+import { describeError, errorCode } from '../platform/errors.js';
+import type { Logger } from '../platform/log.js';
+import { inPart } from '../scale/shards.js';
+import { SnapshotReader } from '../scale/snapshot.js';
+import type { Decision, Loaded } from './decide.js';
+import type { ObjectReport, ObjectResult, RunDeps, RunReport, RunRequest, RunSettings } from './types.js';
+
+export class RunContext {
+  readonly runId = randomUUID();
+  readonly startedAt: number;
+  readonly errors: RunReport['errors'] = [];
+  readonly resolver: TargetResolver;
+  readonly log: Logger;
+  /** a shard run's view of its tick's snapshot of the gateways (snapshot.ts); undefined for other runs */
+  readonly snapshot: SnapshotReader | undefined;
+  writes = 0;
+  reloads = 0;
+  /** gateway deletions let through by MAX_DELETES_PER_RUN so far */
+  deletions = 0;
+  private policyList?: Promise<KubeObject[] | undefined>;
+  private allRecordKeys?: Promise<string[]>;
+  /** work done at most once per run, by key (a certificate's upload to one gateway) */
+  private readonly onceDone = new Map<string, Promise<void>>();
+
+  constructor(
+    readonly deps: RunDeps,
+    readonly request: RunRequest,
+  ) {
+    this.startedAt = deps.clock.now();
+    this.log = deps.log.child({ runId: this.runId, trigger: request.trigger });
+    this.resolver = deps.targets.forRun();
+    const shard = request.shard;
+    if (shard) this.log = this.log.child({ shard: `${shard.index + 1}/${shard.count}`, tick: shard.runId });
+    this.snapshot = shard ? new SnapshotReader(deps.store, shard.runId, this.log) : undefined;
+  }
+
+  get settings(): RunSettings {
+    return this.deps.settings;
+  }
+
+  /** Milliseconds left before the request's deadline or the process's stop, whichever is first (Infinity without either). */
+  remainingMs(): number {
+    const until = Math.min(this.request.deadline ?? Infinity, this.deps.stop?.deadline ?? Infinity);
+    return until === Infinity ? Infinity : until - this.deps.clock.now();
+  }
+
+  /** The process is stopping (SIGTERM): start no further gateway write. */
+  stopping(): boolean {
+    return this.deps.stop?.deadline !== undefined;
+  }
+
+  /** Why no further gateway write may start now, if none may: the process is stopping, or the store is gone (its record could not be saved). */
+  writesHeld(): 'shutting down' | 'store unavailable' | undefined {
+    if (this.stopping()) return 'shutting down';
+    return this.deps.store.reachable() ? undefined : 'store unavailable';
+  }
+
+  /** Runs `work` the first time `key` is asked for in this run; later callers share its outcome. */
+  once(key: string, work: () => Promise<void>): Promise<void> {
+    let done = this.onceDone.get(key);
+    if (done === undefined) {
+      done = work();
+      this.onceDone.set(key, done);
+    }
+    return done;
+  }
+
+  /** Whether the run decides this object: always, except in a shard run, for an object of another shard (a bucket's neighbours). */
+  owns(namespace: string, name: string): boolean {
+    const shard = this.request.shard;
+    return shard === undefined || inPart(shard.part, namespace, name);
+  }
+
+  /**
+   * The store's record keys under `prefix`. A run over everything asks the store once for all
+   * of them and answers every kind's prefix from that (one round trip a run, not one a kind); a
+   * scoped run asks for its prefixes only. Throws what the store throws (StoreUnavailableError).
+   */
+  async recordKeys(prefix: string): Promise<string[]> {
+    if (!this.request.scope.all) return this.deps.store.listRecordKeys(prefix);
+    this.allRecordKeys ??= this.deps.store.listRecordKeys('');
+    return (await this.allRecordKeys).filter((key) => key.startsWith(prefix));
+  }
+
+  watched(namespace: string): boolean {
+    const ns = this.settings.namespaces;
+    return ns === undefined || ns.includes(namespace);
+  }
+
+  runError(stage: string, err: unknown): void {
+    this.errors.push({ stage, code: errorCode(err), message: describeError(err) });
+    this.log.warn({ stage, err: describeError(err), code: errorCode(err) }, 'run stage failed');
+  }
+
+  /**
+   * Every SecurityPolicy in the watched namespaces, listed once per run (references decide
+   * held deletions, linked statuses and which policies follow an API). Undefined when the
+   * list failed: callers then assume the worst (hold deletions, leave links alone).
+   */
+  policies(list: (namespace: string | undefined) => Promise<KubeObject[]>): Promise<KubeObject[] | undefined> {
+    this.policyList ??= (async () => {
+      try {
+        const namespaces = this.settings.namespaces ? [...this.settings.namespaces] : [undefined];
+        const all: KubeObject[] = [];
+        for (const ns of namespaces) all.push(...(await list(ns)));
+        return all;
+      } catch (err) {
+        this.runError('list securitypolicies', err);
+        return undefined;
+      }
+    })();
+    return this.policyList;
+  }
+}
+
+/** One object's report: what was decided for it and how it ended. */
+export function reportOf(loaded: Loaded, decision: Decision, result: ObjectResult, extra: Partial<ObjectReport> = {}): ObjectReport {
+  return {
+    kind: loaded.kind.kind,
+    namespace: loaded.ref.namespace,
+    name: loaded.ref.name,
+    ...(decision.gateway !== undefined ? { gateway: decision.gateway } : {}),
+    id: decision.id,
+    action: decision.action,
+    reason: decision.reason,
+    result,
+    ...extra,
+  };
+}
+
+export function errorFields(err: unknown): { error: string; code: string } {
+  return { error: describeError(err), code: errorCode(err) };
+}
+
+export function finishReport(ctx: RunContext, objects: ObjectReport[]): RunReport {
+  const counts: Partial<Record<ObjectResult, number>> = {};
+  for (const o of objects) counts[o.result] = (counts[o.result] ?? 0) + 1;
+  objects.sort((a, b) => `${a.kind}/${a.namespace}/${a.name}`.localeCompare(`${b.kind}/${b.namespace}/${b.name}`));
+  const report: RunReport = {
+    runId: ctx.runId,
+    trigger: ctx.request.trigger,
+    dryRun: ctx.request.dryRun === true,
+    startedAt: new Date(ctx.startedAt).toISOString(),
+    durationMs: ctx.deps.clock.now() - ctx.startedAt,
+    gateway: { writes: ctx.writes, reloads: ctx.reloads },
+    objects,
+    errors: ctx.errors,
+    counts,
+  };
+  ctx.log.info({ counts, writes: ctx.writes, reloads: ctx.reloads, errors: ctx.errors.length, durationMs: report.durationMs }, 'run finished');
+  return report;
+}

@@ -1,0 +1,196 @@
+/**
+ * How an Ingress's pass ends: its report line, its record, and the Events `kubectl describe
+ * ingress` shows (the Ingress's status is its controller's to write, not ours).
+ *
+ * | outcome                                          | report                          | Event                 |
+ * | ------------------------------------------------ | ------------------------------- | --------------------- |
+ * | ApiDefinitions created, updated or deleted       | CREATE/UPDATE synced            | Normal Synced         |
+ * | nothing to change                                | NOOP unchanged                  | none                  |
+ * | its template missing or not labelled as one      | WAIT waiting (INGRESS_TEMPLATE) | Warning Waiting       |
+ * | a path refused (named port, no service backend,  | … invalid (INGRESS_INVALID)     | Warning Invalid       |
+ * |   duplicate, name too long)                      |                                 |                       |
+ * | a name held by an object not ours                | … failed (INGRESS_NAME_TAKEN)   | Warning SyncFailed    |
+ * | a write refused or failed                        | … failed                        | Warning SyncFailed    |
+ * | a read failed                                    | NOOP read failed, failed        | Warning ReadFailed    |
+ * | deleted / gone / another class: what it made gone| DELETE deleted                  | Normal Deleted (class)|
+ *
+ * The record (`Ingress/<ns>/<name>`, no gateway id) keeps the result, the template and the
+ * generated names as `uses` (the store's index turns an event about one into this Ingress), and
+ * what we last wrote of each generated ApiDefinition. It is saved only when it changes.
+ */
+
+import { hashOf } from '../../engine/hash.js';
+import type { Action } from '../../engine/plan.js';
+import type { RunContext } from '../../engine/run-context.js';
+import type { ObjectReport, ObjectResult, ReportReason } from '../../engine/types.js';
+import { describeError, errorCode, IngressError, InvalidSpecError } from '../../platform/errors.js';
+import type { SyncRecord } from '../../store/types.js';
+import { API_DEFINITION } from '../catalog.js';
+import { type ChildMemory, INGRESS_LABEL, type Step, templateNameOf } from './apis.js';
+import type { IngressDecision } from './decide.js';
+import type { IngressEntry } from './load.js';
+
+/** "namespace/name" of ApiDefinitions written or deleted, and of templates an Ingress let go of. */
+export interface ApiRefs {
+  readonly written: Set<string>;
+  readonly released: Set<string>;
+}
+
+export type StepResult = { readonly ok: true; readonly memory?: ChildMemory } | { readonly ok: false; readonly error: unknown; readonly taken?: boolean };
+
+export type Outcome =
+  /** a read failed, or the finalizer could not be added: nothing written */
+  | { readonly what: 'failed'; readonly error: unknown; readonly writing?: boolean }
+  /** nothing to write (or a dry run, or deferred) */
+  | { readonly what: 'decided'; readonly decision: IngressDecision }
+  | { readonly what: 'written'; readonly decision: IngressDecision; readonly steps: readonly Step[]; readonly results: readonly StepResult[]; readonly finalizerError?: unknown };
+
+interface Verdict {
+  action: Action;
+  reason: ReportReason;
+  result: ObjectResult;
+  error?: string;
+  code?: string;
+}
+
+/** A name the plan needs, held by an object not labelled for this Ingress (or controlled by another). */
+export function takenError(e: { namespace: string; name: string }, names: readonly string[]): IngressError {
+  return new IngressError(
+    'INGRESS_NAME_TAKEN',
+    `ApiDefinition ${names.map((n) => `${e.namespace}/${n}`).join(', ')} exists without the label ${INGRESS_LABEL}: ${e.name}, or another object controls it: not overwritten`,
+  );
+}
+
+/** The failures of an outcome, one error each (a taken name, a refused write, a lost finalizer). */
+function failures(e: IngressEntry, o: Outcome): unknown[] {
+  if (o.what === 'failed') return [o.error];
+  const out: unknown[] = [];
+  if (o.decision.what === 'sync' && o.decision.diff.taken.length > 0) out.push(takenError(e, o.decision.diff.taken));
+  if (o.what === 'written') {
+    for (const r of o.results) if (!r.ok) out.push(r.error);
+    if (o.finalizerError !== undefined) out.push(o.finalizerError);
+  }
+  return out;
+}
+
+function verdict(e: IngressEntry, o: Outcome): Verdict {
+  // an Ingress whose decision threw (ingress.ts): Invalid, as an invalid plan is
+  if (o.what === 'failed' && o.error instanceof InvalidSpecError) return { action: 'NOOP', reason: 'invalid spec', result: 'invalid', error: describeError(o.error), code: errorCode(o.error) };
+  if (o.what === 'failed') return { action: 'NOOP', reason: o.writing ? 'spec changed' : 'read failed', result: 'failed', error: describeError(o.error), code: errorCode(o.error) };
+  const d = o.decision;
+  const wrote = o.what === 'written' && o.results.some((r) => r.ok);
+  const failed = failures(e, o);
+  const failure = failed.length > 0 ? { error: failed.map(describeError).join('; '), code: errorCode(failed[0]) } : {};
+  if (d.what === 'wait') return { action: 'WAIT', reason: 'waiting for dependency', result: 'waiting', error: d.waiting, code: 'INGRESS_TEMPLATE' };
+  if (d.what === 'teardown') {
+    const reason = d.why === 'class changed' ? 'ingress class changed' : 'deleted in cluster';
+    return { action: 'DELETE', reason, result: failed.length > 0 ? 'failed' : 'deleted', ...failure };
+  }
+  if (d.what === 'ignore') return { action: 'NOOP', reason: 'not managed', result: 'skipped' };
+  const steps = o.what === 'written' ? o.steps : d.diff.steps;
+  const created = steps.length > 0 && steps.every((s) => s.op === 'create') && !e.record;
+  const action: Action = steps.length === 0 && !d.addFinalizer ? 'NOOP' : created ? 'CREATE' : 'UPDATE';
+  const reason: ReportReason = action === 'NOOP' ? 'unchanged' : created ? 'created in cluster' : 'spec changed';
+  if (failed.length > 0) return { action, reason, result: 'failed', ...failure };
+  if (d.plan.problems.length > 0) return { action, reason, result: 'invalid', error: d.plan.problems.join('; '), code: 'INGRESS_INVALID' };
+  if (d.diff.terminating.length > 0) {
+    return { action, reason, result: 'waiting', error: `ApiDefinition ${d.diff.terminating.map((n) => `${e.namespace}/${n}`).join(', ')} is being deleted; made again once it is gone` };
+  }
+  return { action, reason, result: wrote || o.what === 'written' ? 'synced' : 'unchanged' };
+}
+
+export function reportIngress(e: IngressEntry, o: Outcome, result?: ObjectResult, extra: Partial<ObjectReport> = {}): ObjectReport {
+  const v = verdict(e, o);
+  return {
+    kind: 'Ingress',
+    namespace: e.namespace,
+    name: e.name,
+    id: '',
+    action: v.action,
+    reason: v.reason,
+    result: result ?? v.result,
+    ...(v.error !== undefined ? { error: v.error } : {}),
+    ...(v.code !== undefined ? { code: v.code } : {}),
+    ...extra,
+  };
+}
+
+/** The record after this pass: null to delete it, undefined to leave it as it is. */
+export function recordOf(e: IngressEntry, o: Outcome, time: string): SyncRecord | null | undefined {
+  if (o.what === 'failed') return undefined;
+  const d = o.decision;
+  if (d.what === 'ignore') return undefined;
+  const v = verdict(e, o);
+  if (d.what === 'teardown') return v.result === 'deleted' ? null : undefined;
+  const ingress = e.state.ingress;
+  const templateName = ingress ? templateNameOf(ingress) : undefined;
+  const template = templateName === undefined ? undefined : `${API_DEFINITION.kind}/${e.namespace}/${templateName}`;
+  const result = v.result === 'waiting' ? 'waiting' : v.result === 'invalid' ? 'invalid' : v.result === 'failed' ? 'failed' : 'synced';
+  let generated: Record<string, ChildMemory> = { ...(e.record?.generated ?? {}) };
+  let desiredHash = e.record?.desiredHash ?? '';
+  let names: string[] = Object.keys(generated);
+  if (d.what === 'sync') {
+    names = d.plan.apis.map((a) => a.name);
+    desiredHash = hashOf(d.plan.apis.map((a) => a.object));
+    const written = new Map<string, ChildMemory>();
+    if (o.what === 'written') o.steps.forEach((s, i) => o.results[i]?.ok && (o.results[i] as { memory?: ChildMemory }).memory && written.set(s.name, (o.results[i] as { memory: ChildMemory }).memory));
+    // what is not desired any more is forgotten; what was not written keeps what we knew of it
+    generated = Object.fromEntries(
+      names.flatMap((n) => {
+        const m = written.get(n) ?? d.diff.unchanged.get(n) ?? generated[n];
+        return m ? [[n, m] as const] : [];
+      }),
+    );
+  }
+  const uses = [...(template ? [template] : []), ...names.map((n) => `${API_DEFINITION.kind}/${e.namespace}/${n}`)];
+  return {
+    key: e.key,
+    id: '',
+    generation: ingress?.metadata.generation ?? e.record?.generation ?? 0,
+    desiredHash,
+    observedHash: '',
+    result,
+    ...(v.error !== undefined ? { error: v.error } : {}),
+    failures: result === 'failed' ? (e.record?.result === 'failed' ? e.record.failures : 0) + 1 : 0,
+    time,
+    ...(uses.length > 0 ? { uses } : {}),
+    ...(Object.keys(generated).length > 0 ? { generated } : {}),
+  };
+}
+
+/** Tells the outcome in Events on the Ingress (none in a steady state); one that cannot be recorded is logged. */
+export async function tellIngress(ctx: RunContext, e: IngressEntry, o: Outcome): Promise<void> {
+  const ingress = e.state.ingress;
+  if (!ingress) return;
+  const said: { type: 'Normal' | 'Warning'; reason: string; message: string }[] = [];
+  if (o.what === 'failed') said.push({ type: 'Warning', reason: o.error instanceof InvalidSpecError ? 'Invalid' : o.writing ? 'SyncFailed' : 'ReadFailed', message: describeError(o.error) });
+  else if (o.decision.what === 'wait') said.push({ type: 'Warning', reason: 'Waiting', message: o.decision.waiting });
+  else {
+    const d = o.decision;
+    if (d.what === 'sync' && d.plan.problems.length > 0) said.push({ type: 'Warning', reason: 'Invalid', message: d.plan.problems.join('; ') });
+    const failed = failures(e, o);
+    if (failed.length > 0) said.push({ type: 'Warning', reason: d.what === 'teardown' ? 'DeleteFailed' : 'SyncFailed', message: failed.map(describeError).join('; ') });
+    if (o.what === 'written') {
+      const done = (op: Step['op']) => o.steps.filter((s, i) => s.op === op && o.results[i]?.ok).map((s) => s.name);
+      const parts = (
+        [
+          ['created', done('create')],
+          ['updated', done('update')],
+          ['deleted', done('delete')],
+        ] as const
+      )
+        .filter(([, n]) => n.length > 0)
+        .map(([what, n]) => `${what} ${n.join(', ')}`);
+      if (parts.length > 0 && d.what === 'sync') said.push({ type: 'Normal', reason: 'Synced', message: `ApiDefinitions ${parts.join('; ')}` });
+      if (parts.length > 0 && d.what === 'teardown' && d.why === 'class changed')
+        said.push({ type: 'Normal', reason: 'Deleted', message: `no longer of class ${ctx.settings.ingress?.className ?? 'tyk'}: ApiDefinitions ${parts.join('; ')}` });
+    }
+  }
+  for (const s of said) {
+    try {
+      await ctx.deps.kube.recordEvent(ingress, s.type, s.reason, s.message);
+    } catch (err) {
+      ctx.log.warn({ key: e.key, reason: s.reason, err: describeError(err), code: errorCode(err) }, 'event not recorded');
+    }
+  }
+}

@@ -1,0 +1,174 @@
+/**
+ * Certificates from Secrets: an ApiDefinition's `certificate_secret_names`,
+ * `client_certificate_refs`, `upstream_certificate_refs` and `pinned_public_keys_refs` name
+ * Secrets (`kubernetes.io/tls`: `tls.crt`, `tls.key`) in the API's namespace, as Tyk Operator
+ * took them. Pure: the Secrets are read by the load stage and handed in.
+ *
+ * `secretNamesOf(spec)` lists the Secrets a spec names. `resolveCertificates` turns them into:
+ * - the fields Tyk expects, holding the certificate store's ids (org id + SHA-256 of the leaf,
+ *   lib/gateway/certificates.ts, known before any upload): `certificates`,
+ *   `client_certificates`, `upstream_certificates`, `pinned_public_keys`, merged over the ids the
+ *   spec gives itself;
+ * - what to upload before the API is written, one entry per id (the PEM: the certificate, then
+ *   its key when the Secret has one), held as SecretText so it never reaches a log or a report;
+ * - a hash of the Secrets' content, for the API's desired hash, so a rotated Secret is a change;
+ * - the object's `uses`: each Secret, and each certificate on its gateway (records index them).
+ * A Secret that does not exist makes the API wait for it (nothing is sent, what the gateway has
+ * stays); a Secret without `tls.crt`, without a parsable certificate, with a `tls.crt` or
+ * `tls.key` above MAX_CERTIFICATE_BYTES, or without the `tls.key` a server or upstream
+ * certificate needs is invalid, named. Messages never quote Secret data.
+ */
+import { createHash } from 'node:crypto';
+import { MAX_CERTIFICATE_BYTES, sizeProblem } from '../../engine/input-limits.js';
+import { certificateId } from '../../gateway/certificates.js';
+import type { JsonObject } from '../../gateway/types.js';
+import type { KubeObject } from '../../kube/types.js';
+import { describeError } from '../../platform/errors.js';
+import { isObject, stringItems } from '../../platform/guards.js';
+
+/**
+ * Text that must never be printed: a PEM with a private key. JSON, util.inspect and String
+ * show a placeholder; `reveal()` gives the text to the one place that sends it.
+ */
+export class SecretText {
+  readonly #text: string;
+  constructor(text: string) {
+    this.#text = text;
+  }
+  reveal(): string {
+    return this.#text;
+  }
+  toJSON(): string {
+    return '[secret]';
+  }
+  toString(): string {
+    return '[secret]';
+  }
+  [Symbol.for('nodejs.util.inspect.custom')](): string {
+    return '[secret]';
+  }
+}
+
+/** One certificate to have in the gateway's store before the API that uses it is written. */
+export interface CertificateUpload {
+  readonly id: string;
+  readonly pem: SecretText;
+  /** the Secret it comes from, "namespace/name" */
+  readonly secret: string;
+}
+
+export const CERTIFICATE_USE_PREFIX = 'Certificate/';
+
+/** The record use naming certificate `id` on gateway `gateway` ("Certificate/<gateway>/<id>"). */
+export function certificateUse(gateway: string, id: string): string {
+  return `${CERTIFICATE_USE_PREFIX}${gateway}/${id}`;
+}
+
+/** A Secret as the load stage read it: the object, null when the API server said 404. */
+export type SecretLookup = (name: string) => KubeObject | null;
+
+export type CertificateResolution =
+  | { readonly ok: true; readonly fields: JsonObject; readonly uploads: readonly CertificateUpload[]; readonly contentHash: string; readonly uses: readonly string[] }
+  | { readonly ok: false; readonly waiting: string; readonly uses: readonly string[] }
+  | { readonly ok: false; readonly invalid: string; readonly uses: readonly string[] };
+
+/** The operator-only fields that name Secrets, with where their ids go and whether the Secret needs its key. */
+const LIST_REFS = [
+  { field: 'certificate_secret_names', into: 'certificates', needsKey: true },
+  { field: 'client_certificate_refs', into: 'client_certificates', needsKey: false },
+] as const;
+const MAP_REFS = [
+  { field: 'upstream_certificate_refs', into: 'upstream_certificates', needsKey: true },
+  { field: 'pinned_public_keys_refs', into: 'pinned_public_keys', needsKey: false },
+] as const;
+
+export const SECRET_REF_FIELDS: readonly string[] = [...LIST_REFS, ...MAP_REFS].map((r) => r.field);
+
+function entriesOf(value: unknown): [string, string][] {
+  return isObject(value) ? Object.entries(value).filter((e): e is [string, string] => typeof e[1] === 'string' && e[1] !== '') : [];
+}
+
+/** The Secrets a spec names, each once, in the order met. */
+export function secretNamesOf(spec: Record<string, unknown> | undefined): string[] {
+  if (!spec) return [];
+  const names = [...LIST_REFS.flatMap((r) => stringItems(spec[r.field])), ...MAP_REFS.flatMap((r) => entriesOf(spec[r.field]).map(([, name]) => name))];
+  return [...new Set(names)];
+}
+
+function decoded(secret: KubeObject, key: string): string | undefined {
+  const data = isObject(secret.data) ? secret.data[key] : undefined;
+  if (typeof data !== 'string' || data === '') return undefined;
+  const text = Buffer.from(data, 'base64').toString('utf8').trim();
+  return text === '' ? undefined : text;
+}
+
+interface Material {
+  readonly id: string;
+  readonly pem: string;
+  readonly hasKey: boolean;
+}
+
+/**
+ * Resolves a spec's Secret references for a gateway: `lookup` answers each Secret the load
+ * stage read; `orgId` is the org the gateway's store files certificates under; `gateway` names
+ * the gateway in the certificates' uses.
+ */
+export function resolveCertificates(spec: Record<string, unknown>, namespace: string, lookup: SecretLookup, orgId: string, gateway: string): CertificateResolution {
+  const names = secretNamesOf(spec);
+  const secretUses = names.map((n) => `Secret/${namespace}/${n}`);
+  const material = new Map<string, Material>();
+  for (const name of names) {
+    const secret = lookup(name);
+    if (secret === null) return { ok: false, waiting: `Secret ${namespace}/${name} does not exist`, uses: secretUses };
+    const crt = decoded(secret, 'tls.crt');
+    if (crt === undefined) return { ok: false, invalid: `Secret ${namespace}/${name} has no tls.crt`, uses: secretUses };
+    const key = decoded(secret, 'tls.key');
+    // refused by size before any parsing (input-limits.ts)
+    const big =
+      sizeProblem(`Secret ${namespace}/${name} tls.crt`, Buffer.byteLength(crt), MAX_CERTIFICATE_BYTES) ??
+      (key === undefined ? undefined : sizeProblem(`Secret ${namespace}/${name} tls.key`, Buffer.byteLength(key), MAX_CERTIFICATE_BYTES));
+    if (big !== undefined) return { ok: false, invalid: big, uses: secretUses };
+    let id: string;
+    try {
+      id = certificateId(crt, orgId);
+    } catch (err) {
+      return { ok: false, invalid: `Secret ${namespace}/${name}: tls.crt: ${describeError(err)}`, uses: secretUses };
+    }
+    material.set(name, { id, pem: key === undefined ? `${crt}\n` : `${crt}\n${key}\n`, hasKey: key !== undefined });
+  }
+  const fields: JsonObject = {};
+  for (const ref of LIST_REFS) {
+    const refs = stringItems(spec[ref.field]);
+    if (refs.length === 0) continue;
+    const ids = [...stringItems(spec[ref.into])];
+    for (const name of refs) {
+      const m = material.get(name) as Material;
+      if (ref.needsKey && !m.hasKey) return { ok: false, invalid: `${ref.field}: Secret ${namespace}/${name} has no tls.key`, uses: secretUses };
+      if (!ids.includes(m.id)) ids.push(m.id);
+    }
+    fields[ref.into] = ids;
+  }
+  for (const ref of MAP_REFS) {
+    const refs = entriesOf(spec[ref.field]);
+    if (refs.length === 0) continue;
+    const map: JsonObject = isObject(spec[ref.into]) ? { ...(spec[ref.into] as JsonObject) } : {};
+    for (const [domain, name] of refs) {
+      const m = material.get(name) as Material;
+      if (ref.needsKey && !m.hasKey) return { ok: false, invalid: `${ref.field}.${domain}: Secret ${namespace}/${name} has no tls.key`, uses: secretUses };
+      map[domain] = m.id;
+    }
+    fields[ref.into] = map;
+  }
+  // one upload per certificate; named by two Secrets, one with its key: the one with the key
+  const chosen = new Map<string, { name: string; m: Material }>();
+  const content = createHash('sha256');
+  for (const name of names) {
+    const m = material.get(name) as Material;
+    content.update(`${name}\u0000${m.pem}\u0000`);
+    const known = chosen.get(m.id);
+    if (!known || (m.hasKey && !known.m.hasKey)) chosen.set(m.id, { name, m });
+  }
+  const uploads = [...chosen.values()].map(({ name, m }): CertificateUpload => ({ id: m.id, pem: new SecretText(m.pem), secret: `${namespace}/${name}` }));
+  const certUses = uploads.map((u) => certificateUse(gateway, u.id));
+  return { ok: true, fields, uploads, contentHash: content.digest('hex'), uses: [...secretUses, ...certUses] };
+}

@@ -1,0 +1,172 @@
+/**
+ * Shards of a full run: how the objects of a large cluster are split into parts of about
+ * SHARD_SIZE objects, each run by one invocation (lib/triggers/schedule.ts coordinates;
+ * lib/scale/coordinate.ts counts and snapshots). Pure: no I/O, no clock.
+ *
+ * - `partition(counts, size)`: from the number of objects per namespace (every kind a full run
+ *   looks at, and the records of namespaces that only have records left), parts of at most
+ *   `size` objects where it can: namespaces, in name order, packed together while they fit
+ *   (at most MAX_NAMESPACES_PER_SHARD each, so a message stays small); a namespace larger than
+ *   `size` split into ⌈n/size⌉ buckets by a stable hash of the object's name (`bucketOf`:
+ *   FNV-1a, 32 bits, of the name's UTF-8 bytes, modulo the buckets), about `size` each.
+ * - `inPart(part, namespace, name)`: whether an object belongs to a part. For the namespaces
+ *   `partition` was given, every object belongs to exactly one part: the parts are disjoint and
+ *   together complete (test/unit/shards.test.ts, a property test). An object of a namespace the
+ *   count did not see (created after it) belongs to none: the next tick's count sees it (a full
+ *   run, too, sees only what its listing saw).
+ * - `shardMessage` / `parseShardMessage`: a shard as the JSON text a queue carries, and back;
+ *   parsing checks every field and throws ShardMessageError naming what is wrong (never quoting
+ *   the body).
+ */
+
+import type { RunScope } from '../engine/types.js';
+import { ShardMessageError } from '../platform/errors.js';
+
+/** Whole namespaces, or one bucket of a namespace too large for one shard. */
+export type ShardPart = { readonly namespaces: readonly string[] } | { readonly namespace: string; readonly bucket: number; readonly buckets: number };
+
+/** One shard of one tick's full run: what a queue message carries. */
+export interface Shard {
+  /** the coordinator's run id: the key of the tick's snapshot of the gateways */
+  readonly runId: string;
+  /** 0-based position among the tick's shards, and their number (for logs) */
+  readonly index: number;
+  readonly count: number;
+  readonly part: ShardPart;
+}
+
+/** Namespaces one shard names at most: 1,000 names of at most 63 characters keep a message far below SQS's 256 KB. */
+export const MAX_NAMESPACES_PER_SHARD = 1000;
+
+const MESSAGE_VERSION = 1;
+const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
+const RUN_ID = /^[A-Za-z0-9-]{1,64}$/;
+const encoder = new TextEncoder();
+
+/** FNV-1a, 32 bits, of the UTF-8 bytes of `text`. */
+export function fnv1a(text: string): number {
+  let h = 0x811c9dc5;
+  for (const byte of encoder.encode(text)) {
+    h ^= byte;
+    h = Math.imul(h, 0x01000193) >>> 0;
+  }
+  return h >>> 0;
+}
+
+/** The bucket (0 … buckets-1) an object's name falls into; the same for every process, release and run. */
+export function bucketOf(name: string, buckets: number): number {
+  return fnv1a(name) % buckets;
+}
+
+/**
+ * Parts of at most `size` objects each (a bucket may be a little over: names do not hash
+ * perfectly evenly), covering every namespace in `counts`; deterministic for the same input.
+ */
+export function partition(counts: ReadonlyMap<string, number>, size: number, maxNamespaces = MAX_NAMESPACES_PER_SHARD): ShardPart[] {
+  if (!Number.isInteger(size) || size < 1) throw new RangeError(`shard size must be a positive integer, got ${size}`);
+  const parts: ShardPart[] = [];
+  let group: string[] = [];
+  let load = 0;
+  const flush = (): void => {
+    if (group.length > 0) parts.push({ namespaces: group });
+    group = [];
+    load = 0;
+  };
+  for (const namespace of [...counts.keys()].sort(byCodeUnit)) {
+    const n = Math.max(0, counts.get(namespace) ?? 0);
+    if (n > size) {
+      const buckets = Math.ceil(n / size);
+      for (let bucket = 0; bucket < buckets; bucket++) parts.push({ namespace, bucket, buckets });
+      continue;
+    }
+    if (group.length > 0 && (load + n > size || group.length >= maxNamespaces)) flush();
+    group.push(namespace);
+    load += n;
+  }
+  flush();
+  return parts;
+}
+
+function byCodeUnit(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/** Whether the object `namespace`/`name` belongs to `part`. */
+export function inPart(part: ShardPart, namespace: string, name: string): boolean {
+  if ('namespaces' in part) return part.namespaces.includes(namespace);
+  return part.namespace === namespace && bucketOf(name, part.buckets) === part.bucket;
+}
+
+/** The namespaces a part's run lists (a bucket's run lists its whole namespace, then keeps its bucket). */
+export function partNamespaces(part: ShardPart): readonly string[] {
+  return 'namespaces' in part ? part.namespaces : [part.namespace];
+}
+
+/** The scope of a shard's run: its namespaces, listed (RunRequest.shard narrows a bucket to its names). */
+export function shardScope(shard: Shard): RunScope {
+  return { namespaces: partNamespaces(shard.part) };
+}
+
+/** "3/10 (team-a, team-b)" or "4/10 (big, bucket 1 of 4)": for logs and errors. */
+export function describeShard(shard: Shard): string {
+  const p = shard.part;
+  const what =
+    'namespaces' in p
+      ? p.namespaces.length <= 3
+        ? p.namespaces.join(', ')
+        : `${p.namespaces.slice(0, 3).join(', ')} and ${p.namespaces.length - 3} more`
+      : `${p.namespace}, bucket ${p.bucket} of ${p.buckets}`;
+  return `${shard.index + 1}/${shard.count} (${what})`;
+}
+
+/** The shards of one tick: the parts, numbered, under the tick's run id. */
+export function shardsOf(runId: string, parts: readonly ShardPart[]): Shard[] {
+  return parts.map((part, index) => ({ runId, index, count: parts.length, part }));
+}
+
+/** A shard as the JSON text of a queue message (SQS, POST /shards). */
+export function shardMessage(shard: Shard): string {
+  return JSON.stringify({ v: MESSAGE_VERSION, runId: shard.runId, index: shard.index, count: shard.count, ...shard.part });
+}
+
+/** A queue message's text → the shard it carries; ShardMessageError naming the first problem. */
+export function parseShardMessage(text: string): Shard {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    throw new ShardMessageError('shard message is not JSON');
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new ShardMessageError('shard message must be a JSON object');
+  const m = value as Record<string, unknown>;
+  const bad = (field: string, want: string): never => {
+    throw new ShardMessageError(`shard message: ${field} must be ${want}`);
+  };
+  if (m.v !== MESSAGE_VERSION) bad('v', `${MESSAGE_VERSION}`);
+  if (typeof m.runId !== 'string' || !RUN_ID.test(m.runId)) bad('runId', 'a run id (letters, digits, -; at most 64)');
+  const count = wholeNumber(m.count, 1) ?? bad('count', 'a whole number from 1');
+  const index = wholeNumber(m.index, 0) ?? bad('index', 'a whole number from 0');
+  if (index >= count) bad('index', `less than count (${count})`);
+  const known = new Set(['v', 'runId', 'index', 'count', 'namespaces', 'namespace', 'bucket', 'buckets']);
+  const unknown = Object.keys(m).filter((k) => !known.has(k));
+  if (unknown.length > 0) throw new ShardMessageError(`shard message: unknown field ${unknown.slice(0, 3).join(', ')}`);
+  const base = { runId: m.runId as string, index, count };
+  if (m.namespaces !== undefined) {
+    if (m.namespace !== undefined || m.bucket !== undefined || m.buckets !== undefined) throw new ShardMessageError('shard message: namespaces or namespace with bucket and buckets, not both');
+    const ns = m.namespaces;
+    if (!Array.isArray(ns) || ns.length === 0 || ns.length > MAX_NAMESPACES_PER_SHARD || !ns.every((n) => typeof n === 'string' && DNS_LABEL.test(n))) {
+      bad('namespaces', `a list of 1 to ${MAX_NAMESPACES_PER_SHARD} namespace names`);
+    }
+    if (new Set(ns as string[]).size !== (ns as string[]).length) bad('namespaces', 'names without repeats');
+    return { ...base, part: { namespaces: [...(ns as string[])] } };
+  }
+  if (typeof m.namespace !== 'string' || !DNS_LABEL.test(m.namespace)) bad('namespace', 'a namespace name (or give namespaces)');
+  const buckets = wholeNumber(m.buckets, 2) ?? bad('buckets', 'a whole number from 2');
+  const bucket = wholeNumber(m.bucket, 0) ?? bad('bucket', 'a whole number from 0');
+  if (bucket >= buckets) bad('bucket', `less than buckets (${buckets})`);
+  return { ...base, part: { namespace: m.namespace as string, bucket, buckets } };
+}
+
+function wholeNumber(v: unknown, min: number): number | undefined {
+  return typeof v === 'number' && Number.isSafeInteger(v) && v >= min ? v : undefined;
+}

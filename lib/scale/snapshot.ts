@@ -1,0 +1,186 @@
+/**
+ * The snapshot of a sharded full run: what each gateway held when the tick's coordinator listed
+ * it (lib/scale/coordinate.ts), so the tick's shards decide without listing the gateway
+ * again, each of them.
+ *
+ * Per gateway (target name) and gateway kind, per object id: hashOf the whole object as the
+ * gateway lists it and, where the gateway client read its bytes, their SHA-256 digest, either
+ * compared with the record's observedWholeHash (the whole read-back after our last write: a
+ * listed one's digest, a GET's hashOf; equal, nothing changed; else load.ts reads the object
+ * and decides on its managed hash),
+ * and the few id fields a status is built from (finalize.ts statusId: a policy's Dashboard
+ * `_id`, a portal object's own id). One value per gateway in the store (putBlob), under the
+ * run id, with a ttl that outlives every delivery of a shard (SNAPSHOT_TTL_MS).
+ *
+ * How a shard uses it (load.ts): only for its first decision over what it listed. An object
+ * the snapshot has is observed with that hash; one it lacks is taken as absent. Neither ever
+ * becomes a write on its own: every write (deletions included) is re-read and decided again
+ * under the object's lock (apply.ts), with a GET of the object, so a snapshot that is out of
+ * date costs a lock and a read, never a wrong write or a deletion. Deletions need the API
+ * server's word (deletionTimestamp with our finalizer, or a confirmed 404 with our record),
+ * never the snapshot's. A snapshot that is missing, expired or unreadable, or lacks a gateway
+ * or a kind, is not used: the shard lists that gateway itself (logged once per gateway).
+ */
+
+import { hashOf } from '../engine/hash.js';
+import type { GatewayObjectKind, JsonObject } from '../gateway/types.js';
+import { MANAGED_KINDS, SECURITY_POLICY } from '../kinds/catalog.js';
+import { describeError } from '../platform/errors.js';
+import type { Logger } from '../platform/log.js';
+import type { Store } from '../store/types.js';
+
+/**
+ * How long a snapshot is kept: longer than a shard can still be delivered (the queue keeps a
+ * message 4 hours, serverless.yml); a shard delivered later lists the gateway itself.
+ */
+export const SNAPSHOT_TTL_MS = 4 * 60 * 60_000;
+
+/** One object as the snapshot keeps it. */
+export interface SnapshotEntry {
+  /** hashOf the whole object as the gateway listed it: compared with the record's observedWholeHash */
+  readonly hash: string;
+  /** the SHA-256 digest of its listed bytes (ListedObject.digest), where the client gave one: compared too */
+  readonly digest?: string;
+  /** the id fields statuses are built from (finalize.ts statusId), as the gateway had them */
+  readonly ids: Readonly<Record<string, string>>;
+}
+
+const VERSION = 1;
+
+/** The stored form: per gateway kind, id → [hash, id fields?, digest?]. */
+type StoredEntry = [string, Record<string, string>?, string?];
+interface StoredSnapshot {
+  v: number;
+  runId: string;
+  gateway: string;
+  takenAt: string;
+  kinds: Partial<Record<GatewayObjectKind, Record<string, StoredEntry>>>;
+}
+
+export function snapshotKey(runId: string, gateway: string): string {
+  return `snapshot/${runId}/${gateway}`;
+}
+
+/** The fields of a gateway object that statuses read (finalize.ts statusId): a policy's `_id`, a portal object's nativeIdField. */
+function idFieldsOf(kind: GatewayObjectKind): string[] {
+  const fields = new Set<string>();
+  for (const k of MANAGED_KINDS) {
+    if (k.gatewayKind !== kind) continue;
+    if (k.nativeIdField !== undefined) fields.add(k.nativeIdField);
+    if (k === SECURITY_POLICY) fields.add('_id');
+  }
+  return [...fields];
+}
+
+/**
+ * Builds one gateway's snapshot as its listings are read: each object is reduced to its entry
+ * (hash and id fields) as it arrives (Gateway.list's visitor), so no listing is held whole.
+ */
+export class SnapshotWriter {
+  private readonly kinds: StoredSnapshot['kinds'] = {};
+  private count = 0;
+
+  constructor(private readonly takenAt: string) {}
+
+  /**
+   * A listing of `kind` in progress: `add` each object as it is read, then `keep` it. A listing
+   * never kept (it failed part-way) is left out of the snapshot.
+   */
+  listing(kind: GatewayObjectKind): { add(id: string, body: JsonObject, digest?: string): void; keep(): void } {
+    const fields = idFieldsOf(kind);
+    const out: Record<string, StoredEntry> = {};
+    let size = 0;
+    return {
+      add: (id, body, digest) => {
+        const ids: Record<string, string> = {};
+        for (const f of fields) if (typeof body[f] === 'string') ids[f] = body[f];
+        const hash = hashOf(body);
+        out[id] = digest !== undefined ? [hash, ids, digest] : Object.keys(ids).length > 0 ? [hash, ids] : [hash];
+        size++;
+      },
+      keep: () => {
+        this.kinds[kind] = out;
+        this.count += size;
+      },
+    };
+  }
+
+  /** Objects kept so far. */
+  get objects(): number {
+    return this.count;
+  }
+
+  get kindsAdded(): GatewayObjectKind[] {
+    return Object.keys(this.kinds) as GatewayObjectKind[];
+  }
+
+  /** The stored form, for one target of this gateway (targets sharing a gateway share its listings). */
+  text(runId: string, gateway: string): string {
+    const stored: StoredSnapshot = { v: VERSION, runId, gateway, takenAt: this.takenAt, kinds: this.kinds };
+    return JSON.stringify(stored);
+  }
+}
+
+/** A shard's view of its tick's snapshot: each gateway's read from the store at most once. */
+export class SnapshotReader {
+  private readonly loaded = new Map<string, Promise<StoredSnapshot | undefined>>();
+  /** per gateway and kind: the entries, or null when the snapshot cannot say */
+  private readonly maps = new Map<string, ReadonlyMap<string, SnapshotEntry> | null>();
+
+  constructor(
+    private readonly store: Store,
+    readonly runId: string,
+    private readonly log: Logger,
+  ) {}
+
+  /** What `gateway` held of `kind` at the snapshot; undefined when the snapshot cannot say (then list the gateway). */
+  async observed(gateway: string, kind: GatewayObjectKind): Promise<ReadonlyMap<string, SnapshotEntry> | undefined> {
+    const cacheKey = `${gateway}\u0000${kind}`;
+    const cached = this.maps.get(cacheKey);
+    if (cached !== undefined) return cached ?? undefined;
+    const snap = await this.read(gateway);
+    const entries = snap?.kinds[kind];
+    if (!snap || !entries) {
+      if (snap && !this.maps.has(cacheKey)) this.log.info({ gateway, kind, runId: this.runId }, 'the snapshot has no listing of this kind: listing the gateway');
+      this.maps.set(cacheKey, null);
+      return undefined;
+    }
+    const map = new Map<string, SnapshotEntry>();
+    for (const [id, [hash, ids, digest]] of Object.entries(entries)) map.set(id, { hash, ids: ids ?? {}, ...(typeof digest === 'string' ? { digest } : {}) });
+    this.maps.set(cacheKey, map);
+    return map;
+  }
+
+  private read(gateway: string): Promise<StoredSnapshot | undefined> {
+    let pending = this.loaded.get(gateway);
+    if (!pending) {
+      pending = this.store.getBlob(snapshotKey(this.runId, gateway)).then(
+        (text) => {
+          const snap = text === null ? undefined : parse(text);
+          if (!snap) this.log.warn({ gateway, runId: this.runId, why: text === null ? 'missing or expired' : 'unreadable' }, 'no snapshot of this gateway: the shard lists it itself');
+          return snap;
+        },
+        (err: unknown) => {
+          this.log.warn({ gateway, runId: this.runId, err: describeError(err) }, 'the snapshot could not be read: the shard lists the gateway itself');
+          return undefined;
+        },
+      );
+      this.loaded.set(gateway, pending);
+    }
+    return pending;
+  }
+}
+
+function parse(text: string): StoredSnapshot | undefined {
+  try {
+    const value = JSON.parse(text) as Partial<StoredSnapshot> | null;
+    if (value?.v !== VERSION || typeof value.kinds !== 'object' || value.kinds === null) return undefined;
+    for (const entries of Object.values(value.kinds)) {
+      if (typeof entries !== 'object' || entries === null) return undefined;
+      for (const e of Object.values(entries)) if (!Array.isArray(e) || typeof e[0] !== 'string') return undefined;
+    }
+    return value as StoredSnapshot;
+  } catch {
+    return undefined;
+  }
+}
