@@ -21,7 +21,7 @@ import type { GatewayObserver } from './gateway/transport.js';
 import { TykGatewayClient } from './gateway/tyk-ce.js';
 import type { Gateway } from './gateway/types.js';
 import type { Resolve, UrlPolicy } from './gateway/url-policy.js';
-import { API_DEFINITION } from './kinds/catalog.js';
+import { API_DEFINITION } from './kinds/api-definition/kind.js';
 import { KubeClient } from './kube/client.js';
 import { ReferenceGrants } from './kube/reference-grants.js';
 import type { KubeApi } from './kube/types.js';

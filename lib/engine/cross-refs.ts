@@ -14,13 +14,16 @@
  * | PortalAPICatalogue  | spec.apis[].apiDescriptionRef, spec.apis[].policyRef | APIDescription, SecurityPolicy |
  */
 
-import { API_DESCRIPTION, type ManagedKind, PORTAL_API_CATALOGUE, SECURITY_POLICY, TYK_OAS_API_DEFINITION } from '../kinds/catalog.js';
+import { API_DESCRIPTION, PORTAL_API_CATALOGUE } from '../kinds/portal/kinds.js';
 import { refOf } from '../kinds/portal/payload.js';
+import { SECURITY_POLICY } from '../kinds/security-policy/kind.js';
 import { accessRefs } from '../kinds/shared/api-links.js';
+import { TYK_OAS_API_DEFINITION } from '../kinds/tyk-oas-api-definition/kind.js';
 import { configMapRefOf, versionRefsOf } from '../kinds/tyk-oas-api-definition/payload.js';
 import type { RefTo } from '../kube/reference-grants.js';
 import type { KubeObject } from '../kube/types.js';
 import { isObject } from '../platform/guards.js';
+import type { ManagedKind } from './kind.js';
 
 export interface CrossRef {
   /** the spec field, for messages */

@@ -19,9 +19,12 @@
 
 import type { GatewayTarget, Refusal as ReferenceRefusal } from '../gateway/targets.js';
 import type { JsonObject } from '../gateway/types.js';
-import { API_DEFINITION, API_DESCRIPTION, isApiKind, type ManagedKind, type ObjectRef, TYK_OAS_API_DEFINITION } from '../kinds/catalog.js';
+import { API_DEFINITION } from '../kinds/api-definition/kind.js';
+import { API_DESCRIPTION } from '../kinds/portal/kinds.js';
+import { isApiKind } from '../kinds/shared/api-kinds.js';
 import { type ApiRef, apiKey, type NamespacedName, nsName } from '../kinds/shared/api-links.js';
 import type { CertificateUpload } from '../kinds/shared/certificate-refs.js';
+import { TYK_OAS_API_DEFINITION } from '../kinds/tyk-oas-api-definition/kind.js';
 import type { KubeObject } from '../kube/types.js';
 import { describeError, errorCode, GatewayUnsupportedError, OwnershipError } from '../platform/errors.js';
 import type { Owner, SyncRecord } from '../store/types.js';
@@ -30,6 +33,7 @@ import { PAUSE_ANNOTATION, pausedMessage } from './conditions.js';
 import { type BackoffSettings, dispose } from './error-policy.js';
 import { gatewayIdFor } from './ids.js';
 import { thrownProblem } from './input-limits.js';
+import type { ManagedKind, ObjectRef } from './kind.js';
 import { type OwnershipFacts, ownedBy, ownerFor, ownerKey, type Refusal, recordedHere, refusalOf } from './owners.js';
 import { type Action, type DesiredState, type ObservedState, plan } from './plan.js';
 import { refusalCode } from './refusals.js';

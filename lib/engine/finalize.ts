@@ -9,7 +9,7 @@
  */
 
 import type { JsonObject } from '../gateway/types.js';
-import { SECURITY_POLICY } from '../kinds/catalog.js';
+import { SECURITY_POLICY } from '../kinds/security-policy/kind.js';
 import type { KubeObject } from '../kube/types.js';
 import { describeError, errorCode, StoreUnavailableError } from '../platform/errors.js';
 import type { SyncRecord } from '../store/types.js';

@@ -18,11 +18,11 @@
  * reported (result failed, a Warning naming it), never thrown. A dry run writes nothing.
  */
 
-import type { HeldKind } from '../kinds/catalog.js';
 import type { KubeObject } from '../kube/types.js';
 import { describeError, errorCode } from '../platform/errors.js';
 import { isEmptyJson } from '../platform/guards.js';
 import { canonicalJson } from './hash.js';
+import type { HeldKind } from './kind.js';
 import type { Action } from './plan.js';
 import type { RunContext } from './run-context.js';
 import type { ObjectReport, ObjectResult, ReportReason } from './types.js';

@@ -4,9 +4,9 @@
  * Pure; never throws.
  */
 
-import type { ManagedKind } from '../kinds/catalog.js';
 import type { KubeObject } from '../kube/types.js';
 import { nonBlank } from '../platform/guards.js';
+import type { ManagedKind } from './kind.js';
 
 export function defaultId(namespace: string, name: string): string {
   return Buffer.from(`${namespace}/${name}`, 'utf8').toString('base64url');

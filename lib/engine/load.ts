@@ -18,31 +18,22 @@ import type { CertificateStore } from '../gateway/certificates.js';
 import { portalUnsupported } from '../gateway/portal.js';
 import type { GatewayTarget } from '../gateway/targets.js';
 import { GATEWAY_OBJECT_NAMES, type Gateway, type JsonObject, type ListedObject } from '../gateway/types.js';
+import { API_DEFINITION } from '../kinds/api-definition/kind.js';
 import { apiDefinitionPayload } from '../kinds/api-definition/payload.js';
-import {
-  API_DEFINITION,
-  API_DESCRIPTION,
-  CONFIG_MAP,
-  isApiKind,
-  isPortalKind,
-  type ManagedKind,
-  type ObjectRef,
-  PORTAL_API_CATALOGUE,
-  refString,
-  SECRET,
-  SECURITY_POLICY,
-  SUBGRAPH,
-  SUPERGRAPH,
-  TYK_OAS_API_DEFINITION,
-} from '../kinds/catalog.js';
 import type { Compose } from '../kinds/graphs/compose.js';
 import { type GraphqlResolution, type GraphRef, type GraphsRead, graphRefOf, resolveGraphql, subgraphRefsOf } from '../kinds/graphs/federation.js';
+import { SUBGRAPH, SUPERGRAPH } from '../kinds/graphs/kinds.js';
+import { API_DESCRIPTION, isPortalKind, PORTAL_API_CATALOGUE } from '../kinds/portal/kinds.js';
 import type { PortalLoad } from '../kinds/portal/load.js';
 import { ownedIds } from '../kinds/portal/payload.js';
+import { SECURITY_POLICY } from '../kinds/security-policy/kind.js';
 import { type ApiResolution, securityPolicyPayload } from '../kinds/security-policy/payload.js';
+import { isApiKind } from '../kinds/shared/api-kinds.js';
 import { type ApiKindName, type ApiRef, apiKey, type NamespacedName, nsName, referencingPolicies } from '../kinds/shared/api-links.js';
 import { resolveCertificates, secretNamesOf } from '../kinds/shared/certificate-refs.js';
+import { TYK_OAS_API_DEFINITION } from '../kinds/tyk-oas-api-definition/kind.js';
 import { configMapRefOf, oasDocumentOf, oasIdOf, oasStatusFields, tykOasPayload } from '../kinds/tyk-oas-api-definition/payload.js';
+import { CONFIG_MAP, SECRET } from '../kube/kinds.js';
 import type { RefFrom } from '../kube/reference-grants.js';
 import type { KubeObject, ResourceKind } from '../kube/types.js';
 import { isObject, nonBlank } from '../platform/guards.js';
@@ -58,6 +49,7 @@ import type { Loaded } from './decide.js';
 import { hashOf, isLegacyHash, managedHash } from './hash.js';
 import { defaultId, gatewayIdFor } from './ids.js';
 import { depthProblem, thrownProblem } from './input-limits.js';
+import { type ManagedKind, type ObjectRef, refString } from './kind.js';
 import { hasOwners, ownerKey } from './owners.js';
 import type { ObservedState } from './plan.js';
 import type { RunContext } from './run-context.js';

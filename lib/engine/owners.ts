@@ -21,11 +21,13 @@
  * they never tell a tenant what another namespace holds.
  */
 
-import { isApiKind, type ManagedKind, SECURITY_POLICY } from '../kinds/catalog.js';
+import { SECURITY_POLICY } from '../kinds/security-policy/kind.js';
+import { isApiKind } from '../kinds/shared/api-kinds.js';
 import type { KubeObject } from '../kube/types.js';
 import { isObject } from '../platform/guards.js';
 import type { Owner, SyncRecord } from '../store/types.js';
 import { defaultId } from './ids.js';
+import type { ManagedKind } from './kind.js';
 
 export type RefusalReason = 'IdClaimed' | 'AdoptionNotPermitted' | 'ListenPathClash';
 

@@ -39,13 +39,16 @@
  * StoreUnavailableError: without records and locks no safe decision can be made.
  */
 
-import { API_DEFINITION, API_DESCRIPTION, isPortalKind, type ManagedKind, PORTAL_API_CATALOGUE, PORTAL_CONFIG, SECURITY_POLICY, TYK_OAS_API_DEFINITION } from '../kinds/catalog.js';
+import { API_DEFINITION } from '../kinds/api-definition/kind.js';
 import { runGraphPhase } from '../kinds/graphs/phase.js';
 import { ingressSettings, runIngressPhase } from '../kinds/ingress/phase.js';
 import { settleTemplates } from '../kinds/ingress/templates.js';
+import { API_DESCRIPTION, isPortalKind, PORTAL_API_CATALOGUE, PORTAL_CONFIG } from '../kinds/portal/kinds.js';
 import type { PortalRun } from '../kinds/portal/load.js';
+import { SECURITY_POLICY } from '../kinds/security-policy/kind.js';
 import { type ApiRef, accessRefs, apiKey, type NamespacedName, parseApiKey, referencingPolicies } from '../kinds/shared/api-links.js';
 import { collectCertificates } from '../kinds/shared/certificates.js';
+import { TYK_OAS_API_DEFINITION } from '../kinds/tyk-oas-api-definition/kind.js';
 import { versionRefsOf } from '../kinds/tyk-oas-api-definition/payload.js';
 import type { KubeObject } from '../kube/types.js';
 import { describeError, errorCode } from '../platform/errors.js';
@@ -57,6 +60,7 @@ import { decideContained, type Loaded, type Moment } from './decide.js';
 import { holdDeletions, limitDeletions, tickLimitError } from './delete-limit.js';
 import { DEFAULT_BACKOFF } from './error-policy.js';
 import { type Done, finalize, httpStatusOf } from './finalize.js';
+import type { ManagedKind } from './kind.js';
 import { apiKindOf, apiRefOf, apiResolver, type Found, type Identity, loadDesired, loadOrphans, loadState, type ResolveApi, readObjects } from './load.js';
 import { statusPatchFailedEvent } from './outcome-events.js';
 import { type Contestant, contest, type Refusal } from './owners.js';

@@ -26,11 +26,11 @@
  * noticed with the next spec change.
  */
 
-import type { ManagedKind } from '../kinds/catalog.js';
 import { nonEmpty } from '../platform/guards.js';
 import type { SyncRecord } from '../store/types.js';
 import { type ConditionFacts, conditionsFor } from './conditions.js';
 import { canonicalJson } from './hash.js';
+import type { ManagedKind } from './kind.js';
 
 export type TransactionStatus = 'Successful' | 'Failed' | 'Pending';
 

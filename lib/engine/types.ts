@@ -5,7 +5,6 @@
  */
 
 import type { GatewayTargets } from '../gateway/targets.js';
-import type { HeldRef, ObjectRef } from '../kinds/catalog.js';
 import type { IngressSettings } from '../kinds/ingress/apis.js';
 import type { NamespacedName } from '../kinds/shared/api-links.js';
 import type { KubeApi } from '../kube/types.js';
@@ -16,6 +15,7 @@ import type { ObservedMemo } from '../scale/observed-memo.js';
 import type { Shard } from '../scale/shards.js';
 import type { Store } from '../store/types.js';
 import type { BackoffSettings } from './error-policy.js';
+import type { HeldRef, ObjectRef } from './kind.js';
 import type { Action, Reason } from './plan.js';
 
 export interface SettleSettings {

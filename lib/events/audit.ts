@@ -14,7 +14,8 @@
  * Throws BadRequestError naming what is wrong when the body is not an EventList.
  */
 
-import { findKind, INGRESS } from '../kinds/catalog.js';
+import { INGRESS } from '../kinds/ingress/kind.js';
+import { findKind } from '../kinds/registry.js';
 import { BadRequestError } from '../platform/errors.js';
 import { isObject, nonEmpty } from '../platform/guards.js';
 import { type EventItem, findDependencyKind } from './refs.js';

@@ -14,7 +14,7 @@
  * Throws BadRequestError naming what is wrong.
  */
 
-import { INGRESS, isIngressKind } from '../kinds/catalog.js';
+import { INGRESS, isIngressKind } from '../kinds/ingress/kind.js';
 import { BadRequestError } from '../platform/errors.js';
 import { isObject, nonEmpty } from '../platform/guards.js';
 import { type EventItem, findDependencyKind } from './refs.js';

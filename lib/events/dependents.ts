@@ -9,7 +9,7 @@
  * finalizer, its status: lib/kinds/graphs/phase.ts), used or not.
  * Throws StoreUnavailableError (the store's).
  */
-import { findHeldKind, findKind } from '../kinds/catalog.js';
+import { findHeldKind, findKind } from '../kinds/registry.js';
 import type { Store } from '../store/types.js';
 import type { EventItem } from './refs.js';
 

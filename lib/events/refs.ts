@@ -6,8 +6,10 @@
  * networking.k8s.io Ingresses) goes to the scope's `ingresses`.
  */
 
+import type { HeldRef, ObjectRef } from '../engine/kind.js';
 import type { RunScope } from '../engine/types.js';
-import { findHeldKind, findKind, type HeldRef, INGRESS, isIngressKind, type ObjectRef } from '../kinds/catalog.js';
+import { INGRESS, isIngressKind } from '../kinds/ingress/kind.js';
+import { findHeldKind, findKind } from '../kinds/registry.js';
 import type { NamespacedName } from '../kinds/shared/api-links.js';
 
 export type EventItem =

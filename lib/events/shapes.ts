@@ -12,7 +12,7 @@
  * - an Argo Events resource event: {type: ADD|UPDATE|DELETE, body, group, version, resource}
  */
 
-import { INGRESS, isIngressKind } from '../kinds/catalog.js';
+import { INGRESS, isIngressKind } from '../kinds/ingress/kind.js';
 import { BadRequestError } from '../platform/errors.js';
 import { isObject, nonEmpty } from '../platform/guards.js';
 import { type EventItem, findDependencyKind } from './refs.js';

@@ -27,7 +27,7 @@
  * The default gateway (TYK_URL, TYK_AUTH) is never a context's: its credential goes nowhere else.
  */
 import { createHash } from 'node:crypto';
-import { OPERATOR_CONTEXT, SECRET } from '../kinds/catalog.js';
+import { OPERATOR_CONTEXT, SECRET } from '../kube/kinds.js';
 import type { ReferenceGrants, RunGrants } from '../kube/reference-grants.js';
 import type { KubeApi, KubeObject } from '../kube/types.js';
 import { describeError } from '../platform/errors.js';

@@ -15,10 +15,10 @@
  */
 import { hostname } from 'node:os';
 import type { KubeConfig } from '@kubernetes/client-node';
-import { EVENT } from '../kinds/catalog.js';
 import { KubeApiError, KubeConflictError, KubeUnavailableError } from '../platform/errors.js';
 import { type HttpAgent, type HttpResponse, httpRequest, makeAgent, TransportError } from '../platform/http.js';
 import { EventRecorder, type EventSink, type EventType, type KubeEvent, type RecordedEvent } from './events.js';
+import { EVENT } from './kinds.js';
 import type { KubeApi, KubeObject, ListOptions, ResourceKind } from './types.js';
 
 export interface KubeClientOptions {

@@ -26,13 +26,16 @@
  * Throws only StoreUnavailableError (the snapshot cannot be kept, or the records not counted).
  */
 
+import type { ManagedKind } from '../engine/kind.js';
 import { RunContext } from '../engine/run-context.js';
 import type { RunDeps } from '../engine/types.js';
 import { isPortalGatewayKind } from '../gateway/portal.js';
 import type { GatewayTarget } from '../gateway/targets.js';
 import type { Gateway, GatewayObjectKind } from '../gateway/types.js';
-import { HELD_KINDS, INGRESS, MANAGED_KINDS, type ManagedKind, OPERATOR_CONTEXT } from '../kinds/catalog.js';
+import { INGRESS } from '../kinds/ingress/kind.js';
+import { HELD_KINDS, MANAGED_KINDS } from '../kinds/registry.js';
 import { collectCertificates } from '../kinds/shared/certificates.js';
+import { OPERATOR_CONTEXT } from '../kube/kinds.js';
 import type { ResourceKind } from '../kube/types.js';
 import { StoreUnavailableError } from '../platform/errors.js';
 import { partition, type Shard, shardsOf } from './shards.js';

@@ -24,7 +24,8 @@
 
 import { hashOf } from '../engine/hash.js';
 import type { GatewayObjectKind, JsonObject } from '../gateway/types.js';
-import { MANAGED_KINDS, SECURITY_POLICY } from '../kinds/catalog.js';
+import { MANAGED_KINDS } from '../kinds/registry.js';
+import { SECURITY_POLICY } from '../kinds/security-policy/kind.js';
 import { describeError } from '../platform/errors.js';
 import type { Logger } from '../platform/log.js';
 import type { Store } from '../store/types.js';

@@ -19,8 +19,8 @@
  * never throws synchronously (it returns a rejected promise instead).
  */
 
+import type { HeldRef, ObjectRef } from '../engine/kind.js';
 import type { RunReport, RunScope, Trigger } from '../engine/types.js';
-import type { HeldRef, ObjectRef } from '../kinds/catalog.js';
 import type { NamespacedName } from '../kinds/shared/api-links.js';
 
 /** The union of two run scopes: every object, namespace and single object either names. */

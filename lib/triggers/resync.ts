@@ -7,7 +7,8 @@
  */
 
 import type { RunScope } from '../engine/types.js';
-import { findHeldKind, findKind, HELD_KINDS, INGRESS, isIngressKind, MANAGED_KINDS } from '../kinds/catalog.js';
+import { INGRESS, isIngressKind } from '../kinds/ingress/kind.js';
+import { findHeldKind, findKind, HELD_KINDS, MANAGED_KINDS } from '../kinds/registry.js';
 import { BadRequestError } from '../platform/errors.js';
 import { isObject } from '../platform/guards.js';
 import type { Service } from '../service.js';

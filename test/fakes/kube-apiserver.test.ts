@@ -4,7 +4,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ApiException, CoreV1Api, CustomObjectsApi, KubeConfig, Watch } from '@kubernetes/client-node';
 import t from 'tap';
-import { API_DEFINITION } from '../../lib/kinds/catalog.js';
+import { API_DEFINITION } from '../../lib/kinds/api-definition/kind.js';
 import { KubeClient } from '../../lib/kube/client.js';
 import { FakeKubeApiServer, type FakeKubeApiServerOptions, startFakeKubeApiServer, type WatchEvent } from './kube-apiserver.js';
 import { type Cause, invalidStatus } from './status-bodies.js';

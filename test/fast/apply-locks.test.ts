@@ -6,7 +6,7 @@
  */
 import t from 'tap';
 import type { JsonObject } from '../../lib/gateway/types.js';
-import { API_DEFINITION } from '../../lib/kinds/catalog.js';
+import { API_DEFINITION } from '../../lib/kinds/api-definition/kind.js';
 import { StoreUnavailableError } from '../../lib/platform/errors.js';
 import type { LockOutcome, ReleaseOutcome, SyncRecord } from '../../lib/store/types.js';
 import { apiDefinition, defaultIdOf } from '../fixtures/builders.js';

@@ -4,7 +4,8 @@
  * that patches nothing, and a CRD that prunes them (Tyk Operator's) patched once, not forever.
  */
 import t from 'tap';
-import { API_DEFINITION, SECURITY_POLICY } from '../../lib/kinds/catalog.js';
+import { API_DEFINITION } from '../../lib/kinds/api-definition/kind.js';
+import { SECURITY_POLICY } from '../../lib/kinds/security-policy/kind.js';
 import { apiDefinition, conditionOf, securityPolicy } from '../fixtures/builders.js';
 import { gatewayFailure } from '../memory/gateway.js';
 import { FastWorld } from './world.js';

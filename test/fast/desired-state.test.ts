@@ -4,7 +4,7 @@
  * the hash an invalid spec is remembered by, so an edit of an invalid spec is seen as one.
  */
 import t from 'tap';
-import { API_DEFINITION } from '../../lib/kinds/catalog.js';
+import { API_DEFINITION } from '../../lib/kinds/api-definition/kind.js';
 import { apiDefinition, defaultIdOf, FINALIZER } from '../fixtures/builders.js';
 import { MemoryTykGateway } from '../memory/gateway.js';
 import { FastWorld, reported } from './world.js';

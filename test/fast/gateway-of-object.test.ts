@@ -6,7 +6,7 @@
  */
 import t from 'tap';
 import type { JsonObject } from '../../lib/gateway/types.js';
-import { API_DEFINITION } from '../../lib/kinds/catalog.js';
+import { API_DEFINITION } from '../../lib/kinds/api-definition/kind.js';
 import { apiDefinition, defaultIdOf, operatorContext, recordFor } from '../fixtures/builders.js';
 import { MemoryTykGateway } from '../memory/gateway.js';
 import { FastWorld, type MemoryGateway, reported } from './world.js';

@@ -6,7 +6,9 @@
  * LIST fails every object it covered, and is a run error; it never makes an object absent.
  */
 import t from 'tap';
-import { API_DEFINITION, type ObjectRef, SECURITY_POLICY } from '../../lib/kinds/catalog.js';
+import type { ObjectRef } from '../../lib/engine/kind.js';
+import { API_DEFINITION } from '../../lib/kinds/api-definition/kind.js';
+import { SECURITY_POLICY } from '../../lib/kinds/security-policy/kind.js';
 import { GatewayUnavailableError } from '../../lib/platform/errors.js';
 import { getLimit } from '../../lib/scale/list-sizes.js';
 import { apiDefinition, defaultIdOf, securityPolicy } from '../fixtures/builders.js';

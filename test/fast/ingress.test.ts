@@ -9,8 +9,9 @@
 import t from 'tap';
 import { runReconcile } from '../../lib/engine/run.js';
 import type { RunReport } from '../../lib/engine/types.js';
-import { API_DEFINITION, INGRESS, TEMPLATE_FINALIZER } from '../../lib/kinds/catalog.js';
+import { API_DEFINITION } from '../../lib/kinds/api-definition/kind.js';
 import { shortHash } from '../../lib/kinds/ingress/apis.js';
+import { INGRESS, TEMPLATE_FINALIZER } from '../../lib/kinds/ingress/kind.js';
 import type { KubeObject } from '../../lib/kube/types.js';
 import { KubeConflictError } from '../../lib/platform/errors.js';
 import { apiDefinition, INGRESS_FINALIZER, ingress } from '../fixtures/builders.js';

@@ -4,7 +4,9 @@
  */
 import t from 'tap';
 import type { JsonObject } from '../../lib/gateway/types.js';
-import { API_DEFINITION, OPERATOR_CONTEXT, SECURITY_POLICY } from '../../lib/kinds/catalog.js';
+import { API_DEFINITION } from '../../lib/kinds/api-definition/kind.js';
+import { SECURITY_POLICY } from '../../lib/kinds/security-policy/kind.js';
+import { OPERATOR_CONTEXT } from '../../lib/kube/kinds.js';
 import { apiDefinition, defaultIdOf, FINALIZER, operatorContext, securityPolicy } from '../fixtures/builders.js';
 import { type MemoryTykDashboard, MemoryTykGateway } from '../memory/gateway.js';
 import { FastWorld, reported } from './world.js';

@@ -5,7 +5,8 @@
  * logged (a failed patch also told as an Event) and ends nothing.
  */
 import t from 'tap';
-import { API_DEFINITION, SECURITY_POLICY } from '../../lib/kinds/catalog.js';
+import { API_DEFINITION } from '../../lib/kinds/api-definition/kind.js';
+import { SECURITY_POLICY } from '../../lib/kinds/security-policy/kind.js';
 import { apiDefinition, securityPolicy } from '../fixtures/builders.js';
 import { kubeFailure } from '../memory/kube.js';
 import { FastWorld, reported } from './world.js';

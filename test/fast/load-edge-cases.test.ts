@@ -6,7 +6,8 @@
  * policy's status id restored from what the Dashboard reports.
  */
 import t from 'tap';
-import { API_DEFINITION, SECURITY_POLICY } from '../../lib/kinds/catalog.js';
+import { API_DEFINITION } from '../../lib/kinds/api-definition/kind.js';
+import { SECURITY_POLICY } from '../../lib/kinds/security-policy/kind.js';
 import { apiDefinition, defaultIdOf, FINALIZER, recordFor, securityPolicy } from '../fixtures/builders.js';
 import type { MemoryTykDashboard, MemoryTykGateway } from '../memory/gateway.js';
 import { kubeFailure } from '../memory/kube.js';

@@ -6,7 +6,7 @@
  */
 import t from 'tap';
 import type { JsonObject } from '../../lib/gateway/types.js';
-import { API_DEFINITION } from '../../lib/kinds/catalog.js';
+import { API_DEFINITION } from '../../lib/kinds/api-definition/kind.js';
 import { GatewayApiError, StoreUnavailableError } from '../../lib/platform/errors.js';
 import type { MemoryStore } from '../../lib/store/memory.js';
 import type { Store } from '../../lib/store/types.js';

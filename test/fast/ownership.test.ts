@@ -5,7 +5,8 @@
  * are claimed by the next run without a write.
  */
 import t from 'tap';
-import { API_DEFINITION, SECURITY_POLICY } from '../../lib/kinds/catalog.js';
+import { API_DEFINITION } from '../../lib/kinds/api-definition/kind.js';
+import { SECURITY_POLICY } from '../../lib/kinds/security-policy/kind.js';
 import type { MemoryStore } from '../../lib/store/memory.js';
 import type { Owner } from '../../lib/store/types.js';
 import { apiDefinition, defaultIdOf, securityPolicy } from '../fixtures/builders.js';

@@ -4,7 +4,8 @@
  */
 import t from 'tap';
 import type { JsonObject } from '../../lib/gateway/types.js';
-import { API_DEFINITION, SECURITY_POLICY } from '../../lib/kinds/catalog.js';
+import { API_DEFINITION } from '../../lib/kinds/api-definition/kind.js';
+import { SECURITY_POLICY } from '../../lib/kinds/security-policy/kind.js';
 import { GatewayUnavailableError } from '../../lib/platform/errors.js';
 import { apiDefinition, defaultIdOf, FINALIZER, securityPolicy } from '../fixtures/builders.js';
 import type { MemoryTykGateway } from '../memory/gateway.js';

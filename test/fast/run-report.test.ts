@@ -4,7 +4,7 @@
  * gateway counters; the policy list read once per run, per watched namespace.
  */
 import t from 'tap';
-import { API_DEFINITION } from '../../lib/kinds/catalog.js';
+import { API_DEFINITION } from '../../lib/kinds/api-definition/kind.js';
 import { apiDefinition, securityPolicy } from '../fixtures/builders.js';
 import { kubeFailure } from '../memory/kube.js';
 import { FastWorld, reported } from './world.js';

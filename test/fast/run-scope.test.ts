@@ -4,7 +4,8 @@
  * reported, dry runs, and writes in chunks under a deadline.
  */
 import t from 'tap';
-import { API_DEFINITION, SECURITY_POLICY } from '../../lib/kinds/catalog.js';
+import { API_DEFINITION } from '../../lib/kinds/api-definition/kind.js';
+import { SECURITY_POLICY } from '../../lib/kinds/security-policy/kind.js';
 import { apiDefinition, operatorContext, securityPolicy } from '../fixtures/builders.js';
 import { FastWorld, reported } from './world.js';
 

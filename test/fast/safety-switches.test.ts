@@ -6,7 +6,8 @@
  */
 import t from 'tap';
 import type { JsonObject } from '../../lib/gateway/types.js';
-import { API_DEFINITION, SECURITY_POLICY } from '../../lib/kinds/catalog.js';
+import { API_DEFINITION } from '../../lib/kinds/api-definition/kind.js';
+import { SECURITY_POLICY } from '../../lib/kinds/security-policy/kind.js';
 import type { KubeObject } from '../../lib/kube/types.js';
 import { apiDefinition, conditionOf, defaultIdOf, FINALIZER, securityPolicy } from '../fixtures/builders.js';
 import { MemoryTykGateway } from '../memory/gateway.js';

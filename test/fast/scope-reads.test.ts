@@ -6,7 +6,8 @@
  * the run reports.
  */
 import t from 'tap';
-import { API_DEFINITION, SECURITY_POLICY } from '../../lib/kinds/catalog.js';
+import { API_DEFINITION } from '../../lib/kinds/api-definition/kind.js';
+import { SECURITY_POLICY } from '../../lib/kinds/security-policy/kind.js';
 import type { Store } from '../../lib/store/types.js';
 import { apiDefinition, defaultIdOf, recordFor, securityPolicy } from '../fixtures/builders.js';
 import { MemoryTykGateway } from '../memory/gateway.js';

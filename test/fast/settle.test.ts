@@ -6,7 +6,8 @@
  */
 import t from 'tap';
 import type { JsonObject } from '../../lib/gateway/types.js';
-import { API_DEFINITION, OPERATOR_CONTEXT } from '../../lib/kinds/catalog.js';
+import { API_DEFINITION } from '../../lib/kinds/api-definition/kind.js';
+import { OPERATOR_CONTEXT } from '../../lib/kube/kinds.js';
 import { apiDefinition, defaultIdOf, FINALIZER, operatorContext } from '../fixtures/builders.js';
 import { MemoryTykGateway } from '../memory/gateway.js';
 import { kubeFailure } from '../memory/kube.js';

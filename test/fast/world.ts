@@ -12,13 +12,15 @@
  * Nothing here mocks a lib/ module: the ports are implementations of the port interfaces.
  */
 
+import type { ManagedKind } from '../../lib/engine/kind.js';
 import { DEFAULT_RUN_SETTINGS, runReconcile } from '../../lib/engine/run.js';
 import type { ObjectReport, RunDeps, RunReport, RunRequest, RunSettings } from '../../lib/engine/types.js';
 import type { ConnectionSettings } from '../../lib/gateway/connection.js';
 import { DEFAULT_TARGET, type GatewayTarget, GatewayTargets } from '../../lib/gateway/targets.js';
 import type { Gateway } from '../../lib/gateway/types.js';
 import { type Resolve, UrlPolicy } from '../../lib/gateway/url-policy.js';
-import { API_DEFINITION, type ManagedKind, SECURITY_POLICY } from '../../lib/kinds/catalog.js';
+import { API_DEFINITION } from '../../lib/kinds/api-definition/kind.js';
+import { SECURITY_POLICY } from '../../lib/kinds/security-policy/kind.js';
 import { type CrossNamespaceRefs, ReferenceGrants } from '../../lib/kube/reference-grants.js';
 import type { KubeObject, ResourceKind } from '../../lib/kube/types.js';
 import { GatewayApiError } from '../../lib/platform/errors.js';

@@ -19,7 +19,7 @@ import { join } from 'node:path';
 import type { TLSSocket } from 'node:tls';
 import { KubeConfig } from '@kubernetes/client-node';
 import t, { type Test } from 'tap';
-import { API_DEFINITION } from '../../lib/kinds/catalog.js';
+import { API_DEFINITION } from '../../lib/kinds/api-definition/kind.js';
 import { KubeClient } from '../../lib/kube/client.js';
 import { KubeUnavailableError } from '../../lib/platform/errors.js';
 import { httpRequest, makeAgent, ResponseTooLargeError, TransportError } from '../../lib/platform/http.js';

@@ -9,7 +9,8 @@
 import type { Test } from 'tap';
 import { sentFieldDifferences } from '../../lib/engine/compare.js';
 import type { Gateway, GatewayObjectKind, JsonObject } from '../../lib/gateway/types.js';
-import { API_DEFINITION, OPERATOR_CONTEXT, SECRET } from '../../lib/kinds/catalog.js';
+import { API_DEFINITION } from '../../lib/kinds/api-definition/kind.js';
+import { OPERATOR_CONTEXT, SECRET } from '../../lib/kube/kinds.js';
 import type { KubeApi, KubeObject, ResourceKind } from '../../lib/kube/types.js';
 import { GatewayApiError, GatewayRejectedError, GatewayUnavailableError, KubeApiError, KubeConflictError, KubeUnavailableError } from '../../lib/platform/errors.js';
 import { apiDefinition, FINALIZER, operatorContext, secret } from '../fixtures/builders.js';

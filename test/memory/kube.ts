@@ -34,8 +34,11 @@
  * selectors, watches, authentication.
  */
 import { randomUUID } from 'node:crypto';
-import { API_DEFINITION, EVENT, INGRESS, OPERATOR_CONTEXT, SECRET, SECURITY_POLICY } from '../../lib/kinds/catalog.js';
+import { API_DEFINITION } from '../../lib/kinds/api-definition/kind.js';
+import { INGRESS } from '../../lib/kinds/ingress/kind.js';
+import { SECURITY_POLICY } from '../../lib/kinds/security-policy/kind.js';
 import { EventRecorder, type EventSink, type EventType, type KubeEvent, type RecordedEvent } from '../../lib/kube/events.js';
+import { EVENT, OPERATOR_CONTEXT, SECRET } from '../../lib/kube/kinds.js';
 import type { KubeApi, KubeObject, ListOptions, ResourceKind } from '../../lib/kube/types.js';
 import type { Clock } from '../../lib/platform/clock.js';
 import { KubeApiError, KubeConflictError, KubeUnavailableError } from '../../lib/platform/errors.js';

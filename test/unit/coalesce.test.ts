@@ -5,7 +5,9 @@
  */
 import t from 'tap';
 import type { RunReport, RunScope, Trigger } from '../../lib/engine/types.js';
-import { API_DEFINITION, SECURITY_POLICY, SUBGRAPH } from '../../lib/kinds/catalog.js';
+import { API_DEFINITION } from '../../lib/kinds/api-definition/kind.js';
+import { SUBGRAPH } from '../../lib/kinds/graphs/kinds.js';
+import { SECURITY_POLICY } from '../../lib/kinds/security-policy/kind.js';
 import { Coalescer, mergeScopes, ScopeUnion } from '../../lib/triggers/coalesce.js';
 
 const ref = (name: string, kind = API_DEFINITION, namespace = 'default') => ({ kind, namespace, name });

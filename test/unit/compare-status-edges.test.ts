@@ -5,7 +5,8 @@
 import t from 'tap';
 import { describeDifferences, sentFieldDifferences } from '../../lib/engine/compare.js';
 import { statusPatch, transactionFor } from '../../lib/engine/status.js';
-import { API_DEFINITION, SECURITY_POLICY } from '../../lib/kinds/catalog.js';
+import { API_DEFINITION } from '../../lib/kinds/api-definition/kind.js';
+import { SECURITY_POLICY } from '../../lib/kinds/security-policy/kind.js';
 import { record } from '../fixtures/builders.js';
 
 t.test('compare: empty values are equal to each other, not to a value', async (t) => {

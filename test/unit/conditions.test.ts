@@ -6,7 +6,7 @@
 import t from 'tap';
 import { type ConditionFacts, conditionsFor, pausedMessage } from '../../lib/engine/conditions.js';
 import { statusPatch } from '../../lib/engine/status.js';
-import { API_DEFINITION } from '../../lib/kinds/catalog.js';
+import { API_DEFINITION } from '../../lib/kinds/api-definition/kind.js';
 import type { SyncRecord } from '../../lib/store/types.js';
 import { recordFor } from '../fixtures/builders.js';
 

@@ -5,7 +5,10 @@
  */
 import t from 'tap';
 import { referencesOf } from '../../lib/engine/cross-refs.js';
-import { API_DEFINITION, API_DESCRIPTION, PORTAL_API_CATALOGUE, PORTAL_CONFIG, SECURITY_POLICY, TYK_OAS_API_DEFINITION } from '../../lib/kinds/catalog.js';
+import { API_DEFINITION } from '../../lib/kinds/api-definition/kind.js';
+import { API_DESCRIPTION, PORTAL_API_CATALOGUE, PORTAL_CONFIG } from '../../lib/kinds/portal/kinds.js';
+import { SECURITY_POLICY } from '../../lib/kinds/security-policy/kind.js';
+import { TYK_OAS_API_DEFINITION } from '../../lib/kinds/tyk-oas-api-definition/kind.js';
 import { apiDefinition, apiDescription, portalCatalogue, portalConfig, securityPolicy, tykOasApi } from '../fixtures/builders.js';
 
 const tyk = (kind: string, namespace: string, name: string) => ({ group: 'tyk.tyk.io', kind, namespace, name });

@@ -7,7 +7,7 @@
 import t from 'tap';
 import { decide, knownId, type Loaded, recordAfter } from '../../lib/engine/decide.js';
 import { DEFAULT_BACKOFF, retryDelayMs } from '../../lib/engine/error-policy.js';
-import { SECURITY_POLICY } from '../../lib/kinds/catalog.js';
+import { SECURITY_POLICY } from '../../lib/kinds/security-policy/kind.js';
 import { GatewayApiError, GatewayUnavailableError, GatewayUnsupportedError } from '../../lib/platform/errors.js';
 import { apiDefinition, recordFor, securityPolicy } from '../fixtures/builders.js';
 import { at, BODY, desired, ID, loaded, NOW, target } from '../fixtures/loaded.js';

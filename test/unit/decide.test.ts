@@ -6,7 +6,7 @@
 import t from 'tap';
 import { type Decision, decide, type Loaded, recordAfter } from '../../lib/engine/decide.js';
 import { DEFAULT_BACKOFF, retryDelayMs } from '../../lib/engine/error-policy.js';
-import { SECURITY_POLICY } from '../../lib/kinds/catalog.js';
+import { SECURITY_POLICY } from '../../lib/kinds/security-policy/kind.js';
 import { GatewayApiError, GatewayRejectedError, GatewayUnavailableError, GatewayUnsupportedError } from '../../lib/platform/errors.js';
 import type { SyncRecord } from '../../lib/store/types.js';
 import { apiDefinition, recordFor, securityPolicy } from '../fixtures/builders.js';

@@ -6,7 +6,6 @@
 import t from 'tap';
 import { decideHeld } from '../../lib/engine/held-finalizers.js';
 import { MAX_DOCUMENT_BYTES } from '../../lib/engine/input-limits.js';
-import { SUBGRAPH, SUPERGRAPH } from '../../lib/kinds/catalog.js';
 import { COMPOSITIONS_KEPT, type Compose, composeSubgraphs, memoised } from '../../lib/kinds/graphs/compose.js';
 import {
   type GraphRef,
@@ -21,6 +20,7 @@ import {
   subgraphRefsOf,
   superGraphUsers,
 } from '../../lib/kinds/graphs/federation.js';
+import { SUBGRAPH, SUPERGRAPH } from '../../lib/kinds/graphs/kinds.js';
 import type { KubeObject } from '../../lib/kube/types.js';
 import { apiDefinition, defaultIdOf, POSTS_SDL, SUBGRAPH_FINALIZER, subGraph, superGraph, USERS_SDL } from '../fixtures/builders.js';
 

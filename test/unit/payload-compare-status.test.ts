@@ -2,8 +2,8 @@ import t from 'tap';
 import { describeDifferences, sentFieldDifferences } from '../../lib/engine/compare.js';
 import { backoffMs, dispose, isTerminal } from '../../lib/engine/error-policy.js';
 import { statusPatch, transactionFor } from '../../lib/engine/status.js';
+import { API_DEFINITION } from '../../lib/kinds/api-definition/kind.js';
 import { apiDefinitionPayload } from '../../lib/kinds/api-definition/payload.js';
-import { API_DEFINITION } from '../../lib/kinds/catalog.js';
 import { GatewayApiError, GatewayRejectedError, InvalidSpecError } from '../../lib/platform/errors.js';
 import { apiDefinition, record } from '../fixtures/builders.js';
 

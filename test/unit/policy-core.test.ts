@@ -1,7 +1,7 @@
 import t from 'tap';
 import { plan } from '../../lib/engine/plan.js';
 import { statusPatch } from '../../lib/engine/status.js';
-import { SECURITY_POLICY } from '../../lib/kinds/catalog.js';
+import { SECURITY_POLICY } from '../../lib/kinds/security-policy/kind.js';
 import { type ApiResolution, securityPolicyPayload } from '../../lib/kinds/security-policy/payload.js';
 import { accessRefs, referencingPolicies } from '../../lib/kinds/shared/api-links.js';
 import type { KubeObject } from '../../lib/kube/types.js';

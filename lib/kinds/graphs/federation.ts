@@ -29,7 +29,7 @@ import { MAX_DOCUMENT_BYTES, sizeProblem } from '../../engine/input-limits.js';
 import type { JsonObject } from '../../gateway/types.js';
 import type { KubeObject } from '../../kube/types.js';
 import { isObject, nonEmpty } from '../../platform/guards.js';
-import { API_DEFINITION } from '../catalog.js';
+import { API_DEFINITION } from '../api-definition/kind.js';
 import { type NamespacedName, nsName } from '../shared/api-links.js';
 import type { Compose, SubgraphSdl } from './compose.js';
 

@@ -19,12 +19,15 @@
 import { mapLimit } from '../../engine/concurrency.js';
 import type { Done } from '../../engine/finalize.js';
 import { applyHeld, decideHeld, type HeldInput } from '../../engine/held-finalizers.js';
+import type { HeldKind, HeldRef } from '../../engine/kind.js';
 import type { RunContext } from '../../engine/run-context.js';
 import type { ObjectReport, RunScope } from '../../engine/types.js';
 import type { KubeObject } from '../../kube/types.js';
 import { describeError, errorCode, KubeApiError } from '../../platform/errors.js';
-import { API_DEFINITION, HELD_KINDS, type HeldKind, type HeldRef, SUBGRAPH, SUPERGRAPH } from '../catalog.js';
+import { API_DEFINITION } from '../api-definition/kind.js';
+import { HELD_KINDS } from '../registry.js';
 import { linkedByApi, parseGraphUse, subGraphUsers, subgraphRefsOf, superGraphUsers } from './federation.js';
+import { SUBGRAPH, SUPERGRAPH } from './kinds.js';
 
 type Listed = { readonly objects: KubeObject[] } | { readonly failed: true };
 

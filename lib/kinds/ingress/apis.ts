@@ -26,7 +26,8 @@ import { createHash } from 'node:crypto';
 import { hashOf } from '../../engine/hash.js';
 import type { KubeObject } from '../../kube/types.js';
 import { isObject, nonBlank, nonEmpty } from '../../platform/guards.js';
-import { API_DEFINITION, INGRESS } from '../catalog.js';
+import { API_DEFINITION } from '../api-definition/kind.js';
+import { INGRESS } from './kind.js';
 
 export const INGRESS_LABEL = 'tyk.io/ingress';
 export const API_HASH_LABEL = 'tyk.io/apidefinition';

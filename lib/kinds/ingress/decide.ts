@@ -13,8 +13,8 @@
  */
 
 import type { KubeObject } from '../../kube/types.js';
-import { INGRESS } from '../catalog.js';
 import { type ChildMemory, type Diff, desiredApis, diffApis, type IngressPlan, type IngressSettings, isOurClass, ownedBy, type Step, teardown, templateSpec } from './apis.js';
+import { INGRESS } from './kind.js';
 
 export interface IngressState {
   readonly namespace: string;

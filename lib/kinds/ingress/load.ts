@@ -21,9 +21,10 @@ import type { RunContext } from '../../engine/run-context.js';
 import type { RunScope } from '../../engine/types.js';
 import type { KubeObject } from '../../kube/types.js';
 import type { SyncRecord } from '../../store/types.js';
-import { API_DEFINITION, INGRESS } from '../catalog.js';
+import { API_DEFINITION } from '../api-definition/kind.js';
 import { INGRESS_LABEL, type IngressSettings, isOurClass, templateNameOf } from './apis.js';
 import { decideIngress, type IngressState } from './decide.js';
+import { INGRESS } from './kind.js';
 
 export interface IngressEntry {
   readonly namespace: string;

@@ -25,10 +25,11 @@ import type { ObjectReport, RunScope } from '../../engine/types.js';
 import type { KubeObject } from '../../kube/types.js';
 import { InvalidSpecError, KubeConflictError, StoreUnavailableError } from '../../platform/errors.js';
 import type { SyncRecord } from '../../store/types.js';
-import { API_DEFINITION, INGRESS } from '../catalog.js';
+import { API_DEFINITION } from '../api-definition/kind.js';
 import type { NamespacedName } from '../shared/api-links.js';
 import { DEFAULT_INGRESS_SETTINGS, type IngressSettings, labelledFor, managedView, type Step } from './apis.js';
 import { decideIngress, type IngressDecision, writes } from './decide.js';
+import { INGRESS } from './kind.js';
 import { type IngressEntry, loadIngresses, readEntry } from './load.js';
 import { type ApiRefs, type Outcome, recordOf, reportIngress, type StepResult, takenError, tellIngress } from './report.js';
 

@@ -25,7 +25,7 @@ import type { RunContext } from '../../engine/run-context.js';
 import type { ObjectReport, ObjectResult, ReportReason } from '../../engine/types.js';
 import { describeError, errorCode, IngressError, InvalidSpecError } from '../../platform/errors.js';
 import type { SyncRecord } from '../../store/types.js';
-import { API_DEFINITION } from '../catalog.js';
+import { API_DEFINITION } from '../api-definition/kind.js';
 import { type ChildMemory, INGRESS_LABEL, type Step, templateNameOf } from './apis.js';
 import type { IngressDecision } from './decide.js';
 import type { IngressEntry } from './load.js';

@@ -19,8 +19,9 @@ import type { RunContext } from '../../engine/run-context.js';
 import type { ObjectReport } from '../../engine/types.js';
 import type { KubeObject } from '../../kube/types.js';
 import { describeError, errorCode, StoreUnavailableError } from '../../platform/errors.js';
-import { API_DEFINITION, INGRESS, TEMPLATE_FINALIZER } from '../catalog.js';
+import { API_DEFINITION } from '../api-definition/kind.js';
 import { type IngressSettings, isTemplate, TEMPLATE_ANNOTATION } from './apis.js';
+import { INGRESS, TEMPLATE_FINALIZER } from './kind.js';
 import { namesTemplate } from './load.js';
 
 export async function settleTemplates(ctx: RunContext, apis: readonly Done[], settings: IngressSettings): Promise<ObjectReport[]> {

@@ -20,14 +20,16 @@
 
 import { mapLimit } from '../../engine/concurrency.js';
 import { defaultId } from '../../engine/ids.js';
+import { type ManagedKind, type ObjectRef, refString } from '../../engine/kind.js';
 import { notServed } from '../../engine/load.js';
 import type { RunContext } from '../../engine/run-context.js';
 import type { GatewayTarget } from '../../gateway/targets.js';
 import type { KubeObject } from '../../kube/types.js';
 import { nonBlank } from '../../platform/guards.js';
 import type { SyncRecord } from '../../store/types.js';
-import { API_DESCRIPTION, type ManagedKind, type ObjectRef, PORTAL_API_CATALOGUE, PORTAL_CONFIG, refString, SECURITY_POLICY } from '../catalog.js';
+import { SECURITY_POLICY } from '../security-policy/kind.js';
 import { type NamespacedName, nsName } from '../shared/api-links.js';
+import { API_DESCRIPTION, PORTAL_API_CATALOGUE, PORTAL_CONFIG } from './kinds.js';
 import {
   catalogueDesired,
   configurationDesired,

@@ -27,9 +27,9 @@ import { oasApiId, TYK_EXTENSION, withOasId } from '../../gateway/oas.js';
 import type { JsonObject } from '../../gateway/types.js';
 import type { KubeObject } from '../../kube/types.js';
 import { isObject, nonEmpty, stringItems } from '../../platform/guards.js';
-import { TYK_OAS_API_DEFINITION } from '../catalog.js';
 import type { ApiResolution } from '../security-policy/payload.js';
 import { type ApiRef, describeApiRef } from '../shared/api-links.js';
+import { TYK_OAS_API_DEFINITION } from './kind.js';
 
 export interface ConfigMapRef {
   readonly namespace: string;
