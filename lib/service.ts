@@ -22,6 +22,7 @@ import { TykGatewayClient } from './gateway/tyk-ce.js';
 import type { Gateway } from './gateway/types.js';
 import type { Resolve, UrlPolicy } from './gateway/url-policy.js';
 import { API_DEFINITION } from './kinds/api-definition/kind.js';
+import { REGISTRY } from './kinds/registry.js';
 import { KubeClient } from './kube/client.js';
 import { ReferenceGrants } from './kube/reference-grants.js';
 import type { KubeApi } from './kube/types.js';
@@ -112,7 +113,7 @@ export class Service {
       ...DEFAULT_RUN_SETTINGS,
       maxDeletesPerRun: config.maxDeletesPerRun,
       gatewayWrites,
-      ingress: config.ingress,
+      kindSettings: { ingress: config.ingress },
       adoptNamespaces: config.adoptNamespaces,
       ...parts.settings,
       namespaces: config.watchNamespaces,
@@ -265,7 +266,7 @@ export class Service {
 
   private runDeps(): RunDeps {
     const { kube, store, clock, log } = this.parts;
-    return { stop: this.stop, kube, targets: this.targets, store, clock, log, settings: this.settings, listSizes: this.listSizes, observedMemo: this.observedMemo };
+    return { kinds: REGISTRY, stop: this.stop, kube, targets: this.targets, store, clock, log, settings: this.settings, listSizes: this.listSizes, observedMemo: this.observedMemo };
   }
 
   private async runMeasured(request: RunRequest): Promise<RunReport> {

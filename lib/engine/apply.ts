@@ -24,9 +24,9 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Gateway, JsonObject } from '../gateway/types.js';
-import { uploadCertificates } from '../kinds/shared/certificates.js';
 import type { KubeObject } from '../kube/types.js';
 import { describeError, errorCode, InvalidSpecError, OwnershipError } from '../platform/errors.js';
+import { uploadCertificates } from './certificates.js';
 import type { FieldDifference } from './compare.js';
 import { mapLimit } from './concurrency.js';
 import type { Decision, Loaded, Write } from './decide.js';

@@ -19,15 +19,10 @@
 
 import type { GatewayTarget, Refusal as ReferenceRefusal } from '../gateway/targets.js';
 import type { JsonObject } from '../gateway/types.js';
-import { API_DEFINITION } from '../kinds/api-definition/kind.js';
-import { API_DESCRIPTION } from '../kinds/portal/kinds.js';
-import { isApiKind } from '../kinds/shared/api-kinds.js';
-import { type ApiRef, apiKey, type NamespacedName, nsName } from '../kinds/shared/api-links.js';
-import type { CertificateUpload } from '../kinds/shared/certificate-refs.js';
-import { TYK_OAS_API_DEFINITION } from '../kinds/tyk-oas-api-definition/kind.js';
-import type { KubeObject } from '../kube/types.js';
+import { type KubeObject, type NamespacedName, nsName } from '../kube/types.js';
 import { describeError, errorCode, GatewayUnsupportedError, OwnershipError } from '../platform/errors.js';
 import type { Owner, SyncRecord } from '../store/types.js';
+import type { CertificateUpload } from './certificates.js';
 import { describeDifferences, type FieldDifference } from './compare.js';
 import { PAUSE_ANNOTATION, pausedMessage } from './conditions.js';
 import { type BackoffSettings, dispose } from './error-policy.js';
@@ -66,21 +61,21 @@ export interface Loaded {
   readonly body?: JsonObject;
   /** the desired hash, when it was made from `body` (different bodies, different keys): the ObservedMemo's key for it */
   readonly sentKey?: string;
-  /** policies: the APIs it references */
-  readonly links?: readonly ApiRef[];
+  /** the record's `links`: keys of the objects it references (its kind's build) */
+  readonly links?: readonly string[];
   /**
    * the gateway object under its id: null when the gateway confirmed it absent, undefined when
    * not read; from a shard's snapshot (snapshot.ts), only its id fields, null when the snapshot lacks it
    */
   readonly observedBody?: JsonObject | null;
   readonly observed?: ObservedState;
-  /** APIs (both kinds): the live policies referencing it; APIDescriptions being deleted: the live catalogues listing it; null when they could not be listed */
+  /** the live objects whose references hold its deletion (its kind's heldBy); null when they could not be listed */
   readonly referencedBy?: readonly NamespacedName[] | null;
   /** what its desired state was built from (Secrets, certificates): the record's `uses`; undefined when not computed */
   readonly uses?: readonly string[];
   /** APIs: the certificates its body names, to have in the gateway's store before it is written */
   readonly certificates?: readonly CertificateUpload[];
-  /** TykOasApiDefinitions: the status fields its document and ConfigMap give (oas-payload.ts oasStatusFields); ApiDefinitions: linked_to_subgraph */
+  /** status fields its kind's build gave (KindModule.statusExtra reads them) */
   readonly statusFields?: Readonly<Record<string, unknown>>;
   /** the owner the store has for its id on its gateway (owners.ts): null when none, undefined when not read (no gateway or id, or a kind without owners) */
   readonly owner?: Owner | null;
@@ -178,7 +173,7 @@ const BYPASS_BACKOFF: ReadonlySet<ReportReason> = new Set(['spec changed', 'id c
  * its gateway (a Dashboard names it by its own _id), so without a gateway it stays ''.
  */
 function idOf(l: Loaded): string {
-  return l.desired?.id || l.record?.id || (l.obj && isApiKind(l.kind) ? gatewayIdFor(l.kind, l.obj) : '');
+  return l.desired?.id || l.record?.id || (l.obj && l.kind.idWithoutGateway ? gatewayIdFor(l.kind, l.obj) : '');
 }
 
 /** The decided id, else idOf. */
@@ -257,8 +252,8 @@ export function decide(l: Loaded, m: Moment): Decision {
       ...statusExtraOf(l),
     };
   }
-  if (l.obj?.metadata.labels?.template === 'true' && !l.record) {
-    // Tyk Operator's ingress templates are blueprints, never APIs of their own
+  if (l.kind.blueprintLabel !== undefined && l.obj?.metadata.labels?.[l.kind.blueprintLabel] === 'true' && !l.record) {
+    // a blueprint for other objects (Tyk Operator's ingress templates) is never one of its own
     return { ...common, action: 'NOOP', reason: 'template', id: targetId, quiet: { result: 'skipped' }, patchStatus: false };
   }
 
@@ -269,14 +264,14 @@ export function decide(l: Loaded, m: Moment): Decision {
   let reason: ReportReason = moved && WRITES.has(p.action) && p.action !== 'DELETE' ? 'moved to another gateway' : p.reason;
   let waitReason = l.desired?.waiting;
   let hold: Decision['hold'] = p.action === 'WAIT' ? 'dependency' : undefined;
-  if ((isApiKind(l.kind) || l.kind === API_DESCRIPTION) && action === 'DELETE' && l.referencedBy !== undefined && (l.referencedBy === null || l.referencedBy.length > 0)) {
-    // an API is held by the policies granting it, an APIDescription by the catalogues listing it
-    const holder = l.kind === API_DESCRIPTION ? { kind: 'PortalAPICatalogue', many: 'PortalAPICatalogues' } : { kind: 'SecurityPolicy', many: 'SecurityPolicies' };
+  const heldBy = l.kind.heldBy;
+  if (heldBy && action === 'DELETE' && l.referencedBy !== undefined && (l.referencedBy === null || l.referencedBy.length > 0)) {
+    // a deletion waits while the objects referencing it live (or cannot be listed)
     action = 'WAIT';
-    reason = l.kind === API_DESCRIPTION ? 'referenced by catalogues' : 'referenced by policies';
+    reason = heldBy.reason;
     hold = 'policies';
     waitReason =
-      l.referencedBy === null ? `deletion held: the ${holder.many} referencing it could not be listed` : `deletion held: still referenced by ${holder.kind} ${l.referencedBy.map(nsName).join(', ')}`;
+      l.referencedBy === null ? `deletion held: the ${heldBy.many} referencing it could not be listed` : `deletion held: still referenced by ${heldBy.kind} ${l.referencedBy.map(nsName).join(', ')}`;
   }
   const id = p.id;
   const base = recordBase(l, id);
@@ -364,37 +359,17 @@ function refused(l: Loaded, refusal: Refusal, common: Pick<Decision, 'at' | 'tim
   };
 }
 
-/**
- * linked_by_policies (ApiDefinitions, when the policies were listed) and linked_to_subgraph (an
- * ApiDefinition serving a SubGraph), linkedByPolicies and the
- * document's fields (TykOasApiDefinitions), or linked_apis (policies: {name, namespace}, as both
- * CRDs keep them).
- */
-function statusExtraOf(l: Loaded): { statusExtra?: Record<string, unknown> } {
-  if (l.kind === API_DEFINITION) {
-    // statusFields: linked_to_subgraph, for an API serving a SubGraph (load.ts graphqlFor)
-    const extra = { ...(l.statusFields ?? {}), ...(l.referencedBy ? { linked_by_policies: l.referencedBy } : {}) };
-    return Object.keys(extra).length > 0 ? { statusExtra: extra } : {};
-  }
-  if (l.kind === TYK_OAS_API_DEFINITION) {
-    const extra = { ...(l.statusFields ?? {}), ...(l.referencedBy ? { linkedByPolicies: l.referencedBy } : {}) };
-    return Object.keys(extra).length > 0 ? { statusExtra: extra } : {};
-  }
-  if (l.links) return { statusExtra: { linked_apis: linkedApis(l.links) } };
-  return {};
-}
-
-/** A policy's status.linked_apis: each API once, sorted. */
-export function linkedApis(links: readonly ApiRef[]): NamespacedName[] {
-  const byKey = new Map(links.map((r) => [`${nsName(r)}\u0000${r.kind}`, { namespace: r.namespace, name: r.name }]));
-  return [...byKey.entries()].sort(([a], [b]) => a.localeCompare(b)).map(([, r]) => r);
+/** The status fields its kind keeps equal to what this pass found (ManagedKind.statusExtra). */
+function statusExtraOf(l: Loaded): { statusExtra?: Readonly<Record<string, unknown>> } {
+  const extra = l.kind.statusExtra?.(l);
+  return extra !== undefined && Object.keys(extra).length > 0 ? { statusExtra: extra } : {};
 }
 
 /** The record fields every outcome of this pass shares. */
 function recordBase(l: Loaded, id: string): RecordBase {
   const keepPrevious = l.previousTarget === undefined;
   const gateway = l.target?.name ?? l.record?.gateway;
-  const links = l.links ? l.links.map(apiKey) : keepPrevious ? l.record?.links : undefined;
+  const links = l.links ? [...l.links] : keepPrevious ? l.record?.links : undefined;
   const uses = l.uses ? [...l.uses] : keepPrevious ? l.record?.uses : undefined;
   return {
     key: l.key,

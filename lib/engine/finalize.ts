@@ -9,7 +9,6 @@
  */
 
 import type { JsonObject } from '../gateway/types.js';
-import { SECURITY_POLICY } from '../kinds/security-policy/kind.js';
 import type { KubeObject } from '../kube/types.js';
 import { describeError, errorCode, StoreUnavailableError } from '../platform/errors.js';
 import type { SyncRecord } from '../store/types.js';
@@ -139,8 +138,8 @@ function statusId(l: Loaded, d: Decision, record: SyncRecord, observedBody: Json
     const own = observedBody?.[l.kind.nativeIdField];
     return typeof own === 'string' ? own : '';
   }
-  const native = observedBody?._id;
-  if (l.kind === SECURITY_POLICY && typeof native === 'string' && native !== '') return native;
+  const native = l.kind.nativeIdIfAny === undefined ? undefined : observedBody?.[l.kind.nativeIdIfAny];
+  if (typeof native === 'string' && native !== '') return native;
   // a resource refused by ownership before it wrote anything: not the id it was refused (a later choice of id would take
   // it from the status), but its own default one (Tyk Operator's CRD requires an id in the status)
   if (record.id === '' && record.refusal !== undefined) return defaultId(l.ref.namespace, l.ref.name);

@@ -5,8 +5,14 @@
  * kinds themselves are values in lib/kinds/<kind>/, listed in lib/kinds/registry.ts. Types and
  * one pure function; no kind is named here.
  */
-import type { GatewayObjectKind } from '../gateway/types.js';
-import type { ResourceKind } from '../kube/types.js';
+import type { GatewayTarget } from '../gateway/targets.js';
+import type { GatewayObjectKind, JsonObject } from '../gateway/types.js';
+import type { RefFrom, RefTo } from '../kube/reference-grants.js';
+import type { KubeObject, NamespacedName, ResourceKind } from '../kube/types.js';
+import type { SyncRecord } from '../store/types.js';
+import type { CertificateUpload } from './certificates.js';
+import type { DesiredState, ObservedState, Reason } from './plan.js';
+import type { RunContext } from './run-context.js';
 
 export interface ManagedKind extends ResourceKind {
   readonly finalizer: string;
@@ -24,10 +30,40 @@ export interface ManagedKind extends ResourceKind {
   readonly idChangeInBody?: true;
   /** its CRD may not be installed: a LIST the API server answers 404 means none, not a failed run (load.ts notServed) */
   readonly crdOptional?: true;
-  /** gateway ids of this kind have one owner each (owners.ts): claimed before a write, refused to another resource */
-  readonly owned?: true;
-  /** the gateway object serves requests on a listen path: an older resource's domain and listen path are refused to a newer one (owners.ts) */
-  readonly listens?: true;
+  /** the field of the gateway object that status shows, when the gateway gives one, instead of our id (a Dashboard's own `_id`) */
+  readonly nativeIdIfAny?: string;
+  /** the space its gateway ids are owned in (owners.ts: one owner per id, claimed before a write); absent: its ids have no owners */
+  readonly ownerSpace?: string;
+  /** its gateway id follows from the resource alone (spec, status or the default), so it is known even without a gateway */
+  readonly idWithoutGateway?: true;
+  /** the gateway lists it whole (ids asked → objects), not object by object as a stream */
+  readonly listedWhole?: true;
+  /** what holds its deletion: the objects its phase's KindPass.referencedBy names */
+  readonly heldBy?: HeldBy;
+  /** a resource labelled `<blueprintLabel>: "true"` is a blueprint for others, never sent (reported skipped, reason `template`) */
+  readonly blueprintLabel?: string;
+
+  // what differs between kinds, as functions: pure ones first, then the phase's reads (begin)
+
+  /** the id `obj` asks for on `target`; absent: ids.ts gatewayIdFor */
+  desiredId?(obj: KubeObject, target: GatewayTarget): string;
+  /** the references `obj` makes that name a namespace (its own included), checked against ReferenceGrants before they are read */
+  references?(obj: KubeObject): readonly CrossRef[];
+  /** why a gateway cannot hold this kind at all (nothing is read or built there); undefined: it can */
+  unsupportedOn?(target: GatewayTarget): Error | undefined;
+  /** the route a body serves, when it serves one (owners.ts contest: an older object keeps it) */
+  route?(body: JsonObject): Route | undefined;
+  /** the status fields besides the id and conditions that its status keeps equal to what a pass found */
+  statusExtra?(facts: StatusFacts): Readonly<Record<string, unknown>> | undefined;
+  /** the kind's view of one phase over `objects` (what its passes build from) */
+  begin(ctx: RunContext, objects: readonly PassObject[]): Promise<KindPhase>;
+}
+
+/** What a kind's status fields are made from: what its build gave, and who references it. */
+export interface StatusFacts {
+  readonly statusFields?: Readonly<Record<string, unknown>>;
+  readonly referencedBy?: readonly NamespacedName[] | null;
+  readonly links?: readonly string[];
 }
 
 /**
@@ -57,4 +93,117 @@ export interface HeldRef {
 /** "<Kind>/<namespace>/<name>": the key of the object's record and lock. */
 export function refString(ref: ObjectRef): string {
   return `${ref.kind.kind}/${ref.namespace}/${ref.name}`;
+}
+
+// ---------------------------------------------------------------------------------------------
+// What a kind's phase gives the load stage (ManagedKind.begin), and the run's order: the
+// registry's phases (KindRegistry, given to a run in RunDeps).
+// ---------------------------------------------------------------------------------------------
+
+/** An object of a pass, as the load stage holds it while its kind prepares; a kind may only mark it unreadable. */
+export interface PassObject {
+  readonly kind: ManagedKind;
+  readonly ref: ObjectRef;
+  readonly key: string;
+  /** the resource; null when the API server confirmed it gone; undefined when not read */
+  readonly obj: KubeObject | null | undefined;
+  readonly record: SyncRecord | null;
+  /** its gateway; absent when it cannot be resolved (or a reference of it is refused) */
+  readonly target?: GatewayTarget;
+  /** the gateway its record names, when it moved elsewhere */
+  readonly previousTarget?: string;
+  /** what it is built from could not be read: nothing is decided on it */
+  readError?: unknown;
+}
+
+/** A live object to build: readable, with a gateway, not being deleted. */
+export type Building = PassObject & { readonly obj: KubeObject; readonly target: GatewayTarget };
+
+/** What a kind makes of one live object: its gateway id and body, or why it waits or is invalid. */
+export interface Built {
+  readonly id: string;
+  readonly body?: JsonObject;
+  readonly invalid?: string;
+  readonly waiting?: string;
+  /** the hash of what else than the body (or, when invalid, the spec) the desired state depends on: Secrets' content, a graph's */
+  readonly contentHash?: string;
+  /** the desired hash itself, when it is not the body's */
+  readonly hash?: string;
+  /** what its desired state was built from (the record's `uses`: Secrets, ConfigMaps, certificates, graphs) */
+  readonly uses?: readonly string[];
+  /** certificates to have in the gateway's store before the body is sent */
+  readonly certificates?: readonly CertificateUpload[];
+  /** status fields its kind keeps equal to what was built (statusExtra reads them) */
+  readonly statusFields?: Readonly<Record<string, unknown>>;
+  /** the record's `links`: keys of the objects it references (a reference's target refreshes its status from them) */
+  readonly links?: readonly string[];
+}
+
+/** A reference a resource makes through the cluster, checked against ReferenceGrants before it is read. */
+export interface CrossRef {
+  /** the spec field, for messages */
+  field: string;
+  to: RefTo;
+}
+
+/** The reads a kind's pass may make through the load stage: each read once, a failure marking the objects that need it unreadable. */
+export interface PassReads {
+  /** whether `o` is to be built now (readable, with a gateway, not being deleted) */
+  building(o: PassObject): o is Building;
+  /** "namespace/name" → the object (null: 404) of `kind`, for what `namesOf` says each object to build needs */
+  get(kind: ResourceKind, namesOf: (o: Building) => readonly NamespacedName[]): Promise<ReadonlyMap<string, KubeObject | null>>;
+  /** namespace → every object of `kind` there, for what `namespacesOf` says each object to build needs */
+  list(kind: ResourceKind, namespacesOf: (o: Building) => readonly string[]): Promise<ReadonlyMap<string, KubeObject[]>>;
+  /** refuses `o` (RefNotPermitted; it loses its gateway, so nothing more is built) at the first of `refs` no ReferenceGrant permits to `from` */
+  refuseUnlessGranted(o: PassObject, from: RefFrom, refs: readonly CrossRef[]): Promise<void>;
+  /** whether a ReferenceGrant lets `from` name `to` (a grant list that could not be read: true, so what it holds stays held) */
+  mayReference(field: string, from: RefFrom, to: RefTo): Promise<boolean>;
+}
+
+/** What a gateway object is taken to be without reading it. */
+export interface ObservedWithoutRead {
+  readonly body: JsonObject | null;
+  readonly observed?: ObservedState;
+}
+
+/** A kind's view of one pass: built once its reads are done, then asked per object. */
+export interface KindPass {
+  build(o: Building): Built;
+  /** the observed state of an object that needs no read; undefined: read it from the gateway */
+  observedWithoutRead?(o: PassObject & { readonly desired?: DesiredState; readonly body?: JsonObject }): ObservedWithoutRead | undefined;
+  /** the live objects whose references hold its deletion (null: they could not be listed); undefined: none are kept */
+  referencedBy?(o: PassObject): Promise<readonly NamespacedName[] | null | undefined>;
+}
+
+/** A kind's view of one phase: made once over the phase's objects, then asked for each pass (the first, and each under the locks). */
+export interface KindPhase {
+  pass(reads: PassReads, objects: readonly PassObject[]): Promise<KindPass>;
+}
+
+/** Which objects hold a kind's deletion while they reference it, as a report and a message say it. */
+export interface HeldBy {
+  readonly reason: Reason;
+  /** the holders' Kind, and its plural, for messages */
+  readonly kind: string;
+  readonly many: string;
+}
+
+/** A gateway route an object serves: an older object keeps it on its gateway (owners.ts contest). */
+export interface Route {
+  readonly field: string;
+  readonly path: string;
+  readonly domain: string;
+}
+
+/** One step of a run, in the registry's order: a kind's phase, or what follows one. */
+export interface Phase {
+  readonly name: string;
+  run(ctx: RunContext): Promise<void>;
+}
+
+/** The kinds a run serves and the order it takes them in. */
+export interface KindRegistry {
+  readonly managed: readonly ManagedKind[];
+  readonly held: readonly HeldKind[];
+  readonly phases: readonly Phase[];
 }

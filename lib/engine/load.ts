@@ -15,28 +15,10 @@
  */
 
 import type { CertificateStore } from '../gateway/certificates.js';
-import { portalUnsupported } from '../gateway/portal.js';
 import type { GatewayTarget } from '../gateway/targets.js';
 import { GATEWAY_OBJECT_NAMES, type Gateway, type JsonObject, type ListedObject } from '../gateway/types.js';
-import { API_DEFINITION } from '../kinds/api-definition/kind.js';
-import { apiDefinitionPayload } from '../kinds/api-definition/payload.js';
-import type { Compose } from '../kinds/graphs/compose.js';
-import { type GraphqlResolution, type GraphRef, type GraphsRead, graphRefOf, resolveGraphql, subgraphRefsOf } from '../kinds/graphs/federation.js';
-import { SUBGRAPH, SUPERGRAPH } from '../kinds/graphs/kinds.js';
-import { API_DESCRIPTION, isPortalKind, PORTAL_API_CATALOGUE } from '../kinds/portal/kinds.js';
-import type { PortalLoad } from '../kinds/portal/load.js';
-import { ownedIds } from '../kinds/portal/payload.js';
-import { SECURITY_POLICY } from '../kinds/security-policy/kind.js';
-import { type ApiResolution, securityPolicyPayload } from '../kinds/security-policy/payload.js';
-import { isApiKind } from '../kinds/shared/api-kinds.js';
-import { type ApiKindName, type ApiRef, apiKey, type NamespacedName, nsName, referencingPolicies } from '../kinds/shared/api-links.js';
-import { resolveCertificates, secretNamesOf } from '../kinds/shared/certificate-refs.js';
-import { TYK_OAS_API_DEFINITION } from '../kinds/tyk-oas-api-definition/kind.js';
-import { configMapRefOf, oasDocumentOf, oasIdOf, oasStatusFields, tykOasPayload } from '../kinds/tyk-oas-api-definition/payload.js';
-import { CONFIG_MAP, SECRET } from '../kube/kinds.js';
 import type { RefFrom } from '../kube/reference-grants.js';
-import type { KubeObject, ResourceKind } from '../kube/types.js';
-import { isObject, nonBlank } from '../platform/guards.js';
+import type { KubeObject, NamespacedName, ResourceKind } from '../kube/types.js';
 import type { AheadItem, AheadList, ListsAhead } from '../scale/list-ahead.js';
 import { getLimit } from '../scale/list-sizes.js';
 import type { MemoAnswer, MemoReading } from '../scale/observed-memo.js';
@@ -44,12 +26,11 @@ import type { SnapshotReader } from '../scale/snapshot.js';
 import type { SyncRecord } from '../store/types.js';
 import { type FieldDifference, sentFieldDifferences } from './compare.js';
 import { forEachYielding, mapLimit } from './concurrency.js';
-import { type CrossRef, referencesOf } from './cross-refs.js';
 import type { Loaded } from './decide.js';
 import { hashOf, isLegacyHash, managedHash } from './hash.js';
-import { defaultId, gatewayIdFor } from './ids.js';
+import { gatewayIdFor } from './ids.js';
 import { depthProblem, thrownProblem } from './input-limits.js';
-import { type ManagedKind, type ObjectRef, refString } from './kind.js';
+import { type Building, type Built, type CrossRef, type KindPass, type KindPhase, type ManagedKind, type ObjectRef, type PassObject, type PassReads, refString } from './kind.js';
 import { hasOwners, ownerKey } from './owners.js';
 import type { ObservedState } from './plan.js';
 import type { RunContext } from './run-context.js';
@@ -64,15 +45,12 @@ export interface Found {
   readonly readError?: unknown;
 }
 
-/** How a policy sees an API it references, or a Tyk OAS API a version it lists (see apiResolver). */
-export type ResolveApi = (ref: ApiRef, target: GatewayTarget) => ApiResolution;
-
-function found(kind: ManagedKind, ref: ObjectRef, obj: KubeObject | null | undefined, readError?: unknown): Found {
+export function found(kind: ManagedKind, ref: ObjectRef, obj: KubeObject | null | undefined, readError?: unknown): Found {
   return { kind, ref, key: refString(ref), obj, readError };
 }
 
 /** GETs one object: null on 404, the error kept otherwise. */
-async function getOne(ctx: RunContext, kind: ManagedKind, ref: ObjectRef): Promise<Found> {
+export async function getOne(ctx: RunContext, kind: ManagedKind, ref: ObjectRef): Promise<Found> {
   if (!ctx.watched(ref.namespace)) return found(kind, ref, undefined);
   try {
     return found(kind, ref, await ctx.deps.kube.get(kind, ref.namespace, ref.name));
@@ -195,14 +173,11 @@ export async function readObjects(ctx: RunContext, objects: readonly Identity[])
   return objects.map((f) => out.get(f.key) as Found);
 }
 
-/** What the load stage needs besides the objects: the policies of the run, how policies see APIs, and whether to LIST the gateway. */
+/** What the load stage needs besides the objects: the kind's view of the phase, whether to LIST the gateway, and the scale hints. */
 export interface LoadContext {
-  /** every SecurityPolicy of the watched namespaces; undefined when they could not be listed */
-  readonly policies: readonly KubeObject[] | undefined;
-  readonly resolveApi: ResolveApi;
+  /** the kind's view of this phase (ManagedKind.begin): what a pass of it builds from */
+  readonly phase: KindPhase;
   readonly preferList: boolean;
-  /** the developer portal's kinds: what their desired states are built from (portal-load.ts) */
-  readonly portal?: PortalLoad;
   /** a shard run's first decision: observed state from the tick's snapshot where it has it (never under a lock) */
   readonly snapshot?: SnapshotReader;
   /** a full run's first decision: gateway lists started before the API server was read (list-ahead.ts) */
@@ -221,27 +196,19 @@ export async function loadState(ctx: RunContext, objects: readonly Found[], lc: 
   });
   await mapLimit(drafts, ctx.settings.concurrency, (d) => resolveTarget(ctx, d));
   await mapLimit(drafts, ctx.settings.concurrency, (d) => checkReferences(ctx, d));
-  // the developer portal is the Dashboard's: on a Tyk Gateway, nothing is read or built for it
-  for (const d of drafts) if (isPortalKind(d.kind) && d.target && d.target.mode !== 'pro') d.readError ??= portalUnsupported(d.kind.kind, d.target.name);
-  const secrets = await loadSecrets(ctx, drafts);
-  const configMaps = await loadConfigMaps(ctx, drafts);
-  const graphs = await loadGraphs(ctx, drafts);
-  if (lc.portal) await lc.portal.prepare(drafts);
-  await forEachYielding(drafts, (d) => computeDesired(d, lc, secrets, configMaps, graphs));
-  await loadObserved(ctx, drafts, lc.preferList, lc.snapshot, lc.listsAhead);
+  // a gateway that cannot hold the kind at all: nothing is read or built there
+  for (const d of drafts) if (d.target && d.kind.unsupportedOn) d.readError ??= d.kind.unsupportedOn(d.target);
+  const pass = await lc.phase.pass(passReads(ctx, drafts), drafts);
+  await forEachYielding(drafts, (d) => computeDesired(d, pass));
+  await loadObserved(ctx, drafts, pass, lc.preferList, lc.snapshot, lc.listsAhead);
   await checkCertificates(ctx, drafts);
   await loadOwners(ctx, drafts);
-  const policies = lc.policies;
-  await mapLimit(
-    drafts.filter((d) => isApiKind(d.kind)),
-    ctx.settings.concurrency,
-    async (d) => {
-      d.referencedBy = policies === undefined ? null : await permittedHolders(ctx, d, referencingPolicies(apiRefOf(d.ref), policies));
-    },
-  );
-  for (const d of drafts) {
-    const holders = d.kind === API_DESCRIPTION ? lc.portal?.referencedBy(d.key) : undefined;
-    if (holders !== undefined) d.referencedBy = holders;
+  if (pass.referencedBy) {
+    const holdersOf = pass.referencedBy.bind(pass);
+    await mapLimit(drafts, ctx.settings.concurrency, async (d) => {
+      const holders = await holdersOf(d);
+      if (holders !== undefined) d.referencedBy = holders;
+    });
   }
   return drafts;
 }
@@ -284,14 +251,14 @@ async function resolveTarget(ctx: RunContext, d: Draft): Promise<void> {
 }
 
 /**
- * The references of a live object into other namespaces (cross-refs.ts), each checked against
- * the ReferenceGrants there before anything in that namespace is read: the first one refused
- * makes the object Failed (RefNotPermitted) with no gateway, so nothing it names is read or
- * built, and nothing is written or deleted on that account.
+ * The references of a live object that name a namespace (its kind's `references`), each checked
+ * against the ReferenceGrants there before anything in that namespace is read: the first one
+ * refused makes the object Failed (RefNotPermitted) with no gateway, so nothing it names is read
+ * or built, and nothing is written or deleted on that account.
  */
 async function checkReferences(ctx: RunContext, d: Draft): Promise<void> {
-  if (!building(d)) return;
-  await refuseUnlessGranted(ctx, d, { group: d.kind.group, kind: d.kind.kind, namespace: d.ref.namespace }, referencesOf(d.kind, d.obj));
+  if (!building(d) || !d.kind.references) return;
+  await refuseUnlessGranted(ctx, d, { group: d.kind.group, kind: d.kind.kind, namespace: d.ref.namespace }, d.kind.references(d.obj));
 }
 
 /** Makes `d` Failed (RefNotPermitted, no gateway: nothing more is read or built for it) at the first of `refs` no grant permits to `from`. */
@@ -307,60 +274,32 @@ async function refuseUnlessGranted(ctx: RunContext, d: Draft, from: RefFrom, ref
   }
 }
 
-/** The policies holding an API that may: those of its namespace, or of one a ReferenceGrant lets name it. */
-async function permittedHolders(ctx: RunContext, d: Draft, holders: NamespacedName[]): Promise<NamespacedName[]> {
-  const to = { group: d.kind.group, kind: d.kind.kind, namespace: d.ref.namespace, name: d.ref.name };
-  const out: NamespacedName[] = [];
-  for (const h of holders) {
-    const checked = await ctx.resolver.grants.check('spec.access_rights_array', { group: SECURITY_POLICY.group, kind: SECURITY_POLICY.kind, namespace: h.namespace }, to);
-    // a grant list that could not be read keeps the holder: a deletion is held on doubt, never let through
-    if (checked.ok || 'error' in checked) out.push(h);
-  }
-  return out;
-}
-
 /** The record says the object reached its gateway at some point (so a move must clean up there). */
 function wasWritten(record: SyncRecord): boolean {
   return record.id !== '' && (record.observedHash !== '' || record.result === 'pending');
 }
 
-/** An API object's reference as policies name it. */
-export function apiRefOf(ref: ObjectRef): ApiRef {
-  return { kind: ref.kind.kind as ApiKindName, namespace: ref.namespace, name: ref.name };
-}
-
-/** The managed kind of an API reference. */
-export function apiKindOf(ref: ApiRef): ManagedKind {
-  return ref.kind === 'TykOasApiDefinition' ? TYK_OAS_API_DEFINITION : API_DEFINITION;
-}
-
-/** The id the object should have on its gateway (kind and mode aware). */
-function desiredId(kind: ManagedKind, obj: KubeObject, target: GatewayTarget): string {
-  // On the Dashboard, status.pol_id holds the Dashboard's own _id; our policy id is spec.id or the default.
-  if (kind === SECURITY_POLICY && target.mode === 'pro') {
-    return nonBlank(obj.spec?.id) ?? defaultId(obj.metadata.namespace ?? '', obj.metadata.name);
-  }
-  return gatewayIdFor(kind, obj);
-}
-
-/** "namespace/name" of a Secret or ConfigMap read for a desired state → the object (null: 404); one that could not be read is absent. */
-type DependenciesRead = ReadonlyMap<string, KubeObject | null>;
-
-/**
- * The Secret references of an API's spec, in the form certificate-refs.ts reads: an
- * ApiDefinition's own fields; a TykOasApiDefinition's `clientCertificate.allowlist` as client
- * certificates.
- */
-function certificateSpecOf(kind: ManagedKind, obj: KubeObject): Record<string, unknown> | undefined {
-  if (kind === API_DEFINITION) return obj.spec;
-  if (kind !== TYK_OAS_API_DEFINITION) return undefined;
-  const cc = obj.spec?.clientCertificate;
-  return isObject(cc) && Array.isArray(cc.allowlist) ? { client_certificate_refs: cc.allowlist } : undefined;
-}
-
 /** A live object whose desired state is to be built: readable, with a gateway, not being deleted. */
-function building(d: Draft): d is Draft & { obj: KubeObject; target: GatewayTarget } {
+function building(d: PassObject): d is Building {
   return !!d.obj && !!d.target && d.readError === undefined && !d.obj.metadata.deletionTimestamp;
+}
+
+/** The reads a kind's pass makes through this stage (PassReads), over `drafts`. */
+function passReads(ctx: RunContext, drafts: readonly Draft[]): PassReads {
+  const draftOf = new Map<PassObject, Draft>(drafts.map((d) => [d, d]));
+  return {
+    building,
+    get: (kind, namesOf) => readDependencies(ctx, drafts, kind, namesOf),
+    list: (kind, namespacesOf) => listDependencies(ctx, drafts, kind, namespacesOf),
+    refuseUnlessGranted: async (o, from, refs) => {
+      const d = draftOf.get(o);
+      if (d) await refuseUnlessGranted(ctx, d, from, refs);
+    },
+    mayReference: async (field, from, to) => {
+      const checked = await ctx.resolver.grants.check(field, from, to);
+      return checked.ok || 'error' in checked;
+    },
+  };
 }
 
 /**
@@ -368,12 +307,7 @@ function building(d: Draft): d is Draft & { obj: KubeObject; target: GatewayTarg
  * from ("namespace/name" → the object, null on 404). A failed read makes every draft naming that
  * object unreadable (`readError`): nothing is decided on it, nothing deleted.
  */
-async function readDependencies(
-  ctx: RunContext,
-  drafts: Draft[],
-  kind: ResourceKind,
-  namesOf: (d: Draft & { obj: KubeObject }) => { namespace: string; name: string }[],
-): Promise<Map<string, KubeObject | null>> {
+async function readDependencies(ctx: RunContext, drafts: readonly Draft[], kind: ResourceKind, namesOf: (d: Building) => readonly NamespacedName[]): Promise<Map<string, KubeObject | null>> {
   const wanted = new Map<string, { namespace: string; name: string; users: Draft[] }>();
   for (const d of drafts) {
     if (!building(d)) continue;
@@ -395,25 +329,11 @@ async function readDependencies(
   return read;
 }
 
-/** The Secrets the live APIs among `drafts` name for certificates, in their own namespace. */
-function loadSecrets(ctx: RunContext, drafts: Draft[]): Promise<DependenciesRead> {
-  return readDependencies(ctx, drafts, SECRET, (d) => secretNamesOf(certificateSpecOf(d.kind, d.obj)).map((name) => ({ namespace: d.ref.namespace, name })));
-}
-
-/** The ConfigMaps the live TykOasApiDefinitions among `drafts` keep their documents in. */
-function loadConfigMaps(ctx: RunContext, drafts: Draft[]): Promise<DependenciesRead> {
-  return readDependencies(ctx, drafts, CONFIG_MAP, (d) => {
-    if (d.kind !== TYK_OAS_API_DEFINITION) return [];
-    const ref = configMapRefOf(d.obj);
-    return 'invalid' in ref ? [] : [ref];
-  });
-}
-
 /**
  * Lists, once per namespace, the objects (`kind`) that `namespacesOf` says each draft's desired
  * state is built from. A failed list makes every draft that needs it unreadable.
  */
-async function listDependencies(ctx: RunContext, drafts: Draft[], kind: ResourceKind, namespacesOf: (d: Draft & { obj: KubeObject }) => string[]): Promise<Map<string, KubeObject[]>> {
+async function listDependencies(ctx: RunContext, drafts: readonly Draft[], kind: ResourceKind, namespacesOf: (d: Building) => readonly string[]): Promise<Map<string, KubeObject[]>> {
   const wanted = new Map<string, Draft[]>();
   for (const d of drafts) {
     if (!building(d)) continue;
@@ -430,116 +350,40 @@ async function listDependencies(ctx: RunContext, drafts: Draft[], kind: Resource
   return listed;
 }
 
-/** What the graphs of ApiDefinitions were built from, and the composer when a supergraph is among them. */
-interface GraphsLoaded extends GraphsRead {
-  readonly compose?: Compose;
-}
-
-let composer: Promise<Compose> | undefined;
-
-/** compose.ts with the composition library and graphql, imported the first time a run builds a supergraph (see compose.ts). */
-function loadComposer(): Promise<Compose> {
-  composer ??= import('../kinds/graphs/compose.js').then(
-    (m) => m.composeSubgraphs,
-    (err: unknown) => {
-      composer = undefined;
-      throw err;
-    },
-  );
-  return composer;
-}
-
-/** The graph a live ApiDefinition names (federation.ts); undefined for none, or one refused. */
-function graphOf(d: Draft & { obj: KubeObject }): GraphRef | undefined {
-  if (d.kind !== API_DEFINITION) return undefined;
-  const ref = graphRefOf(d.obj);
-  return ref === undefined || 'invalid' in ref ? undefined : ref;
-}
-
 /**
- * For ApiDefinitions naming a graph: their SuperGraphs, then the SubGraphs (theirs, or their
- * SuperGraphs'), then the ApiDefinitions of each existing SubGraph's namespace (which one serves
- * it), each read once; and the composer, loaded only when a supergraph is to be built.
+ * What we would send, and the DesiredState plan reads (the kind's build). The build stage's
+ * boundary: a resource nested deeper than MAX_SPEC_DEPTH, a built document as deep, or anything
+ * thrown while building or hashing one object makes that object invalid (input-limits.ts), and
+ * every other object is built as usual.
  */
-async function loadGraphs(ctx: RunContext, drafts: Draft[]): Promise<GraphsLoaded> {
-  const superGraphs = await readDependencies(ctx, drafts, SUPERGRAPH, (d) => {
-    const ref = graphOf(d);
-    return ref?.kind === 'SuperGraph' ? [ref] : [];
-  });
-  // a SuperGraph composing SubGraphs of another namespace needs a ReferenceGrant there, checked before they are read
-  await mapLimit(drafts, ctx.settings.concurrency, async (d) => {
-    const ref = building(d) ? graphOf(d) : undefined;
-    const sup = ref?.kind === 'SuperGraph' ? superGraphs.get(nsName(ref)) : undefined;
-    if (ref && sup)
-      await refuseUnlessGranted(
-        ctx,
-        d,
-        { group: SUPERGRAPH.group, kind: SUPERGRAPH.kind, namespace: ref.namespace },
-        subgraphRefsOf(sup).map((r) => ({ field: `SuperGraph ${nsName(ref)} spec.subgraph_refs`, to: { group: SUBGRAPH.group, kind: SUBGRAPH.kind, namespace: r.namespace, name: r.name } })),
-      );
-  });
-  const subgraphsOf = (d: Draft & { obj: KubeObject }): GraphRef[] => {
-    const ref = graphOf(d);
-    if (ref?.kind === 'SubGraph') return [ref];
-    const sup = ref ? superGraphs.get(nsName(ref)) : undefined;
-    return sup ? subgraphRefsOf(sup) : [];
-  };
-  const subGraphs = await readDependencies(ctx, drafts, SUBGRAPH, subgraphsOf);
-  const apis = await listDependencies(ctx, drafts, API_DEFINITION, (d) => subgraphsOf(d).flatMap((r) => (subGraphs.get(nsName(r)) ? [r.namespace] : [])));
-  const composing = drafts.filter((d) => building(d) && graphOf(d)?.kind === 'SuperGraph');
-  if (composing.length === 0) return { superGraphs, subGraphs, apis };
-  try {
-    return { superGraphs, subGraphs, apis, compose: await loadComposer() };
-  } catch (err) {
-    for (const d of composing) d.readError ??= err;
-    return { superGraphs, subGraphs, apis };
-  }
-}
-
-/** What an object's desired state is made of, before its hash. */
-interface Built {
-  id: string;
-  body?: JsonObject;
-  invalid?: string;
-  waiting?: string;
-  /** the hash of what else than the body (or, when invalid, the spec) the desired state depends on: Secrets' content, a graph's */
-  contentHash?: string;
-  /** the desired hash itself, when it is not the body's (portal-payload.ts) */
-  hash?: string;
-}
-
-/**
- * What we would send, and the DesiredState plan reads. A policy with an unresolved reference
- * waits. The build stage's boundary: a resource nested deeper than MAX_SPEC_DEPTH, a built
- * document as deep, or anything thrown while building or hashing one object makes that object
- * invalid (input-limits.ts), and every other object is built as usual.
- */
-function computeDesired(d: Draft, lc: LoadContext, secrets: DependenciesRead, configMaps: DependenciesRead, graphs: GraphsLoaded): void {
+function computeDesired(d: Draft, pass: KindPass): void {
   const obj = d.obj;
   const target = d.target;
   if (!obj || !target || d.readError !== undefined) return;
   try {
     const deep = depthProblem('the resource', obj);
-    let built: Built = deep !== undefined ? { id: d.record?.id || gatewayIdFor(d.kind, obj), invalid: deep } : buildOf(d, obj, target, lc, secrets, configMaps, graphs);
+    let built: Built = deep !== undefined ? { id: d.record?.id || gatewayIdFor(d.kind, obj), invalid: deep } : pass.build(d as Building);
     const deepBody = built.body === undefined ? undefined : depthProblem('the document built from it', built.body);
-    if (deepBody !== undefined) built = { id: built.id, invalid: deepBody };
+    if (deepBody !== undefined) built = { id: built.id, invalid: deepBody, ...(built.uses ? { uses: built.uses } : {}) };
     setDesired(d, obj, built);
   } catch (err) {
-    d.certificates = undefined;
-    setDesired(d, obj, { id: d.record?.id || gatewayIdFor(d.kind, obj), invalid: thrownProblem('built', err) });
+    setDesired(d, obj, { id: d.record?.id || idFor(d.kind, obj, target), invalid: thrownProblem('built', err) });
   }
 }
 
-function buildOf(d: Draft, obj: KubeObject, target: GatewayTarget, lc: LoadContext, secrets: DependenciesRead, configMaps: DependenciesRead, graphs: GraphsLoaded): Built {
-  if (d.kind === API_DEFINITION) return buildApi(d, obj, target, lc, secrets, graphs);
-  if (d.kind === TYK_OAS_API_DEFINITION) return buildOas(d, obj, target, lc, secrets, configMaps);
-  return buildOthers(d, obj, target, lc);
+/** The id a kind's resource asks for on `target`. */
+export function idFor(kind: ManagedKind, obj: KubeObject, target: GatewayTarget): string {
+  return kind.desiredId ? kind.desiredId(obj, target) : gatewayIdFor(kind, obj);
 }
 
 function setDesired(d: Draft, obj: KubeObject, built: Built): void {
   const { id, body, contentHash } = built;
   d.body = body;
   d.sentKey = undefined;
+  d.uses = built.uses;
+  d.certificates = built.body !== undefined && built.certificates && built.certificates.length > 0 ? built.certificates : undefined;
+  d.statusFields = built.statusFields;
+  d.links = built.links;
   d.desired = {
     id,
     // the Secrets' content counts: a rotated certificate is a change even where its id is not
@@ -561,113 +405,6 @@ function setDesired(d: Draft, obj: KubeObject, built: Built): void {
   };
   // a hash of the body (and the certificates' content): different bodies, different hashes
   if (body && built.hash === undefined) d.sentKey = d.desired.hash;
-}
-
-/** Certificates of a live API (none while it is being deleted), with what they make wait or invalid. */
-function certificatesOf(d: Draft, obj: KubeObject, target: GatewayTarget, secrets: DependenciesRead): ReturnType<typeof resolveCertificates> | undefined {
-  const spec = certificateSpecOf(d.kind, obj);
-  if (obj.metadata.deletionTimestamp || !spec || secretNamesOf(spec).length === 0) return undefined;
-  const namespace = d.ref.namespace;
-  const certs = resolveCertificates(spec, namespace, (name) => secrets.get(`${namespace}/${name}`) ?? null, target.orgId ?? '', target.name);
-  d.uses = certs.uses;
-  return certs;
-}
-
-function buildApi(d: Draft, obj: KubeObject, target: GatewayTarget, lc: LoadContext, secrets: DependenciesRead, graphs: GraphsLoaded): Built {
-  const id = desiredId(d.kind, obj, target);
-  const certs = certificatesOf(d, obj, target, secrets);
-  const graph = graphqlFor(d, obj, graphs);
-  if (certs && !certs.ok) return 'waiting' in certs ? { id, waiting: certs.waiting } : { id, invalid: certs.invalid };
-  if (graph && !graph.ok) return 'waiting' in graph ? { id, waiting: graph.waiting } : { id, invalid: graph.invalid, contentHash: hashOf(graph.inputs ?? null) };
-  const graphqlFields = graph?.ok ? graph.fields : undefined;
-  const payload = apiDefinitionPayload(obj, id, target.orgId, (ns, name) => policyId(lc.policies ?? [], ns, name, target.mode), certs?.fields ?? {}, graphqlFields);
-  if (!payload.ok) return { id, invalid: payload.reason };
-  if (certs && certs.uploads.length > 0) {
-    d.certificates = certs.uploads;
-    return { id, body: payload.body, contentHash: certs.contentHash };
-  }
-  return { id, body: payload.body };
-}
-
-/**
- * A live ApiDefinition's graph (federation.ts): the graphs go into its uses (also when it waits
- * or is invalid, so an event about one finds it), and `status.linked_to_subgraph` names the
- * SubGraph it serves, as Tyk Operator kept it (cleared when it serves none any more).
- */
-function graphqlFor(d: Draft, obj: KubeObject, graphs: GraphsLoaded): GraphqlResolution | undefined {
-  if (obj.metadata.deletionTimestamp) return undefined;
-  const ref = graphRefOf(obj);
-  const linked = (to: string | undefined) => {
-    if (to !== undefined || obj.status?.linked_to_subgraph !== undefined) d.statusFields = { linked_to_subgraph: to ?? null };
-  };
-  if (ref === undefined || 'invalid' in ref) {
-    linked(undefined);
-    return ref === undefined ? undefined : { ok: false, invalid: ref.invalid, uses: [] };
-  }
-  const resolved = resolveGraphql(obj, ref, graphs, graphs.compose);
-  d.uses = [...(d.uses ?? []), ...resolved.uses];
-  linked(resolved.ok ? resolved.linkedTo : undefined);
-  return resolved;
-}
-
-/**
- * A TykOasApiDefinition: the document from its ConfigMap, with its id and the resource's own
- * fields over it (oas-payload.ts). Its uses are the ConfigMap and the allowlist's Secrets and
- * certificates, kept even when the document is refused, so an event about the ConfigMap finds it.
- */
-function buildOas(d: Draft, obj: KubeObject, target: GatewayTarget, lc: LoadContext, secrets: DependenciesRead, configMaps: DependenciesRead): Built {
-  const fallbackId = oasIdOf(undefined, obj);
-  if (obj.metadata.deletionTimestamp) return { id: d.record?.id || fallbackId };
-  const ref = configMapRefOf(obj);
-  if ('invalid' in ref) return { id: fallbackId, invalid: ref.invalid };
-  const doc = oasDocumentOf(ref, configMaps.get(`${ref.namespace}/${ref.name}`) ?? null);
-  const certs = certificatesOf(d, obj, target, secrets);
-  d.uses = [ref.use, ...(certs?.uses ?? [])];
-  d.statusFields = oasStatusFields(obj, undefined, doc.ok ? doc.contentHash : undefined);
-  if (!doc.ok) return { id: fallbackId, invalid: doc.invalid };
-  const id = oasIdOf(doc.doc, obj);
-  if (certs && !certs.ok) return 'waiting' in certs ? { id, waiting: certs.waiting } : { id, invalid: certs.invalid };
-  const clientCertificates = certs?.fields.client_certificates;
-  const payload = tykOasPayload(obj, doc.doc, id, {
-    ...(Array.isArray(clientCertificates) ? { clientCertificates: clientCertificates as string[] } : {}),
-    resolveVersion: (r) => lc.resolveApi(r, target),
-  });
-  if (!payload.ok) return 'waiting' in payload ? { id, waiting: payload.waiting } : { id, invalid: payload.invalid };
-  d.statusFields = oasStatusFields(obj, payload.body, doc.contentHash);
-  if (certs && certs.uploads.length > 0) {
-    d.certificates = certs.uploads;
-    return { id, body: payload.body, contentHash: certs.contentHash };
-  }
-  return { id, body: payload.body };
-}
-
-function buildPolicy(d: Draft, obj: KubeObject, target: GatewayTarget, lc: LoadContext): Built {
-  const id = desiredId(d.kind, obj, target);
-  const payload = securityPolicyPayload(obj, id, target.orgId, (ref) => lc.resolveApi(ref, target));
-  if ('waiting' in payload) {
-    d.links = payload.links;
-    return { id, waiting: payload.waiting };
-  }
-  if (!payload.ok) return { id, invalid: payload.reason };
-  d.links = payload.links;
-  return { id, body: payload.body };
-}
-
-/** A SecurityPolicy, or a portal kind: what prepare decided (portal-load.ts, portal-payload.ts). */
-function buildOthers(d: Draft, obj: KubeObject, target: GatewayTarget, lc: LoadContext): Built {
-  if (!isPortalKind(d.kind)) return buildPolicy(d, obj, target, lc);
-  const built = lc.portal?.built(d.key);
-  if (built === undefined) throw new Error(`internal: ${d.key} has no portal desired state`);
-  return built;
-}
-
-/** A SecurityPolicy's gateway id, as an ApiDefinition's jwt_default_policies needs it. */
-function policyId(policies: readonly KubeObject[], namespace: string, name: string, mode: GatewayTarget['mode']): string {
-  const p = policies.find((x) => x.metadata.namespace === namespace && x.metadata.name === name);
-  const pinned = nonBlank(p?.spec?.id);
-  const recorded = nonBlank(p?.status?.pol_id);
-  // the Dashboard knows policies by its own _id (status.pol_id); the Gateway by our id
-  return (mode === 'pro' ? (recorded ?? pinned) : (pinned ?? recorded)) ?? defaultId(namespace, name);
 }
 
 /** One gateway object to read: which gateway, which kind, which id. */
@@ -816,8 +553,8 @@ export async function readObserved(ctx: RunContext, reads: readonly ObservedRead
             await fromAhead(gw, kind, indexes, byId, early);
             continue;
           }
-          if (isPortalKind(kind)) {
-            // the portal's lists answer the ids asked (portal.ts), they are not read item by item
+          if (kind.listedWhole === true) {
+            // such a list answers the ids asked (e.g. the Dashboard's portal), it is not read item by item
             const all = await gw.list(kind.gatewayKind);
             for (const i of indexes) answers[i] = answerOf(reads[i] as ObservedRead, all.get((reads[i] as ObservedRead).id) ?? null);
             continue;
@@ -858,9 +595,9 @@ export async function readObserved(ctx: RunContext, reads: readonly ObservedRead
  * The observed state of each object with a gateway. Only a readable object that exists or has
  * a record gets one (resolveTarget), and so has an id: desired (computeDesired), else recorded.
  */
-async function loadObserved(ctx: RunContext, drafts: Draft[], preferList: boolean, snapshot: SnapshotReader | undefined, ahead: ListsAhead | undefined): Promise<void> {
+async function loadObserved(ctx: RunContext, drafts: Draft[], pass: KindPass, preferList: boolean, snapshot: SnapshotReader | undefined, ahead: ListsAhead | undefined): Promise<void> {
   // an object whose Secret could not be read has no desired state and is not decided on
-  const all = drafts.filter((d) => d.target !== undefined && d.readError === undefined && !portalObservedWithoutRead(d));
+  const all = drafts.filter((d) => d.target !== undefined && d.readError === undefined && !observedWithoutRead(pass, d));
   const wanted = snapshot ? await fromSnapshot(snapshot, all) : all;
   const answers = await readObserved(
     ctx,
@@ -955,24 +692,12 @@ async function checkCertificates(ctx: RunContext, drafts: Draft[]): Promise<void
   }
 }
 
-/**
- * The portal kinds whose observed state needs no read (and so sets it here): an APIDescription,
- * which has nothing of its own on the Dashboard, is there once its record says it was synced; a
- * kind whose deletion sends nothing (a description, the configuration, a catalogue that owns no
- * entry), when the resource is being deleted or gone, is absent, so its deletion is done
- * without a write. (On a Tyk Gateway, portal kinds have a read error already: loadState.)
- */
-function portalObservedWithoutRead(d: Draft): boolean {
-  if (!isPortalKind(d.kind)) return false;
-  const id = d.desired?.id ?? d.record?.id ?? '';
-  const leaving = !d.desired || d.desired.deleting;
-  if (leaving && (d.kind.nothingToDelete === true || (d.kind === PORTAL_API_CATALOGUE && ownedIds(id).length === 0))) {
-    d.observedBody = null;
-    return true;
-  }
-  if (d.kind !== API_DESCRIPTION) return false;
-  d.observedBody = d.record ? {} : null;
-  if (d.record) d.observed = observedState(id, {}, d.body, d.record.observedHash);
+/** Sets the observed state of an object its kind knows without a read (KindPass.observedWithoutRead); false: read it. */
+function observedWithoutRead(pass: KindPass, d: Draft): boolean {
+  const known = pass.observedWithoutRead?.(d);
+  if (known === undefined) return false;
+  d.observedBody = known.body;
+  if (known.observed !== undefined) d.observed = known.observed;
   return true;
 }
 
@@ -999,38 +724,4 @@ export function slimObserved(kind: ManagedKind, body: JsonObject): JsonObject {
   const native = kind.nativeIdField;
   if (native !== undefined && body[native] !== undefined) out[native] = body[native];
   return out;
-}
-
-/**
- * How a phase sees the APIs its objects reference (a policy's access rights, a Tyk OAS API's
- * versions): from an earlier phase of this run when it looked at them (fresh records), else
- * read once (object and record). An API resolves when it exists, is not being deleted, goes to
- * the same gateway, and was synced there; its gateway id is the recorded one.
- */
-export async function apiResolver(ctx: RunContext, refs: readonly ApiRef[], earlier: ReadonlyMap<string, { obj: KubeObject | null; record: SyncRecord | null }>): Promise<ResolveApi> {
-  const wanted = new Map<string, ApiRef>();
-  for (const r of refs) if (!earlier.has(apiKey(r))) wanted.set(apiKey(r), r);
-  const known = new Map<string, { obj: KubeObject | null; record: SyncRecord | null; error?: string }>(earlier);
-  // an API in a namespace we do not watch is not read (obj undefined): for a policy, it does not exist
-  const extra = await mapLimit([...wanted.values()], ctx.settings.concurrency, (r) => getOne(ctx, apiKindOf(r), { kind: apiKindOf(r), namespace: r.namespace, name: r.name }));
-  const readable = extra.filter((f) => f.readError === undefined);
-  const records = await ctx.deps.store.getRecords(readable.map((f) => f.key));
-  const recordOf = new Map(readable.map((f, i) => [f.key, records[i] ?? null]));
-  for (const f of extra) known.set(apiKey(apiRefOf(f.ref)), { obj: f.obj ?? null, record: recordOf.get(f.key) ?? null, ...(f.readError !== undefined ? { error: 'could not be read' } : {}) });
-  return (ref, target) => {
-    const api = known.get(apiKey(ref));
-    if (!api || api.error) return { ok: false, why: api?.error ?? 'could not be read' };
-    if (!api.obj) return { ok: false, why: 'does not exist' };
-    if (api.obj.metadata.deletionTimestamp) return { ok: false, why: 'is being deleted' };
-    const rec = api.record;
-    if (!rec || (rec.result !== 'synced' && rec.result !== 'diverged')) return { ok: false, why: 'is not synced yet' };
-    if ((rec.gateway ?? 'default') !== target.name) return { ok: false, why: `is on another gateway (${rec.gateway ?? 'default'})` };
-    return { ok: true, id: rec.id, name: apiNameOf(ref, api.obj) };
-  };
-}
-
-/** The name a policy gives an API it grants: the ApiDefinition's spec.name, the OAS API's name in status, else the resource's. */
-function apiNameOf(ref: ApiRef, obj: KubeObject): string {
-  const name = ref.kind === 'ApiDefinition' ? obj.spec?.name : obj.status?.name;
-  return typeof name === 'string' && name !== '' ? name : obj.metadata.name;
 }

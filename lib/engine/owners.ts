@@ -21,13 +21,11 @@
  * they never tell a tenant what another namespace holds.
  */
 
-import { SECURITY_POLICY } from '../kinds/security-policy/kind.js';
-import { isApiKind } from '../kinds/shared/api-kinds.js';
+import type { JsonObject } from '../gateway/types.js';
 import type { KubeObject } from '../kube/types.js';
-import { isObject } from '../platform/guards.js';
 import type { Owner, SyncRecord } from '../store/types.js';
 import { defaultId } from './ids.js';
-import type { ManagedKind } from './kind.js';
+import type { ManagedKind, Route } from './kind.js';
 
 export type RefusalReason = 'IdClaimed' | 'AdoptionNotPermitted' | 'ListenPathClash';
 
@@ -39,12 +37,12 @@ export interface Refusal {
 
 /** The kinds whose gateway ids have owners. */
 export function hasOwners(kind: ManagedKind): boolean {
-  return isApiKind(kind) || kind === SECURITY_POLICY;
+  return kind.ownerSpace !== undefined;
 }
 
 /** The store key of the owner of `id` on `gateway`: APIs of both kinds share one id space. */
 export function ownerKey(gateway: string, kind: ManagedKind, id: string): string {
-  return `${gateway}/${isApiKind(kind) ? 'api' : kind.gatewayKind}/${id}`;
+  return `${gateway}/${kind.ownerSpace ?? kind.gatewayKind}/${id}`;
 }
 
 /** The owner a resource claims as: its key ("<Kind>/<namespace>/<name>") and uid. */
@@ -145,14 +143,11 @@ function groupBy<T>(items: readonly T[], keyOf: (t: T) => string | undefined): T
   return [...groups.values()].filter((g) => g.length > 1);
 }
 
-/** An ApiDefinition body's domain and listen path, as Tyk routes them; undefined without a listen path. */
-function routeOf(c: Contestant): string | undefined {
-  if (c.kind.kind !== 'ApiDefinition' || !c.body) return undefined;
-  const proxy = c.body.proxy;
-  const path = isObject(proxy) && typeof proxy.listen_path === 'string' ? proxy.listen_path : undefined;
-  if (path === undefined || path === '') return undefined;
-  const domain = typeof c.body.domain === 'string' ? c.body.domain : '';
-  return `${c.gateway}\u0000${domain}\u0000${path}`;
+/** The route a contestant's body serves (its kind's `route`), as a key: gateway, domain, path; undefined when it serves none. */
+function routeKey(c: Contestant): string | undefined {
+  const route = c.body ? c.kind.route?.(c.body) : undefined;
+  if (route === undefined || route.path === '') return undefined;
+  return `${c.gateway}\u0000${route.domain}\u0000${route.path}`;
 }
 
 /**
@@ -170,16 +165,16 @@ export function contest(contestants: readonly Contestant[]): Map<string, Refusal
     }
   }
   const rest = contestants.filter((c) => !refused.has(c.key));
-  for (const group of groupBy(rest, routeOf)) {
+  for (const group of groupBy(rest, routeKey)) {
     const [oldest, ...younger] = [...group].sort((a, b) => olderFirst(a.obj, b.obj));
     if (!oldest) continue;
     for (const c of younger) {
-      const proxy = c.body?.proxy as { listen_path: string };
-      const domain = typeof c.body?.domain === 'string' && c.body.domain !== '' ? ` on domain ${c.body.domain}` : '';
+      const route = c.kind.route?.(c.body as JsonObject) as Route;
+      const domain = route.domain !== '' ? ` on domain ${route.domain}` : '';
       const who = namespaceOfKey(oldest.key) === namespaceOfKey(c.key) ? oldest.key : 'an older resource';
       refused.set(c.key, {
         reason: 'ListenPathClash',
-        message: `spec.proxy.listen_path ${proxy.listen_path}${domain} is already served on gateway ${c.gateway} by ${who}; choose another listen path or domain`,
+        message: `${route.field} ${route.path}${domain} is already served on gateway ${c.gateway} by ${who}; choose another listen path or domain`,
       });
     }
   }

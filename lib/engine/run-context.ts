@@ -1,17 +1,24 @@
 /**
- * The state of one run: its dependencies, settings, counters, run-level errors, the policy
- * list it reads once, and the report helpers. Shared by the stages; no I/O of its own except
- * through the dependencies it holds.
+ * The state of one run: its dependencies, settings, counters, run-level errors, its reports,
+ * what each kind's phase ended with (outcomes) and the objects earlier phases ask a later one
+ * to look at (follow), listings read once per run (listOnce), per-run values a kind keeps
+ * between its phases (shared), and the report helpers. Shared by the stages; no I/O of its own
+ * except through the dependencies it holds.
  */
 import { randomUUID } from 'node:crypto';
 import type { TargetResolver } from '../gateway/targets.js';
-import type { KubeObject } from '../kube/types.js';
+import type { KubeObject, NamespacedName, ResourceKind } from '../kube/types.js';
 import { describeError, errorCode } from '../platform/errors.js';
 import type { Logger } from '../platform/log.js';
 import { inPart } from '../scale/shards.js';
 import { SnapshotReader } from '../scale/snapshot.js';
 import type { Decision, Loaded } from './decide.js';
+import type { Done } from './finalize.js';
+import type { KindRegistry, ManagedKind } from './kind.js';
 import type { ObjectReport, ObjectResult, RunDeps, RunReport, RunRequest, RunSettings } from './types.js';
+
+/** An object a later phase is asked to look at; optional: a guess, not reported when it does not exist. */
+export type FollowRef = NamespacedName & { readonly optional?: boolean };
 
 export class RunContext {
   readonly runId = randomUUID();
@@ -25,7 +32,12 @@ export class RunContext {
   reloads = 0;
   /** gateway deletions let through by MAX_DELETES_PER_RUN so far */
   deletions = 0;
-  private policyList?: Promise<KubeObject[] | undefined>;
+  /** every object's report so far, in the order the phases made them */
+  readonly reports: ObjectReport[] = [];
+  private readonly listings = new Map<ResourceKind, Promise<KubeObject[] | undefined>>();
+  private readonly done = new Map<ManagedKind, readonly Done[]>();
+  private readonly follows = new Map<ManagedKind, FollowRef[]>();
+  private readonly values = new Map<object | symbol, unknown>();
   private allRecordKeys?: Promise<string[]>;
   /** work done at most once per run, by key (a certificate's upload to one gateway) */
   private readonly onceDone = new Map<string, Promise<void>>();
@@ -44,6 +56,46 @@ export class RunContext {
 
   get settings(): RunSettings {
     return this.deps.settings;
+  }
+
+  /** The kinds this run serves, and the order of its phases. */
+  get kinds(): KindRegistry {
+    return this.deps.kinds;
+  }
+
+  /** How each object of `kind` ended in this run's phase of it (empty before it ran). */
+  outcomes(kind: ManagedKind): readonly Done[] {
+    return this.done.get(kind) ?? [];
+  }
+
+  /** Sets what `kind`'s phase ended with (a second pass replaces its first's). */
+  setOutcomes(kind: ManagedKind, done: readonly Done[]): void {
+    this.done.set(kind, done);
+  }
+
+  /** Asks `kind`'s phase, later in the run, to look at `refs` too (objects an earlier phase's outcome concerns). */
+  follow(kind: ManagedKind, refs: readonly FollowRef[]): void {
+    this.follows.set(kind, [...(this.follows.get(kind) ?? []), ...refs]);
+  }
+
+  /** The objects earlier phases asked `kind`'s phase to look at. */
+  followed(kind: ManagedKind): readonly FollowRef[] {
+    return this.follows.get(kind) ?? [];
+  }
+
+  /** A value kept for the run under `key` (what a kind carries between its phases), made on first use. */
+  shared<T>(key: object | symbol, make: () => T): T {
+    if (!this.values.has(key)) this.values.set(key, make());
+    return this.values.get(key) as T;
+  }
+
+  /** Puts each of `replacing` in the place of the report of the same object (or adds it). */
+  replaceReports(replacing: readonly ObjectReport[]): void {
+    for (const r of replacing) {
+      const i = this.reports.findIndex((x) => x.kind === r.kind && x.namespace === r.namespace && x.name === r.name);
+      if (i >= 0) this.reports[i] = r;
+      else this.reports.push(r);
+    }
   }
 
   /** Milliseconds left before the request's deadline or the process's stop, whichever is first (Infinity without either). */
@@ -101,23 +153,27 @@ export class RunContext {
   }
 
   /**
-   * Every SecurityPolicy in the watched namespaces, listed once per run (references decide
-   * held deletions, linked statuses and which policies follow an API). Undefined when the
-   * list failed: callers then assume the worst (hold deletions, leave links alone).
+   * Every object of `kind` in the watched namespaces, listed once per run (e.g. what references
+   * decide held deletions and linked statuses from). Undefined when the list failed: callers then
+   * assume the worst (hold deletions, leave links alone).
    */
-  policies(list: (namespace: string | undefined) => Promise<KubeObject[]>): Promise<KubeObject[] | undefined> {
-    this.policyList ??= (async () => {
-      try {
-        const namespaces = this.settings.namespaces ? [...this.settings.namespaces] : [undefined];
-        const all: KubeObject[] = [];
-        for (const ns of namespaces) all.push(...(await list(ns)));
-        return all;
-      } catch (err) {
-        this.runError('list securitypolicies', err);
-        return undefined;
-      }
-    })();
-    return this.policyList;
+  listOnce(kind: ResourceKind): Promise<KubeObject[] | undefined> {
+    let listing = this.listings.get(kind);
+    if (listing === undefined) {
+      listing = (async () => {
+        try {
+          const namespaces = this.settings.namespaces ? [...this.settings.namespaces] : [undefined];
+          const all: KubeObject[] = [];
+          for (const ns of namespaces) all.push(...(await this.deps.kube.list(kind, ns)));
+          return all;
+        } catch (err) {
+          this.runError(`list ${kind.plural}`, err);
+          return undefined;
+        }
+      })();
+      this.listings.set(kind, listing);
+    }
+    return listing;
   }
 }
 

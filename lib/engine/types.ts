@@ -5,9 +5,7 @@
  */
 
 import type { GatewayTargets } from '../gateway/targets.js';
-import type { IngressSettings } from '../kinds/ingress/apis.js';
-import type { NamespacedName } from '../kinds/shared/api-links.js';
-import type { KubeApi } from '../kube/types.js';
+import type { KubeApi, NamespacedName } from '../kube/types.js';
 import type { Clock } from '../platform/clock.js';
 import type { Logger } from '../platform/log.js';
 import type { ListSizes } from '../scale/list-sizes.js';
@@ -15,7 +13,7 @@ import type { ObservedMemo } from '../scale/observed-memo.js';
 import type { Shard } from '../scale/shards.js';
 import type { Store } from '../store/types.js';
 import type { BackoffSettings } from './error-policy.js';
-import type { HeldRef, ObjectRef } from './kind.js';
+import type { HeldRef, KindRegistry, ObjectRef } from './kind.js';
 import type { Action, Reason } from './plan.js';
 
 export interface SettleSettings {
@@ -56,8 +54,8 @@ export interface RunSettings {
    * under an id other than their default one (`*`: every namespace); absent: none
    */
   adoptNamespaces?: readonly string[];
-  /** INGRESS_CLASS and Tyk Operator's ingress listen ports; absent: Tyk Operator's defaults (class `tyk`) */
-  ingress?: IngressSettings;
+  /** settings a kind reads (by its folder's name: e.g. a class of objects to serve, ports); the engine passes them on unread */
+  kindSettings?: Readonly<Record<string, unknown>>;
 }
 
 /**
@@ -69,6 +67,8 @@ export interface StopSignal {
 }
 
 export interface RunDeps {
+  /** the kinds a run serves and the order of its phases (lib/kinds/registry.ts) */
+  kinds: KindRegistry;
   /** the process is stopping; absent: it never does */
   stop?: StopSignal;
   kube: KubeApi;

@@ -10,7 +10,7 @@ import type { HeldRef, ObjectRef } from '../engine/kind.js';
 import type { RunScope } from '../engine/types.js';
 import { INGRESS, isIngressKind } from '../kinds/ingress/kind.js';
 import { findHeldKind, findKind } from '../kinds/registry.js';
-import type { NamespacedName } from '../kinds/shared/api-links.js';
+import type { NamespacedName } from '../kube/types.js';
 
 export type EventItem =
   /** one object to look at */

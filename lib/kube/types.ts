@@ -23,6 +23,17 @@ export interface ResourceKind {
   readonly plural: string;
 }
 
+/** A namespaced object's coordinates, without its kind. */
+export interface NamespacedName {
+  namespace: string;
+  name: string;
+}
+
+/** "namespace/name". */
+export function nsName(r: NamespacedName): string {
+  return `${r.namespace}/${r.name}`;
+}
+
 export interface ObjectMeta {
   name: string;
   namespace?: string;

@@ -26,6 +26,7 @@
  * Throws only StoreUnavailableError (the snapshot cannot be kept, or the records not counted).
  */
 
+import { collectCertificates } from '../engine/certificates.js';
 import type { ManagedKind } from '../engine/kind.js';
 import { RunContext } from '../engine/run-context.js';
 import type { RunDeps } from '../engine/types.js';
@@ -34,7 +35,6 @@ import type { GatewayTarget } from '../gateway/targets.js';
 import type { Gateway, GatewayObjectKind } from '../gateway/types.js';
 import { INGRESS } from '../kinds/ingress/kind.js';
 import { HELD_KINDS, MANAGED_KINDS } from '../kinds/registry.js';
-import { collectCertificates } from '../kinds/shared/certificates.js';
 import { OPERATOR_CONTEXT } from '../kube/kinds.js';
 import type { ResourceKind } from '../kube/types.js';
 import { StoreUnavailableError } from '../platform/errors.js';
@@ -165,7 +165,7 @@ async function takeSnapshot(ctx: RunContext, targets: readonly GatewayTarget[], 
   for (const [gateway, sharing] of byGateway) {
     const mode = sharing[0]?.mode;
     const wanted = [...kinds].filter((k) => k !== 'portal-description' && (mode === 'pro' || !isPortalGatewayKind(k)));
-    const writer = new SnapshotWriter(takenAt);
+    const writer = new SnapshotWriter(takenAt, MANAGED_KINDS);
     for (const kind of wanted) {
       const listing = writer.listing(kind);
       try {

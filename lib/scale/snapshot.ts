@@ -23,9 +23,8 @@
  */
 
 import { hashOf } from '../engine/hash.js';
+import type { ManagedKind } from '../engine/kind.js';
 import type { GatewayObjectKind, JsonObject } from '../gateway/types.js';
-import { MANAGED_KINDS } from '../kinds/registry.js';
-import { SECURITY_POLICY } from '../kinds/security-policy/kind.js';
 import { describeError } from '../platform/errors.js';
 import type { Logger } from '../platform/log.js';
 import type { Store } from '../store/types.js';
@@ -62,13 +61,13 @@ export function snapshotKey(runId: string, gateway: string): string {
   return `snapshot/${runId}/${gateway}`;
 }
 
-/** The fields of a gateway object that statuses read (finalize.ts statusId): a policy's `_id`, a portal object's nativeIdField. */
-function idFieldsOf(kind: GatewayObjectKind): string[] {
+/** The fields of a gateway object that statuses read (finalize.ts statusId): a kind's nativeIdField and nativeIdIfAny. */
+function idFieldsOf(kinds: readonly ManagedKind[], kind: GatewayObjectKind): string[] {
   const fields = new Set<string>();
-  for (const k of MANAGED_KINDS) {
+  for (const k of kinds) {
     if (k.gatewayKind !== kind) continue;
     if (k.nativeIdField !== undefined) fields.add(k.nativeIdField);
-    if (k === SECURITY_POLICY) fields.add('_id');
+    if (k.nativeIdIfAny !== undefined) fields.add(k.nativeIdIfAny);
   }
   return [...fields];
 }
@@ -81,14 +80,18 @@ export class SnapshotWriter {
   private readonly kinds: StoredSnapshot['kinds'] = {};
   private count = 0;
 
-  constructor(private readonly takenAt: string) {}
+  constructor(
+    private readonly takenAt: string,
+    /** the kinds the snapshot is of (the registry's): which id fields each gateway kind keeps */
+    private readonly managed: readonly ManagedKind[],
+  ) {}
 
   /**
    * A listing of `kind` in progress: `add` each object as it is read, then `keep` it. A listing
    * never kept (it failed part-way) is left out of the snapshot.
    */
   listing(kind: GatewayObjectKind): { add(id: string, body: JsonObject, digest?: string): void; keep(): void } {
-    const fields = idFieldsOf(kind);
+    const fields = idFieldsOf(this.managed, kind);
     const out: Record<string, StoredEntry> = {};
     let size = 0;
     return {

@@ -21,7 +21,7 @@
 
 import type { HeldRef, ObjectRef } from '../engine/kind.js';
 import type { RunReport, RunScope, Trigger } from '../engine/types.js';
-import type { NamespacedName } from '../kinds/shared/api-links.js';
+import type { NamespacedName } from '../kube/types.js';
 
 /** The union of two run scopes: every object, namespace and single object either names. */
 export function mergeScopes(a: RunScope, b: RunScope): RunScope {

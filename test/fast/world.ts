@@ -20,6 +20,7 @@ import { DEFAULT_TARGET, type GatewayTarget, GatewayTargets } from '../../lib/ga
 import type { Gateway } from '../../lib/gateway/types.js';
 import { type Resolve, UrlPolicy } from '../../lib/gateway/url-policy.js';
 import { API_DEFINITION } from '../../lib/kinds/api-definition/kind.js';
+import { REGISTRY } from '../../lib/kinds/registry.js';
 import { SECURITY_POLICY } from '../../lib/kinds/security-policy/kind.js';
 import { type CrossNamespaceRefs, ReferenceGrants } from '../../lib/kube/reference-grants.js';
 import type { KubeObject, ResourceKind } from '../../lib/kube/types.js';
@@ -95,7 +96,7 @@ export class FastWorld {
   }
 
   get deps(): RunDeps {
-    return { kube: this.kube, targets: this.targets, store: this.store, clock: this.clock, log: this.log, settings: this.settings, listSizes: this.listSizes };
+    return { kinds: REGISTRY, kube: this.kube, targets: this.targets, store: this.store, clock: this.clock, log: this.log, settings: this.settings, listSizes: this.listSizes };
   }
 
   // ── runs ──

@@ -8,6 +8,7 @@ import t from 'tap';
 import { decide, knownId, type Loaded, recordAfter } from '../../lib/engine/decide.js';
 import { DEFAULT_BACKOFF, retryDelayMs } from '../../lib/engine/error-policy.js';
 import { SECURITY_POLICY } from '../../lib/kinds/security-policy/kind.js';
+import { apiKey } from '../../lib/kinds/shared/api-links.js';
 import { GatewayApiError, GatewayUnavailableError, GatewayUnsupportedError } from '../../lib/platform/errors.js';
 import { apiDefinition, recordFor, securityPolicy } from '../fixtures/builders.js';
 import { at, BODY, desired, ID, loaded, NOW, target } from '../fixtures/loaded.js';
@@ -28,7 +29,7 @@ function policy(over: Partial<Loaded> = {}): Loaded {
     body: { id: POLICY_ID },
     observedBody: { id: POLICY_ID },
     observed: { id: POLICY_ID, hash: 'o1' },
-    links: [{ kind: 'ApiDefinition', namespace: 'default', name: 'a' }],
+    links: ['default/a'],
     ...over,
   };
 }
@@ -233,7 +234,7 @@ t.test("a policy's record and status name its links, sorted", async (t) => {
     { kind: 'ApiDefinition' as const, namespace: 'default', name: 'z' },
     { kind: 'TykOasApiDefinition' as const, namespace: 'default', name: 'b' },
   ];
-  const d = decide(policy({ links, observed: { id: POLICY_ID, hash: 'o2' } }), at());
+  const d = decide(policy({ links: links.map(apiKey), observed: { id: POLICY_ID, hash: 'o2' } }), at());
   t.same(d.statusExtra, {
     linked_apis: [
       { namespace: 'default', name: 'b' },

@@ -1,8 +1,15 @@
 /**
  * ApiDefinition (tyk.tyk.io/v1alpha1): a classic Tyk API. Group, version, plural and finalizer
- * are Tyk Operator's, part of the drop-in contract.
+ * are Tyk Operator's, part of the drop-in contract. Its ids are shared with Tyk OAS APIs (one
+ * owner each); live policies granting it hold its deletion; an ApiDefinition labelled
+ * `template: "true"` is a blueprint for Ingresses, never an API of its own; its listen path
+ * and domain belong to the oldest resource serving them on a gateway. What it is built from:
+ * build.ts.
  */
 import type { ManagedKind } from '../../engine/kind.js';
+import { apiStatusExtra } from '../shared/api-kind.js';
+import { beginApiDefinitions } from './build.js';
+import { apiRoute } from './route.js';
 
 export const API_DEFINITION: ManagedKind = {
   kind: 'ApiDefinition',
@@ -13,4 +20,11 @@ export const API_DEFINITION: ManagedKind = {
   gatewayKind: 'api',
   statusIdField: 'api_id',
   specIdField: 'api_id',
+  ownerSpace: 'api',
+  idWithoutGateway: true,
+  heldBy: { reason: 'referenced by policies', kind: 'SecurityPolicy', many: 'SecurityPolicies' },
+  blueprintLabel: 'template',
+  route: (body) => apiRoute(body),
+  statusExtra: (facts) => apiStatusExtra('linked_by_policies', facts),
+  begin: (ctx) => beginApiDefinitions(ctx),
 };

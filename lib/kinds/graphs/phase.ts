@@ -25,7 +25,6 @@ import type { ObjectReport, RunScope } from '../../engine/types.js';
 import type { KubeObject } from '../../kube/types.js';
 import { describeError, errorCode, KubeApiError } from '../../platform/errors.js';
 import { API_DEFINITION } from '../api-definition/kind.js';
-import { HELD_KINDS } from '../registry.js';
 import { linkedByApi, parseGraphUse, subGraphUsers, subgraphRefsOf, superGraphUsers } from './federation.js';
 import { SUBGRAPH, SUPERGRAPH } from './kinds.js';
 
@@ -88,7 +87,7 @@ export async function runGraphPhase(ctx: RunContext, scope: RunScope, apis: read
   const namespaces = [...new Set(scope.namespaces ?? [])].filter((ns) => ctx.watched(ns));
   const found = new Map<string, { kind: HeldKind; obj: KubeObject }>();
   let superList: Listed | undefined;
-  for (const kind of HELD_KINDS) {
+  for (const kind of ctx.kinds.held) {
     const where = scope.all ? watchedAll : namespaces;
     if (where.length === 0) continue;
     const listed = await listKind(ctx, kind, where);

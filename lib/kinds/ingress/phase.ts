@@ -39,7 +39,7 @@ export interface IngressPhase {
 }
 
 export function ingressSettings(ctx: RunContext): IngressSettings {
-  return ctx.settings.ingress ?? DEFAULT_INGRESS_SETTINGS;
+  return (ctx.settings.kindSettings?.ingress as IngressSettings | undefined) ?? DEFAULT_INGRESS_SETTINGS;
 }
 
 export async function runIngressPhase(ctx: RunContext, scope: RunScope, reports: ObjectReport[]): Promise<IngressPhase> {

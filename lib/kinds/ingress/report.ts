@@ -29,6 +29,7 @@ import { API_DEFINITION } from '../api-definition/kind.js';
 import { type ChildMemory, INGRESS_LABEL, type Step, templateNameOf } from './apis.js';
 import type { IngressDecision } from './decide.js';
 import type { IngressEntry } from './load.js';
+import { ingressSettings } from './phase.js';
 
 /** "namespace/name" of ApiDefinitions written or deleted, and of templates an Ingress let go of. */
 export interface ApiRefs {
@@ -183,7 +184,7 @@ export async function tellIngress(ctx: RunContext, e: IngressEntry, o: Outcome):
         .map(([what, n]) => `${what} ${n.join(', ')}`);
       if (parts.length > 0 && d.what === 'sync') said.push({ type: 'Normal', reason: 'Synced', message: `ApiDefinitions ${parts.join('; ')}` });
       if (parts.length > 0 && d.what === 'teardown' && d.why === 'class changed')
-        said.push({ type: 'Normal', reason: 'Deleted', message: `no longer of class ${ctx.settings.ingress?.className ?? 'tyk'}: ApiDefinitions ${parts.join('; ')}` });
+        said.push({ type: 'Normal', reason: 'Deleted', message: `no longer of class ${ingressSettings(ctx).className}: ApiDefinitions ${parts.join('; ')}` });
     }
   }
   for (const s of said) {

@@ -7,6 +7,7 @@
  * finalizers are Tyk Operator's.
  */
 import type { ManagedKind } from '../../engine/kind.js';
+import { beginPortal, portalReferences, portalUnsupportedOn } from './view.js';
 
 export const API_DESCRIPTION: ManagedKind = {
   kind: 'APIDescription',
@@ -18,6 +19,11 @@ export const API_DESCRIPTION: ManagedKind = {
   statusIdField: '',
   nothingToDelete: true,
   crdOptional: true,
+  listedWhole: true,
+  heldBy: { reason: 'referenced by catalogues', kind: 'PortalAPICatalogue', many: 'PortalAPICatalogues' },
+  references: (obj) => portalReferences(obj, 'description'),
+  unsupportedOn: (target) => portalUnsupportedOn('APIDescription', target),
+  begin: (ctx) => beginPortal(ctx),
 };
 
 export const PORTAL_API_CATALOGUE: ManagedKind = {
@@ -31,6 +37,10 @@ export const PORTAL_API_CATALOGUE: ManagedKind = {
   nativeIdField: 'id',
   idChangeInBody: true,
   crdOptional: true,
+  listedWhole: true,
+  references: (obj) => portalReferences(obj, 'catalogue'),
+  unsupportedOn: (target) => portalUnsupportedOn('PortalAPICatalogue', target),
+  begin: (ctx) => beginPortal(ctx),
 };
 
 export const PORTAL_CONFIG: ManagedKind = {
@@ -44,11 +54,7 @@ export const PORTAL_CONFIG: ManagedKind = {
   nativeIdField: 'id',
   nothingToDelete: true,
   crdOptional: true,
+  listedWhole: true,
+  unsupportedOn: (target) => portalUnsupportedOn('PortalConfig', target),
+  begin: (ctx) => beginPortal(ctx),
 };
-
-/** In the order a run applies them: descriptions before the catalogues built from them. */
-export const PORTAL_KINDS: readonly ManagedKind[] = [API_DESCRIPTION, PORTAL_API_CATALOGUE, PORTAL_CONFIG];
-
-export function isPortalKind(kind: ManagedKind): boolean {
-  return PORTAL_KINDS.includes(kind);
-}

@@ -12,23 +12,17 @@
  * `parseApiKey` reads both back.
  */
 
-import type { KubeObject } from '../../kube/types.js';
-import { isObject } from '../../platform/guards.js';
+import { type KubeObject, type NamespacedName, nsName } from '../../kube/types.js';
 
-export interface NamespacedName {
-  namespace: string;
-  name: string;
-}
+export { type NamespacedName, nsName } from '../../kube/types.js';
+
+import { isObject } from '../../platform/guards.js';
 
 export type ApiKindName = 'ApiDefinition' | 'TykOasApiDefinition';
 
 /** An API a policy names: which kind, which object. */
 export interface ApiRef extends NamespacedName {
   kind: ApiKindName;
-}
-
-export function nsName(r: NamespacedName): string {
-  return `${r.namespace}/${r.name}`;
 }
 
 export function apiKey(r: ApiRef): string {

@@ -19,6 +19,7 @@
  * certificate needs is invalid, named. Messages never quote Secret data.
  */
 import { createHash } from 'node:crypto';
+import { type CertificateUpload, certificateUse, SecretText } from '../../engine/certificates.js';
 import { MAX_CERTIFICATE_BYTES, sizeProblem } from '../../engine/input-limits.js';
 import { certificateId } from '../../gateway/certificates.js';
 import type { JsonObject } from '../../gateway/types.js';
@@ -26,43 +27,7 @@ import type { KubeObject } from '../../kube/types.js';
 import { describeError } from '../../platform/errors.js';
 import { isObject, stringItems } from '../../platform/guards.js';
 
-/**
- * Text that must never be printed: a PEM with a private key. JSON, util.inspect and String
- * show a placeholder; `reveal()` gives the text to the one place that sends it.
- */
-export class SecretText {
-  readonly #text: string;
-  constructor(text: string) {
-    this.#text = text;
-  }
-  reveal(): string {
-    return this.#text;
-  }
-  toJSON(): string {
-    return '[secret]';
-  }
-  toString(): string {
-    return '[secret]';
-  }
-  [Symbol.for('nodejs.util.inspect.custom')](): string {
-    return '[secret]';
-  }
-}
-
-/** One certificate to have in the gateway's store before the API that uses it is written. */
-export interface CertificateUpload {
-  readonly id: string;
-  readonly pem: SecretText;
-  /** the Secret it comes from, "namespace/name" */
-  readonly secret: string;
-}
-
-export const CERTIFICATE_USE_PREFIX = 'Certificate/';
-
-/** The record use naming certificate `id` on gateway `gateway` ("Certificate/<gateway>/<id>"). */
-export function certificateUse(gateway: string, id: string): string {
-  return `${CERTIFICATE_USE_PREFIX}${gateway}/${id}`;
-}
+export { CERTIFICATE_USE_PREFIX, type CertificateUpload, certificateUse, SecretText } from '../../engine/certificates.js';
 
 /** A Secret as the load stage read it: the object, null when the API server said 404. */
 export type SecretLookup = (name: string) => KubeObject | null;

@@ -1,5 +1,6 @@
 /**
- * Certificates on the gateway, for the APIs that name TLS Secrets (certificate-refs.ts).
+ * Certificates in a gateway's store, for the objects whose desired state names them (a kind's
+ * build says which: `Built.certificates`), and the text that carries a private key (SecretText).
  *
  * `uploadCertificates` puts an API's certificates into its gateway's store before the API is
  * written: once per certificate and gateway in a run (two APIs sharing a Secret cost one
@@ -17,11 +18,48 @@
  * Collection never throws: a failure is logged and the next collection tries again.
  */
 
-import type { RunContext } from '../../engine/run-context.js';
-import { withWriteSlot } from '../../engine/write-slots.js';
-import type { GatewayTarget } from '../../gateway/targets.js';
-import { ConfigError, describeError, errorCode, GatewayUnsupportedError } from '../../platform/errors.js';
-import { CERTIFICATE_USE_PREFIX, type CertificateUpload, certificateUse } from './certificate-refs.js';
+import type { GatewayTarget } from '../gateway/targets.js';
+import { ConfigError, describeError, errorCode, GatewayUnsupportedError } from '../platform/errors.js';
+import type { RunContext } from './run-context.js';
+import { withWriteSlot } from './write-slots.js';
+
+/**
+ * Text that must never be printed: a PEM with a private key. JSON, util.inspect and String
+ * show a placeholder; `reveal()` gives the text to the one place that sends it.
+ */
+export class SecretText {
+  readonly #text: string;
+  constructor(text: string) {
+    this.#text = text;
+  }
+  reveal(): string {
+    return this.#text;
+  }
+  toJSON(): string {
+    return '[secret]';
+  }
+  toString(): string {
+    return '[secret]';
+  }
+  [Symbol.for('nodejs.util.inspect.custom')](): string {
+    return '[secret]';
+  }
+}
+
+/** One certificate to have in the gateway's store before the API that uses it is written. */
+export interface CertificateUpload {
+  readonly id: string;
+  readonly pem: SecretText;
+  /** the Secret it comes from, "namespace/name" */
+  readonly secret: string;
+}
+
+export const CERTIFICATE_USE_PREFIX = 'Certificate/';
+
+/** The record use naming certificate `id` on gateway `gateway` ("Certificate/<gateway>/<id>"). */
+export function certificateUse(gateway: string, id: string): string {
+  return `${CERTIFICATE_USE_PREFIX}${gateway}/${id}`;
+}
 
 export async function uploadCertificates(ctx: RunContext, target: GatewayTarget, uploads: readonly CertificateUpload[]): Promise<void> {
   const store = target.gateway.certificates;

@@ -1,0 +1,13 @@
+/** The ApiDefinition phase: the run's policies listed first (they hold deletions and fill statuses), then the kind's phase. */
+import type { Phase } from '../../engine/kind.js';
+import { runKindPhase } from '../../engine/phase.js';
+import { runPolicies } from '../shared/api-kind.js';
+import { API_DEFINITION } from './kind.js';
+
+export const API_DEFINITION_PHASE: Phase = {
+  name: 'apidefinitions',
+  async run(ctx) {
+    await runPolicies(ctx);
+    await runKindPhase(ctx, API_DEFINITION);
+  },
+};

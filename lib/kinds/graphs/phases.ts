@@ -1,0 +1,14 @@
+/**
+ * The SuperGraph and SubGraph step, after the API phases: those of the scope and those the
+ * ApiDefinitions used get their finalizer and status, deletions held while in use (phase.ts).
+ */
+import type { Phase } from '../../engine/kind.js';
+import { API_DEFINITION } from '../api-definition/kind.js';
+import { runGraphPhase } from './phase.js';
+
+export const GRAPHS_PHASE: Phase = {
+  name: 'graphs',
+  async run(ctx) {
+    await runGraphPhase(ctx, ctx.request.scope, ctx.outcomes(API_DEFINITION), ctx.reports);
+  },
+};

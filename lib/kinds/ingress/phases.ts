@@ -1,0 +1,26 @@
+/**
+ * The Ingress's two steps of a run: first, Ingresses of our class become ApiDefinitions in the
+ * cluster (phase.ts); those it wrote or deleted join the ApiDefinition phase, so they reach the
+ * gateway in the same run. After the ApiDefinition phase, template ApiDefinitions get their
+ * finalizer, and a template's deletion is held while an Ingress names it (templates.ts).
+ */
+import type { Phase } from '../../engine/kind.js';
+import { owned } from '../../engine/phase.js';
+import { API_DEFINITION } from '../api-definition/kind.js';
+import { ingressSettings, runIngressPhase } from './phase.js';
+import { settleTemplates } from './templates.js';
+
+export const INGRESS_PHASE: Phase = {
+  name: 'ingresses',
+  async run(ctx) {
+    const { apiRefs } = await runIngressPhase(ctx, ctx.request.scope, ctx.reports);
+    ctx.follow(API_DEFINITION, owned(ctx, apiRefs));
+  },
+};
+
+export const INGRESS_TEMPLATES_PHASE: Phase = {
+  name: 'ingress templates',
+  async run(ctx) {
+    ctx.replaceReports(await settleTemplates(ctx, ctx.outcomes(API_DEFINITION), ingressSettings(ctx)));
+  },
+};

@@ -1,0 +1,57 @@
+/**
+ * What the two API kinds (ApiDefinition, TykOasApiDefinition) share: their certificates from
+ * Secrets (certificate-refs.ts), the policies whose access rights hold their deletion (and fill
+ * their status), and the status fields that follow from both. Pure, except `policyHolders`,
+ * which checks ReferenceGrants through the load stage's reads.
+ */
+import type { Building, HeldBy, PassObject, PassReads, StatusFacts } from '../../engine/kind.js';
+import type { RunContext } from '../../engine/run-context.js';
+import { SECRET } from '../../kube/kinds.js';
+import type { KubeObject, NamespacedName } from '../../kube/types.js';
+import { SECURITY_POLICY } from '../security-policy/kind.js';
+import { referencingPolicies } from './api-links.js';
+import { apiRefOf } from './api-resolver.js';
+import { type CertificateResolution, resolveCertificates, secretNamesOf } from './certificate-refs.js';
+
+/** A deletion waits while live policies grant the API. */
+export const HELD_BY_POLICIES: HeldBy = { reason: 'referenced by policies', kind: 'SecurityPolicy', many: 'SecurityPolicies' };
+
+/** "namespace/name" of a Secret read for a desired state → the object (null: 404); one that could not be read is absent. */
+export type SecretsRead = ReadonlyMap<string, KubeObject | null>;
+
+/** The Secrets `specOf` names for certificates, in each object's own namespace, read once each. */
+export function readSecrets(reads: PassReads, specOf: (obj: KubeObject) => Record<string, unknown> | undefined): Promise<SecretsRead> {
+  return reads.get(SECRET, (o) => secretNamesOf(specOf(o.obj)).map((name) => ({ namespace: o.ref.namespace, name })));
+}
+
+/** Certificates of a live API (none while it is being deleted, or when it names none), with what they make wait or invalid. */
+export function certificatesOf(o: Building, spec: Record<string, unknown> | undefined, secrets: SecretsRead): CertificateResolution | undefined {
+  if (o.obj.metadata.deletionTimestamp || !spec || secretNamesOf(spec).length === 0) return undefined;
+  const namespace = o.ref.namespace;
+  return resolveCertificates(spec, namespace, (name) => secrets.get(`${namespace}/${name}`) ?? null, o.target.orgId ?? '', o.target.name);
+}
+
+/** The run's SecurityPolicies (listed once per run); undefined when they could not be listed. */
+export function runPolicies(ctx: RunContext): Promise<KubeObject[] | undefined> {
+  return ctx.listOnce(SECURITY_POLICY);
+}
+
+/**
+ * The live policies holding an API that may: those of its namespace, or of one a ReferenceGrant
+ * lets name it; null when the policies could not be listed (a deletion is then held on doubt).
+ */
+export async function policyHolders(reads: PassReads, o: PassObject, policies: readonly KubeObject[] | undefined): Promise<readonly NamespacedName[] | null> {
+  if (policies === undefined) return null;
+  const to = { group: o.kind.group, kind: o.kind.kind, namespace: o.ref.namespace, name: o.ref.name };
+  const out: NamespacedName[] = [];
+  for (const h of referencingPolicies(apiRefOf(o.ref), policies)) {
+    // a grant list that could not be read keeps the holder: a deletion is held on doubt, never let through
+    if (await reads.mayReference('spec.access_rights_array', { group: SECURITY_POLICY.group, kind: SECURITY_POLICY.kind, namespace: h.namespace }, to)) out.push(h);
+  }
+  return out;
+}
+
+/** An API's status fields: what its build gave, and the policies referencing it under `field`, when they were listed. */
+export function apiStatusExtra(field: string, facts: StatusFacts): Readonly<Record<string, unknown>> {
+  return { ...(facts.statusFields ?? {}), ...(facts.referencedBy ? { [field]: facts.referencedBy } : {}) };
+}
