@@ -1,8 +1,8 @@
 /**
  * The apply stage: carries out decisions that write, under per-object locks.
  *
- * - lock: every object that writes is locked; one whose lock another run holds is marked
- *   dirty there and reported deferred (that run takes the change up).
+ * - lock (locks.ts): every object that writes is locked; one whose lock another run holds is
+ *   marked dirty there and reported deferred (that run takes the change up).
  * - under the lock each object is re-read and decided again (`refresh`), so a change since
  *   the load is never overwritten; then its write is carried out: finalizer first, then the
  *   gateway, then the retirement of an old id or of its copy on its old gateway.
@@ -14,15 +14,14 @@
  *   marked dirty while we held its lock is refreshed and applied again before its lock is
  *   released (bounded by maxDirtyPasses), so an event that arrived meanwhile is never lost.
  *
- * While it holds locks, a batch renews them every lockRenewMs (real time, as the store's TTLs),
- * so lockTtlMs can be short: a holder that dies blocks its objects for seconds, one that works
- * long keeps them. A renewal that finds a lock gone is logged.
+ * While it holds locks, a batch renews them every lockRenewMs (locks.ts: real time, as the
+ * store's TTLs), so lockTtlMs can be short: a holder that dies blocks its objects for seconds,
+ * one that works long keeps them. A renewal that finds a lock gone is logged.
  *
  * Locks are released only when nothing of the batch is still in flight, also on failure; a
  * StoreUnavailableError is thrown after that (locks released first), since without records
  * and locks no safe decision can be made. Object failures are recorded, never thrown.
  */
-import { randomUUID } from 'node:crypto';
 import type { Gateway, JsonObject } from '../gateway/types.js';
 import type { KubeObject } from '../kube/types.js';
 import { describeError, errorCode, InvalidSpecError, OwnershipError } from '../platform/errors.js';
@@ -33,6 +32,7 @@ import type { Decision, Loaded, Write } from './decide.js';
 import { type Done, finalize } from './finalize.js';
 import type { Identity } from './load.js';
 import { readObserved } from './load.js';
+import { underLocks } from './locks.js';
 import { hasOwners, ownerKey } from './owners.js';
 import { type RunContext, reportOf } from './run-context.js';
 import type { ObjectReport } from './types.js';
@@ -81,111 +81,23 @@ export function toWrite({ loaded, decision }: Planned): ToWrite {
 /** Re-reads objects under their locks and decides them again; supplied by run.ts per kind. */
 export type Refresh = (objects: readonly Identity[]) => Promise<Planned[]>;
 
-interface Held {
-  readonly id: Identity;
-  readonly token: string;
-}
-
 /** Locks, refreshes, applies, settles and finalizes `batch` (all decided to write); returns what each ended with. */
 export async function applyLocked(ctx: RunContext, batch: readonly ToWrite[], refresh: Refresh): Promise<{ done: Done[]; deferred: ObjectReport[] }> {
-  const { held, deferred } = await lockAll(ctx, batch);
   const out = new Map<string, Done>();
-  let current = held;
-  // locks on their way back to the store are no longer renewed
-  const releasing = new Set<Held>();
-  const heartbeat = keepLocks(ctx, () => current.filter((h) => !releasing.has(h)));
-  try {
-    await passes();
-  } finally {
-    heartbeat.stop();
-  }
-  return { done: [...out.values()], deferred };
-
-  async function passes(): Promise<void> {
-    for (let pass = 0; current.length > 0; pass++) {
-      let done: Done[];
-      try {
-        const pass = await applyPass(ctx, await refresh(current.map((h) => h.id)));
-        done = pass.done;
-        // skipped in a dirty re-run: what the first pass did stands
-        for (const [p, reason] of pass.skipped) if (!out.has(p.loaded.key)) deferred.push(reportOf(p.loaded, p.decision, 'deferred', { reason }));
-      } catch (err) {
-        await Promise.allSettled(current.map((h) => ctx.deps.store.forceRelease(h.id.key, h.token)));
-        throw err;
-      }
+  const skipped: ObjectReport[] = [];
+  const refused = await underLocks(
+    ctx,
+    batch,
+    (w) => w.id.key,
+    async (held) => {
+      const pass = await applyPass(ctx, await refresh(held.map((w) => w.id)));
+      // skipped in a dirty re-run: what the first pass did stands
+      for (const [p, reason] of pass.skipped) if (!out.has(p.loaded.key)) skipped.push(reportOf(p.loaded, p.decision, 'deferred', { reason }));
       // a dirty re-run that found nothing to do does not hide what the first pass did
-      for (const d of done) if (!out.has(d.loaded.key) || d.report.action !== 'NOOP') out.set(d.loaded.key, d);
-      // stopping: no further pass; a dirty mark stays for the next run (forceRelease leaves it)
-      const last = pass + 1 >= ctx.settings.maxDirtyPasses || ctx.stopping();
-      const again = await mapLimit(current, ctx.settings.concurrency, async (h) => {
-        releasing.add(h);
-        if (last) {
-          await ctx.deps.store.forceRelease(h.id.key, h.token);
-          return undefined;
-        }
-        const outcome = await ctx.deps.store.release(h.id.key, h.token);
-        if (outcome === 'lost') ctx.log.warn({ key: h.id.key }, 'lock expired before release');
-        if (outcome !== 'dirty') return undefined;
-        releasing.delete(h);
-        return h;
-      });
-      current = again.filter((h): h is Held => h !== undefined);
-    }
-  }
-}
-
-/**
- * Renews the locks `held()` names every lockRenewMs until stopped. Real timers, unref'd (they
- * never keep a process alive); a failed renewal is logged and tried again at the next beat.
- */
-function keepLocks(ctx: RunContext, held: () => readonly Held[]): { stop(): void } {
-  const every = ctx.settings.lockRenewMs;
-  if (every <= 0) return { stop: () => undefined };
-  let timer: NodeJS.Timeout | undefined;
-  let stopped = false;
-  const beat = async (): Promise<void> => {
-    const locks = held().map((h) => ({ key: h.id.key, token: h.token }));
-    try {
-      const ours = await ctx.deps.store.renew(locks, ctx.settings.lockTtlMs);
-      // a lock released while the renewal was on its way is not lost
-      const still = new Set(held().map((h) => h.token));
-      locks.forEach((l, i) => {
-        if (ours[i] === false && !stopped && still.has(l.token)) ctx.log.warn({ key: l.key }, 'lock lost while held');
-      });
-    } catch (err) {
-      ctx.log.warn({ err: describeError(err), code: errorCode(err) }, 'could not renew locks');
-    }
-    if (!stopped) schedule();
-  };
-  const schedule = () => {
-    timer = setTimeout(() => void beat(), every);
-    timer.unref();
-  };
-  schedule();
-  return {
-    stop: () => {
-      stopped = true;
-      clearTimeout(timer);
+      for (const d of pass.done) if (!out.has(d.loaded.key) || d.report.action !== 'NOOP') out.set(d.loaded.key, d);
     },
-  };
-}
-
-/** Takes each object's lock; if taking one throws, releases those taken and rethrows. */
-async function lockAll(ctx: RunContext, batch: readonly ToWrite[]): Promise<{ held: Held[]; deferred: ObjectReport[] }> {
-  const held: Held[] = [];
-  const deferred: ObjectReport[] = [];
-  try {
-    await mapLimit(batch, ctx.settings.concurrency, async (w) => {
-      const token = randomUUID();
-      const outcome = await ctx.deps.store.lock(w.id.key, token, ctx.settings.lockTtlMs);
-      if (outcome === 'acquired') held.push({ id: w.id, token });
-      else deferred.push(w.deferred);
-    });
-  } catch (err) {
-    await Promise.allSettled(held.map((h) => ctx.deps.store.forceRelease(h.id.key, h.token)));
-    throw err;
-  }
-  return { held, deferred };
+  );
+  return { done: [...out.values()], deferred: [...refused.map((w) => w.deferred), ...skipped] };
 }
 
 /**

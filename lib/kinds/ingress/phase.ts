@@ -5,7 +5,9 @@
  * load (ingress-load.ts) ─► decide (ingress-decide.ts, pure) ─► nothing to write: report,
  * record, Events; a write: lock the Ingress, re-read it, its template and its ApiDefinitions,
  * decide again, write (finalizer first, then one POST, PUT or DELETE per ApiDefinition that
- * differs), record, tell, release (a run that marked it dirty meanwhile gets another pass).
+ * differs), record, tell, release (a run that marked it dirty meanwhile gets another pass). The
+ * lock is held as every phase holds its locks (engine/locks.ts): renewed every lockRenewMs
+ * while the work runs, so a write slower than lockTtlMs keeps it.
  *
  * Guarantees: steady state makes no API-server write; a failed read (Ingress, template,
  * ApiDefinitions) writes and deletes nothing for that Ingress; an ApiDefinition not labelled
@@ -16,10 +18,10 @@
  * runs write nothing (writers are reported `planned`); a stopping process defers writers.
  * Throws only StoreUnavailableError.
  */
-import { randomUUID } from 'node:crypto';
 import { mapLimit } from '../../engine/concurrency.js';
 import { hashOf } from '../../engine/hash.js';
 import { thrownProblem } from '../../engine/input-limits.js';
+import { underLocks } from '../../engine/locks.js';
 import type { RunContext } from '../../engine/run-context.js';
 import type { ObjectReport, RunScope } from '../../engine/types.js';
 import type { KubeObject } from '../../kube/types.js';
@@ -120,25 +122,21 @@ function sameRecord(a: SyncRecord | null, b: SyncRecord): boolean {
   return hashOf(x) === hashOf(y);
 }
 
-/** Runs `work` under the Ingress's lock; a pass marked dirty meanwhile runs again (bounded). */
+/**
+ * Runs `work` under the Ingress's lock (engine/locks.ts), renewed while it runs; a pass marked
+ * dirty meanwhile runs again (bounded). Another run holding the lock: deferred to it.
+ */
 async function locked(ctx: RunContext, e: IngressEntry, decision: IngressDecision, work: () => Promise<ObjectReport | undefined>): Promise<ObjectReport | undefined> {
-  const token = randomUUID();
-  if ((await ctx.deps.store.lock(e.key, token, ctx.settings.lockTtlMs)) === 'marked-dirty') return reportIngress(e, { what: 'decided', decision }, 'deferred');
-  try {
-    for (let pass = 1; ; pass++) {
-      const report = await work();
-      if (pass >= ctx.settings.maxDirtyPasses || ctx.stopping()) {
-        await ctx.deps.store.forceRelease(e.key, token);
-        return report;
-      }
-      const outcome = await ctx.deps.store.release(e.key, token);
-      if (outcome === 'lost') ctx.log.warn({ key: e.key }, 'lock expired before release');
-      if (outcome !== 'dirty') return report;
-    }
-  } catch (err) {
-    await ctx.deps.store.forceRelease(e.key, token).catch(() => undefined);
-    throw err;
-  }
+  let report: ObjectReport | undefined;
+  const refused = await underLocks(
+    ctx,
+    [e.key],
+    (key) => key,
+    async () => {
+      report = await work();
+    },
+  );
+  return refused.length > 0 ? reportIngress(e, { what: 'decided', decision }, 'deferred') : report;
 }
 
 async function carryOut(ctx: RunContext, e: IngressEntry, d: IngressDecision, refs: ApiRefs): Promise<ObjectReport | undefined> {

@@ -1,0 +1,243 @@
+/**
+ * lib/engine/locks.ts on its own, over a MemoryStore: who is refused, the dirty passes and their
+ * bound, stopping, failures, and the renewal (real timers of a few ms, as the helper's are: a
+ * pass waits for the renewals it needs, never for a time).
+ */
+import { setTimeout as sleep } from 'node:timers/promises';
+import t from 'tap';
+import { type LockContext, underLocks } from '../../lib/engine/locks.js';
+import { StoreUnavailableError } from '../../lib/platform/errors.js';
+import { MemoryStore } from '../../lib/store/memory.js';
+import type { LockOutcome, Store } from '../../lib/store/types.js';
+import { DelegatingStore } from '../fixtures/delegating-store.js';
+import { FakeClock } from '../harness/clock.js';
+import { capturingLogger } from '../harness/log.js';
+
+/** A store that keeps every renewal (keys and answers), can fail them, and can fail a lock. */
+class WatchedStore extends DelegatingStore {
+  readonly renewals: { keys: string[]; ours: boolean[] }[] = [];
+  failRenewals = 0;
+  failLockOf: string | undefined;
+  private waiting: { n: number; wake: () => void }[] = [];
+
+  override async lock(key: string, token: string, ttlMs: number): Promise<LockOutcome> {
+    if (key === this.failLockOf) throw new StoreUnavailableError('memory store lock failed: connection lost');
+    return super.lock(key, token, ttlMs);
+  }
+  override async renew(locks: readonly { key: string; token: string }[], ttlMs: number): Promise<boolean[]> {
+    try {
+      if (this.failRenewals > 0) {
+        this.failRenewals--;
+        throw new StoreUnavailableError('memory store renew failed: connection lost');
+      }
+      const ours = await super.renew(locks, ttlMs);
+      this.renewals.push({ keys: locks.map((l) => l.key), ours });
+      return ours;
+    } finally {
+      this.waiting = this.waiting.filter((w) => (this.renewals.length >= w.n ? (w.wake(), false) : true));
+    }
+  }
+  /** Resolves once `n` renewals in all have answered (the renewal's timers are unref'd: this keeps the process up meanwhile). */
+  renewed(n: number): Promise<void> {
+    if (this.renewals.length >= n) return Promise.resolve();
+    const alive = setInterval(() => undefined, 1_000);
+    return new Promise<void>((wake) => this.waiting.push({ n, wake })).finally(() => clearInterval(alive));
+  }
+}
+
+function setUp(settings: Partial<LockContext['settings']> = {}, clock = new FakeClock()) {
+  const memory = new MemoryStore({ clock });
+  const store = new WatchedStore(memory);
+  const log = capturingLogger();
+  let stop = false;
+  const ctx: LockContext = {
+    deps: { store: store as Store },
+    settings: { concurrency: 4, lockTtlMs: 10_000, lockRenewMs: 0, maxDirtyPasses: 3, ...settings },
+    log,
+    stopping: () => stop,
+  };
+  const held = async (key: string) => {
+    const outcome = await memory.lock(key, 'probe', 1_000);
+    if (outcome === 'acquired') await memory.forceRelease(key, 'probe');
+    return outcome === 'marked-dirty';
+  };
+  return { ctx, store, memory, log, clock, held, stopping: () => (stop = true) };
+}
+
+const warnings = (log: ReturnType<typeof capturingLogger>, msg: string) => log.entries.filter((e) => e.msg === msg);
+
+t.test('a key another holder has is refused and marked dirty there; the others run once and are released', async (t) => {
+  const { ctx, memory, held } = setUp();
+  await memory.lock('k/b', 'other', 60_000);
+  const passes: string[][] = [];
+  const refused = await underLocks(
+    ctx,
+    ['k/a', 'k/b', 'k/c'],
+    (k) => k,
+    async (keys) => {
+      passes.push([...keys].sort());
+    },
+  );
+  t.same(refused, ['k/b']);
+  t.same(passes, [['k/a', 'k/c']]);
+  t.equal(await memory.release('k/b', 'other'), 'dirty', 'the holder is told to run it again');
+  t.notOk(await held('k/a'));
+  t.notOk(await held('k/c'));
+});
+
+t.test('items are keyed by keyOf; nothing locked, nothing run', async (t) => {
+  const { ctx, memory } = setUp();
+  await memory.lock('x/1', 'other', 60_000);
+  let ran = 0;
+  const refused = await underLocks(
+    ctx,
+    [{ id: 1 }],
+    (o) => `x/${o.id}`,
+    async () => {
+      ran++;
+    },
+  );
+  t.same(refused, [{ id: 1 }]);
+  t.equal(ran, 0, 'no pass without a held lock');
+});
+
+t.test('a key marked dirty during a pass runs again alone; marked on every pass, it runs maxDirtyPasses times and its mark stays', async (t) => {
+  const { ctx, memory, held } = setUp({ maxDirtyPasses: 3 });
+  const passes: string[][] = [];
+  await underLocks(
+    ctx,
+    ['k/a', 'k/b'],
+    (k) => k,
+    async (keys) => {
+      passes.push([...keys].sort());
+      await memory.lock('k/a', `event-${passes.length}`, 60_000);
+    },
+  );
+  t.same(passes, [['k/a', 'k/b'], ['k/a'], ['k/a']], 'three passes, the released key not again');
+  t.notOk(await held('k/b'));
+  // the last pass gave the lock back regardless: the next holder finds the mark at its release
+  t.equal(await memory.lock('k/a', 'next-run', 60_000), 'acquired');
+  t.equal(await memory.release('k/a', 'next-run'), 'dirty', 'the mark is left for the next run');
+});
+
+t.test('stopping: no further pass; the lock is given back and the dirty mark stays', async (t) => {
+  const { ctx, memory, stopping } = setUp({ maxDirtyPasses: 5 });
+  let passes = 0;
+  await underLocks(
+    ctx,
+    ['k/a'],
+    (k) => k,
+    async () => {
+      passes++;
+      await memory.lock('k/a', 'event', 60_000);
+      stopping();
+    },
+  );
+  t.equal(passes, 1);
+  t.equal(await memory.lock('k/a', 'next-run', 60_000), 'acquired');
+  t.equal(await memory.release('k/a', 'next-run'), 'dirty');
+});
+
+t.test('a pass that throws: every lock is given back, then the error is thrown', async (t) => {
+  const { ctx, held } = setUp();
+  await t.rejects(
+    underLocks(
+      ctx,
+      ['k/a', 'k/b'],
+      (k) => k,
+      async () => {
+        throw new StoreUnavailableError('gone');
+      },
+    ),
+    StoreUnavailableError,
+  );
+  t.notOk(await held('k/a'));
+  t.notOk(await held('k/b'));
+});
+
+t.test('a lock that throws: those taken are given back, then the error is thrown; nothing runs', async (t) => {
+  const { ctx, store, held } = setUp({ concurrency: 1 });
+  store.failLockOf = 'k/b';
+  let ran = 0;
+  await t.rejects(
+    underLocks(
+      ctx,
+      ['k/a', 'k/b'],
+      (k) => k,
+      async () => {
+        ran++;
+      },
+    ),
+    StoreUnavailableError,
+  );
+  t.equal(ran, 0);
+  t.notOk(await held('k/a'), 'k/a was taken, and given back');
+});
+
+t.test('a lock that expired before its release is logged', async (t) => {
+  const { ctx, clock, log } = setUp({ lockTtlMs: 100 });
+  await underLocks(
+    ctx,
+    ['k/a'],
+    (k) => k,
+    async () => {
+      clock.advance(101);
+    },
+  );
+  t.match(warnings(log, 'lock expired before release'), [{ level: 'warn', key: 'k/a' }]);
+});
+
+t.test('no renewal with lockRenewMs 0', async (t) => {
+  const { ctx, store } = setUp({ lockRenewMs: 0 });
+  await underLocks(
+    ctx,
+    ['k/a'],
+    (k) => k,
+    () => sleep(20),
+  );
+  t.same(store.renewals, []);
+});
+
+t.test('renewal: the held locks every lockRenewMs while a pass runs; a released one no more; none after the end', async (t) => {
+  const { ctx, store, memory, log } = setUp({ lockRenewMs: 5 });
+  let pass = 0;
+  await underLocks(
+    ctx,
+    ['k/a', 'k/b'],
+    (k) => k,
+    async () => {
+      pass++;
+      const before = store.renewals.length;
+      await store.renewed(before + 2);
+      if (pass === 1) await memory.lock('k/a', 'event', 60_000);
+    },
+  );
+  t.equal(pass, 2);
+  t.ok(store.renewals.length >= 4);
+  t.same(store.renewals[0], { keys: ['k/a', 'k/b'], ours: [true, true] }, 'both while the first pass runs');
+  t.same(store.renewals.at(-1), { keys: ['k/a'], ours: [true] }, 'only the dirty one during its second pass');
+  const after = store.renewals.length;
+  await sleep(30);
+  t.equal(store.renewals.length, after, 'stopped with the last release');
+  t.same(warnings(log, 'lock lost while held'), []);
+});
+
+t.test('renewal: a lock found gone is logged; a failed renewal is logged and tried again', async (t) => {
+  const { ctx, store, clock, log } = setUp({ lockRenewMs: 5, lockTtlMs: 100 });
+  store.failRenewals = 1;
+  await underLocks(
+    ctx,
+    ['k/a'],
+    (k) => k,
+    async () => {
+      await store.renewed(1);
+      t.match(warnings(log, 'could not renew locks'), [{ level: 'warn', code: 'STORE_UNAVAILABLE' }], 'the failure is logged, the next beat renews');
+      // the lock's TTL passes between two beats (a stalled process): the next renewal finds it gone
+      clock.advance(101);
+      await store.renewed(2);
+    },
+  );
+  t.match(store.renewals[1], { keys: ['k/a'], ours: [false] });
+  t.match(warnings(log, 'lock lost while held')[0], { level: 'warn', key: 'k/a' });
+  t.match(warnings(log, 'lock expired before release'), [{ level: 'warn', key: 'k/a' }]);
+});
