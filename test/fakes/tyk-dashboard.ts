@@ -103,17 +103,29 @@ import { cloneJson as clone, listenOnLoopback } from './http-plumbing.js';
 import { CertStore, type StoredCert } from './tyk-certs.js';
 import { DashboardCerts, isCertsPath } from './tyk-dashboard-certs.js';
 import { FakeDashboardPortal, type PortalMutator, type StoredDocumentation } from './tyk-dashboard-portal.js';
-import { dashboardError as apiError, type CallRecord, type Reply, reply, TykFakeBase } from './tyk-fake-base.js';
+import {
+  ACCESS_DEFINITION,
+  API_DEFINITION,
+  AUTH_CONFIG,
+  dashboardError as apiError,
+  type CallRecord,
+  fillModel,
+  isObject,
+  type Json,
+  type JsonObject,
+  modelMismatch,
+  POLICY,
+  type Reply,
+  reply,
+  type Shape,
+  TykFakeBase,
+  VERSION_INFO,
+} from './tyk-fake-base.js';
 import { classicOf, filledOas, oasId, readOasBody, withOasId } from './tyk-oas.js';
 
 export type { FaultHandle } from './faults.js';
 export type { StoredDocumentation } from './tyk-dashboard-portal.js';
-export type { CallRecord } from './tyk-fake-base.js';
-
-export type Json = null | boolean | number | string | Json[] | JsonObject;
-export interface JsonObject {
-  [key: string]: Json;
-}
+export type { CallRecord, Json, JsonObject } from './tyk-fake-base.js';
 
 export interface FakeTykDashboardOptions {
   /** The user API key `Authorization` must carry; default "fake-dashboard-key". */
@@ -212,423 +224,72 @@ export interface FakeTykDashboard {
 }
 
 // ---------------------------------------------------------------------------
-// The models' zero values (Go's json.Marshal of empty structs), from the swagger's schemas.
+// The models (./tyk-fake-base.ts) as the Dashboard's swagger has them: its schemas list the
+// fields sorted, the API without error_overrides, the policy with date_created and without the
+// gateway's graphql_access_rights, HTTP signature and post-expiry fields, an access
+// definition's limit null, and every extended_paths list of a version named (null).
 
-const API_DEFAULTS: JsonObject = {
-  CORS: {
-    allow_credentials: false,
-    allowed_headers: null,
-    allowed_methods: null,
-    allowed_origins: null,
-    debug: false,
-    enable: false,
-    exposed_headers: null,
-    max_age: 0,
-    options_passthrough: false,
-  },
-  active: false,
-  allowed_ips: null,
-  analytics_plugin: { enable: false, func_name: '', plugin_path: '' },
-  api_id: '',
-  auth: {
-    auth_header_name: '',
-    cookie_name: '',
-    disable_header: false,
-    name: '',
-    param_name: '',
-    signature: {
-      algorithm: '',
-      allowed_clock_skew: 0,
-      error_code: 0,
-      error_message: '',
-      header: '',
-      param_name: '',
-      secret: '',
-      use_param: false,
-    },
-    use_certificate: false,
-    use_cookie: false,
-    use_param: false,
-    validate_signature: false,
-  },
-  auth_configs: null,
-  auth_provider: { meta: null, name: '', storage_engine: '' },
-  base_identity_provided_by: '',
-  basic_auth: {
-    body_password_regexp: '',
-    body_user_regexp: '',
-    cache_ttl: 0,
-    disable_caching: false,
-    extract_from_body: false,
-  },
-  blacklisted_ips: null,
-  cache_options: {
-    cache_all_safe_requests: false,
-    cache_by_headers: null,
-    cache_control_ttl_header: '',
-    cache_response_codes: null,
-    cache_timeout: 0,
-    enable_cache: false,
-    enable_upstream_cache_control: false,
-  },
-  certificate_pinning_disabled: false,
-  certificates: null,
-  client_certificates: null,
-  config_data: null,
-  config_data_disabled: false,
-  custom_middleware: {
-    auth_check: { disabled: false, name: '', path: '', raw_body_only: false, require_session: false },
-    driver: '',
-    id_extractor: { disabled: false, extract_from: '', extract_with: '', extractor_config: null },
-    post: null,
-    post_key_auth: null,
-    pre: null,
-    response: null,
-  },
-  custom_middleware_bundle: '',
-  custom_middleware_bundle_disabled: false,
-  custom_plugin_auth_enabled: false,
-  definition: {
-    default: '',
-    enabled: false,
-    fallback_to_default: false,
-    key: '',
-    location: '',
-    name: '',
-    strip_path: false,
-    strip_versioning_data: false,
-    url_versioning_pattern: '',
-    versions: null,
-  },
-  detailed_tracing: false,
-  disable_quota: false,
-  disable_rate_limit: false,
-  do_not_track: false,
-  domain: '',
-  domain_disabled: false,
-  dont_set_quota_on_create: false,
-  enable_batch_request_support: false,
-  enable_context_vars: false,
-  enable_coprocess_auth: false,
-  enable_detailed_recording: false,
-  enable_ip_blacklisting: false,
-  enable_ip_whitelisting: false,
-  enable_jwt: false,
-  enable_proxy_protocol: false,
-  enable_signature_checking: false,
-  event_handlers: { events: null },
-  expiration: '',
-  expire_analytics_after: 0,
-  external_oauth: { enabled: false, providers: null },
-  global_rate_limit: { disabled: false, per: 0, rate: 0 },
-  graphql: {
-    enabled: false,
-    engine: { data_sources: null, field_configs: null, global_headers: null },
-    execution_mode: '',
-    introspection: { disabled: false },
-    last_schema_update: '',
-    playground: { enabled: false, path: '' },
-    proxy: {
-      auth_headers: null,
-      features: { use_immutable_headers: false },
-      request_headers: null,
-      request_headers_rewrite: null,
-      subscription_type: '',
-      use_response_extensions: { on_error_forwarding: false },
-    },
-    schema: '',
-    subgraph: { sdl: '' },
-    supergraph: {
-      disable_query_batching: false,
-      global_headers: null,
-      merged_sdl: '',
-      subgraphs: null,
-      updated_at: '',
-    },
-    type_field_configurations: null,
-    version: '',
-  },
-  hmac_allowed_algorithms: null,
-  hmac_allowed_clock_skew: 0,
-  id: '',
-  idp_client_id_mapping_disabled: false,
-  internal: false,
-  is_oas: false,
-  jwt_client_base_field: '',
-  jwt_default_policies: null,
-  jwt_expires_at_validation_skew: 0,
-  jwt_identity_base_field: '',
-  jwt_issued_at_validation_skew: 0,
-  jwt_not_before_validation_skew: 0,
-  jwt_policy_field_name: '',
-  jwt_scope_claim_name: '',
-  jwt_scope_to_policy_mapping: null,
-  jwt_signing_method: '',
-  jwt_skip_kid: false,
-  jwt_source: '',
-  listen_port: 0,
-  name: '',
-  notifications: { oauth_on_keychange_url: '', shared_secret: '' },
-  oauth_meta: { allowed_access_types: null, allowed_authorize_types: null, auth_login_redirect: '' },
-  openid_options: { providers: null, segregate_by_client: false },
-  org_id: '',
-  pinned_public_keys: null,
-  protocol: '',
-  proxy: {
-    check_host_against_uptime_tests: false,
-    disable_strip_slash: false,
-    enable_load_balancing: false,
-    listen_path: '',
-    preserve_host_header: false,
-    service_discovery: {
-      cache_disabled: false,
-      cache_timeout: 0,
-      data_path: '',
-      endpoint_returns_list: false,
-      parent_data_path: '',
-      port_data_path: '',
-      query_endpoint: '',
-      target_path: '',
-      use_discovery_service: false,
-      use_nested_query: false,
-      use_target_list: false,
-    },
-    strip_listen_path: false,
-    target_list: null,
-    target_url: '',
-    transport: {
-      proxy_url: '',
-      ssl_ciphers: null,
-      ssl_force_common_name_check: false,
-      ssl_insecure_skip_verify: false,
-      ssl_max_version: 0,
-      ssl_min_version: 0,
-    },
-  },
-  request_signing: {
-    algorithm: '',
-    certificate_id: '',
-    header_list: null,
-    is_enabled: false,
-    key_id: '',
-    secret: '',
-    signature_header: '',
-  },
-  response_processors: null,
-  scopes: {
-    jwt: { scope_claim_name: '', scope_to_policy: null },
-    oidc: { scope_claim_name: '', scope_to_policy: null },
-  },
-  session_lifetime: 0,
-  session_lifetime_respects_key_expiration: false,
-  session_provider: { meta: null, name: '', storage_engine: '' },
-  slug: '',
-  strip_auth_data: false,
-  tag_headers: null,
-  tags: null,
-  tags_disabled: false,
-  upstream_certificates: null,
-  upstream_certificates_disabled: false,
-  uptime_tests: {
-    check_list: null,
-    config: {
-      expire_utime_after: 0,
-      recheck_wait: 0,
-      service_discovery: {
-        cache_disabled: false,
-        cache_timeout: 0,
-        data_path: '',
-        endpoint_returns_list: false,
-        parent_data_path: '',
-        port_data_path: '',
-        query_endpoint: '',
-        target_path: '',
-        use_discovery_service: false,
-        use_nested_query: false,
-        use_target_list: false,
-      },
-    },
-  },
-  use_basic_auth: false,
-  use_go_plugin_auth: false,
-  use_keyless: false,
-  use_mutual_tls_auth: false,
-  use_oauth2: false,
-  use_openid: false,
-  use_standard_auth: false,
-  version_data: { default_version: '', not_versioned: false, versions: null },
+const EXTENDED_PATHS: JsonObject = {
+  advance_cache_config: null,
+  black_list: null,
+  cache: null,
+  circuit_breakers: null,
+  do_not_track_endpoints: null,
+  go_plugin: null,
+  hard_timeouts: null,
+  ignored: null,
+  internal: null,
+  method_transforms: null,
+  mock_response: null,
+  persist_graphql: null,
+  rate_limit: null,
+  size_limits: null,
+  track_endpoints: null,
+  transform: null,
+  transform_headers: null,
+  transform_jq: null,
+  transform_jq_response: null,
+  transform_response: null,
+  transform_response_headers: null,
+  url_rewrites: null,
+  validate_json: null,
+  validate_request: null,
+  virtual: null,
+  white_list: null,
 };
 
-const VERSION_INFO: JsonObject = {
-  expires: '',
-  extended_paths: {
-    advance_cache_config: null,
-    black_list: null,
-    cache: null,
-    circuit_breakers: null,
-    do_not_track_endpoints: null,
-    go_plugin: null,
-    hard_timeouts: null,
-    ignored: null,
-    internal: null,
-    method_transforms: null,
-    mock_response: null,
-    persist_graphql: null,
-    rate_limit: null,
-    size_limits: null,
-    track_endpoints: null,
-    transform: null,
-    transform_headers: null,
-    transform_jq: null,
-    transform_jq_response: null,
-    transform_response: null,
-    transform_response_headers: null,
-    url_rewrites: null,
-    validate_json: null,
-    validate_request: null,
-    virtual: null,
-    white_list: null,
-  },
-  global_headers: null,
-  global_headers_disabled: false,
-  global_headers_remove: null,
-  global_response_headers: null,
-  global_response_headers_disabled: false,
-  global_response_headers_remove: null,
-  global_size_limit: 0,
-  ignore_endpoint_case: false,
-  name: '',
-  override_target: '',
-  paths: { black_list: null, ignored: null, white_list: null },
-  use_extended_paths: false,
-};
+/** The same fields, sorted at every depth, as the swagger lists them. */
+function sortedFields(v: JsonObject): JsonObject {
+  const out: JsonObject = {};
+  for (const k of Object.keys(v).sort()) {
+    const e = v[k] ?? null;
+    out[k] = isObject(e) ? sortedFields(e) : e;
+  }
+  return out;
+}
 
-const AUTH_CONFIG: JsonObject = {
-  auth_header_name: '',
-  cookie_name: '',
-  disable_header: false,
-  name: '',
-  param_name: '',
-  signature: {
-    algorithm: '',
-    allowed_clock_skew: 0,
-    error_code: 0,
-    error_message: '',
-    header: '',
-    param_name: '',
-    secret: '',
-    use_param: false,
-  },
-  use_certificate: false,
-  use_cookie: false,
-  use_param: false,
-  validate_signature: false,
-};
-
-const ACCESS_DEFINITION: JsonObject = {
-  allowance_scope: '',
-  allowed_types: null,
-  allowed_urls: null,
-  api_id: '',
-  api_name: '',
-  disable_introspection: false,
-  endpoints: null,
-  field_access_rights: null,
-  limit: null,
-  restricted_types: null,
-  versions: null,
-};
-
-const POLICY_DEFAULTS: JsonObject = {
-  _id: '',
-  access_rights: null,
-  active: false,
-  date_created: '',
-  hmac_enabled: false,
-  id: '',
-  is_inactive: false,
-  key_expires_in: 0,
-  last_updated: '',
-  max_query_depth: 0,
-  meta_data: null,
-  name: '',
-  org_id: '',
-  partitions: { acl: false, complexity: false, per_api: false, quota: false, rate_limit: false },
-  per: 0,
-  quota_max: 0,
-  quota_renewal_rate: 0,
-  rate: 0,
-  smoothing: null,
-  tags: null,
-  throttle_interval: 0,
-  throttle_retry_limit: 0,
-};
-
-/** A model: its zero values, and the zero value of each entry of its struct-valued maps. */
-export interface Shape {
-  defaults: JsonObject;
-  mapEntries: Record<string, JsonObject>;
+function without(v: JsonObject, ...fields: string[]): JsonObject {
+  return Object.fromEntries(Object.entries(v).filter(([k]) => !fields.includes(k)));
 }
 
 export const API_SHAPE: Shape = {
-  defaults: API_DEFAULTS,
-  mapEntries: { 'version_data.versions': VERSION_INFO, auth_configs: AUTH_CONFIG },
+  defaults: sortedFields(without(API_DEFINITION, 'error_overrides', 'error_overrides_disabled')),
+  mapEntries: {
+    'version_data.versions': sortedFields({ ...VERSION_INFO, extended_paths: EXTENDED_PATHS }),
+    auth_configs: sortedFields(AUTH_CONFIG),
+  },
 };
 
-export const POLICY_SHAPE: Shape = { defaults: POLICY_DEFAULTS, mapEntries: { access_rights: ACCESS_DEFINITION } };
+export const POLICY_SHAPE: Shape = {
+  defaults: sortedFields({ ...without(POLICY, 'graphql_access_rights', 'enable_http_signature_validation', 'post_expiry_action', 'post_expiry_grace_period'), date_created: '' }),
+  mapEntries: { access_rights: sortedFields({ ...ACCESS_DEFINITION, limit: null }) },
+};
 
 // ---------------------------------------------------------------------------
 // JSON helpers.
 
-function isObject(v: unknown): v is JsonObject {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
-
 function str(v: Json | undefined): string {
   return typeof v === 'string' ? v : '';
-}
-
-function joinPath(path: string, key: string): string {
-  return path === '' ? key : `${path}.${key}`;
-}
-
-/** The object merged over the model's zero values; the top level drops unknown fields. */
-function fillObject(def: JsonObject, val: JsonObject, path: string, shape: Shape): JsonObject {
-  const out: JsonObject = {};
-  for (const [k, d] of Object.entries(def)) out[k] = fillValue(d, val[k], joinPath(path, k), shape);
-  if (path === '') return out;
-  for (const [k, v] of Object.entries(val)) if (!(k in def)) out[k] = clone(v);
-  return out;
-}
-
-function fillValue(def: Json, v: Json | undefined, path: string, shape: Shape): Json {
-  if (v === undefined || v === null) return clone(def);
-  const entry = shape.mapEntries[path];
-  if (entry && isObject(v)) {
-    const out: JsonObject = {};
-    for (const [k, e] of Object.entries(v)) out[k] = isObject(e) ? fillObject(entry, e, `${path}.*`, shape) : clone(e);
-    return out;
-  }
-  if (isObject(def) && isObject(v)) return fillObject(def, v, path, shape);
-  return clone(v);
-}
-
-export function fill(shape: Shape, val: JsonObject): JsonObject {
-  return fillObject(shape.defaults, val, '', shape);
-}
-
-/** Whether Go's decoder would refuse v for a field whose zero value is def. */
-function typeMismatch(def: Json, v: Json | undefined, path: string, shape: Shape): boolean {
-  if (v === undefined || v === null) return false;
-  const entry = shape.mapEntries[path];
-  if (entry) return !isObject(v) || Object.values(v).some((e) => typeMismatch(entry, e, `${path}.*`, shape));
-  if (def === null) return false; // lists and free-form maps: not checked
-  if (isObject(def)) return !isObject(v) || objectMismatch(def, v, path, shape);
-  return typeof v !== typeof def;
-}
-
-function objectMismatch(def: JsonObject, v: JsonObject, path: string, shape: Shape): boolean {
-  return Object.entries(v).some(([k, e]) => k in def && typeMismatch(def[k] ?? null, e, joinPath(path, k), shape));
 }
 
 /** The JSON object in raw, if it is one that the model can decode. */
@@ -642,7 +303,7 @@ export function decodeModel(raw: string, shape: Shape, field?: string): JsonObje
   if (!isObject(parsed)) return undefined;
   const body = field === undefined ? parsed : parsed[field];
   if (!isObject(body)) return undefined;
-  return objectMismatch(shape.defaults, body, '', shape) ? undefined : body;
+  return modelMismatch(shape, body) ? undefined : body;
 }
 
 function validIpOrCidr(ip: string): boolean {
@@ -991,7 +652,7 @@ class FakeDashboard extends TykFakeBase {
     const apiId = wanted || newHex(16);
     const internal = newObjectId();
     const now = new Date().toISOString();
-    const def = fill(API_SHAPE, { ...body, api_id: apiId, id: internal, org_id: this.orgId, is_oas: false });
+    const def = fillModel(API_SHAPE, { ...body, api_id: apiId, id: internal, org_id: this.orgId, is_oas: false });
     this.apiStore.set(internal, { seq: ++this.seq, createdAt: now, updatedAt: now, def });
     this.apiIndex.set(apiId, internal);
     return ok('API created', internal, { ID: apiId });
@@ -1011,7 +672,7 @@ class FakeDashboard extends TykFakeBase {
     if (apiId !== current && this.apiIndex.has(apiId)) return apiError(400, MSG.apiExists);
     const invalid = invalidApi(body);
     if (invalid !== undefined) return apiError(400, invalid);
-    stored.def = fill(API_SHAPE, { ...body, api_id: apiId, id: internal, org_id: this.orgId, is_oas: false });
+    stored.def = fillModel(API_SHAPE, { ...body, api_id: apiId, id: internal, org_id: this.orgId, is_oas: false });
     stored.updatedAt = new Date().toISOString();
     this.apiIndex.delete(current);
     this.apiIndex.set(apiId, internal);
@@ -1056,7 +717,7 @@ class FakeDashboard extends TykFakeBase {
   /** Both forms of an OAS API from its document, under the Dashboard's ids and org. */
   private oasForms(doc: JsonObject, apiId: string, internal: string): { oas: JsonObject; def: JsonObject } {
     const oas = withOasId(doc, apiId);
-    const def = fill(API_SHAPE, { ...classicOf(oas), api_id: apiId, id: internal, org_id: this.orgId });
+    const def = fillModel(API_SHAPE, { ...classicOf(oas), api_id: apiId, id: internal, org_id: this.orgId });
     return { oas, def };
   }
 
@@ -1144,7 +805,7 @@ class FakeDashboard extends TykFakeBase {
     if (body === undefined) return apiError(403, MSG.malformedPolicy);
     if (this.nameTaken(str(body.name))) return apiError(400, MSG.policyName);
     const mid = newObjectId();
-    const doc = fill(POLICY_SHAPE, {
+    const doc = fillModel(POLICY_SHAPE, {
       ...body,
       _id: mid,
       org_id: this.orgId,
@@ -1162,7 +823,7 @@ class FakeDashboard extends TykFakeBase {
     if (body === undefined) return apiError(403, MSG.malformedPolicy);
     if (str(body._id) !== '' && str(body._id) !== mid) return apiError(400, MSG.badPolicyId);
     if (this.nameTaken(str(body.name), mid)) return apiError(400, MSG.policyName);
-    stored.doc = fill(POLICY_SHAPE, {
+    stored.doc = fillModel(POLICY_SHAPE, {
       ...body,
       _id: mid,
       org_id: this.orgId,

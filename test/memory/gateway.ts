@@ -44,7 +44,8 @@ import { isPortalGatewayKind, portalUnsupported } from '../../lib/gateway/portal
 import { GATEWAY_OBJECT_NAMES, type Gateway, type GatewayObjectKind, type JsonObject, type ListVisitor, listedObject } from '../../lib/gateway/types.js';
 import type { Clock } from '../../lib/platform/clock.js';
 import { GatewayApiError, GatewayRejectedError, GatewayUnavailableError } from '../../lib/platform/errors.js';
-import { API_SHAPE, type JsonObject as DashboardJson, decodeModel, fill, invalidApi, MSG, OAS_MSG, POLICY_SHAPE } from '../fakes/tyk-dashboard.js';
+import { API_SHAPE, type JsonObject as DashboardJson, decodeModel, invalidApi, MSG, OAS_MSG, POLICY_SHAPE } from '../fakes/tyk-dashboard.js';
+import { fillModel } from '../fakes/tyk-fake-base.js';
 import { countByListenHash, decodeBody, fixListenPath, KINDS, loadKind, loadOas, OAS_REFUSALS, type JsonObject as TykJson, validateApi } from '../fakes/tyk-gateway.js';
 import { classicOf, filledOas, type OasBody, readOasBody, withServers } from '../fakes/tyk-oas.js';
 import { type FailHow, type PortFault, type PortFaultHandle, PortFaults } from './faults.js';
@@ -478,7 +479,7 @@ export class MemoryTykDashboard extends MemoryGatewayBase {
     const invalid = invalidApi(decoded);
     if (invalid !== undefined) throw new GatewayRejectedError(400, `${what}: rejected by the Dashboard: ${invalid}`);
     const internal = existing ? str(existing.def.id) : this.ids.next();
-    const filled = fill(API_SHAPE, { ...decoded, api_id: id, id: internal, org_id: this.orgId, is_oas: false }) as JsonObject;
+    const filled = fillModel(API_SHAPE, { ...decoded, api_id: id, id: internal, org_id: this.orgId, is_oas: false }) as JsonObject;
     if (existing) existing.def = filled;
     else this.apiStore.set(id, { seq: ++this.seq, def: filled });
   }
@@ -492,7 +493,7 @@ export class MemoryTykDashboard extends MemoryGatewayBase {
     if (existing && existing.oas === undefined) throw new GatewayApiError(409, `create OAS API ${id}: the Dashboard has an API under this id that is not a Tyk OAS API`);
     const internal = existing ? str(existing.def.id) : this.ids.next();
     const oas = checked.doc as JsonObject;
-    const def = fill(API_SHAPE, { ...classicOf(checked.doc), api_id: id, id: internal, org_id: this.orgId }) as JsonObject;
+    const def = fillModel(API_SHAPE, { ...classicOf(checked.doc), api_id: id, id: internal, org_id: this.orgId }) as JsonObject;
     if (existing && this.listenUrlTaken(def, id)) throw new GatewayRejectedError(403, `${what}: rejected by the Dashboard: ${OAS_MSG.sameUrl}`);
     if (existing) Object.assign(existing, { def, oas });
     else this.apiStore.set(id, { seq: ++this.seq, def, oas });
@@ -522,7 +523,7 @@ export class MemoryTykDashboard extends MemoryGatewayBase {
   }
 
   private policyDoc(doc: JsonObject, mid: string, created: string): JsonObject {
-    return fill(POLICY_SHAPE, {
+    return fillModel(POLICY_SHAPE, {
       ...(doc as DashboardJson),
       _id: mid,
       org_id: this.orgId,
