@@ -7,8 +7,8 @@
  * the record becomes once the write's outcome is known. No I/O, no clock of its own.
  *
  * Rules (design.md): nothing is deleted on doubt (a failed read is `read failed`, never
- * absent; a deletion waits while policies reference the API, or catalogues list the
- * APIDescription, or they cannot be listed); a record
+ * absent; a deletion waits while the objects its kind names as holders reference it, or
+ * while they cannot be listed); a record
  * from another gateway makes the object new here and retires it there; a failed object waits
  * out its backoff unless its spec, id or gateway changed or the trigger is a resync; a
  * steady state writes nothing. Ownership (owners.ts) comes before any write: an id another
@@ -168,7 +168,7 @@ const BYPASS_BACKOFF: ReadonlySet<ReportReason> = new Set(['spec changed', 'id c
 
 /**
  * The object's gateway id as far as it is known: desired, recorded, else, for an
- * ApiDefinition, the one its resource names (spec, status or the default), which needs no
+ * kind whose id follows from the resource alone, the one its resource names (spec, status or the default), which needs no
  * gateway (an API whose context cannot be resolved still has one). A policy's id can depend on
  * its gateway (a Dashboard names it by its own _id), so without a gateway it stays ''.
  */
@@ -253,7 +253,7 @@ export function decide(l: Loaded, m: Moment): Decision {
     };
   }
   if (l.kind.blueprintLabel !== undefined && l.obj?.metadata.labels?.[l.kind.blueprintLabel] === 'true' && !l.record) {
-    // a blueprint for other objects (Tyk Operator's ingress templates) is never one of its own
+    // a blueprint for other objects is never one of its own
     return { ...common, action: 'NOOP', reason: 'template', id: targetId, quiet: { result: 'skipped' }, patchStatus: false };
   }
 

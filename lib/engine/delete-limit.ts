@@ -4,7 +4,7 @@
  *
  * A gateway deletion is a decided DELETE that sends one (the gateway has the object); an
  * object moving to another id or gateway retires its old copy as part of a write and is not
- * counted. The limit covers the whole run: its phases (ApiDefinitions, TykOasApiDefinitions, then SecurityPolicies)
+ * counted. The limit covers the whole run: its phases, in the registry's order,
  * count against one allowance, and a phase whose deletions would take the run beyond it holds
  * every deletion of its own: each becomes `held`, with a message that names the numbers and
  * the setting; nothing about it is written (record, finalizer and gateway object stay), so a

@@ -127,12 +127,12 @@ async function save(ctx: RunContext, record: SyncRecord): Promise<SyncRecord> {
 
 /**
  * The status id: the Dashboard's own _id for pro policies, and its id of a portal catalogue or
- * configuration (nativeIdField; '' while unknown: the status keeps what it has), else our id. An ApiDefinition's id
+ * configuration (nativeIdField; '' while unknown: the status keeps what it has), else our id. An id that follows from the resource alone
  * does not depend on its gateway, so it is known even when the gateway is not (Tyk Operator's
  * CRD requires status.api_id); a policy's may be the Dashboard's, so it is never guessed ('').
  */
 function statusId(l: Loaded, d: Decision, record: SyncRecord, observedBody: JsonObject | null | undefined): string {
-  // a kind whose status names no id (an APIDescription), or the Dashboard's id of the object when known (portal kinds)
+  // a kind whose status names no id, or the gateway's own id of the object when known (nativeIdField)
   if (l.kind.statusIdField === '') return '';
   if (l.kind.nativeIdField !== undefined) {
     const own = observedBody?.[l.kind.nativeIdField];

@@ -1,7 +1,7 @@
 /**
  * Cluster-only objects whose finalizer is held while other objects use them: nothing of them is
  * on a gateway, but deleting one that is in use would break what uses it (Tyk Operator's
- * SubGraphs and SuperGraphs; an Ingress's or an ingress template's finalizer has the same shape).
+ * the held kinds of the registry; a finalizer held while other objects name an object has the same shape).
  * Who uses an object is decided by the caller, purely (for the graphs: federation.ts); this
  * module decides and carries out the rest.
  *
@@ -30,7 +30,7 @@ import type { ObjectReport, ObjectResult, ReportReason } from './types.js';
 export interface HeldInput {
   readonly kind: HeldKind;
   readonly obj: KubeObject;
-  /** what uses it ("SuperGraph default/social"), sorted; null when that could not be read */
+  /** what uses it ("<Kind> <namespace>/<name>"), sorted; null when that could not be read */
   readonly users: readonly string[] | null;
   /** status fields to keep equal (null: absent); undefined: the status is not ours to keep, or not known now */
   readonly status?: Readonly<Record<string, unknown>>;

@@ -9,7 +9,7 @@
  *   about a dozen levels; deeper input is refused before anything recursive sees it.
  * - MAX_CERTIFICATE_BYTES: a Secret's `tls.crt` or `tls.key`, decoded (a chain of a few
  *   certificates is a few KB).
- * - MAX_DOCUMENT_BYTES: an OAS document in a ConfigMap, a SubGraph's SDL (below the API
+ * - MAX_DOCUMENT_BYTES: a document a kind reads from the cluster (an OpenAPI document, an SDL) (below the API
  *   server's own caps, 1 MiB for a ConfigMap or Secret, so the limit is ours and is reached).
  * - MAX_MESSAGE_CHARS: what a thrown error contributes to a status or Event.
  */

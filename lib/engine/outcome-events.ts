@@ -15,9 +15,8 @@
  * | a gateway write failed (and each run in its backoff) | Warning | SyncFailed         |
  * | a gateway delete failed (and each run in its backoff)| Warning | DeleteFailed       |
  * | the spec is invalid (ours or the gateway's verdict)  | Warning | Invalid            |
- * | a policy waits for its ApiDefinition                 | Warning | Waiting            |
- * | a deletion is held by policies referencing the API   | Warning | DeletionHeld       |
- * |   (or by catalogues listing the APIDescription)      |         |                    |
+ * | an object waits for one it references                | Warning | Waiting            |
+ * | a deletion is held by the objects referencing it     | Warning | DeletionHeld       |
  * | Tyk changed what it loaded (a renamed listen path)   | Warning | Diverged           |
  * | written, not visible after reloads within the budget | Warning | NotVisible         |
  * | refused by ownership (owners.ts): another resource  | Warning | IdClaimed,         |

@@ -14,7 +14,7 @@
  *   same id on one gateway, the store's owner among them keeps it, else the oldest
  *   (metadata.creationTimestamp, then the lowest uid), so ownership rebuilt after the store
  *   lost it is the same on every run; the others are refused (IdClaimed). Where several
- *   ApiDefinitions serve the same domain and listen path on one gateway, the oldest keeps it,
+ *   objects serve the same route (their kind's `route`: domain and listen path) on one gateway, the oldest keeps it,
  *   the others are refused (ListenPathClash, naming their own field).
  *
  * Messages name the owning resource only when it is in the refused resource's own namespace:
@@ -115,7 +115,7 @@ export interface Contestant {
   readonly gateway: string;
   readonly id: string;
   readonly owner: Owner | null;
-  /** what would be sent (an ApiDefinition's domain and listen path are read from it) */
+  /** what would be sent (its kind's `route` reads the domain and listen path from it) */
   readonly body: Readonly<Record<string, unknown>> | undefined;
 }
 

@@ -51,7 +51,7 @@ export interface DesiredState {
   hasFinalizer: boolean;
   /** why the spec cannot be sent, when it cannot */
   invalid?: string;
-  /** what the object waits for (a policy's ApiDefinition not synced yet), when it waits */
+  /** what the object waits for (an object it references not synced yet), when it waits */
   waiting?: string;
 }
 

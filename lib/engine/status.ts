@@ -2,14 +2,14 @@
  * The status we keep on each custom resource, compatible with Tyk Operator's, derived from
  * the record. Pure.
  *
- * - ApiDefinition: `api_id`, `latestTransaction {status, time, error}`, `linked_by_policies`.
- * - SecurityPolicy: `pol_id`, `latestTransaction`, `linked_apis`.
- * - PortalAPICatalogue, PortalConfig: `id` (the Dashboard's), `latestTransaction`; APIDescription:
- *   `latestTransaction` only (Tyk Operator's CRD keeps none of it).
+ * - the kind's id field (statusIdField: none for a kind whose status names no id), and
+ *   `latestTransaction {status, time, error}`;
+ * - the fields its kind keeps equal to what a pass found (ManagedKind.statusExtra: e.g. the
+ *   objects referencing it, or those it references).
  *
  * `statusPatch` returns undefined when the current status already says the same thing: the
  * time of the last transaction alone never causes a patch (design rule 8). Tyk Operator's own
- * SecurityPolicy CRD prunes `latestTransaction`; a status that holds our id but no
+ * CRD of one kind prunes `latestTransaction`; a status that holds our id but no
  * latestTransaction at all is taken as pruned, so it is not patched again and again.
  *
  * What the patch sends is valid under our CRDs and Tyk Operator's: an id that is not known yet
@@ -76,8 +76,8 @@ export function statusPatch(
   const hasTx = typeof cur.latestTransaction === 'object' && cur.latestTransaction !== null;
   const idSame = id === '' || nonEmpty(cur[kind.statusIdField]) === id;
   // pruned: no transaction under a known id (a different id is patched anyway, below), or, for a
-  // status without an id, no transaction where the CRD is known to prune (an APIDescription under
-  // Tyk Operator's CRD, whose status keeps nothing)
+  // status without an id, no transaction where the CRD is known to prune (a kind whose CRD's
+  // status keeps nothing)
   const pruned = !hasTx && (id !== '' || record.conditionsPruned === true);
   const curTx = (hasTx ? cur.latestTransaction : {}) as Record<string, unknown>;
   const txSame = pruned || (nonEmpty(curTx.status) === tx.status && (nonEmpty(curTx.error) ?? '') === (tx.error ?? ''));

@@ -91,7 +91,7 @@ export interface RunScope {
   all?: boolean;
   namespaces?: readonly string[];
   refs?: readonly ObjectRef[];
-  /** single cluster-only objects (SubGraphs, SuperGraphs: lib/engine/held-finalizers.ts) */
+  /** single cluster-only objects of the held kinds (held-finalizers.ts) */
   held?: readonly HeldRef[];
   /** single Ingresses (networking.k8s.io/v1) to look at (lib/kinds/ingress/phase.ts) */
   ingresses?: readonly NamespacedName[];
@@ -150,9 +150,9 @@ export type ReportReason =
   | 'finalizer missing'
   | 'status changed'
   | 'in use'
-  /** an Ingress that was ours now has another class: what it generated goes */
+  /** an object that was ours now has another class: what it generated goes */
   | 'ingress class changed'
-  /** a template ApiDefinition's deletion, held while Ingresses name it */
+  /** a blueprint object's deletion, held while objects of another kind name it */
   | 'referenced by ingresses'
   /** refused before any write (owners.ts): another resource owns the id; an unowned object not to adopt; an older resource's listen path */
   | 'IdClaimed'
