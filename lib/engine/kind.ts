@@ -67,12 +67,16 @@ export interface StatusFacts {
 }
 
 /**
- * A kind that lives in the cluster only (nothing of it is on a gateway), which other objects
- * use: a finalizer of ours keeps one in use from going (held-finalizers.ts).
+ * A kind that lives in the cluster only (nothing of it is on a gateway), with a finalizer of
+ * ours: one whose objects others use (a held kind: the finalizer keeps one in use from going,
+ * held-finalizers.ts), or one whose objects make others in the cluster.
  */
-export interface HeldKind extends ResourceKind {
+export interface ClusterKind extends ResourceKind {
   readonly finalizer: string;
 }
+
+/** A cluster-only kind whose objects other objects use (held-finalizers.ts). */
+export type HeldKind = ClusterKind;
 
 /** Which object a run should look at. */
 export interface ObjectRef {
@@ -83,12 +87,15 @@ export interface ObjectRef {
   optional?: boolean;
 }
 
-/** A held object a run should look at. */
-export interface HeldRef {
-  kind: HeldKind;
+/** A cluster-only object a run should look at, with its kind: the phase of that kind takes it. */
+export interface ClusterRef {
+  kind: ClusterKind;
   namespace: string;
   name: string;
 }
+
+/** A held object a run should look at. */
+export type HeldRef = ClusterRef;
 
 /** "<Kind>/<namespace>/<name>": the key of the object's record and lock. */
 export function refString(ref: ObjectRef): string {

@@ -5,7 +5,7 @@
  */
 
 import type { GatewayTargets } from '../gateway/targets.js';
-import type { KubeApi, NamespacedName } from '../kube/types.js';
+import type { KubeApi } from '../kube/types.js';
 import type { Clock } from '../platform/clock.js';
 import type { Logger } from '../platform/log.js';
 import type { ListSizes } from '../scale/list-sizes.js';
@@ -13,7 +13,7 @@ import type { ObservedMemo } from '../scale/observed-memo.js';
 import type { Shard } from '../scale/shards.js';
 import type { Store } from '../store/types.js';
 import type { BackoffSettings } from './error-policy.js';
-import type { HeldRef, KindRegistry, ObjectRef } from './kind.js';
+import type { ClusterRef, KindRegistry, ObjectRef } from './kind.js';
 import type { Action, Reason } from './plan.js';
 
 export interface SettleSettings {
@@ -91,10 +91,8 @@ export interface RunScope {
   all?: boolean;
   namespaces?: readonly string[];
   refs?: readonly ObjectRef[];
-  /** single cluster-only objects of the held kinds (held-finalizers.ts) */
-  held?: readonly HeldRef[];
-  /** single Ingresses (networking.k8s.io/v1) to look at (lib/kinds/ingress/phase.ts) */
-  ingresses?: readonly NamespacedName[];
+  /** single cluster-only objects (ClusterRef: each kind's phase takes its own) */
+  cluster?: readonly ClusterRef[];
 }
 
 export type Trigger = 'schedule' | 'watch' | 'audit' | 'resync' | 'cloudevents';

@@ -3,14 +3,13 @@
  * run's scope: deliveries already seen are dropped, duplicates collapse (400 events about 3
  * objects become 3 refs), and more distinct objects than `maxRefs` are folded into
  * namespace-wide runs, or one full run. Pure. An `Ingress` item (the parsers emit one only for
- * networking.k8s.io Ingresses) goes to the scope's `ingresses`.
+ * networking.k8s.io Ingresses) goes to the scope's `cluster`, as a held kind's object does.
  */
 
-import type { HeldRef, ObjectRef } from '../engine/kind.js';
+import type { ClusterRef, ObjectRef } from '../engine/kind.js';
 import type { RunScope } from '../engine/types.js';
 import { INGRESS, isIngressKind } from '../kinds/ingress/kind.js';
 import { findHeldKind, findKind } from '../kinds/registry.js';
-import type { NamespacedName } from '../kube/types.js';
 
 export type EventItem =
   /** one object to look at */
@@ -65,8 +64,7 @@ export interface CollectOptions {
 
 export function collect(items: readonly EventItem[], options: CollectOptions = {}): Intake {
   const refs = new Map<string, ObjectRef>();
-  const held = new Map<string, HeldRef>();
-  const ingresses = new Map<string, NamespacedName>();
+  const cluster = new Map<string, ClusterRef>();
   const namespaces = new Set<string>();
   const ignored: Record<string, number> = {};
   let accepted = 0;
@@ -88,7 +86,7 @@ export function collect(items: readonly EventItem[], options: CollectOptions = {
     const target = 'object' in item ? item.object : item.namespace;
     if (isIngressKind(target.kind)) {
       accepted++;
-      if ('object' in item) ingresses.set(`${INGRESS.kind}/${item.object.namespace}/${item.object.name}`, { namespace: item.object.namespace, name: item.object.name });
+      if ('object' in item) cluster.set(`${INGRESS.kind}/${item.object.namespace}/${item.object.name}`, { kind: INGRESS, namespace: item.object.namespace, name: item.object.name });
       else namespaces.add(item.namespace.namespace);
       continue;
     }
@@ -101,17 +99,16 @@ export function collect(items: readonly EventItem[], options: CollectOptions = {
     accepted++;
     if (!('object' in item)) namespaces.add(item.namespace.namespace);
     else if (kind !== undefined) refs.set(`${kind.kind}/${item.object.namespace}/${item.object.name}`, { kind, namespace: item.object.namespace, name: item.object.name });
-    else if (heldKind !== undefined) held.set(`${heldKind.kind}/${item.object.namespace}/${item.object.name}`, { kind: heldKind, namespace: item.object.namespace, name: item.object.name });
+    else if (heldKind !== undefined) cluster.set(`${heldKind.kind}/${item.object.namespace}/${item.object.name}`, { kind: heldKind, namespace: item.object.namespace, name: item.object.name });
   }
   const single = [...refs.values()].filter((r) => !namespaces.has(r.namespace));
-  const singleHeld = [...held.values()].filter((r) => !namespaces.has(r.namespace));
-  const singleIngresses = [...ingresses.values()].filter((r) => !namespaces.has(r.namespace));
+  const singleCluster = [...cluster.values()].filter((r) => !namespaces.has(r.namespace));
   const max = options.maxRefs ?? Infinity;
-  if (single.length + singleHeld.length + singleIngresses.length <= max) {
-    const extra = { ...(singleHeld.length > 0 ? { held: singleHeld } : {}), ...(singleIngresses.length > 0 ? { ingresses: singleIngresses } : {}) };
+  if (single.length + singleCluster.length <= max) {
+    const extra = singleCluster.length > 0 ? { cluster: singleCluster } : {};
     return { scope: { refs: single, namespaces: [...namespaces], ...extra }, accepted, ignored };
   }
-  for (const r of [...single, ...singleHeld, ...singleIngresses]) namespaces.add(r.namespace);
+  for (const r of [...single, ...singleCluster]) namespaces.add(r.namespace);
   if (namespaces.size <= max) return { scope: { refs: [], namespaces: [...namespaces] }, accepted, ignored, folded: 'namespaces' };
   return { scope: { all: true }, accepted, ignored, folded: 'all' };
 }

@@ -19,9 +19,8 @@
  * never throws synchronously (it returns a rejected promise instead).
  */
 
-import type { HeldRef, ObjectRef } from '../engine/kind.js';
+import type { ClusterRef, ObjectRef } from '../engine/kind.js';
 import type { RunReport, RunScope, Trigger } from '../engine/types.js';
-import type { NamespacedName } from '../kube/types.js';
 
 /** The union of two run scopes: every object, namespace and single object either names. */
 export function mergeScopes(a: RunScope, b: RunScope): RunScope {
@@ -29,8 +28,7 @@ export function mergeScopes(a: RunScope, b: RunScope): RunScope {
 }
 
 const refKey = (r: ObjectRef): string => `${r.kind.kind}/${r.namespace}/${r.name}`;
-const heldKey = (h: HeldRef): string => `${h.kind.kind}/${h.namespace}/${h.name}`;
-const ingressKey = (i: NamespacedName): string => `${i.namespace}/${i.name}`;
+const clusterKey = (c: ClusterRef): string => `${c.kind.kind}/${c.namespace}/${c.name}`;
 
 /**
  * A union of run scopes built one scope at a time: adding costs the size of the scope added,
@@ -41,8 +39,7 @@ export class ScopeUnion {
   // a part is undefined until some added scope names it (a named part stays, even empty)
   private namespaces?: Map<string, string>;
   private refs?: Map<string, ObjectRef>;
-  private held?: Map<string, HeldRef>;
-  private ingresses?: Map<string, NamespacedName>;
+  private cluster?: Map<string, ClusterRef>;
 
   add(s: RunScope): this {
     if (this.all) return this;
@@ -52,8 +49,7 @@ export class ScopeUnion {
     }
     this.namespaces = addAll(this.namespaces, s.namespaces, (ns) => ns);
     this.refs = addAll(this.refs, s.refs, refKey);
-    this.held = addAll(this.held, s.held, heldKey);
-    this.ingresses = addAll(this.ingresses, s.ingresses, ingressKey);
+    this.cluster = addAll(this.cluster, s.cluster, clusterKey);
     return this;
   }
 
@@ -63,8 +59,7 @@ export class ScopeUnion {
     const out: RunScope = {};
     if (this.namespaces) out.namespaces = [...this.namespaces.values()];
     if (this.refs) out.refs = [...this.refs.values()];
-    if (this.held) out.held = [...this.held.values()];
-    if (this.ingresses) out.ingresses = [...this.ingresses.values()];
+    if (this.cluster) out.cluster = [...this.cluster.values()];
     return out;
   }
 }

@@ -22,7 +22,7 @@ export async function runIntake(svc: Service, trigger: Trigger, items: EventItem
   const seen = await svc.markDelivered(ids);
   const intake = collect(await svc.dependents(items), { seen, maxRefs: svc.webhookLimits.maxRefs });
   const { scope } = intake;
-  const empty = !scope.all && (scope.refs ?? []).length === 0 && (scope.namespaces ?? []).length === 0 && (scope.held ?? []).length === 0 && (scope.ingresses ?? []).length === 0;
+  const empty = !scope.all && (scope.refs ?? []).length === 0 && (scope.namespaces ?? []).length === 0 && (scope.cluster ?? []).length === 0;
   const taken = { accepted: intake.accepted, ignored: intake.ignored, ...(intake.folded ? { folded: intake.folded } : {}) };
   if (empty) return { statusCode: 200, body: { ...taken, report: null } };
   if (svc.webhookAnswer === 'accepted') {

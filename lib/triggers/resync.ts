@@ -63,9 +63,9 @@ function resyncScope(params: ResyncParams): RunScope {
   }
   if (params.name !== undefined) {
     if (params.namespace === undefined) throw new BadRequestError('name needs namespace');
-    if (held) return { held: [{ kind: held, namespace: params.namespace, name: params.name }] };
+    if (held) return { cluster: [{ kind: held, namespace: params.namespace, name: params.name }] };
     const optional = params.kind === undefined;
-    const ingresses = ingress ? { ingresses: [{ namespace: params.namespace, name: params.name }] } : {};
+    const ingresses = ingress ? { cluster: [{ kind: INGRESS, namespace: params.namespace, name: params.name }] } : {};
     return { refs: kinds.map((kind) => ({ kind: kind!, namespace: params.namespace!, name: params.name!, ...(optional ? { optional } : {}) })), ...ingresses };
   }
   if (params.namespace !== undefined) return { namespaces: [params.namespace] };

@@ -12,6 +12,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import t, { type Test } from 'tap';
 import type { ObjectReport, RunReport } from '../../lib/engine/types.js';
 import { shortHash } from '../../lib/kinds/ingress/apis.js';
+import { INGRESS } from '../../lib/kinds/ingress/kind.js';
 import { MemoryStore } from '../../lib/store/memory.js';
 import { apiDefinition, ingress } from '../fixtures/builders.js';
 import { DelegatingStore } from '../fixtures/delegating-store.js';
@@ -75,7 +76,7 @@ async function secondRunWhileHeld(t: Test, lockRenewMs: number): Promise<{ w: Fa
   await reached;
   // the first run holds the Ingress's lock and is writing: past its TTL, a second run comes
   await sleep(3 * TTL);
-  const secondRun: RunReport = await w.run({ trigger: 'watch', scope: { ingresses: [{ namespace: 'default', name: 'web' }] } });
+  const secondRun: RunReport = await w.run({ trigger: 'watch', scope: { cluster: [{ kind: INGRESS, namespace: 'default', name: 'web' }] } });
   open();
   const first = reported(await firstRun, 'web', 'Ingress');
   return { w, store: counting, first, second: reported(secondRun, 'web', 'Ingress') };

@@ -190,7 +190,7 @@ t.test('templates: finalizer on, off when no longer a template; a deletion held 
   // the Ingress switches to another template: the old one is let go in the same run
   w.apply(tpl('tpl2'));
   w.apply(web().withTemplate('tpl2').build());
-  const switched = await w.run({ trigger: 'watch', scope: { ingresses: [{ namespace: 'default', name: 'web' }] } });
+  const switched = await w.run({ trigger: 'watch', scope: { cluster: [{ kind: INGRESS, namespace: 'default', name: 'web' }] } });
   t.match(reported(switched, 'tpl'), { action: 'DELETE', result: 'deleted' }, 'released by the run that re-pointed the Ingress');
   t.equal(w.api('tpl'), undefined);
   // tpl2 gets its finalizer from the next run that looks at it; labelled no more, it loses it
@@ -227,7 +227,7 @@ t.test('scopes: a namespace run, WATCH_NAMESPACE, a 404 with a record, ApiDefini
   t.match(ingressReport(ns), { result: 'synced' });
   t.equal(ns.objects.filter((o) => o.kind === 'Ingress').length, 1, 'an unwatched namespace is not looked at');
   w.resetCounts();
-  const named = await w.run({ trigger: 'watch', scope: { ingresses: [{ namespace: 'other', name: 'elsewhere' }] } });
+  const named = await w.run({ trigger: 'watch', scope: { cluster: [{ kind: INGRESS, namespace: 'other', name: 'elsewhere' }] } });
   t.equal(w.kube.count('get', 'Ingress'), 0, 'a named Ingress in an unwatched namespace is not read');
   t.same(
     named.objects.filter((o) => o.kind === 'Ingress'),
@@ -236,7 +236,7 @@ t.test('scopes: a namespace run, WATCH_NAMESPACE, a 404 with a record, ApiDefini
 
   // removed outright (its finalizer stripped): a run naming it deletes what it generated
   w.remove(INGRESS, 'web');
-  const gone = await w.run({ trigger: 'watch', scope: { ingresses: [{ namespace: 'default', name: 'web' }] } });
+  const gone = await w.run({ trigger: 'watch', scope: { cluster: [{ kind: INGRESS, namespace: 'default', name: 'web' }] } });
   t.match(ingressReport(gone), { action: 'DELETE', reason: 'deleted in cluster', result: 'deleted' });
   t.same(generated(w), []);
 
@@ -270,13 +270,17 @@ t.test('failed reads: the Ingress listing, a named Ingress, its ApiDefinitions; 
   t.match(unlisted.errors, [{ stage: 'list ingresses', code: 'KUBE_API_ERROR' }]);
   t.equal(w.kube.count('deleteObject'), 0, 'nothing deleted');
   t.equal(generated(w).length, 2);
-  t.match(ingressReport(await w.run({ trigger: 'watch', scope: { ingresses: [{ namespace: 'default', name: 'web' }] } })), { result: 'synced' });
+  t.match(ingressReport(await w.run({ trigger: 'watch', scope: { cluster: [{ kind: INGRESS, namespace: 'default', name: 'web' }] } })), { result: 'synced' });
   t.equal(generated(w).length, 1, 'a run that can read deletes the removed path');
 
   w.kube.inject({ op: 'get', kind: 'Ingress', error: () => kubeFailure({ unavailable: true }, 'get ingresses "web"') });
-  t.match(ingressReport(await w.run({ trigger: 'watch', scope: { ingresses: [{ namespace: 'default', name: 'web' }] } })), { result: 'failed', reason: 'read failed', code: 'KUBE_UNAVAILABLE' });
+  t.match(ingressReport(await w.run({ trigger: 'watch', scope: { cluster: [{ kind: INGRESS, namespace: 'default', name: 'web' }] } })), {
+    result: 'failed',
+    reason: 'read failed',
+    code: 'KUBE_UNAVAILABLE',
+  });
   w.kube.inject({ op: 'list', kind: 'ApiDefinition', match: (c) => c.namespace === 'default', error: () => kubeFailure({ status: 500 }, 'list apidefinitions') });
-  t.match(ingressReport(await w.run({ trigger: 'watch', scope: { ingresses: [{ namespace: 'default', name: 'web' }] } })), { result: 'failed', reason: 'read failed' });
+  t.match(ingressReport(await w.run({ trigger: 'watch', scope: { cluster: [{ kind: INGRESS, namespace: 'default', name: 'web' }] } })), { result: 'failed', reason: 'read failed' });
   t.equal(generated(w).length, 1);
 });
 
@@ -295,13 +299,13 @@ t.test('refused paths are invalid and told; an ApiDefinition being deleted is ma
   const a = w.api(A) as KubeObject;
   w.put({ ...a, metadata: { ...a.metadata, finalizers: ['example.com/hold'], deletionTimestamp: '2026-01-01T00:00:00Z' } });
   w.apply(web().build());
-  t.match(ingressReport(await w.run({ trigger: 'watch', scope: { ingresses: [{ namespace: 'default', name: 'web' }] } })), {
+  t.match(ingressReport(await w.run({ trigger: 'watch', scope: { cluster: [{ kind: INGRESS, namespace: 'default', name: 'web' }] } })), {
     result: 'waiting',
     error: new RegExp(`ApiDefinition default/${A} is being deleted`),
   });
   w.remove(API_DEFINITION, A);
   w.kube.inject({ op: 'recordEvent', kind: 'Ingress', times: Infinity, error: () => kubeFailure({ status: 403 }, 'create events') });
-  t.match(ingressReport(await w.run({ trigger: 'watch', scope: { ingresses: [{ namespace: 'default', name: 'web' }] } })), { action: 'UPDATE', result: 'synced' });
+  t.match(ingressReport(await w.run({ trigger: 'watch', scope: { cluster: [{ kind: INGRESS, namespace: 'default', name: 'web' }] } })), { action: 'UPDATE', result: 'synced' });
   t.ok(w.api(A), 'made again');
   t.ok(
     w.log.entries.some((e) => e.msg === 'event not recorded'),

@@ -7,6 +7,7 @@ import t from 'tap';
 import type { RunReport, RunScope, Trigger } from '../../lib/engine/types.js';
 import { API_DEFINITION } from '../../lib/kinds/api-definition/kind.js';
 import { SUBGRAPH } from '../../lib/kinds/graphs/kinds.js';
+import { INGRESS } from '../../lib/kinds/ingress/kind.js';
 import { SECURITY_POLICY } from '../../lib/kinds/security-policy/kind.js';
 import { Coalescer, mergeScopes, ScopeUnion } from '../../lib/triggers/coalesce.js';
 
@@ -16,10 +17,23 @@ t.test('mergeScopes: the union, each object once; everything wins', async (t) =>
   t.same(mergeScopes({ refs: [ref('a'), ref('b')] }, { refs: [ref('b'), ref('a', SECURITY_POLICY)] }), { refs: [ref('a'), ref('b'), ref('a', SECURITY_POLICY)] }, 'same name, other kind: kept apart');
   t.same(mergeScopes({ refs: [ref('a')] }, { refs: [ref('a', API_DEFINITION, 'other')] }).refs?.length, 2, 'same name, other namespace: kept apart');
   t.same(mergeScopes({ namespaces: ['x'] }, { namespaces: ['y', 'x'], refs: [ref('a')] }), { namespaces: ['x', 'y'], refs: [ref('a')] });
-  t.same(mergeScopes({ held: [{ kind: SUBGRAPH, namespace: 'n', name: 's' }] }, { held: [{ kind: SUBGRAPH, namespace: 'n', name: 's' }], ingresses: [{ namespace: 'n', name: 'i' }] }), {
-    held: [{ kind: SUBGRAPH, namespace: 'n', name: 's' }],
-    ingresses: [{ namespace: 'n', name: 'i' }],
-  });
+  t.same(
+    mergeScopes(
+      { cluster: [{ kind: SUBGRAPH, namespace: 'n', name: 's' }] },
+      {
+        cluster: [
+          { kind: SUBGRAPH, namespace: 'n', name: 's' },
+          { kind: INGRESS, namespace: 'n', name: 'i' },
+        ],
+      },
+    ),
+    {
+      cluster: [
+        { kind: SUBGRAPH, namespace: 'n', name: 's' },
+        { kind: INGRESS, namespace: 'n', name: 'i' },
+      ],
+    },
+  );
   t.same(mergeScopes({ refs: [ref('a')] }, { all: true }), { all: true });
   t.same(mergeScopes({ all: true }, { namespaces: ['x'] }), { all: true });
   t.same(mergeScopes({}, {}), {}, 'nothing stays nothing: no empty lists made up');

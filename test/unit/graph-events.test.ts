@@ -77,11 +77,11 @@ t.test('a graph event runs the graph itself and every object whose record uses i
     ['ApiDefinition/social', 'ApiDefinition/users-api'],
   );
   t.same(
-    intake.scope.held?.map((r) => `${r.kind.kind}/${r.namespace}/${r.name}`),
+    intake.scope.cluster?.map((r) => `${r.kind.kind}/${r.namespace}/${r.name}`),
     ['SubGraph/default/users', 'SuperGraph/default/lonely'],
   );
   t.equal(intake.accepted, 4);
-  t.notOk('held' in collect([{ object: { kind: 'ApiDefinition', namespace: 'default', name: 'x' } }]).scope, 'no held key when none is named');
+  t.notOk('cluster' in collect([{ object: { kind: 'ApiDefinition', namespace: 'default', name: 'x' } }]).scope, 'no cluster key when none is named');
   const folded = collect(items, { maxRefs: 3 });
   t.same(folded.scope, { refs: [], namespaces: ['default'] }, 'held objects count toward WEBHOOK_MAX_REFS and fold into their namespaces');
   t.equal(folded.folded, 'namespaces');

@@ -1,6 +1,6 @@
 /**
  * How Ingresses enter a run: every event format takes a networking.k8s.io Ingress (and only
- * that group's) into the scope's `ingresses`; its status subresource and other groups' kinds of
+ * that group's) into the scope's `cluster`; its status subresource and other groups' kinds of
  * that name are ignored; folding counts Ingresses too. And the settings: INGRESS_CLASS (Tyk
  * Operator's WATCH_INGRESS_CLASS as a fallback) and the ingress listen ports, validated.
  */
@@ -26,7 +26,7 @@ t.test('audit: Ingress writes of networking.k8s.io only; not its status', async 
     { resource: 'ingresses', apiGroup: 'tyk.tyk.io', name: 'x' },
   );
   const r = collect(parseAuditEventList(JSON.stringify(list)));
-  t.same(names(r.scope.ingresses), ['default/web', 'team/shop'], 'duplicates coalesce');
+  t.same(names(r.scope.cluster), ['default/web', 'team/shop'], 'duplicates coalesce');
   t.same(r.scope.refs, [], 'no custom resource ref');
   t.equal(r.accepted, 3);
   t.same(r.ignored, { 'kind not reconciled': 2 }, 'extensions/v1beta1 and a tyk.tyk.io kind of that name are not ours');
@@ -50,7 +50,7 @@ t.test('watch and Argo Events: a networking.k8s.io/v1 Ingress object', async (t)
       ]),
     ),
   );
-  t.same(names(r.scope.ingresses), ['default/argo', 'default/web']);
+  t.same(names(r.scope.cluster), ['default/argo', 'default/web']);
   t.same(r.ignored, { 'kind not reconciled': 3 });
   t.throws(() => parseWatchEvents(JSON.stringify({ type: 'ADDED', object: { ...obj, metadata: { name: 'x' } } })), /name and namespace are required/);
 });
@@ -58,9 +58,9 @@ t.test('watch and Argo Events: a networking.k8s.io/v1 Ingress object', async (t)
 t.test('CloudEvents: Knative references, objects and subjects', async (t) => {
   const ref = { apiVersion: 'networking.k8s.io/v1', kind: 'Ingress', name: 'web', namespace: 'default' };
   const binary = cloudEventItems(parseCloudEvents({ headers: { 'ce-specversion': '1.0', 'ce-id': '1', 'ce-source': 's', 'ce-type': 'dev.knative.apiserver.ref.update' }, body: JSON.stringify(ref) }));
-  t.same(names(collect(binary).scope.ingresses), ['default/web']);
+  t.same(names(collect(binary).scope.cluster), ['default/web']);
   const subject = cloudEventItems([{ id: '2', source: 's', type: 't', subject: '/apis/networking.k8s.io/v1/namespaces/team/ingresses/shop', data: undefined }]);
-  t.same(names(collect(subject).scope.ingresses), ['team/shop']);
+  t.same(names(collect(subject).scope.cluster), ['team/shop']);
   const foreign = cloudEventItems([{ id: '3', source: 's', type: 't', subject: '/apis/tyk.tyk.io/v1alpha1/namespaces/team/ingresses/shop', data: undefined }]);
   t.same(collect(foreign).ignored, { 'kind not reconciled': 1 });
 });
@@ -70,9 +70,9 @@ t.test('folding counts Ingresses with the other objects', async (t) => {
   const folded = collect(parseAuditEventList(JSON.stringify(list)), { maxRefs: 2 });
   t.equal(folded.folded, 'namespaces');
   t.same([...(folded.scope.namespaces ?? [])].sort(), ['default', 'x'], 'three objects over two namespaces: two namespace-wide runs');
-  t.same(folded.scope.ingresses, undefined);
+  t.same(folded.scope.cluster, undefined);
   const fits = collect(parseAuditEventList(JSON.stringify(list)), { maxRefs: 3 });
-  t.same([names(fits.scope.ingresses), names(fits.scope.refs)], [['default/a', 'x/b'], ['x/c']]);
+  t.same([names(fits.scope.cluster), names(fits.scope.refs)], [['default/a', 'x/b'], ['x/c']]);
 });
 
 t.test('settings: INGRESS_CLASS, WATCH_INGRESS_CLASS, the listen ports', async (t) => {

@@ -3,7 +3,7 @@
  * only (held-finalizers.ts does the finalizer and status; federation.ts says what uses each).
  *
  * Which objects: every one on a full run, those of the namespaces a run covers, those an event
- * or /resync names (RunScope.held), and those the ApiDefinitions the run looked at started or
+ * or /resync names (RunScope.cluster), and those the ApiDefinitions the run looked at started or
  * stopped using (their records' `uses` before and after it), so an API that stops using a
  * graph, or is deleted, releases that graph in the same run, and a new subgraph API's SubGraph
  * gets its `status.linked_by_api` at once. SuperGraphs are decided first: one released this run no
@@ -98,7 +98,8 @@ export async function runGraphPhase(ctx: RunContext, scope: RunScope, apis: read
       if (ctx.owns(obj.metadata.namespace ?? '', obj.metadata.name)) found.set(keyOf(kind.kind, { namespace: obj.metadata.namespace, name: obj.metadata.name }), { kind, obj });
     }
   }
-  const named = [...(scope.held ?? []), ...usedBy(apis)].filter((r) => ctx.watched(r.namespace) && ctx.owns(r.namespace, r.name) && !found.has(keyOf(r.kind.kind, r)));
+  const held = (scope.cluster ?? []).filter((r) => ctx.kinds.held.some((k) => k.kind === r.kind.kind));
+  const named = [...held, ...usedBy(apis)].filter((r) => ctx.watched(r.namespace) && ctx.owns(r.namespace, r.name) && !found.has(keyOf(r.kind.kind, r)));
   const unique = [...new Map(named.map((r) => [keyOf(r.kind.kind, r), r])).values()];
   await mapLimit(unique, ctx.settings.concurrency, async (r) => {
     try {

@@ -98,7 +98,7 @@ export async function loadIngresses(ctx: RunContext, scope: RunScope, settings: 
   }
   const covered = (ns: string) => listed.has('*') || listed.has(ns);
   // named: by the scope, and by the records that use an ApiDefinition the scope names (a template, a generated one)
-  const named = new Set((scope.ingresses ?? []).map((r) => keyOf(r.namespace, r.name)));
+  const named = new Set((scope.cluster ?? []).filter((r) => r.kind.kind === INGRESS.kind).map((r) => keyOf(r.namespace, r.name)));
   const apiUses = (scope.refs ?? []).filter((r) => r.kind.kind === API_DEFINITION.kind).map((r) => `${API_DEFINITION.kind}/${r.namespace}/${r.name}`);
   if (apiUses.length > 0) for (const users of await ctx.deps.store.recordsUsing(apiUses)) for (const k of users) if (k.startsWith(PREFIX)) named.add(k);
   // records of listed namespaces: one the listing lacks is confirmed gone with a GET
