@@ -211,6 +211,29 @@ export interface Phase {
 /** The kinds a run serves and the order it takes them in. */
 export interface KindRegistry {
   readonly managed: readonly ManagedKind[];
+  /** the held kinds (held-finalizers.ts), among `cluster` */
   readonly held: readonly HeldKind[];
+  /** every cluster-only kind a run reads: the held kinds, and kinds whose objects make others */
+  readonly cluster: readonly ClusterKind[];
   readonly phases: readonly Phase[];
+}
+
+/** One line of the registry: the kinds a folder of lib/kinds adds, and the steps they run, in the run's order. */
+export interface RegistryEntry {
+  readonly managed?: readonly ManagedKind[];
+  readonly held?: readonly HeldKind[];
+  /** cluster-only kinds that are not held (their objects make others) */
+  readonly cluster?: readonly ClusterKind[];
+  readonly phases: readonly Phase[];
+}
+
+/** The registry of `entries`, in their order. */
+export function registryOf(entries: readonly RegistryEntry[]): KindRegistry {
+  const held = entries.flatMap((e) => e.held ?? []);
+  return {
+    managed: entries.flatMap((e) => e.managed ?? []),
+    held,
+    cluster: [...held, ...entries.flatMap((e) => e.cluster ?? [])],
+    phases: entries.flatMap((e) => e.phases),
+  };
 }

@@ -19,7 +19,7 @@ import { forEachYielding, mapLimit } from './concurrency.js';
 import { decideContained, type Loaded, type Moment } from './decide.js';
 import { holdDeletions, limitDeletions, tickLimitError } from './delete-limit.js';
 import { type Done, finalize } from './finalize.js';
-import type { ManagedKind } from './kind.js';
+import type { ManagedKind, RegistryEntry } from './kind.js';
 import { type Found, type Identity, loadDesired, loadOrphans, loadState, readObjects } from './load.js';
 import { type Contestant, contest, type Refusal } from './owners.js';
 import { type RunContext, reportOf } from './run-context.js';
@@ -74,6 +74,21 @@ export async function runKindPhase(ctx: RunContext, kind: ManagedKind): Promise<
   const done = await runKind(ctx, kind, scopeFor(ctx.request.scope, kind, owned(ctx, ctx.followed(kind))));
   ctx.setOutcomes(kind, done);
   return done;
+}
+
+/** The registry line of a kind whose step is its phase alone: `kindEntry(MY_KIND)`. */
+export function kindEntry(kind: ManagedKind): RegistryEntry {
+  return {
+    managed: [kind],
+    phases: [
+      {
+        name: kind.plural,
+        async run(ctx) {
+          await runKindPhase(ctx, kind);
+        },
+      },
+    ],
+  };
 }
 
 /**

@@ -33,8 +33,6 @@ import type { RunDeps } from '../engine/types.js';
 import { isPortalGatewayKind } from '../gateway/portal.js';
 import type { GatewayTarget } from '../gateway/targets.js';
 import type { Gateway, GatewayObjectKind } from '../gateway/types.js';
-import { INGRESS } from '../kinds/ingress/kind.js';
-import { HELD_KINDS, MANAGED_KINDS } from '../kinds/registry.js';
 import { OPERATOR_CONTEXT } from '../kube/kinds.js';
 import type { ResourceKind } from '../kube/types.js';
 import { StoreUnavailableError } from '../platform/errors.js';
@@ -42,7 +40,6 @@ import { partition, type Shard, shardsOf } from './shards.js';
 import { SNAPSHOT_TTL_MS, SnapshotWriter, snapshotKey } from './snapshot.js';
 
 /** Every kind a full run lists, and so counts. */
-const COUNTED: readonly ResourceKind[] = [...MANAGED_KINDS, ...HELD_KINDS, INGRESS];
 
 export interface TickCount {
   /** distinct objects (resources and records) per watched namespace */
@@ -94,7 +91,8 @@ export async function countObjects(ctx: RunContext): Promise<TickCount> {
   const usedKinds = new Set<string>();
   let complete = true;
   const namespaces: (string | undefined)[] = ctx.settings.namespaces ? [...ctx.settings.namespaces] : [undefined];
-  for (const kind of COUNTED) {
+  const countedKinds: readonly ResourceKind[] = [...ctx.kinds.managed, ...ctx.kinds.cluster];
+  for (const kind of countedKinds) {
     for (const ns of namespaces) {
       try {
         for (const o of await ctx.deps.kube.list(kind, ns, { metadataOnly: true })) {
@@ -109,7 +107,7 @@ export async function countObjects(ctx: RunContext): Promise<TickCount> {
       }
     }
   }
-  const counted = new Set(COUNTED.map((k) => k.kind));
+  const counted = new Set(countedKinds.map((k) => k.kind));
   for (const key of await ctx.deps.store.listRecordKeys('')) {
     const [kind, namespace, name] = key.split('/');
     if (kind === undefined || namespace === undefined || name === undefined || !counted.has(kind)) continue;
@@ -123,7 +121,7 @@ export async function countObjects(ctx: RunContext): Promise<TickCount> {
   }
   let total = 0;
   for (const n of perNamespace.values()) total += n;
-  const gatewayKinds = new Set(MANAGED_KINDS.filter((k: ManagedKind) => usedKinds.has(k.kind)).map((k) => k.gatewayKind));
+  const gatewayKinds = new Set(ctx.kinds.managed.filter((k: ManagedKind) => usedKinds.has(k.kind)).map((k) => k.gatewayKind));
   return { perNamespace, total, gatewayKinds, complete };
 }
 
@@ -165,7 +163,7 @@ async function takeSnapshot(ctx: RunContext, targets: readonly GatewayTarget[], 
   for (const [gateway, sharing] of byGateway) {
     const mode = sharing[0]?.mode;
     const wanted = [...kinds].filter((k) => k !== 'portal-description' && (mode === 'pro' || !isPortalGatewayKind(k)));
-    const writer = new SnapshotWriter(takenAt, MANAGED_KINDS);
+    const writer = new SnapshotWriter(takenAt, ctx.kinds.managed);
     for (const kind of wanted) {
       const listing = writer.listing(kind);
       try {

@@ -12,7 +12,7 @@
  * Nothing here mocks a lib/ module: the ports are implementations of the port interfaces.
  */
 
-import type { ManagedKind } from '../../lib/engine/kind.js';
+import type { KindRegistry, ManagedKind } from '../../lib/engine/kind.js';
 import { DEFAULT_RUN_SETTINGS, runReconcile } from '../../lib/engine/run.js';
 import type { ObjectReport, RunDeps, RunReport, RunRequest, RunSettings } from '../../lib/engine/types.js';
 import type { ConnectionSettings } from '../../lib/gateway/connection.js';
@@ -58,6 +58,8 @@ export interface FastWorldOptions {
   crossNamespaceRefs?: CrossNamespaceRefs;
   /** how context hosts resolve; default: every name to 192.0.2.10 (a documentation address, neither loopback nor link-local) */
   resolve?: Resolve;
+  /** the kinds the runs serve; default: the service's (lib/kinds/registry.ts) */
+  kinds?: KindRegistry;
 }
 
 interface Registered {
@@ -77,10 +79,12 @@ export class FastWorld {
   readonly targets: GatewayTargets;
   /** what the gateways' lists returned, kept across runs as the Service keeps it */
   readonly listSizes = new ListSizes();
+  readonly kinds: KindRegistry;
   private readonly registry = new Map<string, Registered>();
 
   constructor(options: FastWorldOptions = {}) {
-    this.kube = new MemoryKube({ clock: this.clock, ...(options.statusFields ? { statusFields: options.statusFields } : {}) });
+    this.kinds = options.kinds ?? REGISTRY;
+    this.kube = new MemoryKube({ clock: this.clock, ...(options.statusFields ? { statusFields: options.statusFields } : {}), ...(options.kinds ? { kinds: options.kinds.managed } : {}) });
     this.gateway = options.mode === 'pro' ? new MemoryTykDashboard({ clock: this.clock }) : new MemoryTykGateway({ clock: this.clock });
     this.memoryStore = new MemoryStore({ clock: this.clock });
     this.store = options.store ? options.store(this.memoryStore) : this.memoryStore;
@@ -96,7 +100,7 @@ export class FastWorld {
   }
 
   get deps(): RunDeps {
-    return { kinds: REGISTRY, kube: this.kube, targets: this.targets, store: this.store, clock: this.clock, log: this.log, settings: this.settings, listSizes: this.listSizes };
+    return { kinds: this.kinds, kube: this.kube, targets: this.targets, store: this.store, clock: this.clock, log: this.log, settings: this.settings, listSizes: this.listSizes };
   }
 
   // ── runs ──

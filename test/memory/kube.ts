@@ -73,6 +73,8 @@ export interface MemoryKubeOptions {
    * pruning does. Absent: every field is kept (our CRDs).
    */
   statusFields?: Readonly<Record<string, readonly string[]>>;
+  /** further kinds the cluster serves (CRDs installed besides ours and the built-in ones) */
+  kinds?: readonly ResourceKind[];
 }
 
 const KNOWN_KINDS: readonly ResourceKind[] = [API_DEFINITION, SECURITY_POLICY, OPERATOR_CONTEXT, SECRET, EVENT, INGRESS];
@@ -136,6 +138,7 @@ export class MemoryKube implements KubeApi, EventSink {
   /** the statusFields option; a test replaces it as a CRD upgrade would */
   statusFields: Readonly<Record<string, readonly string[]>>;
   private readonly buckets = new Map<string, Map<string, KubeObject>>();
+  private readonly known: readonly ResourceKind[];
   private readonly events: EventRecorder;
   private rv = 0;
 
@@ -144,6 +147,7 @@ export class MemoryKube implements KubeApi, EventSink {
     this.username = options.username ?? 'system:serviceaccount:gateway-reconciler:gateway-reconciler';
     this.conflictRetries = options.conflictRetries ?? 5;
     this.statusFields = options.statusFields ?? {};
+    this.known = [...KNOWN_KINDS, ...(options.kinds ?? [])];
     this.faults = new PortFaults<KubeOp>(options.clock);
     this.events = new EventRecorder(this, { component: 'gateway-reconciler', instance: 'memory', now: () => this.clock.now() });
   }
@@ -455,7 +459,7 @@ export class MemoryKube implements KubeApi, EventSink {
   }
 
   private kindOf(obj: KubeObject): ResourceKind {
-    const found = KNOWN_KINDS.find((k) => k.kind === obj.kind && obj.apiVersion === (k.group === '' ? k.version : `${k.group}/${k.version}`));
+    const found = this.known.find((k) => k.kind === obj.kind && obj.apiVersion === (k.group === '' ? k.version : `${k.group}/${k.version}`));
     if (!found) throw new Error(`MemoryKube: unknown kind ${obj.apiVersion} ${obj.kind}`);
     return found;
   }

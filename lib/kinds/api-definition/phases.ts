@@ -1,5 +1,5 @@
 /** The ApiDefinition phase: the run's policies listed first (they hold deletions and fill statuses), then the kind's phase. */
-import type { Phase } from '../../engine/kind.js';
+import type { Phase, RegistryEntry } from '../../engine/kind.js';
 import { runKindPhase } from '../../engine/phase.js';
 import { runPolicies } from '../shared/api-kind.js';
 import { API_DEFINITION } from './kind.js';
@@ -11,3 +11,5 @@ export const API_DEFINITION_PHASE: Phase = {
     await runKindPhase(ctx, API_DEFINITION);
   },
 };
+
+export const API_DEFINITION_ENTRY: RegistryEntry = { managed: [API_DEFINITION], phases: [API_DEFINITION_PHASE] };

@@ -4,9 +4,10 @@
  * gateway in the same run. After the ApiDefinition phase, template ApiDefinitions get their
  * finalizer, and a template's deletion is held while an Ingress names it (templates.ts).
  */
-import type { Phase } from '../../engine/kind.js';
+import type { Phase, RegistryEntry } from '../../engine/kind.js';
 import { owned } from '../../engine/phase.js';
 import { API_DEFINITION } from '../api-definition/kind.js';
+import { INGRESS } from './kind.js';
 import { ingressSettings, runIngressPhase } from './phase.js';
 import { settleTemplates } from './templates.js';
 
@@ -24,3 +25,7 @@ export const INGRESS_TEMPLATES_PHASE: Phase = {
     ctx.replaceReports(await settleTemplates(ctx, ctx.outcomes(API_DEFINITION), ingressSettings(ctx)));
   },
 };
+
+/** Registry lines: Ingresses first, their templates after the ApiDefinition phase. */
+export const INGRESS_ENTRY: RegistryEntry = { cluster: [INGRESS], phases: [INGRESS_PHASE] };
+export const INGRESS_TEMPLATES_ENTRY: RegistryEntry = { phases: [INGRESS_TEMPLATES_PHASE] };

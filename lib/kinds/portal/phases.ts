@@ -6,7 +6,7 @@
  * kinds in its scope and no policy written (a webhook about an API) has nothing to do here, and
  * does not even load the portal's code (load.ts: a chunk a Lambda bundle loads on first use).
  */
-import type { Phase } from '../../engine/kind.js';
+import type { Phase, RegistryEntry } from '../../engine/kind.js';
 import { runKind, scopeFor } from '../../engine/phase.js';
 import { SECURITY_POLICY } from '../security-policy/kind.js';
 import { runPolicies } from '../shared/api-kind.js';
@@ -39,3 +39,5 @@ export const PORTAL_PHASE: Phase = {
     ctx.setOutcomes(PORTAL_CONFIG, await runKind(ctx, PORTAL_CONFIG, scopeFor(scope, PORTAL_CONFIG)));
   },
 };
+
+export const PORTAL_ENTRY: RegistryEntry = { managed: [API_DESCRIPTION, PORTAL_API_CATALOGUE, PORTAL_CONFIG], phases: [PORTAL_PHASE] };

@@ -9,7 +9,7 @@
 import { mapLimit } from '../../engine/concurrency.js';
 import type { Done } from '../../engine/finalize.js';
 import { httpStatusOf } from '../../engine/finalize.js';
-import type { Phase } from '../../engine/kind.js';
+import type { Phase, RegistryEntry } from '../../engine/kind.js';
 import { statusPatchFailedEvent } from '../../engine/outcome-events.js';
 import { owned, runKindPhase } from '../../engine/phase.js';
 import type { RunContext } from '../../engine/run-context.js';
@@ -49,6 +49,8 @@ export const POLICY_LINKS_PHASE: Phase = {
     await refreshLinks(ctx, ctx.outcomes(SECURITY_POLICY), new Set(apisOf(ctx).map((d) => apiKey(apiRefOf(d.loaded.ref)))), await runPolicies(ctx));
   },
 };
+
+export const SECURITY_POLICY_ENTRY: RegistryEntry = { managed: [SECURITY_POLICY], phases: [SECURITY_POLICY_PHASE, POLICY_LINKS_PHASE] };
 
 async function refreshLinks(ctx: RunContext, policyDone: readonly Done[], done: ReadonlySet<string>, policies: readonly KubeObject[] | undefined): Promise<void> {
   if (!policies) return;

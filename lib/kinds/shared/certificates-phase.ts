@@ -5,7 +5,7 @@
  */
 import { collectCertificates } from '../../engine/certificates.js';
 import type { Done } from '../../engine/finalize.js';
-import type { Phase } from '../../engine/kind.js';
+import type { Phase, RegistryEntry } from '../../engine/kind.js';
 import { API_DEFINITION } from '../api-definition/kind.js';
 import { TYK_OAS_API_DEFINITION } from '../tyk-oas-api-definition/kind.js';
 
@@ -30,3 +30,5 @@ export const CERTIFICATE_SWEEP_PHASE: Phase = {
     await collectCertificates(ctx, releasedUses(apis), ctx.request.scope.all ? gatewaysOf(apis) : []);
   },
 };
+
+export const CERTIFICATE_SWEEP_ENTRY: RegistryEntry = { phases: [CERTIFICATE_SWEEP_PHASE] };

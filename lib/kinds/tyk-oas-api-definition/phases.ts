@@ -4,7 +4,7 @@
  * than waiting for the next run; its first pass's report is replaced by the second's.
  */
 
-import type { Phase } from '../../engine/kind.js';
+import type { Phase, RegistryEntry } from '../../engine/kind.js';
 import { owned, runKind, scopeFor } from '../../engine/phase.js';
 import type { ObjectReport } from '../../engine/types.js';
 import { apiKey } from '../shared/api-links.js';
@@ -32,3 +32,5 @@ export const TYK_OAS_PHASE: Phase = {
     ctx.setOutcomes(kind, [...done.filter((d) => !keys.has(d.loaded.key)), ...redone]);
   },
 };
+
+export const TYK_OAS_ENTRY: RegistryEntry = { managed: [TYK_OAS_API_DEFINITION], phases: [TYK_OAS_PHASE] };
