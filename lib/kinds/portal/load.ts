@@ -20,13 +20,12 @@
 
 import { mapLimit } from '../../engine/concurrency.js';
 import { defaultId } from '../../engine/ids.js';
-import { type ManagedKind, type ObjectRef, refString } from '../../engine/kind.js';
+import { type ManagedKind, type ObjectRef, type PassObject, refString } from '../../engine/kind.js';
 import { notServed } from '../../engine/load.js';
 import type { RunContext } from '../../engine/run-context.js';
 import type { GatewayTarget } from '../../gateway/targets.js';
 import type { KubeObject } from '../../kube/types.js';
 import { nonBlank } from '../../platform/guards.js';
-import type { SyncRecord } from '../../store/types.js';
 import { SECURITY_POLICY } from '../security-policy/kind.js';
 import { type NamespacedName, nsName } from '../shared/api-links.js';
 import { API_DESCRIPTION, PORTAL_API_CATALOGUE, PORTAL_CONFIG } from './kinds.js';
@@ -46,17 +45,8 @@ import {
   refOf,
 } from './payload.js';
 
-/** What prepare reads and writes of load.ts's drafts. */
-export interface PortalDraft {
-  readonly kind: ManagedKind;
-  readonly ref: ObjectRef;
-  readonly key: string;
-  readonly obj: KubeObject | null | undefined;
-  readonly record: SyncRecord | null;
-  readonly target?: GatewayTarget;
-  readonly previousTarget?: string;
-  readError?: unknown;
-}
+/** What prepare reads of the load stage's objects, and marks unreadable (the engine's PassObject). */
+export type PortalDraft = PassObject;
 
 /** What a phase's load gets from the portal: desired states and, for descriptions, who holds them. */
 export interface PortalLoad {
