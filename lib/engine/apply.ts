@@ -28,8 +28,8 @@ import { describeError, errorCode, InvalidSpecError, OwnershipError } from '../p
 import { uploadCertificates } from './certificates.js';
 import type { FieldDifference } from './compare.js';
 import { mapLimit } from './concurrency.js';
-import type { Decision, Loaded, Write } from './decide.js';
-import { type Done, finalize } from './finalize.js';
+import { type Decision, exhaustive, type Loaded, type WriteDecision } from './decide.js';
+import { type Done, finalize, finalizeWrite } from './finalize.js';
 import type { Identity } from './load.js';
 import { readObserved } from './load.js';
 import { underLocks } from './locks.js';
@@ -38,10 +38,10 @@ import { type RunContext, reportOf } from './run-context.js';
 import type { ObjectReport } from './types.js';
 import { withWriteSlot } from './write-slots.js';
 
-/** An object with what load found and what was decided. */
-export interface Planned {
+/** An object with what load found and what was decided (`D`: which of the decision's variants). */
+export interface Planned<D extends Decision = Decision> {
   readonly loaded: Loaded;
-  readonly decision: Decision;
+  readonly decision: D;
 }
 
 /** What carrying out a write did, as far as finalize needs it. */
@@ -61,6 +61,11 @@ export interface Carried {
   observedWholeHash?: string;
   /** the read-back's differences from the upsert's body (sentFieldDifferences) */
   differences?: readonly FieldDifference[];
+}
+
+/** A write as carried out: what load found, what was decided, what carrying it out did. */
+export interface Written extends Planned<WriteDecision> {
+  readonly carried: Carried;
 }
 
 /**
@@ -107,57 +112,86 @@ export async function applyLocked(ctx: RunContext, batch: readonly ToWrite[], re
  */
 async function applyPass(ctx: RunContext, planned: readonly Planned[]): Promise<{ done: Done[]; skipped: Map<Planned, 'shutting down' | 'store unavailable'> }> {
   const skipped = new Map<Planned, NonNullable<ReturnType<RunContext['writesHeld']>>>();
-  const carried = await mapLimit(planned, ctx.settings.concurrency, (p) => {
-    if (!p.decision.write) return Promise.resolve(undefined);
-    const held = ctx.writesHeld();
-    if (held !== undefined) {
-      skipped.set(p, held);
-      return Promise.resolve(undefined);
+  const written = await mapLimit(planned, ctx.settings.concurrency, (p): Promise<Written | undefined> => {
+    const d = p.decision;
+    switch (d.what) {
+      case 'quiet':
+        return Promise.resolve(undefined);
+      case 'upsert':
+      case 'remove': {
+        const held = ctx.writesHeld();
+        if (held !== undefined) {
+          skipped.set(p, held);
+          return Promise.resolve(undefined);
+        }
+        return carryOut(ctx, { loaded: p.loaded, decision: d });
+      }
+      default:
+        return exhaustive(d);
     }
-    return carryOut(ctx, p, p.decision.write);
   });
   await settle(
     ctx,
-    planned.flatMap((p, i) => {
-      const c = carried[i];
-      return c ? [{ planned: p, carried: c }] : [];
-    }),
+    written.filter((w): w is Written => w !== undefined),
   );
-  const done = await mapLimit(planned, ctx.settings.concurrency, (p, i) => (skipped.has(p) ? Promise.resolve(undefined) : finalize(ctx, p, carried[i])));
+  const done = await mapLimit(planned, ctx.settings.concurrency, (p, i) => {
+    const d = p.decision;
+    switch (d.what) {
+      case 'quiet':
+        return finalize(ctx, { loaded: p.loaded, decision: d });
+      case 'upsert':
+      case 'remove': {
+        // none: a write not made (skipped), left as it was
+        const w = written[i];
+        return w === undefined ? Promise.resolve(undefined) : finalizeWrite(ctx, w);
+      }
+      default:
+        return exhaustive(d);
+    }
+  });
   return {
     done: done.filter((d): d is Done => d !== undefined),
     skipped,
   };
 }
 
-/** Carries out one write; a failure is kept in the result, never thrown. */
-async function carryOut(ctx: RunContext, { loaded, decision }: Planned, write: Write): Promise<Carried> {
+/** Carries out one write; a failure is kept in what it did (`carried`), never thrown. */
+async function carryOut(ctx: RunContext, { loaded, decision }: Planned<WriteDecision>): Promise<Written> {
   const target = loaded.target;
   const touched: Gateway[] = [];
   let obj = loaded.obj;
   let sent = false;
-  if (!target) return { obj, sent, touched, visible: false, error: new InvalidSpecError('no gateway to write to') };
+  const written = (carried: Carried): Written => ({ loaded, decision, carried });
+  if (!target) return written({ obj, sent, touched, visible: false, error: new InvalidSpecError('no gateway to write to') });
   const gw = target.gateway;
   const gk = loaded.kind.gatewayKind;
   // a removal with nothing to remove (or only a retirement) needs no read-back
-  const done = (error?: unknown): Carried => ({ obj, sent, touched, visible: error === undefined && !sent, error });
+  const done = (error?: unknown): Written => written({ obj, sent, touched, visible: error === undefined && !sent, error });
+  const write = decision.write;
   try {
-    if (write.op === 'remove') {
-      if (write.present) {
+    switch (decision.what) {
+      case 'remove':
+        if (decision.write.present) {
+          sent = true;
+          touched.push(gw);
+          ctx.writes++;
+          await withWriteSlot(ctx, gw, () => gw.remove(gk, decision.id));
+        }
+        break;
+      case 'upsert': {
+        const upsert = decision.write;
+        // the id is claimed before anything is written for it: of two resources naming it, one writes
+        await claimOwner(ctx, decision);
+        if (upsert.addFinalizer && obj) obj = await ctx.deps.kube.addFinalizer(loaded.kind, obj, loaded.kind.finalizer);
+        if (upsert.certificates) await uploadCertificates(ctx, target, upsert.certificates);
         sent = true;
         touched.push(gw);
         ctx.writes++;
-        await withWriteSlot(ctx, gw, () => gw.remove(gk, decision.id));
+        await withWriteSlot(ctx, gw, () => gw.upsert(gk, decision.id, upsert.body, { present: loaded.observedBody !== null }));
+        break;
       }
-    } else {
-      // the id is claimed before anything is written for it: of two resources naming it, one writes
-      await claimOwner(ctx, decision);
-      if (write.addFinalizer && obj) obj = await ctx.deps.kube.addFinalizer(loaded.kind, obj, loaded.kind.finalizer);
-      if (write.certificates) await uploadCertificates(ctx, target, write.certificates);
-      sent = true;
-      touched.push(gw);
-      ctx.writes++;
-      await withWriteSlot(ctx, gw, () => gw.upsert(gk, decision.id, write.body, { present: loaded.observedBody !== null }));
+      default:
+        exhaustive(decision);
     }
     if (write.retire) {
       const whereName = write.retire.gateway ?? target.name;
@@ -181,9 +215,9 @@ async function carryOut(ctx: RunContext, { loaded, decision }: Planned, write: W
 }
 
 /** Claims the decision's id for its resource; another resource holding it fails the write (nothing was sent). */
-async function claimOwner(ctx: RunContext, decision: Decision): Promise<void> {
-  const claim = decision.owner;
-  if (claim?.claim !== 'write' || claim.as === undefined) return;
+async function claimOwner(ctx: RunContext, decision: Extract<WriteDecision, { what: 'upsert' }>): Promise<void> {
+  const claim = decision.claim;
+  if (claim === undefined) return;
   const owner = await ctx.deps.store.claimOwner(claim.key, claim.as);
   if (owner.ref !== claim.as.ref)
     throw new OwnershipError('ID_CLAIMED', `the id ${decision.id} on gateway ${decision.gateway ?? 'default'} is owned by another resource; choose another spec id (or none)`);
@@ -197,17 +231,12 @@ async function gatewayNamed(ctx: RunContext, name: string): Promise<Gateway> {
 
 // ───────────────────────────── settle ─────────────────────────────
 
-interface Settling {
-  readonly planned: Planned;
-  readonly carried: Carried;
-}
-
 /**
  * Makes the writes visible, per gateway: one reload where the gateway needs one, then read
  * back; while some writes are not visible, re-issue the reload with backoff within the budget.
  * Marks each write `visible` and keeps what the read-back found.
  */
-async function settle(ctx: RunContext, writes: readonly Settling[]): Promise<void> {
+async function settle(ctx: RunContext, writes: readonly Written[]): Promise<void> {
   const gateways = new Set<Gateway>(writes.flatMap((w) => w.carried.touched));
   const { budgetMs, initialDelayMs, maxDelayMs, reloadEveryMs } = ctx.settings.settle;
   const clock = ctx.deps.clock;
@@ -225,7 +254,7 @@ async function settle(ctx: RunContext, writes: readonly Settling[]): Promise<voi
     pending = pending.filter((w) => !w.carried.visible);
     if (pending.length === 0 || clock.now() >= deadline) break;
     if (!anyReload) await wait();
-    for (const gw of new Set(pending.map((w) => w.planned.loaded.target?.gateway as Gateway))) {
+    for (const gw of new Set(pending.map((w) => w.loaded.target?.gateway as Gateway))) {
       if (gw.reloadRequired && clock.now() - (reloadedAt.get(gw) ?? 0) >= reloadEveryMs) reloadedAt.set(gw, await reload(ctx, gw));
     }
     delay = Math.min(delay * 2, maxDelayMs);
@@ -245,12 +274,12 @@ async function reload(ctx: RunContext, gw: Gateway): Promise<number> {
 }
 
 /** Reads each write's object back; a failed read leaves it not visible (it is not a failure of the write). */
-async function readBack(ctx: RunContext, writes: readonly Settling[]): Promise<void> {
+async function readBack(ctx: RunContext, writes: readonly Written[]): Promise<void> {
   const answers = await readObserved(
     ctx,
-    writes.map(({ planned: { loaded, decision } }) => {
+    writes.map(({ loaded, decision }) => {
       const target = loaded.target as NonNullable<Loaded['target']>;
-      const sent = decision.write?.op === 'upsert' ? decision.write.body : undefined;
+      const sent = sentBody(decision);
       // the sent body's key when it is the body the desired hash was made from
       const sentKey = sent !== undefined && sent === loaded.body ? loaded.sentKey : undefined;
       return { gateway: target.gateway, gatewayName: target.name, kind: loaded.kind, id: decision.id, readBack: { sent, ...(sentKey !== undefined ? { sentKey } : {}) } };
@@ -275,16 +304,35 @@ async function readBack(ctx: RunContext, writes: readonly Settling[]): Promise<v
       c.observedWholeHash = answer.readBack.wholeHash;
       c.differences = answer.readBack.differences;
     }
-    c.visible = isVisible(w.planned, c, body);
+    c.visible = isVisible(w, body);
     c.observedBody = body;
   });
 }
 
-function isVisible({ loaded, decision }: Planned, c: Carried, observed: JsonObject | null): boolean {
-  if (decision.write?.op === 'remove') return observed === null;
-  if (!observed) return false;
-  if ((c.differences ?? []).length === 0) return true;
-  // the gateway changed something we sent (e.g. renamed a clashing listen path): visible if it moved at all
-  const preHash = loaded.observed?.hash;
-  return preHash === undefined || c.observedHash !== preHash;
+/** The body a write sent, read back against (a removal sent none). */
+function sentBody(d: WriteDecision): JsonObject | undefined {
+  switch (d.what) {
+    case 'upsert':
+      return d.write.body;
+    case 'remove':
+      return undefined;
+    default:
+      return exhaustive(d);
+  }
+}
+
+function isVisible({ loaded, decision, carried: c }: Written, observed: JsonObject | null): boolean {
+  switch (decision.what) {
+    case 'remove':
+      return observed === null;
+    case 'upsert': {
+      if (!observed) return false;
+      if ((c.differences ?? []).length === 0) return true;
+      // the gateway changed something we sent (e.g. renamed a clashing listen path): visible if it moved at all
+      const preHash = loaded.observed?.hash;
+      return preHash === undefined || c.observedHash !== preHash;
+    }
+    default:
+      return exhaustive(decision);
+  }
 }

@@ -1,10 +1,14 @@
 /**
  * The decision: one pure function per object and pass. `decide(loaded, moment)` takes
- * everything the load stage found (desired, observed, record, gateway, the policies that
- * reference it) and one clock reading, and returns the whole Decision: action and reason,
- * what to write where, what holds the object back (backoff, referencing policies, a missing
- * dependency), and what the record and status will say. `recordAfter` says, as purely, what
- * the record becomes once the write's outcome is known. No I/O, no clock of its own.
+ * everything the load stage found (desired, observed, record, gateway, the objects that
+ * reference it) and one clock reading, and returns the whole Decision, one tagged union on
+ * `what`: `quiet` (nothing is written; its outcome, the record to save, what holds it back:
+ * backoff, referencing objects, a missing dependency, a pause), `upsert` (the body to send,
+ * the owner claim made first) or `remove` (what to delete, the owner entry to release); a
+ * write carries the record it leads to (`next`). Every variant has the action and reason,
+ * and whether the status is patched. `recordAfter` says, as purely, what the record becomes
+ * once the write's outcome is known. Consumers match `what` exhaustively (`exhaustive`: a
+ * variant left out does not compile). No I/O, no clock of its own.
  *
  * Rules (design.md): nothing is deleted on doubt (a failed read is `read failed`, never
  * absent; a deletion waits while the objects its kind names as holders reference it, or
@@ -99,66 +103,133 @@ export interface Retire {
   readonly gateway?: string;
 }
 
-export type Write =
-  | {
-      readonly op: 'upsert';
-      readonly body: JsonObject;
-      readonly addFinalizer: boolean;
-      readonly retire?: Retire;
-      /** certificates to have in the gateway's store before the body is sent */
-      readonly certificates?: readonly CertificateUpload[];
-    }
-  | {
-      readonly op: 'remove';
-      /** the gateway has it, so a DELETE is sent */
-      readonly present: boolean;
-      /** the resource is being deleted and carries our finalizer: remove it once gone */
-      readonly removeFinalizer: boolean;
-      readonly retire?: Retire;
-    };
-
 /** The record fields a write's outcome does not change. */
 export type RecordBase = Omit<SyncRecord, 'result' | 'error' | 'failures' | 'retryAt' | 'time'>;
 
-export interface Decision {
+/** What every decision says, whatever it does. */
+interface Decided {
   readonly action: Action;
   readonly reason: ReportReason;
   /** the gateway id the action applies to */
   readonly id: string;
   /** the gateway's name; absent when unknown */
   readonly gateway?: string;
-  /** what holds the object back from a write it would otherwise make */
-  readonly hold?: 'backoff' | 'policies' | 'dependency' | 'paused' | 'delete-limit';
-  /** the gateway write to carry out; absent when nothing is written */
-  readonly write?: Write;
-  /** the outcome when nothing is written (known now); absent when a write decides it */
-  readonly quiet?: {
-    readonly result: ObjectResult;
-    readonly error?: string;
-    readonly code?: string;
-    /** a record to save; absent: the stored one stays */
-    readonly save?: SyncRecord;
-  };
   /** the status is patched from the record this pass ends with (a quiet object's now, a write's from recordAfter), when it changes */
   readonly patchStatus: boolean;
   /** further status fields to keep equal (linked_by_policies, linked_apis) */
   readonly statusExtra?: Readonly<Record<string, unknown>>;
-  /**
-   * the owner entry of its id on its gateway (owners.ts), under `key`: claimed as `as` before an
-   * upsert ('write'), or where it is missing for an unchanged object our record says we wrote
-   * ('missing'); released once a removal is done ('release')
-   */
-  readonly owner?: { readonly key: string; readonly claim: 'write' | 'missing' | 'release'; readonly as?: Owner };
-  /** for a write: the record it leads to, by outcome (see recordAfter) */
-  readonly next?: {
-    readonly base: RecordBase;
-    /** failures counted if this write fails (the error policy turns them into a retry time) */
-    readonly failures: number;
-    readonly backoff: BackoffSettings;
-  };
   /** the pass's clock reading, and as ISO time (the records' transaction time) */
   readonly at: number;
   readonly time: string;
+}
+
+/** What holds an object back from a write it would otherwise make. */
+export type Hold = 'backoff' | 'policies' | 'dependency' | 'paused' | 'delete-limit';
+
+/** The outcome of a decision that writes nothing: known now. */
+export interface QuietOutcome {
+  readonly result: ObjectResult;
+  readonly error?: string;
+  readonly code?: string;
+  /** a record to save; absent: the stored one stays */
+  readonly save?: SyncRecord;
+}
+
+/** A write's record, by its outcome (recordAfter). */
+export interface Next {
+  readonly base: RecordBase;
+  /** failures counted if this write fails (the error policy turns them into a retry time) */
+  readonly failures: number;
+  readonly backoff: BackoffSettings;
+}
+
+/** The owner entry of the object's id on its gateway (owners.ts), under `key`, claimed for the resource `as`. */
+export interface OwnerClaim {
+  readonly key: string;
+  readonly as: Owner;
+}
+
+/** The body to send, and what goes with it. */
+export interface Upsert {
+  readonly body: JsonObject;
+  readonly addFinalizer: boolean;
+  readonly retire?: Retire;
+  /** certificates to have in the gateway's store before the body is sent */
+  readonly certificates?: readonly CertificateUpload[];
+}
+
+/** What a removal takes away. */
+export interface Remove {
+  /** the gateway has it, so a DELETE is sent */
+  readonly present: boolean;
+  /** the resource is being deleted and carries our finalizer: remove it once gone */
+  readonly removeFinalizer: boolean;
+  readonly retire?: Retire;
+}
+
+/**
+ * What is decided for one object, by what it does: nothing written (`quiet`: its outcome is
+ * known now), or a gateway write (`upsert`, `remove`: its outcome decides the record, `next`).
+ * Every consumer matches `what` exhaustively (`exhaustive` in a switch's default).
+ */
+export type Decision = Decided &
+  (
+    | {
+        readonly what: 'quiet';
+        readonly outcome: QuietOutcome;
+        /** what holds it back from a write it would otherwise make */
+        readonly hold?: Hold;
+        /** an unchanged object our record says we wrote whose owner entry is missing: claimed again, without a write */
+        readonly reclaim?: OwnerClaim;
+      }
+    | {
+        readonly what: 'upsert';
+        readonly write: Upsert;
+        readonly next: Next;
+        /** claimed before anything is written (apply.ts); absent: its kind's ids have no owners, or none was read */
+        readonly claim?: OwnerClaim;
+      }
+    | {
+        readonly what: 'remove';
+        readonly write: Remove;
+        readonly next: Next;
+        /** the owner key released once the removal is done (finalize.ts); absent: nothing of it is ours to release */
+        readonly release?: string;
+      }
+  );
+
+export type QuietDecision = Extract<Decision, { readonly what: 'quiet' }>;
+export type WriteDecision = Extract<Decision, { readonly what: 'upsert' | 'remove' }>;
+
+/** The default of a switch over Decision's variants: `tsc` fails here when one is not handled. */
+export function exhaustive(_: never): never {
+  throw new Error('internal: a decision of no known variant');
+}
+
+/** Whether `d` writes to the gateway. */
+export function isWrite(d: Decision): d is WriteDecision {
+  switch (d.what) {
+    case 'quiet':
+      return false;
+    case 'upsert':
+    case 'remove':
+      return true;
+    default:
+      return exhaustive(d);
+  }
+}
+
+/** What holds `d` back from a write it would otherwise make (only a decision that writes nothing is held). */
+export function holdOf(d: Decision): Hold | undefined {
+  switch (d.what) {
+    case 'quiet':
+      return d.hold;
+    case 'upsert':
+    case 'remove':
+      return undefined;
+    default:
+      return exhaustive(d);
+  }
 }
 
 const WRITES: ReadonlySet<Action> = new Set(['CREATE', 'UPDATE', 'DELETE']);
@@ -208,7 +279,8 @@ export function decideContained(l: Loaded, m: Moment): Decision {
       action: 'NOOP',
       reason: 'invalid spec',
       id,
-      quiet: { result: 'invalid', error: problem, code: 'INVALID_SPEC' },
+      what: 'quiet',
+      outcome: { result: 'invalid', error: problem, code: 'INVALID_SPEC' },
       patchStatus: false,
     };
   }
@@ -230,13 +302,14 @@ export function decide(l: Loaded, m: Moment): Decision {
       action: 'NOOP',
       reason: unsupported ? 'not supported by gateway' : 'read failed',
       id: targetId,
-      quiet: { result: 'failed', error: describeError(err), code: errorCode(err), save: say?.save },
+      what: 'quiet',
+      outcome: { result: 'failed', error: describeError(err), code: errorCode(err), save: say?.save },
       patchStatus: say !== undefined,
       ...statusExtraOf(l),
     };
   }
   if (l.obj === undefined && !l.watched) {
-    return { ...common, action: 'NOOP', reason: 'not watched', id: targetId, quiet: { result: 'skipped' }, patchStatus: false };
+    return { ...common, action: 'NOOP', reason: 'not watched', id: targetId, what: 'quiet', outcome: { result: 'skipped' }, patchStatus: false };
   }
   if (l.targetError !== undefined) {
     // the object's gateway cannot be reached through its context, or a reference is refused:
@@ -247,14 +320,15 @@ export function decide(l: Loaded, m: Moment): Decision {
       action: 'NOOP',
       reason: l.targetRefusal ? 'not permitted' : 'gateway unavailable',
       id: targetId,
-      quiet: { result: 'failed', error: l.targetError, code: l.targetRefusal ? refusalCode(l.targetRefusal) : 'GATEWAY_CONTEXT', save: say?.save },
+      what: 'quiet',
+      outcome: { result: 'failed', error: l.targetError, code: l.targetRefusal ? refusalCode(l.targetRefusal) : 'GATEWAY_CONTEXT', save: say?.save },
       patchStatus: say !== undefined && !l.desired?.deleting,
       ...statusExtraOf(l),
     };
   }
   if (l.kind.blueprintLabel !== undefined && l.obj?.metadata.labels?.[l.kind.blueprintLabel] === 'true' && !l.record) {
     // a blueprint for other objects is never one of its own
-    return { ...common, action: 'NOOP', reason: 'template', id: targetId, quiet: { result: 'skipped' }, patchStatus: false };
+    return { ...common, action: 'NOOP', reason: 'template', id: targetId, what: 'quiet', outcome: { result: 'skipped' }, patchStatus: false };
   }
 
   // A record from another gateway says nothing about this one: plan as new here, retire there.
@@ -263,7 +337,7 @@ export function decide(l: Loaded, m: Moment): Decision {
   let action: Action = p.action;
   let reason: ReportReason = moved && WRITES.has(p.action) && p.action !== 'DELETE' ? 'moved to another gateway' : p.reason;
   let waitReason = l.desired?.waiting;
-  let hold: Decision['hold'] = p.action === 'WAIT' ? 'dependency' : undefined;
+  let hold: Hold | undefined = p.action === 'WAIT' ? 'dependency' : undefined;
   const heldBy = l.kind.heldBy;
   if (heldBy && action === 'DELETE' && l.referencedBy !== undefined && (l.referencedBy === null || l.referencedBy.length > 0)) {
     // a deletion waits while the objects referencing it live (or cannot be listed)
@@ -279,7 +353,7 @@ export function decide(l: Loaded, m: Moment): Decision {
 
   if (l.obj?.metadata.annotations?.[PAUSE_ANNOTATION] === 'true') {
     // paused: report what would be done (drift included), write and delete nothing, keep the finalizer
-    return { ...common, action, reason, id, hold: 'paused', quiet: { result: 'paused', error: pausedMessage(action, reason) }, patchStatus: l.record !== null, ...extra };
+    return { ...common, action, reason, id, what: 'quiet', hold: 'paused', outcome: { result: 'paused', error: pausedMessage(action, reason) }, patchStatus: l.record !== null, ...extra };
   }
 
   const facts = ownershipFacts(l, id);
@@ -291,19 +365,19 @@ export function decide(l: Loaded, m: Moment): Decision {
   if (!WRITES.has(action)) {
     // an object we wrote whose owner entry is missing (records from before owners, a flushed store) claims it again
     // (not by the loser of a contest: the winner claims it)
-    const missing = facts && facts.owner === null && reason === 'unchanged' && !l.refusal && l.obj && !l.desired?.deleting && recordedHere(facts) ? { owner: ownerClaim(facts, 'missing') } : {};
-    return { ...common, action, reason, id, hold, ...quietOutcome(l, action, reason, waitReason, base, time), ...missing, ...extra };
+    const reclaim = facts && facts.owner === null && reason === 'unchanged' && !l.refusal && l.obj && !l.desired?.deleting && recordedHere(facts) ? { reclaim: ownerClaim(facts, l.obj) } : {};
+    return { ...common, action, reason, id, what: 'quiet', hold, ...quietOutcome(l, action, reason, waitReason, base, time), ...reclaim, ...extra };
   }
 
   const failures = (l.record?.result === 'failed' ? l.record.failures : 0) + 1;
-  const next = { base, failures, backoff: m.backoff };
+  const next: Next = { base, failures, backoff: m.backoff };
   const r = l.record;
   if (r?.result === 'failed' && r.retryAt !== undefined && m.trigger !== 'resync' && !BYPASS_BACKOFF.has(reason) && m.now < r.retryAt) {
-    return { ...common, action, reason, id, hold: 'backoff', quiet: { result: 'backoff', error: r.error }, patchStatus: false, ...extra };
+    return { ...common, action, reason, id, what: 'quiet', hold: 'backoff', outcome: { result: 'backoff', error: r.error }, patchStatus: false, ...extra };
   }
   // a kind whose id change its write carries out (a portal catalogue's released entries) retires nothing on its own gateway
-  const retireOld = p.retireId !== undefined && l.kind.idChangeInBody !== true;
-  const retire: Retire | undefined = moved && l.record ? { id: l.record.id, gateway: l.previousTarget as string } : retireOld ? { id: p.retireId as string } : undefined;
+  const retire: Retire | undefined =
+    l.previousTarget !== undefined && l.record ? { id: l.record.id, gateway: l.previousTarget } : p.retireId !== undefined && l.kind.idChangeInBody !== true ? { id: p.retireId } : undefined;
   const retireField = retire ? { retire } : {};
   if (action === 'DELETE') {
     // plan deletes a resource that is still there only when it is being deleted and carries our finalizer
@@ -311,16 +385,16 @@ export function decide(l: Loaded, m: Moment): Decision {
     // a gateway object that is not ours (another resource owns it, or neither an owner entry nor our record says it is ours) stays
     const ours = facts === undefined || ownedBy(facts.owner, l.key) || (facts.owner === null && recordedHere(facts));
     const present = l.observed !== undefined && ours;
-    const owner = facts && ours ? { owner: ownerClaim(facts, 'release') } : {};
+    const release = facts && ours ? { release: ownerKey(facts.gateway, facts.kind, facts.id) } : {};
     const why: ReportReason = ours ? reason : 'not owned';
-    return { ...common, action, reason: why, id, write: { op: 'remove', present, removeFinalizer, ...retireField }, patchStatus: false, next, ...owner };
+    return { ...common, action, reason: why, id, what: 'remove', write: { present, removeFinalizer, ...retireField }, patchStatus: false, next, ...release };
   }
   // plan writes only a valid spec that waits for nothing, and the load stage built its body
   if (!l.body || !l.obj) throw new Error(`internal: ${l.key} planned ${action} without a body`);
   const addFinalizer = !(l.obj.metadata.finalizers ?? []).includes(l.kind.finalizer);
   const certificates = l.certificates && l.certificates.length > 0 ? { certificates: l.certificates } : {};
-  const owner = facts ? { owner: ownerClaim(facts, 'write') } : {};
-  return { ...common, action, reason, id, write: { op: 'upsert', body: l.body, addFinalizer, ...retireField, ...certificates }, patchStatus: true, next, ...owner, ...extra };
+  const claim = facts ? { claim: ownerClaim(facts, l.obj) } : {};
+  return { ...common, action, reason, id, what: 'upsert', write: { body: l.body, addFinalizer, ...retireField, ...certificates }, patchStatus: true, next, ...claim, ...extra };
 }
 
 /** What the ownership rules (owners.ts) look at, where the load stage read the owner of the object's id. */
@@ -329,9 +403,9 @@ function ownershipFacts(l: Loaded, id: string): OwnershipFacts | undefined {
   return { kind: l.kind, key: l.key, obj: l.obj, record: l.record, gateway: l.target.name, id, present: l.observedBody !== null && l.observedBody !== undefined, owner: l.owner };
 }
 
-function ownerClaim(f: OwnershipFacts, claim: 'write' | 'missing' | 'release'): NonNullable<Decision['owner']> {
-  const key = ownerKey(f.gateway, f.kind, f.id);
-  return claim === 'release' || !f.obj ? { key, claim } : { key, claim, as: ownerFor(f.key, f.obj) };
+/** The owner entry of the object's id, for `obj`, its resource. */
+function ownerClaim(f: OwnershipFacts, obj: KubeObject): OwnerClaim {
+  return { key: ownerKey(f.gateway, f.kind, f.id), as: ownerFor(f.key, obj) };
 }
 
 /** The stable codes of the refusals (lib/platform/errors.ts OwnershipError). */
@@ -343,7 +417,7 @@ const REFUSAL_OF_CODE = Object.fromEntries(Object.entries(REFUSAL_CODES).map(([r
  * record keeps the id and gateway of what it last wrote (none: ''), so nothing of it is
  * mistaken for ours; it is saved only when it says something new.
  */
-function refused(l: Loaded, refusal: Refusal, common: Pick<Decision, 'at' | 'time' | 'gateway'>, id: string, time: string, extra: ReturnType<typeof statusExtraOf>): Decision {
+function refused(l: Loaded, refusal: Refusal, common: Pick<Decided, 'at' | 'time' | 'gateway'>, id: string, time: string, extra: ReturnType<typeof statusExtraOf>): Decision {
   const same = l.record?.result === 'failed' && l.record.refusal === refusal.reason && l.record.error === refusal.message;
   const kept = l.record ? { gateway: l.record.gateway } : {};
   const save: SyncRecord | undefined =
@@ -353,7 +427,8 @@ function refused(l: Loaded, refusal: Refusal, common: Pick<Decision, 'at' | 'tim
     action: 'NOOP',
     reason: refusal.reason,
     id,
-    quiet: { result: 'failed', error: refusal.message, code: REFUSAL_CODES[refusal.reason], ...(save ? { save } : {}) },
+    what: 'quiet',
+    outcome: { result: 'failed', error: refusal.message, code: REFUSAL_CODES[refusal.reason], ...(save ? { save } : {}) },
     patchStatus: !!l.obj && (save !== undefined || l.record !== null),
     ...extra,
   };
@@ -392,14 +467,7 @@ function failedRecord(l: Loaded, error: string, time: string, refusal?: Referenc
   return { save: { ...recordBase(l, idOf(l)), result: 'failed', error, failures: 0, time, ...(refusal ? { refusal } : {}) } };
 }
 
-function quietOutcome(
-  l: Loaded,
-  action: Action,
-  reason: ReportReason,
-  waitReason: string | undefined,
-  base: RecordBase,
-  time: string,
-): { quiet: NonNullable<Decision['quiet']>; patchStatus: boolean } {
+function quietOutcome(l: Loaded, action: Action, reason: ReportReason, waitReason: string | undefined, base: RecordBase, time: string): { outcome: QuietOutcome; patchStatus: boolean } {
   let save: SyncRecord | undefined;
   if (reason === 'invalid spec' && l.desired && l.obj) save = { ...base, result: 'invalid', error: l.desired.invalid, failures: 0, time };
   if (action === 'WAIT' && l.obj) {
@@ -415,7 +483,7 @@ function quietOutcome(
   const patchStatus = record !== null && !!l.obj && (!l.desired?.deleting || action === 'WAIT');
   const result: ObjectResult = action === 'WAIT' ? 'waiting' : reason.startsWith('invalid') ? 'invalid' : reason === 'not managed' ? 'skipped' : 'unchanged';
   const error = action === 'WAIT' ? waitReason : record?.error;
-  return { quiet: { result, error, save }, patchStatus };
+  return { outcome: { result, error, save }, patchStatus };
 }
 
 /** The base with the previous record's uses added (each once). */
@@ -437,12 +505,11 @@ export type Happened =
  * transient (failed, retried after its backoff); a failed DELETE keeps the hash of the spec
  * last sent.
  */
-export function recordAfter(d: Decision, l: Loaded, happened: Happened): { record: SyncRecord | null; result: ObjectResult } {
-  const done = d.next as NonNullable<Decision['next']>;
+export function recordAfter(d: WriteDecision, l: Loaded, happened: Happened): { record: SyncRecord | null; result: ObjectResult } {
   // until a write is seen on the gateway, what the previous API used may still be in use there
   const confirmed = 'visible' in happened && happened.visible;
-  const next = confirmed ? done : { ...done, base: withPreviousUses(done.base, l.record) };
-  const remove = d.write?.op === 'remove';
+  const next = confirmed ? d.next : { ...d.next, base: withPreviousUses(d.next.base, l.record) };
+  const remove = removes(d);
   if ('failed' in happened && happened.failed instanceof OwnershipError) {
     // refused by a claim made since the decision (a concurrent run's): as a refusal decided here, nothing of it is ours
     const kept = l.record ? { id: l.record.id, gateway: l.record.gateway } : { id: '' };
@@ -472,4 +539,16 @@ export function recordAfter(d: Decision, l: Loaded, happened: Happened): { recor
   if (happened.differences.length === 0) return { record: { ...next.base, ...seen, result: 'synced', failures: 0, time: d.time }, result: 'synced' };
   const error = `gateway changed what was sent: ${describeDifferences([...happened.differences])}`;
   return { record: { ...next.base, ...seen, result: 'diverged', error, failures: 0, time: d.time }, result: 'diverged' };
+}
+
+/** Whether a write removes the object (else it sends its body). */
+function removes(d: WriteDecision): boolean {
+  switch (d.what) {
+    case 'remove':
+      return true;
+    case 'upsert':
+      return false;
+    default:
+      return exhaustive(d);
+  }
 }

@@ -17,7 +17,7 @@
  * get there first; the others' wait for a later tick.
  */
 import type { Planned } from './apply.js';
-import type { Decision } from './decide.js';
+import { type Decision, exhaustive } from './decide.js';
 
 export interface DeleteLimit {
   /** MAX_DELETES_PER_RUN; 0: no limit */
@@ -34,9 +34,24 @@ export interface Limited {
   readonly held: boolean;
 }
 
+type Removal = Extract<Decision, { what: 'remove' }>;
+
 /** A decided DELETE that sends one to the gateway. */
 export function isGatewayDeletion(d: Decision): boolean {
-  return d.write?.op === 'remove' && d.write.present;
+  return gatewayDeletion(d) !== undefined;
+}
+
+/** `d`, when it is a removal that sends a DELETE to the gateway. */
+function gatewayDeletion(d: Decision): Removal | undefined {
+  switch (d.what) {
+    case 'remove':
+      return d.write.present ? d : undefined;
+    case 'quiet':
+    case 'upsert':
+      return undefined;
+    default:
+      return exhaustive(d);
+  }
 }
 
 export function limitDeletions(planned: readonly Planned[], limit: DeleteLimit): Limited {
@@ -49,7 +64,10 @@ export function limitDeletions(planned: readonly Planned[], limit: DeleteLimit):
 
 /** Every gateway deletion of `planned` held with `error`; the rest as they were. */
 export function holdDeletions(planned: readonly Planned[], error: string): Planned[] {
-  return planned.map((p) => (isGatewayDeletion(p.decision) ? { loaded: p.loaded, decision: held(p.decision, error) } : p));
+  return planned.map((p) => {
+    const removal = gatewayDeletion(p.decision);
+    return removal ? { loaded: p.loaded, decision: held(removal, error) } : p;
+  });
 }
 
 /** Why a shard's deletions are held when the tick's allowance cannot take them. */
@@ -57,7 +75,8 @@ export function tickLimitError(deletions: number, max: number): string {
   return `deletion held: with the other shards of this full run, these ${deletions} deletions from the gateway would go over MAX_DELETES_PER_RUN=${max} (it counts the whole tick); raise the limit (0 turns it off) or delete fewer at a time`;
 }
 
-function held(d: Decision, error: string): Decision {
-  const { write: _w, next: _n, ...rest } = d;
-  return { ...rest, hold: 'delete-limit', quiet: { result: 'held', error }, patchStatus: false };
+/** A removal held: it writes nothing, and its outcome is `held` with `error` (record, finalizer and gateway object stay). */
+function held(d: Removal, error: string): Decision {
+  const { what: _, write: _w, next: _n, release: _r, ...decided } = d;
+  return { ...decided, what: 'quiet', hold: 'delete-limit', outcome: { result: 'held', error }, patchStatus: false };
 }

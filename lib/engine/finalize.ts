@@ -1,7 +1,7 @@
 /**
- * The finalize stage: records what happened to one object. Given its decision and, for a
- * write, what carrying it out did, it saves the record (recordAfter's, or the decision's for
- * an object nothing was written for), patches the status only when it changes, removes the
+ * The finalize stage: records what happened to one object. Given a decision that wrote nothing
+ * (`finalize`), or a write and what carrying it out did (`finalizeWrite`), it saves the record
+ * (the decision's, or recordAfter's), patches the status only when it changes, removes the
  * finalizer of a deleted object, and tells the outcome in Kubernetes Events
  * (outcome-events.ts). A status patch the API server refuses goes in the report
  * (`statusError`) and in a Warning, without failing anything else; an Event that cannot be
@@ -12,9 +12,9 @@ import type { JsonObject } from '../gateway/types.js';
 import type { KubeObject } from '../kube/types.js';
 import { describeError, errorCode, StoreUnavailableError } from '../platform/errors.js';
 import type { SyncRecord } from '../store/types.js';
-import type { Carried, Planned } from './apply.js';
+import type { Carried, Planned, Written } from './apply.js';
 import type { ConditionFacts } from './conditions.js';
-import { type Decision, type Happened, knownId, type Loaded, recordAfter } from './decide.js';
+import { type Decision, exhaustive, type Happened, holdOf, knownId, type Loaded, type QuietDecision, recordAfter, type WriteDecision } from './decide.js';
 import { defaultId } from './ids.js';
 import { type OutcomeEvent, outcomeEvent, statusPatchFailedEvent } from './outcome-events.js';
 import { errorFields, type RunContext, reportOf } from './run-context.js';
@@ -29,22 +29,65 @@ export interface Done {
   readonly report: ObjectReport;
 }
 
-export async function finalize(ctx: RunContext, { loaded, decision }: Planned, carried?: Carried): Promise<Done> {
-  const l = loaded;
-  const d = decision;
-  let obj: KubeObject | null | undefined = carried?.obj ?? l.obj;
-  let record: SyncRecord | null = l.record;
-  let report: ObjectReport;
-  let statusError: string | undefined;
-  const observedBody = carried ? carried.observedBody : l.observedBody;
+/** Patches the status from a record when it changes; returns the record, with what the answer taught about conditions. */
+type Patch = (r: SyncRecord) => Promise<SyncRecord>;
 
-  /** Patches the status from `r` when it changes; returns the record, with what the answer taught about conditions. */
-  const patch = async (r: SyncRecord): Promise<SyncRecord> => {
+/** Finalizes an object nothing was written for: the decision's outcome, known since it was made. */
+export function finalize(ctx: RunContext, { loaded: l, decision: d }: Planned<QuietDecision>): Promise<Done> {
+  return ending(ctx, l, d, l.obj, false, l.observedBody, async (patch) => {
+    const q = d.outcome;
+    let record: SyncRecord | null = l.record;
+    if (q.save) record = await save(ctx, q.save);
+    if (d.reclaim) await ctx.deps.store.claimOwner(d.reclaim.key, d.reclaim.as);
+    if (d.patchStatus && record) record = await patch(record);
+    return { record, report: reportOf(l, d, q.result, { ...(q.error ? { error: q.error } : {}), ...(q.code ? { code: q.code } : {}) }) };
+  });
+}
+
+/** Finalizes a write: the record its outcome leads to (recordAfter). */
+export function finalizeWrite(ctx: RunContext, { loaded: l, decision: d, carried }: Written): Promise<Done> {
+  const obj = carried.obj ?? l.obj;
+  return ending(ctx, l, d, obj, true, carried.observedBody, async (patch) => {
+    const after = recordAfter(d, l, happenedOf(d, carried));
+    if (after.record === null) {
+      try {
+        await letGo(ctx, l, d, obj);
+        await ctx.deps.store.deleteRecord(l.key);
+        return { record: null, report: reportOf(l, d, 'deleted') };
+      } catch (err) {
+        if (err instanceof StoreUnavailableError) throw err;
+        return { record: l.record, report: reportOf(l, d, 'failed', errorFields(err)) };
+      }
+    }
+    let record = await save(ctx, after.record);
+    if (d.patchStatus) record = await patch(record);
+    const extra = carried.error !== undefined ? errorFields(carried.error) : record.error ? { error: record.error } : {};
+    return { record, report: reportOf(l, d, after.result, extra) };
+  });
+}
+
+/**
+ * What finalizing every decision shares: `recorded` saves the record (with `patch` for the
+ * status), then a refused status patch goes in the report, and the outcome is told in Events.
+ * `resource` is the object as the write left it (else as loaded); `wrote`: a write was carried out.
+ */
+async function ending(
+  ctx: RunContext,
+  l: Loaded,
+  d: Decision,
+  resource: KubeObject | null | undefined,
+  wrote: boolean,
+  observedBody: JsonObject | null | undefined,
+  recorded: (patch: Patch) => Promise<{ record: SyncRecord | null; report: ObjectReport }>,
+): Promise<Done> {
+  let obj = resource;
+  let statusError: string | undefined;
+  const patch: Patch = async (r) => {
     if (!obj) return r;
     const facts = conditionFacts(l, d, r);
     const known = r.conditionsPruned === true;
     // a write of a new generation looks again, so a CRD that started keeping them is noticed
-    const recheck = carried !== undefined && l.record?.generation !== facts.generation;
+    const recheck = wrote && l.record?.generation !== facts.generation;
     const conditions = { facts, time: d.time, pruned: known && !recheck };
     const p = statusPatch(l.kind, obj.status, r, d.statusExtra ?? {}, statusId(l, d, r, observedBody), conditions);
     if (p === undefined) return r;
@@ -62,37 +105,25 @@ export async function finalize(ctx: RunContext, { loaded, decision }: Planned, c
     const { conditionsPruned: _, ...rest } = r;
     return save(ctx, pruned ? { ...rest, conditionsPruned: true } : rest);
   };
-
-  if (d.write && carried) {
-    const after = recordAfter(d, l, happenedOf(d, carried));
-    if (after.record === null) {
-      try {
-        if (d.write.op === 'remove' && d.write.removeFinalizer && obj) await ctx.deps.kube.removeFinalizer(l.kind, obj, l.kind.finalizer);
-        // the gateway object is gone: its id is free for another resource
-        if (d.owner?.claim === 'release') await ctx.deps.store.releaseOwner(d.owner.key, l.key);
-        await ctx.deps.store.deleteRecord(l.key);
-        record = null;
-        report = reportOf(l, d, 'deleted');
-      } catch (err) {
-        if (err instanceof StoreUnavailableError) throw err;
-        report = reportOf(l, d, 'failed', errorFields(err));
-      }
-    } else {
-      record = await save(ctx, after.record);
-      if (d.patchStatus) record = await patch(record);
-      const extra = carried.error !== undefined ? errorFields(carried.error) : record.error ? { error: record.error } : {};
-      report = reportOf(l, d, after.result, extra);
-    }
-  } else {
-    const q = d.quiet ?? { result: 'unchanged' as const };
-    if (q.save) record = await save(ctx, q.save);
-    if (d.owner?.claim === 'missing' && d.owner.as) await ctx.deps.store.claimOwner(d.owner.key, d.owner.as);
-    if (d.patchStatus && record) record = await patch(record);
-    report = reportOf(l, d, q.result, { ...(q.error ? { error: q.error } : {}), ...(q.code ? { code: q.code } : {}) });
-  }
-  if (statusError !== undefined) report = { ...report, statusError };
+  const { record, report: said } = await recorded(patch);
+  const report = statusError !== undefined ? { ...said, statusError } : said;
   await tell(ctx, l, obj, report, record, statusError);
   return { loaded: l, decision: d, record, report };
+}
+
+/** What a removal that is done lets go of: the finalizer of a resource being deleted, the owner entry of its id. */
+async function letGo(ctx: RunContext, l: Loaded, d: WriteDecision, obj: KubeObject | null | undefined): Promise<void> {
+  switch (d.what) {
+    case 'remove':
+      if (d.write.removeFinalizer && obj) await ctx.deps.kube.removeFinalizer(l.kind, obj, l.kind.finalizer);
+      // the gateway object is gone: its id is free for another resource
+      if (d.release !== undefined) await ctx.deps.store.releaseOwner(d.release, l.key);
+      return;
+    case 'upsert':
+      return;
+    default:
+      return exhaustive(d);
+  }
 }
 
 /** What the conditions are derived from, besides the record: the generation read, deletion, a pause. */
@@ -100,23 +131,29 @@ function conditionFacts(l: Loaded, d: Decision, r: SyncRecord): ConditionFacts {
   return {
     generation: l.obj?.metadata.generation ?? r.generation,
     deleting: l.desired?.deleting === true,
-    paused: d.hold === 'paused' ? { action: d.action, reason: d.reason } : undefined,
+    paused: holdOf(d) === 'paused' ? { action: d.action, reason: d.reason } : undefined,
   };
 }
 
 /** What carrying out the write led to, for recordAfter. */
-function happenedOf(d: Decision, c: Carried): Happened {
+function happenedOf(d: WriteDecision, c: Carried): Happened {
   if (c.error !== undefined) return { failed: c.error };
   if (!c.visible) return { visible: false };
-  if (d.write?.op !== 'upsert') return { visible: true, observedHash: '', differences: [] };
-  // the read-back's hashes and differences (apply.ts readBack; the body it keeps is the slim one)
-  if (!c.observedBody || c.observedHash === undefined) return { visible: false };
-  return {
-    visible: true,
-    observedHash: c.observedHash,
-    ...(c.observedWholeHash !== undefined ? { observedWholeHash: c.observedWholeHash } : {}),
-    differences: c.differences ?? [],
-  };
+  switch (d.what) {
+    case 'remove':
+      return { visible: true, observedHash: '', differences: [] };
+    case 'upsert':
+      // the read-back's hashes and differences (apply.ts readBack; the body it keeps is the slim one)
+      if (!c.observedBody || c.observedHash === undefined) return { visible: false };
+      return {
+        visible: true,
+        observedHash: c.observedHash,
+        ...(c.observedWholeHash !== undefined ? { observedWholeHash: c.observedWholeHash } : {}),
+        differences: c.differences ?? [],
+      };
+    default:
+      return exhaustive(d);
+  }
 }
 
 async function save(ctx: RunContext, record: SyncRecord): Promise<SyncRecord> {

@@ -16,14 +16,14 @@ import { ListsAhead } from '../scale/list-ahead.js';
 import { SNAPSHOT_TTL_MS } from '../scale/snapshot.js';
 import { applyLocked, type Planned, type ToWrite, toWrite } from './apply.js';
 import { forEachYielding, mapLimit } from './concurrency.js';
-import { decideContained, type Loaded, type Moment } from './decide.js';
+import { type Decision, decideContained, exhaustive, type Loaded, type Moment, type QuietDecision, type WriteDecision } from './decide.js';
 import { holdDeletions, limitDeletions, tickLimitError } from './delete-limit.js';
 import { type Done, finalize } from './finalize.js';
 import type { ManagedKind, RegistryEntry } from './kind.js';
 import { type Found, type Identity, loadDesired, loadOrphans, loadState, readObjects } from './load.js';
 import { type Contestant, contest, type Refusal } from './owners.js';
 import { type RunContext, reportOf } from './run-context.js';
-import type { ObjectReport, RunScope } from './types.js';
+import type { ObjectReport, ObjectResult, RunScope } from './types.js';
 
 /** The part of a request's scope that concerns `kind`, plus extra refs of that kind. */
 export function scopeFor(scope: RunScope, kind: ManagedKind, extra: readonly (NamespacedName & { optional?: boolean })[] = []): RunScope {
@@ -138,21 +138,51 @@ async function decidePhase(
 
   if (ctx.request.dryRun === true) {
     const quiet = planned.map((p) => {
-      const quiet = p.decision.quiet?.result;
-      const result = quiet === 'failed' || quiet === 'held' || quiet === 'paused' ? quiet : p.decision.action === 'WAIT' ? 'waiting' : 'planned';
-      const done: Done = { ...p, record: p.loaded.record, report: reportOf(p.loaded, p.decision, result) };
+      const done: Done = { ...p, record: p.loaded.record, report: reportOf(p.loaded, p.decision, dryRunResult(p.decision)) };
       if (!unreported(p)) reports.push(done.report);
       return done;
     });
     return { quiet, writers: [], decideAll };
   }
-  const quiet = await mapLimit(
-    planned.filter((p) => !p.decision.write),
-    ctx.settings.concurrency,
-    (p) => finalize(ctx, p),
-  );
+  const { nothing, writes } = byWhatTheyDo(planned);
+  const quiet = await mapLimit(nothing, ctx.settings.concurrency, (p) => finalize(ctx, p));
   for (const d of quiet) if (!unreported(d)) reports.push(d.report);
-  return { quiet, writers: planned.filter((p) => p.decision.write).map(toWrite), decideAll };
+  return { quiet, writers: writes.map(toWrite), decideAll };
+}
+
+/** What a dry run reports for a decision: a quiet outcome that held, failed or paused it as such, a wait as waiting, else planned. */
+function dryRunResult(d: Decision): ObjectResult {
+  switch (d.what) {
+    case 'quiet': {
+      const result = d.outcome.result;
+      return result === 'failed' || result === 'held' || result === 'paused' ? result : d.action === 'WAIT' ? 'waiting' : 'planned';
+    }
+    case 'upsert':
+    case 'remove':
+      return 'planned';
+    default:
+      return exhaustive(d);
+  }
+}
+
+/** `planned`, in order, split into the objects that write nothing and those that write. */
+function byWhatTheyDo(planned: readonly Planned[]): { nothing: Planned<QuietDecision>[]; writes: Planned<WriteDecision>[] } {
+  const nothing: Planned<QuietDecision>[] = [];
+  const writes: Planned<WriteDecision>[] = [];
+  for (const { loaded, decision } of planned) {
+    switch (decision.what) {
+      case 'quiet':
+        nothing.push({ loaded, decision });
+        break;
+      case 'upsert':
+      case 'remove':
+        writes.push({ loaded, decision });
+        break;
+      default:
+        exhaustive(decision);
+    }
+  }
+  return { nothing, writes };
 }
 
 /** A loaded object as the contest over ids and routes sees it: live, valid, with a gateway and an owner read. */

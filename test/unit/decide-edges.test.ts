@@ -5,13 +5,13 @@
  * where it turns.
  */
 import t from 'tap';
-import { decide, knownId, type Loaded, recordAfter } from '../../lib/engine/decide.js';
+import { decide, holdOf, knownId, type Loaded, recordAfter } from '../../lib/engine/decide.js';
 import { DEFAULT_BACKOFF, retryDelayMs } from '../../lib/engine/error-policy.js';
 import { SECURITY_POLICY } from '../../lib/kinds/security-policy/kind.js';
 import { apiKey } from '../../lib/kinds/shared/api-links.js';
 import { GatewayApiError, GatewayUnavailableError, GatewayUnsupportedError } from '../../lib/platform/errors.js';
 import { apiDefinition, recordFor, securityPolicy } from '../fixtures/builders.js';
-import { at, BODY, desired, ID, loaded, NOW, target } from '../fixtures/loaded.js';
+import { at, BODY, desired, ID, loaded, NOW, quietOf, removeOf, target, upsertOf, writeOf } from '../fixtures/loaded.js';
 
 const POLICY_ID = Buffer.from('default/p').toString('base64url');
 
@@ -66,10 +66,10 @@ t.test('a failed read still keeps the links the status shows', async (t) => {
 t.test('a gateway without the API: a vanished object is told in the report only', async (t) => {
   const err = new GatewayUnsupportedError(404, 'no /tyk/policies on this gateway');
   const d = decide(policy({ obj: null, desired: undefined, readError: err }), at());
-  t.match(d, { reason: 'not supported by gateway', patchStatus: false, quiet: { result: 'failed', code: 'GATEWAY_UNSUPPORTED' } });
-  t.equal(d.quiet?.save, undefined, 'no record for an object that is gone');
+  t.match(d, { reason: 'not supported by gateway', patchStatus: false, what: 'quiet', outcome: { result: 'failed', code: 'GATEWAY_UNSUPPORTED' } });
+  t.equal(quietOf(d).outcome.save, undefined, 'no record for an object that is gone');
   const recorded = decide(policy({ readError: err, record: recordFor('SecurityPolicy', 'p').failed('something else').build() }), at());
-  t.match(recorded.quiet?.save, { result: 'failed', error: /no \/tyk\/policies/, failures: 0, key: 'SecurityPolicy/default/p' }, 'a different failure is recorded');
+  t.match(quietOf(recorded).outcome.save, { result: 'failed', error: /no \/tyk\/policies/, failures: 0, key: 'SecurityPolicy/default/p' }, 'a different failure is recorded');
 });
 
 t.test('an object confirmed gone is decided on even outside the watched namespaces', async (t) => {
@@ -81,17 +81,17 @@ t.test('an unresolvable context: the status keeps its links, and a changed failu
   const l = loaded({ target: undefined, targetError: 'OperatorContext default/ctx not found', referencedBy: [{ namespace: 'default', name: 'p' }] });
   t.same(decide(l, at()).statusExtra, { linked_by_policies: [{ namespace: 'default', name: 'p' }] });
   const before = recordFor('ApiDefinition', 'httpbin').failed('Secret default/tyk not found').build();
-  t.match(decide({ ...l, record: before }, at()).quiet?.save, { result: 'failed', error: 'OperatorContext default/ctx not found' });
+  t.match(quietOf(decide({ ...l, record: before }, at())).outcome.save, { result: 'failed', error: 'OperatorContext default/ctx not found' });
   const waiting = recordFor('ApiDefinition', 'httpbin').waiting('OperatorContext default/ctx not found').build();
-  t.match(decide({ ...l, record: waiting }, at()).quiet?.save, { result: 'failed' }, 'the same words under another result are a change');
+  t.match(quietOf(decide({ ...l, record: waiting }, at())).outcome.save, { result: 'failed' }, 'the same words under another result are a change');
   t.equal(decide({ ...l, obj: null }, at()).patchStatus, false, 'no status for a vanished object');
-  t.match(decide(l, at()), { action: 'NOOP', reason: 'gateway unavailable', hold: undefined }, 'nothing to carry out: retried every run');
+  t.match(decide(l, at()), { action: 'NOOP', reason: 'gateway unavailable', what: 'quiet', hold: undefined }, 'nothing to carry out: retried every run');
 });
 
 t.test('an unresolvable context: the record keeps what is known of the object', async (t) => {
   const rec = recordFor('ApiDefinition', 'httpbin').synced('d0', 'o0').atGeneration(3).onGateway('context:default/ctx').build();
   const d = decide(loaded({ target: undefined, targetError: 'gone', record: rec, desired: desired({ hash: 'd5', generation: 4 }) }), at());
-  t.same(d.quiet?.save, {
+  t.same(quietOf(d).outcome.save, {
     key: 'ApiDefinition/default/httpbin',
     id: ID,
     gateway: 'context:default/ctx',
@@ -104,7 +104,7 @@ t.test('an unresolvable context: the record keeps what is known of the object', 
     time: '2026-06-01T00:00:00.000Z',
   });
   const bare = decide(loaded({ target: undefined, targetError: 'gone', record: null, desired: undefined }), at());
-  t.same(bare.quiet?.save, {
+  t.same(quietOf(bare).outcome.save, {
     key: 'ApiDefinition/default/httpbin',
     id: ID,
     generation: 0,
@@ -139,8 +139,8 @@ t.test('a move waits out no backoff: the user changed something', async (t) => {
     .failed('write API: 503', 2, NOW + 60_000)
     .build();
   const d = decide(loaded({ previousTarget: 'default', target: target('context:default/ctx'), record: failed, observed: undefined, observedBody: null }), at());
-  t.match(d, { reason: 'moved to another gateway', write: { op: 'upsert', retire: { id: ID, gateway: 'default' } } });
-  t.equal(d.hold, undefined);
+  t.match(d, { reason: 'moved to another gateway', what: 'upsert', write: { retire: { id: ID, gateway: 'default' } } });
+  t.equal(holdOf(d), undefined, 'its backoff holds nothing back');
 });
 
 t.test('only an ApiDefinition deletion is held by referencing policies', async (t) => {
@@ -149,37 +149,37 @@ t.test('only an ApiDefinition deletion is held by referencing policies', async (
     { namespace: 'default', name: 'p' },
   ];
   const held = decide(loaded({ desired: desired({ deleting: true }), referencedBy: refs }), at());
-  t.equal(held.quiet?.error, 'deletion held: still referenced by SecurityPolicy team-b/q, default/p');
-  t.match(held.quiet?.save, { result: 'waiting', error: 'deletion held: still referenced by SecurityPolicy team-b/q, default/p', desiredHash: 'd1', observedHash: 'o1' });
+  t.equal(quietOf(held).outcome.error, 'deletion held: still referenced by SecurityPolicy team-b/q, default/p');
+  t.match(quietOf(held).outcome.save, { result: 'waiting', error: 'deletion held: still referenced by SecurityPolicy team-b/q, default/p', desiredHash: 'd1', observedHash: 'o1' });
   t.equal(held.patchStatus, true, 'a held deletion is told in the status');
   const notListed = decide(loaded({ desired: desired({ deleting: true }), referencedBy: undefined }), at());
-  t.match(notListed, { action: 'DELETE', write: { op: 'remove' } }, 'not asked about: not held');
+  t.match(notListed, { action: 'DELETE', what: 'remove' }, 'not asked about: not held');
   const pol = decide(policy({ desired: desired({ id: POLICY_ID, deleting: true }), referencedBy: refs }), at());
-  t.match(pol, { action: 'DELETE', write: { op: 'remove', removeFinalizer: true } });
+  t.match(pol, { action: 'DELETE', what: 'remove', write: { removeFinalizer: true } });
 });
 
 t.test('a held deletion of a vanished API: a record, no status', async (t) => {
   const d = decide(loaded({ obj: null, desired: undefined, referencedBy: [{ namespace: 'default', name: 'p' }] }), at());
-  t.match(d, { action: 'WAIT', hold: 'policies', patchStatus: false, quiet: { result: 'waiting', error: /default\/p/ } });
-  t.equal(d.quiet?.save, undefined, 'nothing is saved for an object that is gone');
+  t.match(d, { action: 'WAIT', hold: 'policies', patchStatus: false, what: 'quiet', outcome: { result: 'waiting', error: /default\/p/ } });
+  t.equal(quietOf(d).outcome.save, undefined, 'nothing is saved for an object that is gone');
 });
 
 t.test('a quiet object holds nothing back', async (t) => {
-  t.equal(decide(loaded(), at()).hold, undefined);
-  t.equal(decide(loaded({ desired: desired({ invalid: 'bad' }), body: undefined }), at()).hold, undefined);
+  t.equal(quietOf(decide(loaded(), at())).hold, undefined);
+  t.equal(quietOf(decide(loaded({ desired: desired({ invalid: 'bad' }), body: undefined }), at())).hold, undefined);
 });
 
 t.test('a quiet object says the error its record carries', async (t) => {
   const diverged = recordFor('ApiDefinition', 'httpbin').synced('d1', 'o1').diverged('gateway changed what was sent: proxy.listen_path').build();
   const d = decide(loaded({ record: diverged }), at());
-  t.same(d.quiet, { result: 'unchanged', error: 'gateway changed what was sent: proxy.listen_path' });
-  t.same(decide(loaded(), at()).quiet, { result: 'unchanged' });
+  t.same(quietOf(d).outcome, { result: 'unchanged', error: 'gateway changed what was sent: proxy.listen_path' });
+  t.same(quietOf(decide(loaded(), at())).outcome, { result: 'unchanged' });
 });
 
 t.test('what we do not manage is skipped, with no record and no status', async (t) => {
   const noFinalizer = decide(loaded({ desired: desired({ deleting: true, hasFinalizer: false }), record: null }), at());
   t.match(noFinalizer, { action: 'NOOP', reason: 'not managed', patchStatus: false });
-  t.same(noFinalizer.quiet, { result: 'skipped' });
+  t.same(quietOf(noFinalizer).outcome, { result: 'skipped' });
   const deletingRecorded = decide(loaded({ desired: desired({ deleting: true, hasFinalizer: false }) }), at());
   t.equal(deletingRecorded.patchStatus, false, 'an object being deleted gets no status');
   const neverWritten = decide(loaded({ record: null, desired: desired({ invalid: 'bad' }), obj: null, body: undefined }), at());
@@ -188,14 +188,14 @@ t.test('what we do not manage is skipped, with no record and no status', async (
 
 t.test("a policy's id is not guessed without its gateway", async (t) => {
   const d = decide(policy({ target: undefined, targetError: 'OperatorContext default/ctx not found', desired: undefined, record: null, links: undefined }), at());
-  t.equal(d.quiet?.save?.id, '', 'a Dashboard names a policy by its own _id: unknown without the gateway');
+  t.equal(quietOf(d).outcome.save?.id, '', 'a Dashboard names a policy by its own _id: unknown without the gateway');
   t.equal(knownId(policy({ desired: undefined, record: null }), d), '');
   t.equal(knownId(loaded({ obj: null, desired: undefined, record: null }), d), '', 'nothing known of a vanished API');
 });
 
 t.test('an invalid spec is recorded with no failures counted', async (t) => {
   const d = decide(loaded({ desired: desired({ invalid: 'spec.proxy is required', hash: 'bad', generation: 2 }), body: undefined }), at());
-  t.same(d.quiet?.save, {
+  t.same(quietOf(d).outcome.save, {
     key: 'ApiDefinition/default/httpbin',
     id: ID,
     gateway: 'default',
@@ -211,21 +211,21 @@ t.test('an invalid spec is recorded with no failures counted', async (t) => {
 
 t.test('an invalid spec of a vanished object is not recorded', async (t) => {
   const d = decide(loaded({ obj: null, desired: desired({ invalid: 'bad' }), body: undefined }), at());
-  t.equal(d.quiet?.save, undefined);
-  t.equal(d.quiet?.result, 'invalid');
+  t.equal(quietOf(d).outcome.save, undefined);
+  t.equal(quietOf(d).outcome.result, 'invalid');
 });
 
 t.test('a wait over a failure keeps the hashes of the last sync', async (t) => {
   const failed = recordFor('SecurityPolicy', 'p').synced('d1', 'o1').failed('boom').build();
   const d = decide(policy({ record: failed, desired: desired({ id: POLICY_ID, hash: 'd9', waiting: 'ApiDefinition default/a is not synced yet' }), body: undefined }), at());
-  t.match(d.quiet?.save, { result: 'waiting', desiredHash: 'd1', observedHash: 'o1', failures: 0 });
+  t.match(quietOf(d).outcome.save, { result: 'waiting', desiredHash: 'd1', observedHash: 'o1', failures: 0 });
   const fresh = decide(policy({ record: null, desired: desired({ id: POLICY_ID, hash: 'd9', waiting: 'ApiDefinition default/a is not synced yet' }), body: undefined }), at());
-  t.match(fresh.quiet?.save, { result: 'waiting', desiredHash: 'd9', observedHash: '' }, 'a first wait records the spec it waits with');
+  t.match(quietOf(fresh).outcome.save, { result: 'waiting', desiredHash: 'd9', observedHash: '' }, 'a first wait records the spec it waits with');
   t.equal(fresh.patchStatus, true);
   const waitWords = 'ApiDefinition default/a is not synced yet';
   const failedSameWords = recordFor('SecurityPolicy', 'p').synced('d1', 'o1').failed(waitWords).build();
   const over = decide(policy({ record: failedSameWords, desired: desired({ id: POLICY_ID, hash: 'd9', waiting: waitWords }), body: undefined }), at());
-  t.match(over.quiet?.save, { result: 'waiting', error: waitWords }, 'a failure in the same words is no wait: the wait is recorded');
+  t.match(quietOf(over).outcome.save, { result: 'waiting', error: waitWords }, 'a failure in the same words is no wait: the wait is recorded');
 });
 
 t.test("a policy's record and status name its links, sorted", async (t) => {
@@ -242,7 +242,7 @@ t.test("a policy's record and status name its links, sorted", async (t) => {
       { namespace: 'team-b', name: 'a' },
     ],
   });
-  t.same(d.next?.base.links, ['team-b/a', 'default/z', 'TykOasApiDefinition/default/b'], 'the record keeps them in spec order, an OAS API by its kind too');
+  t.same(writeOf(d).next.base.links, ['team-b/a', 'default/z', 'TykOasApiDefinition/default/b'], 'the record keeps them in spec order, an OAS API by its kind too');
   const noLinks = decide(policy({ links: undefined }), at());
   t.equal(noLinks.statusExtra, undefined);
 });
@@ -250,25 +250,25 @@ t.test("a policy's record and status name its links, sorted", async (t) => {
 t.test("a policy's record keeps its last links when none are known now, unless it moved", async (t) => {
   const rec = recordFor('SecurityPolicy', 'p').synced('d1', 'o1').linking('default/a').build();
   const invalid = decide(policy({ links: undefined, record: rec, desired: desired({ id: POLICY_ID, invalid: 'bad', hash: 'bad' }), body: undefined }), at());
-  t.same(invalid.quiet?.save?.links, ['default/a']);
+  t.same(quietOf(invalid).outcome.save?.links, ['default/a']);
   const moved = decide(policy({ links: undefined, record: rec, previousTarget: 'context:default/old', desired: desired({ id: POLICY_ID, invalid: 'bad', hash: 'bad' }), body: undefined }), at());
-  t.equal(moved.quiet?.save?.links, undefined);
+  t.equal(quietOf(moved).outcome.save?.links, undefined);
 });
 
 t.test('a write counts failures only after a failure', async (t) => {
   const invalid = { ...recordFor('ApiDefinition', 'httpbin').synced('d1', 'o1').invalid('rejected').build(), failures: 3 };
   const d = decide(loaded({ record: invalid, desired: desired({ hash: 'd2' }) }), at());
-  t.equal(d.next?.failures, 1, 'an invalid spec that changed starts counting anew');
-  t.equal(decide(loaded({ record: null, observed: undefined, observedBody: null }), at()).next?.failures, 1);
-  t.same(decide(loaded({ observed: { id: ID, hash: 'o2' } }), at({ backoff: { baseMs: 1, maxMs: 2 } })).next?.backoff, { baseMs: 1, maxMs: 2 });
+  t.equal(writeOf(d).next.failures, 1, 'an invalid spec that changed starts counting anew');
+  t.equal(writeOf(decide(loaded({ record: null, observed: undefined, observedBody: null }), at())).next.failures, 1);
+  t.same(writeOf(decide(loaded({ observed: { id: ID, hash: 'o2' } }), at({ backoff: { baseMs: 1, maxMs: 2 } }))).next.backoff, { baseMs: 1, maxMs: 2 });
 });
 
 t.test('the record of a write: generation and hashes from the desired state, else the record', async (t) => {
   const rec = recordFor('ApiDefinition', 'httpbin').synced('d1', 'o1').atGeneration(3).build();
   const d = decide(loaded({ record: rec, desired: desired({ hash: 'd2', generation: 7 }) }), at());
-  t.same(d.next?.base, { key: 'ApiDefinition/default/httpbin', id: ID, gateway: 'default', generation: 7, desiredHash: 'd2', observedHash: 'o1' });
+  t.same(writeOf(d).next.base, { key: 'ApiDefinition/default/httpbin', id: ID, gateway: 'default', generation: 7, desiredHash: 'd2', observedHash: 'o1' });
   const vanished = decide(loaded({ obj: null, desired: undefined, record: rec }), at());
-  t.same(vanished.next?.base, { key: 'ApiDefinition/default/httpbin', id: ID, gateway: 'default', generation: 3, desiredHash: 'd1', observedHash: 'o1' });
+  t.same(writeOf(vanished).next.base, { key: 'ApiDefinition/default/httpbin', id: ID, gateway: 'default', generation: 3, desiredHash: 'd1', observedHash: 'o1' });
 });
 
 t.test('a backoff keeps the error of the failure it waits out, and its record', async (t) => {
@@ -277,19 +277,19 @@ t.test('a backoff keeps the error of the failure it waits out, and its record', 
     .failed('write API: 503', 2, NOW + 1)
     .build();
   const d = decide(loaded({ record: failed }), at());
-  t.same(d.quiet, { result: 'backoff', error: 'write API: 503' });
-  t.equal(d.next, undefined);
-  t.equal(d.write, undefined);
+  t.same(quietOf(d).outcome, { result: 'backoff', error: 'write API: 503' });
+  t.notOk('next' in d, 'no record a write would lead to');
+  t.notOk('write' in d, 'nothing to write');
   t.same(d.statusExtra, { linked_by_policies: [] });
 });
 
 t.test('a write that keeps its id retires nothing; an id change retires the old one on the same gateway', async (t) => {
   const d = decide(loaded({ observed: { id: ID, hash: 'o2' } }), at());
-  t.same(d.write, { op: 'upsert', body: BODY, addFinalizer: false });
+  t.same(upsertOf(d).write, { body: BODY, addFinalizer: false });
   const changed = decide(loaded({ desired: desired({ id: 'new' }), observed: undefined, observedBody: null }), at());
-  t.same(changed.write, { op: 'upsert', body: BODY, addFinalizer: false, retire: { id: ID } });
+  t.same(upsertOf(changed).write, { body: BODY, addFinalizer: false, retire: { id: ID } });
   const removed = decide(loaded({ desired: desired({ deleting: true }) }), at());
-  t.same(removed.write, { op: 'remove', present: true, removeFinalizer: true });
+  t.same(removeOf(removed).write, { present: true, removeFinalizer: true });
   t.equal(removed.patchStatus, false, 'an object being removed gets no status');
 });
 
@@ -300,12 +300,12 @@ t.test('a write needs a body: planning one without is a bug, said loudly', async
 
 t.test('a finalizer of another kind is not ours', async (t) => {
   const obj = apiDefinition('httpbin').withFinalizer('finalizers.tyk.io/securitypolicy').build();
-  t.match(decide(loaded({ obj, observed: { id: ID, hash: 'o2' } }), at()), { write: { op: 'upsert', addFinalizer: true } });
+  t.match(decide(loaded({ obj, observed: { id: ID, hash: 'o2' } }), at()), { what: 'upsert', write: { addFinalizer: true } });
 });
 
 t.test('a failed write: the record keeps the spec it tried, a failed removal the spec last sent', async (t) => {
   const l = loaded({ desired: desired({ hash: 'd2' }) });
-  const d = decide(l, at());
+  const d = upsertOf(decide(l, at()));
   const failed = recordAfter(d, l, { failed: new GatewayApiError(503, 'busy') });
   t.same(failed.record, {
     key: 'ApiDefinition/default/httpbin',
@@ -321,7 +321,7 @@ t.test('a failed write: the record keeps the spec it tried, a failed removal the
     time: '2026-06-01T00:00:00.000Z',
   });
   const unrecorded = loaded({ desired: desired({ deleting: true, hash: 'd3' }), record: null });
-  const removal = decide(unrecorded, at());
+  const removal = removeOf(decide(unrecorded, at()));
   t.match(recordAfter(removal, unrecorded, { failed: new GatewayApiError(500, 'x') }).record, { result: 'failed', desiredHash: 'd3' }, 'no record: the spec it has');
 });
 
@@ -332,7 +332,7 @@ t.test('a write not yet visible, or confirmed, counts no failures', async (t) =>
       .failed('boom', 4, NOW - 1)
       .build(),
   });
-  const d = decide(l, at());
+  const d = upsertOf(decide(l, at()));
   t.same(recordAfter(d, l, { visible: false }).record, {
     key: 'ApiDefinition/default/httpbin',
     id: ID,

@@ -14,7 +14,7 @@ import { certificateId, firstCertificateBlock } from '../../lib/gateway/certific
 import { InvalidSpecError } from '../../lib/platform/errors.js';
 import { deeperThan, jsonText, renderJson } from '../../lib/platform/json-text.js';
 import { apiDefinition } from '../fixtures/builders.js';
-import { at, desired, loaded } from '../fixtures/loaded.js';
+import { at, desired, loaded, quietOf } from '../fixtures/loaded.js';
 
 /** `{"d":{"d":…leaf…}}`, `levels` deep, built in a loop. */
 function deep(levels: number, leaf: unknown = 1): unknown {
@@ -113,10 +113,10 @@ t.test('decideContained: what decide throws for one object is that object Invali
   };
   const once = decideContained(loaded({ obj: trap }), at());
   t.equal(once.action, 'NOOP');
-  t.equal(once.quiet?.result, 'invalid');
-  t.match(once.quiet?.save, { result: 'invalid', error: /^could not be decided: boom z+/ });
-  t.ok((once.quiet?.save?.error ?? '').length <= MAX_MESSAGE_CHARS, 'bounded');
-  t.equal(once.write, undefined, 'nothing is written');
+  t.equal(quietOf(once).outcome.result, 'invalid');
+  t.match(quietOf(once).outcome.save, { result: 'invalid', error: /^could not be decided: boom z+/ });
+  t.ok((quietOf(once).outcome.save?.error ?? '').length <= MAX_MESSAGE_CHARS, 'bounded');
+  t.equal(once.what, 'quiet', 'nothing is written');
 
   // one that throws every time: reported invalid, nothing recorded
   const always = {
@@ -126,8 +126,8 @@ t.test('decideContained: what decide throws for one object is that object Invali
     },
   };
   const failed = decideContained(loaded({ obj: always, desired: desired() }), at());
-  t.match(failed, { action: 'NOOP', reason: 'invalid spec', patchStatus: false, quiet: { result: 'invalid', error: 'could not be decided: always', code: 'INVALID_SPEC' } });
-  t.equal(failed.quiet?.save, undefined);
+  t.match(failed, { action: 'NOOP', reason: 'invalid spec', patchStatus: false, what: 'quiet', outcome: { result: 'invalid', error: 'could not be decided: always', code: 'INVALID_SPEC' } });
+  t.equal(quietOf(failed).outcome.save, undefined);
   t.equal(failed.gateway, 'default');
 });
 

@@ -16,7 +16,7 @@ import type { KubeObject } from '../../lib/kube/types.js';
 import { OwnershipError } from '../../lib/platform/errors.js';
 import type { SyncRecord } from '../../lib/store/types.js';
 import { apiDefinition, defaultIdOf, recordFor } from '../fixtures/builders.js';
-import { at, desired, ID, loaded } from '../fixtures/loaded.js';
+import { at, desired, ID, loaded, quietOf, removeOf, upsertOf } from '../fixtures/loaded.js';
 
 const OTHER = defaultIdOf('payments', 'team-b');
 const teamB = { ref: 'ApiDefinition/team-b/payments', uid: 'uid-b' };
@@ -141,59 +141,61 @@ t.test('decide: a write refused by ownership is Failed with the reason, saved on
     reason: 'IdClaimed',
     id: OTHER,
     patchStatus: true,
-    quiet: { result: 'failed', code: 'ID_CLAIMED', save: { result: 'failed', refusal: 'IdClaimed', id: '', failures: 0 } },
+    what: 'quiet',
+    outcome: { result: 'failed', code: 'ID_CLAIMED', save: { result: 'failed', refusal: 'IdClaimed', id: '', failures: 0 } },
   });
-  t.equal(d.write, undefined);
-  t.equal(d.owner, undefined);
-  const again = decide(loaded({ record: d.quiet?.save ?? null, desired: desired({ id: OTHER }), owner: teamB }), at());
-  t.equal(again.quiet?.save, undefined, 'the same refusal is not saved again');
+  t.notOk('write' in d, 'no write');
+  t.equal(quietOf(d).reclaim, undefined, 'no claim');
+  const again = decide(loaded({ record: quietOf(d).outcome.save ?? null, desired: desired({ id: OTHER }), owner: teamB }), at());
+  t.equal(quietOf(again).outcome.save, undefined, 'the same refusal is not saved again');
   t.equal(again.patchStatus, true);
   const synced = recordFor('ApiDefinition', 'httpbin').synced('d1', 'o1').build();
   const moved = decide(loaded({ desired: desired({ id: OTHER, hash: 'd2' }), owner: teamB }), at());
-  t.match(moved.quiet?.save, { id: synced.id, gateway: synced.gateway, refusal: 'IdClaimed' }, 'a synced record keeps the id it wrote');
+  t.match(quietOf(moved).outcome.save, { id: synced.id, gateway: synced.gateway, refusal: 'IdClaimed' }, 'a synced record keeps the id it wrote');
   const contested = decide(loaded({ desired: desired({ hash: 'd2' }), refusal: { reason: 'ListenPathClash', message: 'spec.proxy.listen_path /x is taken' } }), at());
   t.match(decide(loaded({ refusal: { reason: 'ListenPathClash', message: 'taken' } }), at()), { reason: 'unchanged' }, 'what an earlier run wrote stays until it writes again');
-  t.match(contested, { reason: 'ListenPathClash', quiet: { result: 'failed', code: 'LISTEN_PATH_CLASH', error: 'spec.proxy.listen_path /x is taken' } });
+  t.match(contested, { reason: 'ListenPathClash', what: 'quiet', outcome: { result: 'failed', code: 'LISTEN_PATH_CLASH', error: 'spec.proxy.listen_path /x is taken' } });
   const adoption = decide(loaded({ record: null, desired: desired({ id: OTHER }), owner: null }), at());
-  t.match(adoption, { reason: 'AdoptionNotPermitted', quiet: { code: 'ADOPTION_NOT_PERMITTED' } });
+  t.match(adoption, { reason: 'AdoptionNotPermitted', what: 'quiet', outcome: { code: 'ADOPTION_NOT_PERMITTED' } });
   t.match(decide(loaded({ record: null, desired: desired({ id: OTHER }), owner: null }), at({ adopt: ['*'] })), { action: 'UPDATE', reason: 'adopted from gateway' });
   const gone = decide(loaded({ obj: null, record: null, desired: desired({ id: OTHER }), owner: teamB }), at());
-  t.equal(gone.quiet?.save, undefined, 'nothing saved without a resource');
+  t.equal(quietOf(gone).outcome.save, undefined, 'nothing saved without a resource');
 });
 
 t.test('decide: a write claims the id for the resource; an unchanged object claims a missing owner once', async (t) => {
   const create = decide(loaded({ record: null, observed: undefined, observedBody: null, owner: null }), at());
-  t.match(create, { action: 'CREATE', owner: { key: `default/api/${ID}`, claim: 'write', as: { ref: 'ApiDefinition/default/httpbin' } } });
+  t.match(create, { action: 'CREATE', what: 'upsert', claim: { key: `default/api/${ID}`, as: { ref: 'ApiDefinition/default/httpbin' } } });
   const steady = decide(loaded({ owner: null }), at());
-  t.match(steady, { action: 'NOOP', reason: 'unchanged', owner: { key: `default/api/${ID}`, claim: 'missing' } });
-  t.equal(decide(loaded({ owner: self }), at()).owner, undefined, 'already owned: nothing to claim');
-  t.equal(decide(loaded({ owner: null, refusal: { reason: 'IdClaimed', message: 'older wins' } }), at()).owner, undefined, 'the loser of a contest leaves the claim to the winner');
-  t.equal(decide(loaded(), at()).owner, undefined, 'owner not read: nothing');
+  t.match(steady, { action: 'NOOP', reason: 'unchanged', what: 'quiet', reclaim: { key: `default/api/${ID}`, as: { ref: 'ApiDefinition/default/httpbin' } } });
+  t.equal(quietOf(decide(loaded({ owner: self }), at())).reclaim, undefined, 'already owned: nothing to claim');
+  t.equal(quietOf(decide(loaded({ owner: null, refusal: { reason: 'IdClaimed', message: 'older wins' } }), at())).reclaim, undefined, 'the loser of a contest leaves the claim to the winner');
+  t.equal(quietOf(decide(loaded(), at())).reclaim, undefined, 'owner not read: nothing');
 });
 
 t.test('decide: a deletion removes only what the resource owns; its finalizer goes either way', async (t) => {
   const deleting = { desired: desired({ deleting: true }) };
   const ours = decide(loaded({ ...deleting, owner: self }), at());
-  t.match(ours, { action: 'DELETE', reason: 'deleted in cluster', write: { op: 'remove', present: true, removeFinalizer: true }, owner: { claim: 'release' } });
+  t.match(ours, { action: 'DELETE', reason: 'deleted in cluster', what: 'remove', write: { present: true, removeFinalizer: true }, release: `default/api/${ID}` });
   const recorded = decide(loaded({ ...deleting, owner: null }), at());
-  t.match(recorded, { write: { present: true }, owner: { claim: 'release' } }, 'no owner entry, our record: ours');
+  t.match(recorded, { what: 'remove', write: { present: true }, release: `default/api/${ID}` }, 'no owner entry, our record: ours');
   const theirs = decide(loaded({ ...deleting, desired: desired({ deleting: true, id: OTHER }), record: null, owner: teamB }), at());
-  t.match(theirs, { action: 'DELETE', reason: 'not owned', write: { op: 'remove', present: false, removeFinalizer: true } });
-  t.equal(theirs.owner, undefined, 'nothing to release');
+  t.match(theirs, { action: 'DELETE', reason: 'not owned', what: 'remove', write: { present: false, removeFinalizer: true } });
+  t.equal(removeOf(theirs).release, undefined, 'nothing to release');
   const nobody = decide(loaded({ ...deleting, desired: desired({ deleting: true, id: OTHER }), record: null, owner: null }), at());
-  t.match(nobody, { reason: 'not owned', write: { present: false } }, 'no owner, no record: not ours');
+  t.match(nobody, { reason: 'not owned', what: 'remove', write: { present: false } }, 'no owner, no record: not ours');
+  t.equal(removeOf(nobody).release, undefined);
   const vanished = decide(loaded({ obj: null, desired: undefined, owner: teamB }), at());
-  t.match(vanished, { action: 'DELETE', reason: 'not owned', write: { present: false, removeFinalizer: false } });
+  t.match(vanished, { action: 'DELETE', reason: 'not owned', what: 'remove', write: { present: false, removeFinalizer: false } });
 });
 
 t.test('recordAfter: a claim lost to a concurrent run is a refusal, not a failure to back off from', async (t) => {
   const l = loaded({ record: null, owner: null, observed: undefined, observedBody: null });
-  const d = decide(l, at());
+  const d = upsertOf(decide(l, at()));
   const after = recordAfter(d, l, { failed: new OwnershipError('ID_CLAIMED', 'the id is owned by another resource') });
   t.match(after, { result: 'failed', record: { refusal: 'IdClaimed', id: '', failures: 0, error: /owned by another resource/ } });
   t.equal(after.record?.retryAt, undefined);
   const synced = loaded({ owner: null, desired: desired({ hash: 'd2' }) });
-  const kept = recordAfter(decide(synced, at()), synced, { failed: new OwnershipError('ID_CLAIMED', 'taken') });
+  const kept = recordAfter(upsertOf(decide(synced, at())), synced, { failed: new OwnershipError('ID_CLAIMED', 'taken') });
   t.match(kept.record, { id: ID, refusal: 'IdClaimed' }, 'the id it wrote before is kept');
 });
 

@@ -6,6 +6,7 @@
  * kinds in its scope and no policy written (a webhook about an API) has nothing to do here, and
  * does not even load the portal's code (load.ts: a chunk a Lambda bundle loads on first use).
  */
+import { isWrite } from '../../engine/decide.js';
 import type { Phase, RegistryEntry } from '../../engine/kind.js';
 import { runKind, scopeFor } from '../../engine/phase.js';
 import { SECURITY_POLICY } from '../security-policy/kind.js';
@@ -22,7 +23,7 @@ export const PORTAL_PHASE: Phase = {
     const written = new Set(
       ctx
         .outcomes(SECURITY_POLICY)
-        .filter((d) => d.decision.write !== undefined)
+        .filter((d) => isWrite(d.decision))
         .map((d) => `${d.loaded.ref.namespace}/${d.loaded.ref.name}`),
     );
     const inScope = scope.all === true || (scope.namespaces ?? []).length > 0 || (scope.refs ?? []).some((r) => PORTAL.has(r.kind.kind)) || ctx.request.shard !== undefined;

@@ -4,6 +4,7 @@
  * than waiting for the next run; its first pass's report is replaced by the second's.
  */
 
+import { holdOf } from '../../engine/decide.js';
 import type { Phase, RegistryEntry } from '../../engine/kind.js';
 import { owned, runKind, scopeFor } from '../../engine/phase.js';
 import type { ObjectReport } from '../../engine/types.js';
@@ -20,7 +21,7 @@ export const TYK_OAS_PHASE: Phase = {
     const done = await runKind(ctx, kind, scopeFor(ctx.request.scope, kind, owned(ctx, ctx.followed(kind))), first);
     ctx.setOutcomes(kind, done);
     const synced = new Set(done.filter((d) => d.record?.result === 'synced' || d.record?.result === 'diverged').map((d) => apiKey(apiRefOf(d.loaded.ref))));
-    const again = ctx.request.dryRun === true ? [] : done.filter((d) => d.decision.hold === 'dependency' && d.loaded.obj && versionRefsOf(d.loaded.obj).some((v) => synced.has(apiKey(v.ref))));
+    const again = ctx.request.dryRun === true ? [] : done.filter((d) => holdOf(d.decision) === 'dependency' && d.loaded.obj && versionRefsOf(d.loaded.obj).some((v) => synced.has(apiKey(v.ref))));
     if (again.length === 0) {
       ctx.reports.push(...first);
       return;
