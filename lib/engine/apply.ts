@@ -28,7 +28,7 @@ import { describeError, errorCode, InvalidSpecError, OwnershipError } from '../p
 import { uploadCertificates } from './certificates.js';
 import type { FieldDifference } from './compare.js';
 import { mapLimit } from './concurrency.js';
-import { type Decision, exhaustive, type Loaded, type WriteDecision } from './decide.js';
+import { type Decision, exhaustive, type Loaded, observedOf, type WriteDecision } from './decide.js';
 import { type Done, finalize, finalizeWrite } from './finalize.js';
 import type { Identity } from './load.js';
 import { readObserved } from './load.js';
@@ -329,7 +329,7 @@ function isVisible({ loaded, decision, carried: c }: Written, observed: JsonObje
       if (!observed) return false;
       if ((c.differences ?? []).length === 0) return true;
       // the gateway changed something we sent (e.g. renamed a clashing listen path): visible if it moved at all
-      const preHash = loaded.observed?.hash;
+      const preHash = observedOf(loaded)?.hash;
       return preHash === undefined || c.observedHash !== preHash;
     }
     default:

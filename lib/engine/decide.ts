@@ -30,6 +30,7 @@ import type { CertificateUpload } from './certificates.js';
 import { describeDifferences, type FieldDifference } from './compare.js';
 import { PAUSE_ANNOTATION, pausedMessage } from './conditions.js';
 import { type BackoffSettings, dispose } from './error-policy.js';
+import { hashOf } from './hash.js';
 import { gatewayIdFor } from './ids.js';
 import { thrownProblem } from './input-limits.js';
 import type { ManagedKind, ObjectRef } from './kind.js';
@@ -77,8 +78,10 @@ export interface Loaded {
   readonly referencedBy?: readonly NamespacedName[] | null;
   /** what its desired state was built from (Secrets, certificates): the record's `uses`; undefined when not computed */
   readonly uses?: readonly string[];
-  /** APIs: the certificates its body names, to have in the gateway's store before it is written */
+  /** the certificates its body names that its gateway's store lacks, to upload before it is written */
   readonly certificates?: readonly CertificateUpload[];
+  /** the ids of certificates its body names that its gateway's store lacks: drift (observedOf) */
+  readonly missingCertificates?: readonly string[];
   /** status fields its kind's build gave (KindModule.statusExtra reads them) */
   readonly statusFields?: Readonly<Record<string, unknown>>;
   /** the owner the store has for its id on its gateway (owners.ts): null when none, undefined when not read (no gateway or id, or a kind without owners) */
@@ -247,6 +250,17 @@ function idOf(l: Loaded): string {
   return l.desired?.id || l.record?.id || (l.obj && l.kind.idWithoutGateway ? gatewayIdFor(l.kind, l.obj) : '');
 }
 
+/**
+ * The observed state a decision compares: what the gateway reports, and, when certificates the
+ * body names are missing from the gateway's store, a hash that says so (they are drift: the
+ * object is written again and its certificates uploaded).
+ */
+export function observedOf(l: Loaded): ObservedState | undefined {
+  const missing = l.missingCertificates ?? [];
+  if (!l.observed || missing.length === 0) return l.observed;
+  return { id: l.observed.id, hash: hashOf({ observed: l.observed.hash, missingCertificates: missing }) };
+}
+
 /** The decided id, else idOf. */
 export function knownId(l: Loaded, d: Decision): string {
   return d.id || idOf(l);
@@ -333,7 +347,7 @@ export function decide(l: Loaded, m: Moment): Decision {
 
   // A record from another gateway says nothing about this one: plan as new here, retire there.
   const moved = l.previousTarget !== undefined;
-  const p = plan(l.desired, l.observed, moved ? undefined : (l.record ?? undefined));
+  const p = plan(l.desired, observedOf(l), moved ? undefined : (l.record ?? undefined));
   let action: Action = p.action;
   let reason: ReportReason = moved && WRITES.has(p.action) && p.action !== 'DELETE' ? 'moved to another gateway' : p.reason;
   let waitReason = l.desired?.waiting;

@@ -659,8 +659,8 @@ async function fromSnapshot(snapshot: SnapshotReader, drafts: readonly Draft[]):
 }
 
 /**
- * Certificates missing from a gateway's store are drift of the APIs that name them: their
- * observed hash changes, so plan updates them (and the write uploads the certificate again).
+ * Which certificates an object's body names are missing from its gateway's store (a fact:
+ * decide.ts observedOf makes them drift, so the object is written again and uploads them).
  * What the store has is not uploaded again by a write.
  * One listing per gateway, only where some API names a certificate; a failed listing is a run
  * error and changes nothing (a certificate not known to be missing is taken to be there).
@@ -684,8 +684,7 @@ async function checkCertificates(ctx: RunContext, drafts: Draft[]): Promise<void
     }
     for (const d of users) {
       const missing = (d.certificates ?? []).map((c) => c.id).filter((id) => !present.has(id));
-      const observed = d.observed as ObservedState;
-      if (missing.length > 0) d.observed = { id: observed.id, hash: hashOf({ observed: observed.hash, missingCertificates: missing }) };
+      if (missing.length > 0) d.missingCertificates = missing;
       // a write uploads only what the store lacks (one it loses meanwhile is drift the next run sees)
       d.certificates = (d.certificates ?? []).filter((c) => !present.has(c.id));
     }

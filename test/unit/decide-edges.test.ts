@@ -5,7 +5,7 @@
  * where it turns.
  */
 import t from 'tap';
-import { decide, holdOf, knownId, type Loaded, recordAfter } from '../../lib/engine/decide.js';
+import { decide, holdOf, knownId, type Loaded, observedOf, recordAfter } from '../../lib/engine/decide.js';
 import { DEFAULT_BACKOFF, retryDelayMs } from '../../lib/engine/error-policy.js';
 import { SECURITY_POLICY } from '../../lib/kinds/security-policy/kind.js';
 import { apiKey } from '../../lib/kinds/shared/api-links.js';
@@ -370,4 +370,14 @@ t.test('a write not yet visible, or confirmed, counts no failures', async (t) =>
     failures: 0,
     time: '2026-06-01T00:00:00.000Z',
   });
+});
+
+t.test("certificates missing from the gateway's store are drift: the object is written again", async (t) => {
+  t.match(decide(loaded(), at()), { action: 'NOOP', reason: 'unchanged' }, 'all there: nothing to do');
+  const missing = decide(loaded({ missingCertificates: ['org-c1'] }), at());
+  t.match(missing, { what: 'upsert', action: 'UPDATE' }, 'one missing: an update, which uploads it');
+  const l = loaded({ missingCertificates: ['org-c1'] });
+  t.not(observedOf(l)?.hash, l.observed?.hash, 'the observed hash a decision compares says what is missing');
+  t.equal(observedOf(loaded({ missingCertificates: [] }))?.hash, 'o1', 'none missing: what the gateway reports');
+  t.equal(observedOf(loaded({ observed: undefined, missingCertificates: ['org-c1'] })), undefined, 'nothing observed: nothing to mark');
 });
