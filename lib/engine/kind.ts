@@ -13,6 +13,7 @@ import type { SyncRecord } from '../store/types.js';
 import type { CertificateUpload } from './certificates.js';
 import type { DesiredState, ObservedState, Reason } from './plan.js';
 import type { RunContext } from './run-context.js';
+import type { ObjectReport } from './types.js';
 
 export interface ManagedKind extends ResourceKind {
   readonly finalizer: string;
@@ -205,7 +206,8 @@ export interface Route {
 /** One step of a run, in the registry's order: a kind's phase, or what follows one. */
 export interface Phase {
   readonly name: string;
-  run(ctx: RunContext): Promise<void>;
+  /** the step's reports: one of an object an earlier step reported takes that report's place */
+  run(ctx: RunContext): Promise<readonly ObjectReport[]>;
 }
 
 /** The kinds a run serves and the order it takes them in. */

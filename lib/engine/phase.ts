@@ -3,8 +3,8 @@
  * view from ManagedKind.begin) ─► decide (decide.ts: one pure Decision per object and pass, from
  * one clock reading) ─► for objects that write nothing, finalize (finalize.ts: record, status,
  * Events); for the others, apply (apply.ts: lock, re-read and decide again under the lock,
- * write, settle, finalize, release). Reports go to the run's reports; what each object ended
- * with is the phase's outcome (RunContext.outcomes), which later phases read.
+ * write, settle, finalize, release). It returns its reports and what each object ended with
+ * (the kind's outcome: RunContext.outcomes, which later phases read).
  *
  * Around it: a full run's gateway list read ahead of the API server (list-ahead.ts), the contest
  * over ids and routes (owners.ts), MAX_DELETES_PER_RUN (delete-limit.ts, and a shard's share of
@@ -41,14 +41,20 @@ function unreported(d: { loaded: Done['loaded'] }): boolean {
   return d.loaded.ref.optional === true && d.loaded.obj === null && !d.loaded.record;
 }
 
+/** How a phase of one kind ended: each object's outcome, and the reports it makes. */
+export interface KindRun {
+  readonly done: readonly Done[];
+  readonly reports: readonly ObjectReport[];
+}
+
 /**
- * `kind`'s phase over `scope` (by default the request's part for it, with what earlier phases
- * asked it to follow): reports go to `reports` (the run's, unless a kind keeps a pass's apart).
- * Returns how each object ended; the caller sets it as the kind's outcome (runKindPhase does).
+ * `kind`'s phase over `scope`. Returns how each object ended and its reports; the caller keeps
+ * the outcome for later phases (runKindPhase does) and returns the reports to the run.
  */
-export async function runKind(ctx: RunContext, kind: ManagedKind, scope: RunScope, reports: ObjectReport[] = ctx.reports): Promise<Done[]> {
+export async function runKind(ctx: RunContext, kind: ManagedKind, scope: RunScope): Promise<KindRun> {
   const empty = !scope.all && (scope.namespaces ?? []).length === 0 && (scope.refs ?? []).length === 0;
-  if (empty) return [];
+  if (empty) return { done: [], reports: [] };
+  const reports: ObjectReport[] = [];
   // what the first decision loaded is let go here: the writers are read again under their locks
   const { quiet, writers, decideAll } = await decidePhase(ctx, kind, scope, reports);
   const refresh = async (batch: readonly Identity[]) => decideAll(await readObjects(ctx, batch), false);
@@ -66,14 +72,14 @@ export async function runKind(ctx: RunContext, kind: ManagedKind, scope: RunScop
     reports.push(...deferred, ...done.map((d) => d.report));
     applied.push(...done);
   }
-  return [...quiet, ...applied];
+  return { done: [...quiet, ...applied], reports };
 }
 
 /** The phase most kinds are: `kind` over the request's part for it and what earlier phases asked it to follow; its outcome kept for later phases. */
-export async function runKindPhase(ctx: RunContext, kind: ManagedKind): Promise<Done[]> {
-  const done = await runKind(ctx, kind, scopeFor(ctx.request.scope, kind, owned(ctx, ctx.followed(kind))));
+export async function runKindPhase(ctx: RunContext, kind: ManagedKind): Promise<readonly ObjectReport[]> {
+  const { done, reports } = await runKind(ctx, kind, scopeFor(ctx.request.scope, kind, owned(ctx, ctx.followed(kind))));
   ctx.setOutcomes(kind, done);
-  return done;
+  return reports;
 }
 
 /** The registry line of a kind whose step is its phase alone: `kindEntry(MY_KIND)`. */
@@ -83,9 +89,7 @@ export function kindEntry(kind: ManagedKind): RegistryEntry {
     phases: [
       {
         name: kind.plural,
-        async run(ctx) {
-          await runKindPhase(ctx, kind);
-        },
+        run: (ctx) => runKindPhase(ctx, kind),
       },
     ],
   };

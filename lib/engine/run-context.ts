@@ -1,5 +1,5 @@
 /**
- * The state of one run: its dependencies, settings, counters, run-level errors, its reports,
+ * The state of one run: its dependencies, settings, counters, run-level errors,
  * what each kind's phase ended with (outcomes) and the objects earlier phases ask a later one
  * to look at (follow), listings read once per run (listOnce), per-run values a kind keeps
  * between its phases (shared), and the report helpers. Shared by the stages; no I/O of its own
@@ -32,8 +32,6 @@ export class RunContext {
   reloads = 0;
   /** gateway deletions let through by MAX_DELETES_PER_RUN so far */
   deletions = 0;
-  /** every object's report so far, in the order the phases made them */
-  readonly reports: ObjectReport[] = [];
   private readonly listings = new Map<ResourceKind, Promise<KubeObject[] | undefined>>();
   private readonly done = new Map<ManagedKind, readonly Done[]>();
   private readonly follows = new Map<ManagedKind, FollowRef[]>();
@@ -87,15 +85,6 @@ export class RunContext {
   shared<T>(key: object | symbol, make: () => T): T {
     if (!this.values.has(key)) this.values.set(key, make());
     return this.values.get(key) as T;
-  }
-
-  /** Puts each of `replacing` in the place of the report of the same object (or adds it). */
-  replaceReports(replacing: readonly ObjectReport[]): void {
-    for (const r of replacing) {
-      const i = this.reports.findIndex((x) => x.kind === r.kind && x.namespace === r.namespace && x.name === r.name);
-      if (i >= 0) this.reports[i] = r;
-      else this.reports.push(r);
-    }
   }
 
   /** Milliseconds left before the request's deadline or the process's stop, whichever is first (Infinity without either). */

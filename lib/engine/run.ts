@@ -21,7 +21,7 @@
  */
 import { DEFAULT_BACKOFF } from './error-policy.js';
 import { finishReport, RunContext } from './run-context.js';
-import type { RunDeps, RunReport, RunRequest, RunSettings } from './types.js';
+import type { ObjectReport, RunDeps, RunReport, RunRequest, RunSettings } from './types.js';
 
 export type { ObjectReport, RunDeps, RunReport, RunRequest, RunSettings } from './types.js';
 
@@ -40,6 +40,10 @@ export const DEFAULT_RUN_SETTINGS: RunSettings = {
 
 export async function runReconcile(deps: RunDeps, request: RunRequest): Promise<RunReport> {
   const ctx = new RunContext(deps, request);
-  for (const phase of deps.kinds.phases) await phase.run(ctx);
-  return finishReport(ctx, ctx.reports);
+  const reports = new Map<string, ObjectReport>();
+  for (const phase of deps.kinds.phases) {
+    // one report per object: a later step's report of an object takes the place of an earlier one's
+    for (const r of await phase.run(ctx)) reports.set(`${r.kind}/${r.namespace}/${r.name}`, r);
+  }
+  return finishReport(ctx, [...reports.values()]);
 }

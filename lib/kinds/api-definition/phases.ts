@@ -8,7 +8,7 @@ export const API_DEFINITION_PHASE: Phase = {
   name: 'apidefinitions',
   async run(ctx) {
     await runPolicies(ctx);
-    await runKindPhase(ctx, API_DEFINITION);
+    return runKindPhase(ctx, API_DEFINITION);
   },
 };
 

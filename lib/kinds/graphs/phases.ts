@@ -3,6 +3,7 @@
  * ApiDefinitions used get their finalizer and status, deletions held while in use (phase.ts).
  */
 import type { Phase, RegistryEntry } from '../../engine/kind.js';
+import type { ObjectReport } from '../../engine/types.js';
 import { API_DEFINITION } from '../api-definition/kind.js';
 import { SUBGRAPH, SUPERGRAPH } from './kinds.js';
 import { runGraphPhase } from './phase.js';
@@ -10,7 +11,9 @@ import { runGraphPhase } from './phase.js';
 export const GRAPHS_PHASE: Phase = {
   name: 'graphs',
   async run(ctx) {
-    await runGraphPhase(ctx, ctx.request.scope, ctx.outcomes(API_DEFINITION), ctx.reports);
+    const reports: ObjectReport[] = [];
+    await runGraphPhase(ctx, ctx.request.scope, ctx.outcomes(API_DEFINITION), reports);
+    return reports;
   },
 };
 

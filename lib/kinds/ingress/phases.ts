@@ -6,6 +6,7 @@
  */
 import type { Phase, RegistryEntry } from '../../engine/kind.js';
 import { owned } from '../../engine/phase.js';
+import type { ObjectReport } from '../../engine/types.js';
 import { API_DEFINITION } from '../api-definition/kind.js';
 import { INGRESS } from './kind.js';
 import { ingressSettings, runIngressPhase } from './phase.js';
@@ -14,15 +15,18 @@ import { settleTemplates } from './templates.js';
 export const INGRESS_PHASE: Phase = {
   name: 'ingresses',
   async run(ctx) {
-    const { apiRefs } = await runIngressPhase(ctx, ctx.request.scope, ctx.reports);
+    const reports: ObjectReport[] = [];
+    const { apiRefs } = await runIngressPhase(ctx, ctx.request.scope, reports);
     ctx.follow(API_DEFINITION, owned(ctx, apiRefs));
+    return reports;
   },
 };
 
 export const INGRESS_TEMPLATES_PHASE: Phase = {
   name: 'ingress templates',
   async run(ctx) {
-    ctx.replaceReports(await settleTemplates(ctx, ctx.outcomes(API_DEFINITION), ingressSettings(ctx)));
+    // a template's report takes the place of the ApiDefinition phase's
+    return settleTemplates(ctx, ctx.outcomes(API_DEFINITION), ingressSettings(ctx));
   },
 };
 

@@ -27,17 +27,20 @@ export const PORTAL_PHASE: Phase = {
         .map((d) => `${d.loaded.ref.namespace}/${d.loaded.ref.name}`),
     );
     const inScope = scope.all === true || (scope.namespaces ?? []).length > 0 || (scope.refs ?? []).some((r) => PORTAL.has(r.kind.kind)) || ctx.request.shard !== undefined;
-    if (!inScope && written.size === 0) return;
+    if (!inScope && written.size === 0) return [];
     const { PortalRun } = await import('./load.js');
     const portal = new PortalRun(ctx, await runPolicies(ctx), written);
     ctx.shared(PORTAL_RUN, () => portal);
     const descriptions = await runKind(ctx, API_DESCRIPTION, scopeFor(scope, API_DESCRIPTION));
-    ctx.setOutcomes(API_DESCRIPTION, descriptions);
-    portal.seen(descriptions.map((d) => d.loaded));
+    ctx.setOutcomes(API_DESCRIPTION, descriptions.done);
+    portal.seen(descriptions.done.map((d) => d.loaded));
     // a full run, and a shard (its catalogues are in its listing), finds the catalogues in its listing
-    const followers = scope.all || ctx.request.shard ? [] : await portal.followers(new Set(descriptions.map((d) => `${d.loaded.ref.namespace}/${d.loaded.ref.name}`)), written);
-    ctx.setOutcomes(PORTAL_API_CATALOGUE, await runKind(ctx, PORTAL_API_CATALOGUE, scopeFor(scope, PORTAL_API_CATALOGUE, followers)));
-    ctx.setOutcomes(PORTAL_CONFIG, await runKind(ctx, PORTAL_CONFIG, scopeFor(scope, PORTAL_CONFIG)));
+    const followers = scope.all || ctx.request.shard ? [] : await portal.followers(new Set(descriptions.done.map((d) => `${d.loaded.ref.namespace}/${d.loaded.ref.name}`)), written);
+    const catalogues = await runKind(ctx, PORTAL_API_CATALOGUE, scopeFor(scope, PORTAL_API_CATALOGUE, followers));
+    ctx.setOutcomes(PORTAL_API_CATALOGUE, catalogues.done);
+    const configurations = await runKind(ctx, PORTAL_CONFIG, scopeFor(scope, PORTAL_CONFIG));
+    ctx.setOutcomes(PORTAL_CONFIG, configurations.done);
+    return [...descriptions.reports, ...catalogues.reports, ...configurations.reports];
   },
 };
 

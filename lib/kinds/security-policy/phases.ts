@@ -38,15 +38,16 @@ export const SECURITY_POLICY_PHASE: Phase = {
   name: 'securitypolicies',
   async run(ctx) {
     ctx.follow(SECURITY_POLICY, owned(ctx, followersOf(apisOf(ctx), await runPolicies(ctx))));
-    await runKindPhase(ctx, SECURITY_POLICY);
+    return runKindPhase(ctx, SECURITY_POLICY);
   },
 };
 
 export const POLICY_LINKS_PHASE: Phase = {
   name: 'policy links',
   async run(ctx) {
-    if (ctx.request.dryRun === true) return;
+    if (ctx.request.dryRun === true) return [];
     await refreshLinks(ctx, ctx.outcomes(SECURITY_POLICY), new Set(apisOf(ctx).map((d) => apiKey(apiRefOf(d.loaded.ref)))), await runPolicies(ctx));
+    return [];
   },
 };
 

@@ -7,7 +7,6 @@
 import { holdOf } from '../../engine/decide.js';
 import type { Phase, RegistryEntry } from '../../engine/kind.js';
 import { owned, runKind, scopeFor } from '../../engine/phase.js';
-import type { ObjectReport } from '../../engine/types.js';
 import { apiKey } from '../shared/api-links.js';
 import { apiRefOf } from '../shared/api-resolver.js';
 import { TYK_OAS_API_DEFINITION } from './kind.js';
@@ -17,20 +16,17 @@ export const TYK_OAS_PHASE: Phase = {
   name: 'tykoasapidefinitions',
   async run(ctx) {
     const kind = TYK_OAS_API_DEFINITION;
-    const first: ObjectReport[] = [];
-    const done = await runKind(ctx, kind, scopeFor(ctx.request.scope, kind, owned(ctx, ctx.followed(kind))), first);
-    ctx.setOutcomes(kind, done);
-    const synced = new Set(done.filter((d) => d.record?.result === 'synced' || d.record?.result === 'diverged').map((d) => apiKey(apiRefOf(d.loaded.ref))));
-    const again = ctx.request.dryRun === true ? [] : done.filter((d) => holdOf(d.decision) === 'dependency' && d.loaded.obj && versionRefsOf(d.loaded.obj).some((v) => synced.has(apiKey(v.ref))));
-    if (again.length === 0) {
-      ctx.reports.push(...first);
-      return;
-    }
-    const second: ObjectReport[] = [];
-    const redone = await runKind(ctx, kind, { refs: again.map((d) => d.loaded.ref) }, second);
-    const keys = new Set(redone.map((d) => d.loaded.key));
-    ctx.reports.push(...first.filter((r) => !keys.has(`${r.kind}/${r.namespace}/${r.name}`)), ...second);
-    ctx.setOutcomes(kind, [...done.filter((d) => !keys.has(d.loaded.key)), ...redone]);
+    const first = await runKind(ctx, kind, scopeFor(ctx.request.scope, kind, owned(ctx, ctx.followed(kind))));
+    ctx.setOutcomes(kind, first.done);
+    const synced = new Set(first.done.filter((d) => d.record?.result === 'synced' || d.record?.result === 'diverged').map((d) => apiKey(apiRefOf(d.loaded.ref))));
+    const again =
+      ctx.request.dryRun === true ? [] : first.done.filter((d) => holdOf(d.decision) === 'dependency' && d.loaded.obj && versionRefsOf(d.loaded.obj).some((v) => synced.has(apiKey(v.ref))));
+    if (again.length === 0) return first.reports;
+    const second = await runKind(ctx, kind, { refs: again.map((d) => d.loaded.ref) });
+    const keys = new Set(second.done.map((d) => d.loaded.key));
+    ctx.setOutcomes(kind, [...first.done.filter((d) => !keys.has(d.loaded.key)), ...second.done]);
+    // the second pass's report of an object takes the place of the first's
+    return [...first.reports, ...second.reports];
   },
 };
 
