@@ -187,6 +187,8 @@ t.test('npm run bundle: one working bundle per function, small where it matters'
       `${name}: GraphQL composition (graphql, @theguild/federation-composition) is not loaded at start`,
     );
     t.ok(lazyInputs.includes('lib/kinds/graphs/compose.ts'), `${name}: it is in a chunk loaded when a supergraph is built`);
+    t.notOk(inputs.includes('lib/kinds/graphs/phase.ts') || inputs.includes('lib/engine/held-finalizers.ts'), `${name}: the SubGraph and SuperGraph step is not loaded at start`);
+    t.ok(lazyInputs.includes('lib/kinds/graphs/phase.ts'), `${name}: it is in a chunk loaded when a run has graphs to look at`);
     t.notOk(
       inputs.some((p) => p.includes('@kubernetes/client-node/dist/gen/models/')),
       `${name}: no generated Kubernetes models`,

@@ -19,14 +19,15 @@
 import { mapLimit } from '../../engine/concurrency.js';
 import type { Done } from '../../engine/finalize.js';
 import { applyHeld, decideHeld, type HeldInput } from '../../engine/held-finalizers.js';
-import type { HeldKind, HeldRef } from '../../engine/kind.js';
+import type { HeldKind } from '../../engine/kind.js';
 import type { RunContext } from '../../engine/run-context.js';
 import type { ObjectReport, RunScope } from '../../engine/types.js';
 import type { KubeObject } from '../../kube/types.js';
 import { describeError, errorCode, KubeApiError } from '../../platform/errors.js';
 import { API_DEFINITION } from '../api-definition/kind.js';
-import { linkedByApi, parseGraphUse, subGraphUsers, subgraphRefsOf, superGraphUsers } from './federation.js';
+import { linkedByApi, subGraphUsers, subgraphRefsOf, superGraphUsers } from './federation.js';
 import { SUBGRAPH, SUPERGRAPH } from './kinds.js';
+import { graphsUsedBy } from './uses.js';
 
 type Listed = { readonly objects: KubeObject[] } | { readonly failed: true };
 
@@ -69,19 +70,6 @@ async function listKind(ctx: RunContext, kind: HeldKind | typeof API_DEFINITION,
 
 const keyOf = (kind: string, o: { namespace?: string; name: string }): string => `${kind}/${o.namespace ?? ''}/${o.name}`;
 
-/** The graphs the run's APIs started or stopped using (their records' uses before and after it). */
-function usedBy(apis: readonly Done[]): HeldRef[] {
-  return apis.flatMap((d) => {
-    const before = new Set(d.loaded.record?.uses ?? []);
-    const after = new Set(d.record?.uses ?? []);
-    const changed = [...before, ...after].filter((u) => before.has(u) !== after.has(u));
-    return changed.flatMap((u) => {
-      const ref = parseGraphUse(u);
-      return ref ? [{ kind: ref.kind === 'SubGraph' ? SUBGRAPH : SUPERGRAPH, namespace: ref.namespace, name: ref.name }] : [];
-    });
-  });
-}
-
 export async function runGraphPhase(ctx: RunContext, scope: RunScope, apis: readonly Done[], reports: ObjectReport[]): Promise<void> {
   const watchedAll: (string | undefined)[] = ctx.settings.namespaces ? [...ctx.settings.namespaces] : [undefined];
   const namespaces = [...new Set(scope.namespaces ?? [])].filter((ns) => ctx.watched(ns));
@@ -99,7 +87,7 @@ export async function runGraphPhase(ctx: RunContext, scope: RunScope, apis: read
     }
   }
   const held = (scope.cluster ?? []).filter((r) => ctx.kinds.held.some((k) => k.kind === r.kind.kind));
-  const named = [...held, ...usedBy(apis)].filter((r) => ctx.watched(r.namespace) && ctx.owns(r.namespace, r.name) && !found.has(keyOf(r.kind.kind, r)));
+  const named = [...held, ...graphsUsedBy(apis)].filter((r) => ctx.watched(r.namespace) && ctx.owns(r.namespace, r.name) && !found.has(keyOf(r.kind.kind, r)));
   const unique = [...new Map(named.map((r) => [keyOf(r.kind.kind, r), r])).values()];
   await mapLimit(unique, ctx.settings.concurrency, async (r) => {
     try {
