@@ -1,6 +1,6 @@
 /**
  * Observed state: what the reconciler needs from a Tyk gateway (the Gateway API in CE
- * mode, the Dashboard API in pro mode), as one narrow interface. lib/reconcile depends
+ * mode, the Dashboard API in pro mode), as one narrow interface. lib/engine depends
  * only on this file.
  *
  * Guarantees of every implementation:

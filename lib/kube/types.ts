@@ -1,6 +1,6 @@
 /**
  * Desired state: what the reconciler needs from the Kubernetes API server, as a narrow
- * interface. The implementation (lib/kube/client.ts) speaks HTTP; lib/reconcile depends
+ * interface. The implementation (lib/kube/client.ts) speaks HTTP; lib/engine depends
  * only on this file.
  *
  * Guarantees of every implementation:
