@@ -5,6 +5,7 @@
  * gateway undone; a spec change sent; a deletion removes it from the gateway and lets the
  * resource go; a run with nothing changed writes nothing.
  */
+import { readFileSync } from 'node:fs';
 import t from 'tap';
 import type { KubeObject } from '../../lib/kube/types.js';
 import { EXAMPLE, EXAMPLE_REGISTRY } from '../fixtures/kinds/example.js';
@@ -61,4 +62,15 @@ t.test("the registry's run takes only its kinds: an ApiDefinition in the cluster
     report.objects.map((o) => o.kind),
     ['Example'],
   );
+});
+
+t.test('the kind the READMEs show is the one this file runs', async (t) => {
+  const squash = (s: string) => s.replace(/\s+/g, ' ');
+  const fixture = squash(readFileSync(new URL('../fixtures/kinds/example.ts', import.meta.url), 'utf8'));
+  const build = 'build: (o) => ({ id: o.ref.name, body: { id: o.ref.name, ...o.obj.spec } })';
+  t.ok(fixture.includes(build), 'the fixture builds its body so');
+  for (const readme of ['../../README.md', '../../lib/kinds/README.md']) {
+    const text = squash(readFileSync(new URL(readme, import.meta.url), 'utf8'));
+    t.ok(text.includes(build) && text.includes("gatewayKind: 'policy'") && text.includes('kindEntry(EXAMPLE)'), `${readme}: its example is this kind, added by its registry line`);
+  }
 });
