@@ -1,5 +1,5 @@
 /**
- * The pure Ingress core (lib/kinds/ingress/apis.ts, ingress-decide.ts): class, Tyk Operator's
+ * The pure Ingress core (lib/kinds/ingress/apis.ts, decide.ts): class, Tyk Operator's
  * names and hashes, the wildcard host, TLS and ACME paths, the template or the keyless default,
  * refusals (named ports, non-service backends, duplicates, names too long), the diff against
  * what the cluster has (create, one update, delete only what it owns, names taken, terminating,

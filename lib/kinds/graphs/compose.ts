@@ -3,7 +3,7 @@
  * @theguild/federation-composition (Federation v1 SDL without `@link`, and v2 with it). Pure:
  * the same subgraphs give the same answer, no I/O, no clock.
  *
- * This module is loaded with a dynamic import (load.ts `composer`) only when a run builds an API
+ * This module is loaded with a dynamic import (api-definition/build.ts `composer`) only when a run builds an API
  * of execution_mode supergraph: it brings in `graphql` and the composition library, which other
  * runs (and every webhook function's cold start) do not need.
  *

@@ -1,7 +1,7 @@
 /**
  * GraphQL federation, as Tyk Operator had it: SubGraph and SuperGraph resources, and the
  * ApiDefinitions whose `graphql.graph_ref` names one of them (in their own namespace). Pure: the
- * load stage reads the objects (load.ts), this module decides what they make of an API.
+ * load stage reads the objects (lib/kinds/api-definition/build.ts), this module decides what they make of an API.
  *
  * - execution_mode `subgraph`: the SubGraph supplies `graphql.schema` (its spec.schema, else its
  *   sdl) and `graphql.subgraph.sdl` (its spec.sdl). One ApiDefinition serves a SubGraph: the one
@@ -21,7 +21,7 @@
  *   runs the API (lib/events/dependents.ts).
  *
  * Also who uses a SubGraph or SuperGraph (what holds its deletion) and the SubGraph's
- * `status.linked_by_api`, for graph-phase.ts.
+ * `status.linked_by_api`, for phase.ts.
  */
 
 import { gatewayIdFor } from '../../engine/ids.js';

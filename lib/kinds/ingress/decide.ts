@@ -8,7 +8,7 @@
  *   finalizer removed. Nothing is deleted that is not labelled for and owned by it.
  * - wait: its template is missing or not labelled `template: "true"`: nothing is written or
  *   deleted, what it generated stays.
- * - sync: the plan (ingress-apis.ts) and its diff; the finalizer goes on before anything is
+ * - sync: the plan (apis.ts) and its diff; the finalizer goes on before anything is
  *   created, and on an Ingress that owns ApiDefinitions without it (adopted from Tyk Operator).
  */
 

@@ -2,7 +2,7 @@
  * The Ingress phase: Ingresses of our class become ApiDefinitions in the cluster, before the
  * ApiDefinition phase sends those to the gateway in the same run.
  *
- * load (ingress-load.ts) ─► decide (ingress-decide.ts, pure) ─► nothing to write: report,
+ * load (load.ts) ─► decide (decide.ts, pure) ─► nothing to write: report,
  * record, Events; a write: lock the Ingress, re-read it, its template and its ApiDefinitions,
  * decide again, write (finalizer first, then one POST, PUT or DELETE per ApiDefinition that
  * differs), record, tell, release (a run that marked it dirty meanwhile gets another pass). The
@@ -13,7 +13,7 @@
  * ApiDefinitions) writes and deletes nothing for that Ingress; an ApiDefinition not labelled
  * for the Ingress is never written or deleted; a delete carries the uid it was decided on. The
  * record (`Ingress/<ns>/<name>`) names the template and the generated ApiDefinitions in `uses`,
- * so an event about one finds its Ingress (ingress-load.ts). Returns the ApiDefinitions written
+ * so an event about one finds its Ingress (load.ts). Returns the ApiDefinitions written
  * or deleted, and the templates an Ingress stopped naming, for the ApiDefinition phase. Dry
  * runs write nothing (writers are reported `planned`); a stopping process defers writers.
  * Throws only StoreUnavailableError.

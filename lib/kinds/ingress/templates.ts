@@ -1,6 +1,6 @@
 /**
  * Template ApiDefinitions (labelled `template: "true"`, Tyk Operator's Ingress templates), after
- * the ApiDefinition phase looked at them (decide.ts never sends one to a gateway):
+ * the ApiDefinition phase looked at them (the engine's decision never sends one to a gateway):
  *
  * - a live template gets Tyk Operator's finalizer, `finalizers.tyk.io/template`;
  * - a template being deleted keeps it while a live Ingress of our class in its namespace names

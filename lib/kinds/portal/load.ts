@@ -1,16 +1,16 @@
 /**
  * What the developer portal's desired states are built from, read once per run and phase
- * (portal-payload.ts builds them, purely): the APIDescriptions the catalogues name, the
+ * (payload.ts builds them, purely): the APIDescriptions the catalogues name, the
  * SecurityPolicies the entries publish (with their records: a policy must be synced on the same
  * gateway, and its Dashboard `_id` is its status.pol_id), every PortalAPICatalogue and
  * PortalConfig of the watched namespaces (ownership of entries, one configuration per gateway,
  * deletions of descriptions held by the catalogues that list them) and the records of the
  * catalogues (what each owns on the Dashboard).
  *
- * One PortalRun per run (run.ts): lists are read at most once; descriptions the description
+ * One PortalRun per run (phases.ts): lists are read at most once; descriptions the description
  * phase looked at are taken from it, the others read with a GET each; policies come from the
  * run's policy list, except those the policy phase wrote in this run (their status.pol_id may be
- * new), which are read again. `prepare` (from load.ts, for each pass of a portal phase) reads
+ * new), which are read again. `prepare` (from view.ts, for each pass of a portal phase) reads
  * what the pass's objects need and decides their desired states; a read that fails marks the
  * objects that needed it (`readError`: nothing is decided on them, nothing deleted), a failed
  * catalogue list every catalogue of the pass and every held deletion of a description.

@@ -100,7 +100,7 @@ export function entryOf(spec: Record<string, unknown>, namespace: string, resolv
   return { ok: true, entry, policyId, aliases };
 }
 
-/** What a portal resource's desired state is, for load.ts: as its `Built`, plus what it declares. */
+/** What a portal resource's desired state is, for the engine's load stage: as its `Built`, plus what it declares. */
 export interface PortalBuilt {
   id: string;
   body?: JsonObject;
