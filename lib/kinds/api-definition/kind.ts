@@ -8,6 +8,7 @@
  */
 import type { ManagedKind } from '../../engine/kind.js';
 import { apiStatusExtra } from '../shared/api-kind.js';
+import { HELD_BY_POLICIES } from '../shared/held-by-policies.js';
 import { beginApiDefinitions } from './build.js';
 import { apiRoute } from './route.js';
 
@@ -22,7 +23,7 @@ export const API_DEFINITION: ManagedKind = {
   specIdField: 'api_id',
   ownerSpace: 'api',
   idWithoutGateway: true,
-  heldBy: { reason: 'referenced by policies', kind: 'SecurityPolicy', many: 'SecurityPolicies' },
+  heldBy: HELD_BY_POLICIES,
   blueprintLabel: 'template',
   route: (body) => apiRoute(body),
   statusExtra: (facts) => apiStatusExtra('linked_by_policies', facts),

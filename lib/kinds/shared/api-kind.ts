@@ -4,7 +4,7 @@
  * their status), and the status fields that follow from both. Pure, except `policyHolders`,
  * which checks ReferenceGrants through the load stage's reads.
  */
-import type { Building, HeldBy, PassObject, PassReads, StatusFacts } from '../../engine/kind.js';
+import type { Building, PassObject, PassReads, StatusFacts } from '../../engine/kind.js';
 import type { RunContext } from '../../engine/run-context.js';
 import { SECRET } from '../../kube/kinds.js';
 import type { KubeObject, NamespacedName } from '../../kube/types.js';
@@ -12,9 +12,6 @@ import { SECURITY_POLICY } from '../security-policy/kind.js';
 import { referencingPolicies } from './api-links.js';
 import { apiRefOf } from './api-resolver.js';
 import { type CertificateResolution, resolveCertificates, secretNamesOf } from './certificate-refs.js';
-
-/** A deletion waits while live policies grant the API. */
-export const HELD_BY_POLICIES: HeldBy = { reason: 'referenced by policies', kind: 'SecurityPolicy', many: 'SecurityPolicies' };
 
 /** "namespace/name" of a Secret read for a desired state → the object (null: 404); one that could not be read is absent. */
 export type SecretsRead = ReadonlyMap<string, KubeObject | null>;

@@ -7,6 +7,7 @@
  */
 import type { ManagedKind } from '../../engine/kind.js';
 import { apiStatusExtra } from '../shared/api-kind.js';
+import { HELD_BY_POLICIES } from '../shared/held-by-policies.js';
 import { beginTykOasApis } from './build.js';
 import { tykOasReferences } from './references.js';
 
@@ -20,7 +21,7 @@ export const TYK_OAS_API_DEFINITION: ManagedKind = {
   statusIdField: 'id',
   ownerSpace: 'api',
   idWithoutGateway: true,
-  heldBy: { reason: 'referenced by policies', kind: 'SecurityPolicy', many: 'SecurityPolicies' },
+  heldBy: HELD_BY_POLICIES,
   references: (obj) => tykOasReferences(obj),
   statusExtra: (facts) => apiStatusExtra('linkedByPolicies', facts),
   begin: (ctx, objects) => beginTykOasApis(ctx, objects),
