@@ -20,7 +20,7 @@ import {
   templateSpec,
   translateHost,
 } from '../../lib/kinds/ingress/apis.js';
-import { decideIngress, type IngressState, writes } from '../../lib/kinds/ingress/decide.js';
+import { decideIngress, type IngressDecision, type IngressState } from '../../lib/kinds/ingress/decide.js';
 import type { KubeObject } from '../../lib/kube/types.js';
 import { apiDefinition, INGRESS_FINALIZER, ingress } from '../fixtures/builders.js';
 
@@ -234,6 +234,11 @@ function state(over: Partial<IngressState> & { ingress: KubeObject | null }): In
   return { namespace: 'default', name: 'web', template: undefined, current: new Map(), memory: {}, managed: false, ...over };
 }
 
+/** A decision that writes to the API server (and so runs under the Ingress's lock). */
+function writes(d: IngressDecision): boolean {
+  return d.what === 'upsert' || d.what === 'remove';
+}
+
 t.test('the decision per Ingress', async (t) => {
   const tpl = apiDefinition('tpl').template().withSpec(TEMPLATE).build();
   const rule = (b: ReturnType<typeof base>) => b.withRule('', '/a', 'web', 80);
@@ -247,24 +252,31 @@ t.test('the decision per Ingress', async (t) => {
   t.same(decideIngress(state({ ingress: null }), S), { what: 'ignore' }, 'gone, never ours');
 
   const first = decideIngress(state({ ingress: mine, template: tpl }), S);
-  t.match(first, { what: 'sync', addFinalizer: true, diff: { steps: [{ op: 'create', name: a.name }] } }, 'the finalizer goes on before the first create');
+  t.match(
+    first,
+    { what: 'upsert', addFinalizer: true, steps: [{ op: 'create', name: a.name }], because: { reason: 'sync', diff: { steps: [{ op: 'create', name: a.name }] } } },
+    'the finalizer goes on before the first create',
+  );
   t.ok(writes(first));
   const steady = decideIngress(state({ ingress: rule(base().withFinalizer()).build(), template: tpl, current: owned, managed: true }), S);
-  t.match(steady, { what: 'sync', addFinalizer: false, diff: { steps: [] } });
+  t.match(steady, { what: 'quiet', because: { reason: 'sync', diff: { steps: [] } } });
   t.notOk(writes(steady), 'steady state writes nothing');
-  t.match(decideIngress(state({ ingress: mine, template: tpl, current: owned }), S), { what: 'sync', addFinalizer: true }, 'adopted from Tyk Operator without our finalizer: it gets it');
+  t.match(decideIngress(state({ ingress: mine, template: tpl, current: owned }), S), { what: 'upsert', addFinalizer: true, steps: [] }, 'adopted from Tyk Operator without our finalizer: it gets it');
 
   t.same(
     decideIngress(state({ ingress: mine, template: null, current: owned }), S),
-    { what: 'wait', waiting: 'template ApiDefinition default/tpl does not exist' },
+    { what: 'quiet', because: { reason: 'wait', waiting: 'template ApiDefinition default/tpl does not exist' } },
     'a missing template deletes nothing',
   );
-  t.same(decideIngress(state({ ingress: mine, template: apiDefinition('tpl').build(), current: owned }), S), { what: 'wait', waiting: 'ApiDefinition default/tpl is not labelled template: "true"' });
+  t.same(decideIngress(state({ ingress: mine, template: apiDefinition('tpl').build(), current: owned }), S), {
+    what: 'quiet',
+    because: { reason: 'wait', waiting: 'ApiDefinition default/tpl is not labelled template: "true"' },
+  });
 
   const deleting = rule(base().withFinalizer().deleting()).build();
   t.same(decideIngress(state({ ingress: deleting, current: owned, managed: true }), S), {
-    what: 'teardown',
-    why: 'deleted',
+    what: 'remove',
+    because: { reason: 'teardown', why: 'deleted' },
     steps: [{ op: 'delete', name: a.name, uid: 'u-a' }],
     removeFinalizer: true,
   });
@@ -272,16 +284,20 @@ t.test('the decision per Ingress', async (t) => {
   const moved = rule(ingress('web').withUid('uid-web').withClass('nginx').withFinalizer()).build();
   t.same(
     decideIngress(state({ ingress: moved, current: owned, managed: true }), S),
-    { what: 'teardown', why: 'class changed', steps: [{ op: 'delete', name: a.name, uid: 'u-a' }], removeFinalizer: true },
+    { what: 'remove', because: { reason: 'teardown', why: 'class changed' }, steps: [{ op: 'delete', name: a.name, uid: 'u-a' }], removeFinalizer: true },
     'another class now: let go',
   );
   t.same(
     decideIngress(state({ ingress: null, current: owned }), S),
-    { what: 'teardown', why: 'gone', steps: [{ op: 'delete', name: a.name, uid: 'u-a' }], removeFinalizer: false },
+    { what: 'remove', because: { reason: 'teardown', why: 'gone' }, steps: [{ op: 'delete', name: a.name, uid: 'u-a' }], removeFinalizer: false },
     'gone (404), its ApiDefinitions left: deleted',
   );
   const notOwned = new Map<string, KubeObject | null>([[a.name, stored({ ...a.object, metadata: { ...a.object.metadata, ownerReferences: [] } }, 'u-a')]]);
-  t.same(decideIngress(state({ ingress: null, current: notOwned, managed: true }), S), { what: 'teardown', why: 'gone', steps: [], removeFinalizer: false }, 'nothing it does not own is deleted');
+  t.same(
+    decideIngress(state({ ingress: null, current: notOwned, managed: true }), S),
+    { what: 'quiet', because: { reason: 'teardown', why: 'gone' } },
+    'nothing it does not own is deleted: nothing to write, the record goes',
+  );
 });
 
 t.test('the finalizer name is Tyk Operator’s', async (t) => {

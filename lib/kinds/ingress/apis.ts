@@ -23,6 +23,7 @@
  *   object not labelled for this Ingress is never written (`taken`).
  */
 import { createHash } from 'node:crypto';
+import type { ChildMemory, ChildStep } from '../../engine/composite.js';
 import { hashOf } from '../../engine/hash.js';
 import type { KubeObject } from '../../kube/types.js';
 import { isObject, nonBlank, nonEmpty } from '../../platform/guards.js';
@@ -214,16 +215,9 @@ export function desiredApis(ingress: KubeObject, template: Json, settings: Ingre
   return { apis, held, problems, complete: true };
 }
 
-/** What we last wrote of a generated ApiDefinition and what the API server answered, as hashes of their managed view. */
-export interface ChildMemory {
-  readonly sent: string;
-  readonly seen: string;
-}
-
-export type Step =
-  | { readonly op: 'create'; readonly name: string; readonly object: KubeObject }
-  | { readonly op: 'update'; readonly name: string; readonly object: KubeObject }
-  | { readonly op: 'delete'; readonly name: string; readonly uid: string };
+/** What we last wrote of a generated ApiDefinition and what the API server answered (the engine's ChildMemory), and one write to one (ChildStep). */
+export type { ChildMemory };
+export type Step = ChildStep;
 
 export interface Diff {
   readonly steps: readonly Step[];

@@ -213,7 +213,7 @@ async function complete(
   let state: IngressState = { ...e.state, template, current: byName };
   if (probe) {
     const d = decideIngress(state, settings);
-    const creates = d.what === 'sync' ? d.diff.steps.filter((s) => s.op === 'create').map((s) => s.name) : [];
+    const creates = d.what === 'upsert' ? d.steps.filter((s) => s.op === 'create').map((s) => s.name) : [];
     const seen = await mapLimit(creates, ctx.settings.concurrency, (n) => getOr(() => ctx.deps.kube.get(API_DEFINITION, namespace, n)));
     const failure = seen.find((g): g is { error: unknown } => 'error' in g);
     if (failure) return { ...e, state, readError: failure.error };

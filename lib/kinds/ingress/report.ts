@@ -19,6 +19,8 @@
  * what we last wrote of each generated ApiDefinition. It is saved only when it changes.
  */
 
+import type { CompositeOutcome } from '../../engine/composite.js';
+import { exhaustive } from '../../engine/decide.js';
 import { hashOf } from '../../engine/hash.js';
 import type { Action } from '../../engine/plan.js';
 import type { RunContext } from '../../engine/run-context.js';
@@ -27,24 +29,12 @@ import { describeError, errorCode, IngressError, InvalidSpecError } from '../../
 import type { SyncRecord } from '../../store/types.js';
 import { API_DEFINITION } from '../api-definition/kind.js';
 import { type ChildMemory, INGRESS_LABEL, type Step, templateNameOf } from './apis.js';
-import type { IngressDecision } from './decide.js';
+import type { IngressBecause } from './decide.js';
 import type { IngressEntry } from './load.js';
 import { ingressSettings } from './phase.js';
 
-/** "namespace/name" of ApiDefinitions written or deleted, and of templates an Ingress let go of. */
-export interface ApiRefs {
-  readonly written: Set<string>;
-  readonly released: Set<string>;
-}
-
-export type StepResult = { readonly ok: true; readonly memory?: ChildMemory } | { readonly ok: false; readonly error: unknown; readonly taken?: boolean };
-
-export type Outcome =
-  /** a read failed, or the finalizer could not be added: nothing written */
-  | { readonly what: 'failed'; readonly error: unknown; readonly writing?: boolean }
-  /** nothing to write (or a dry run, or deferred) */
-  | { readonly what: 'decided'; readonly decision: IngressDecision }
-  | { readonly what: 'written'; readonly decision: IngressDecision; readonly steps: readonly Step[]; readonly results: readonly StepResult[]; readonly finalizerError?: unknown };
+/** How an Ingress's pass ended (engine/composite.ts). */
+export type Outcome = CompositeOutcome<IngressBecause>;
 
 interface Verdict {
   action: Action;
@@ -66,7 +56,8 @@ export function takenError(e: { namespace: string; name: string }, names: readon
 function failures(e: IngressEntry, o: Outcome): unknown[] {
   if (o.what === 'failed') return [o.error];
   const out: unknown[] = [];
-  if (o.decision.what === 'sync' && o.decision.diff.taken.length > 0) out.push(takenError(e, o.decision.diff.taken));
+  const because = o.decision.because;
+  if (because.reason === 'sync' && because.diff.taken.length > 0) out.push(takenError(e, because.diff.taken));
   if (o.what === 'written') {
     for (const r of o.results) if (!r.ok) out.push(r.error);
     if (o.finalizerError !== undefined) out.push(o.finalizerError);
@@ -82,22 +73,30 @@ function verdict(e: IngressEntry, o: Outcome): Verdict {
   const wrote = o.what === 'written' && o.results.some((r) => r.ok);
   const failed = failures(e, o);
   const failure = failed.length > 0 ? { error: failed.map(describeError).join('; '), code: errorCode(failed[0]) } : {};
-  if (d.what === 'wait') return { action: 'WAIT', reason: 'waiting for dependency', result: 'waiting', error: d.waiting, code: 'INGRESS_TEMPLATE' };
-  if (d.what === 'teardown') {
-    const reason = d.why === 'class changed' ? 'ingress class changed' : 'deleted in cluster';
-    return { action: 'DELETE', reason, result: failed.length > 0 ? 'failed' : 'deleted', ...failure };
+  const because = d.because;
+  switch (because.reason) {
+    case 'wait':
+      return { action: 'WAIT', reason: 'waiting for dependency', result: 'waiting', error: because.waiting, code: 'INGRESS_TEMPLATE' };
+    case 'teardown': {
+      const reason = because.why === 'class changed' ? 'ingress class changed' : 'deleted in cluster';
+      return { action: 'DELETE', reason, result: failed.length > 0 ? 'failed' : 'deleted', ...failure };
+    }
+    case 'sync': {
+      const steps = d.what === 'quiet' ? [] : d.steps;
+      const addFinalizer = d.what === 'upsert' && d.addFinalizer;
+      const created = steps.length > 0 && steps.every((s) => s.op === 'create') && !e.record;
+      const action: Action = steps.length === 0 && !addFinalizer ? 'NOOP' : created ? 'CREATE' : 'UPDATE';
+      const reason: ReportReason = action === 'NOOP' ? 'unchanged' : created ? 'created in cluster' : 'spec changed';
+      if (failed.length > 0) return { action, reason, result: 'failed', ...failure };
+      if (because.plan.problems.length > 0) return { action, reason, result: 'invalid', error: because.plan.problems.join('; '), code: 'INGRESS_INVALID' };
+      if (because.diff.terminating.length > 0) {
+        return { action, reason, result: 'waiting', error: `ApiDefinition ${because.diff.terminating.map((n) => `${e.namespace}/${n}`).join(', ')} is being deleted; made again once it is gone` };
+      }
+      return { action, reason, result: wrote || o.what === 'written' ? 'synced' : 'unchanged' };
+    }
+    default:
+      return exhaustive(because);
   }
-  if (d.what === 'ignore') return { action: 'NOOP', reason: 'not managed', result: 'skipped' };
-  const steps = o.what === 'written' ? o.steps : d.diff.steps;
-  const created = steps.length > 0 && steps.every((s) => s.op === 'create') && !e.record;
-  const action: Action = steps.length === 0 && !d.addFinalizer ? 'NOOP' : created ? 'CREATE' : 'UPDATE';
-  const reason: ReportReason = action === 'NOOP' ? 'unchanged' : created ? 'created in cluster' : 'spec changed';
-  if (failed.length > 0) return { action, reason, result: 'failed', ...failure };
-  if (d.plan.problems.length > 0) return { action, reason, result: 'invalid', error: d.plan.problems.join('; '), code: 'INGRESS_INVALID' };
-  if (d.diff.terminating.length > 0) {
-    return { action, reason, result: 'waiting', error: `ApiDefinition ${d.diff.terminating.map((n) => `${e.namespace}/${n}`).join(', ')} is being deleted; made again once it is gone` };
-  }
-  return { action, reason, result: wrote || o.what === 'written' ? 'synced' : 'unchanged' };
 }
 
 export function reportIngress(e: IngressEntry, o: Outcome, result?: ObjectResult, extra: Partial<ObjectReport> = {}): ObjectReport {
@@ -120,9 +119,8 @@ export function reportIngress(e: IngressEntry, o: Outcome, result?: ObjectResult
 export function recordOf(e: IngressEntry, o: Outcome, time: string): SyncRecord | null | undefined {
   if (o.what === 'failed') return undefined;
   const d = o.decision;
-  if (d.what === 'ignore') return undefined;
   const v = verdict(e, o);
-  if (d.what === 'teardown') return v.result === 'deleted' ? null : undefined;
+  if (d.because.reason === 'teardown') return v.result === 'deleted' ? null : undefined;
   const ingress = e.state.ingress;
   const templateName = ingress ? templateNameOf(ingress) : undefined;
   const template = templateName === undefined ? undefined : `${API_DEFINITION.kind}/${e.namespace}/${templateName}`;
@@ -130,15 +128,20 @@ export function recordOf(e: IngressEntry, o: Outcome, time: string): SyncRecord 
   let generated: Record<string, ChildMemory> = { ...(e.record?.generated ?? {}) };
   let desiredHash = e.record?.desiredHash ?? '';
   let names: string[] = Object.keys(generated);
-  if (d.what === 'sync') {
-    names = d.plan.apis.map((a) => a.name);
-    desiredHash = hashOf(d.plan.apis.map((a) => a.object));
+  if (d.because.reason === 'sync') {
+    const { plan, diff } = d.because;
+    names = plan.apis.map((a) => a.name);
+    desiredHash = hashOf(plan.apis.map((a) => a.object));
     const written = new Map<string, ChildMemory>();
-    if (o.what === 'written') o.steps.forEach((s, i) => o.results[i]?.ok && (o.results[i] as { memory?: ChildMemory }).memory && written.set(s.name, (o.results[i] as { memory: ChildMemory }).memory));
+    if (o.what === 'written')
+      o.decision.steps.forEach((s, i) => {
+        const r = o.results[i];
+        if (r?.ok && r.memory) written.set(s.name, r.memory);
+      });
     // what is not desired any more is forgotten; what was not written keeps what we knew of it
     generated = Object.fromEntries(
       names.flatMap((n) => {
-        const m = written.get(n) ?? d.diff.unchanged.get(n) ?? generated[n];
+        const m = written.get(n) ?? diff.unchanged.get(n) ?? generated[n];
         return m ? [[n, m] as const] : [];
       }),
     );
@@ -165,14 +168,15 @@ export async function tellIngress(ctx: RunContext, e: IngressEntry, o: Outcome):
   if (!ingress) return;
   const said: { type: 'Normal' | 'Warning'; reason: string; message: string }[] = [];
   if (o.what === 'failed') said.push({ type: 'Warning', reason: o.error instanceof InvalidSpecError ? 'Invalid' : o.writing ? 'SyncFailed' : 'ReadFailed', message: describeError(o.error) });
-  else if (o.decision.what === 'wait') said.push({ type: 'Warning', reason: 'Waiting', message: o.decision.waiting });
+  else if (o.decision.because.reason === 'wait') said.push({ type: 'Warning', reason: 'Waiting', message: o.decision.because.waiting });
   else {
-    const d = o.decision;
-    if (d.what === 'sync' && d.plan.problems.length > 0) said.push({ type: 'Warning', reason: 'Invalid', message: d.plan.problems.join('; ') });
+    const because = o.decision.because;
+    if (because.reason === 'sync' && because.plan.problems.length > 0) said.push({ type: 'Warning', reason: 'Invalid', message: because.plan.problems.join('; ') });
     const failed = failures(e, o);
-    if (failed.length > 0) said.push({ type: 'Warning', reason: d.what === 'teardown' ? 'DeleteFailed' : 'SyncFailed', message: failed.map(describeError).join('; ') });
+    if (failed.length > 0) said.push({ type: 'Warning', reason: because.reason === 'teardown' ? 'DeleteFailed' : 'SyncFailed', message: failed.map(describeError).join('; ') });
     if (o.what === 'written') {
-      const done = (op: Step['op']) => o.steps.filter((s, i) => s.op === op && o.results[i]?.ok).map((s) => s.name);
+      const steps = o.decision.steps;
+      const done = (op: Step['op']) => steps.filter((s, i) => s.op === op && o.results[i]?.ok).map((s) => s.name);
       const parts = (
         [
           ['created', done('create')],
@@ -182,8 +186,8 @@ export async function tellIngress(ctx: RunContext, e: IngressEntry, o: Outcome):
       )
         .filter(([, n]) => n.length > 0)
         .map(([what, n]) => `${what} ${n.join(', ')}`);
-      if (parts.length > 0 && d.what === 'sync') said.push({ type: 'Normal', reason: 'Synced', message: `ApiDefinitions ${parts.join('; ')}` });
-      if (parts.length > 0 && d.what === 'teardown' && d.why === 'class changed')
+      if (parts.length > 0 && because.reason === 'sync') said.push({ type: 'Normal', reason: 'Synced', message: `ApiDefinitions ${parts.join('; ')}` });
+      if (parts.length > 0 && because.reason === 'teardown' && because.why === 'class changed')
         said.push({ type: 'Normal', reason: 'Deleted', message: `no longer of class ${ingressSettings(ctx).className}: ApiDefinitions ${parts.join('; ')}` });
     }
   }
