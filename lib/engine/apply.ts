@@ -25,6 +25,7 @@
 import type { Gateway, JsonObject } from '../gateway/types.js';
 import type { KubeObject } from '../kube/types.js';
 import { describeError, errorCode, InvalidSpecError, OwnershipError } from '../platform/errors.js';
+import { type GatewayCalls, sumCalls } from './calls.js';
 import { uploadCertificates } from './certificates.js';
 import type { FieldDifference } from './compare.js';
 import { mapLimit } from './concurrency.js';
@@ -53,6 +54,8 @@ export interface Carried {
   readonly error?: unknown;
   /** gateways written to */
   readonly touched: readonly Gateway[];
+  /** write requests sent to gateways: its own, a retirement, certificate uploads (a failed one included) */
+  readonly writes: number;
   /** after settle: the write is visible, and what the read-back found */
   visible: boolean;
   observedBody?: JsonObject | null;
@@ -87,22 +90,24 @@ export function toWrite({ loaded, decision }: Planned): ToWrite {
 export type Refresh = (objects: readonly Identity[]) => Promise<Planned[]>;
 
 /** Locks, refreshes, applies, settles and finalizes `batch` (all decided to write); returns what each ended with. */
-export async function applyLocked(ctx: RunContext, batch: readonly ToWrite[], refresh: Refresh): Promise<{ done: Done[]; deferred: ObjectReport[] }> {
+export async function applyLocked(ctx: RunContext, batch: readonly ToWrite[], refresh: Refresh): Promise<{ done: Done[]; deferred: ObjectReport[]; calls: GatewayCalls }> {
   const out = new Map<string, Done>();
   const skipped: ObjectReport[] = [];
+  const calls: GatewayCalls[] = [];
   const refused = await underLocks(
     ctx,
     batch,
     (w) => w.id.key,
     async (held) => {
       const pass = await applyPass(ctx, await refresh(held.map((w) => w.id)));
+      calls.push(pass.calls);
       // skipped in a dirty re-run: what the first pass did stands
       for (const [p, reason] of pass.skipped) if (!out.has(p.loaded.key)) skipped.push(reportOf(p.loaded, p.decision, 'deferred', { reason }));
       // a dirty re-run that found nothing to do does not hide what the first pass did
       for (const d of pass.done) if (!out.has(d.loaded.key) || d.report.action !== 'NOOP') out.set(d.loaded.key, d);
     },
   );
-  return { done: [...out.values()], deferred: [...refused.map((w) => w.deferred), ...skipped] };
+  return { done: [...out.values()], deferred: [...refused.map((w) => w.deferred), ...skipped], calls: sumCalls(calls) };
 }
 
 /**
@@ -110,7 +115,7 @@ export async function applyLocked(ctx: RunContext, batch: readonly ToWrite[], re
  * store is gone (no record could be saved), writes not yet started are not made: those
  * objects are left as they were (no record, no status) and reported deferred, for the next run.
  */
-async function applyPass(ctx: RunContext, planned: readonly Planned[]): Promise<{ done: Done[]; skipped: Map<Planned, 'shutting down' | 'store unavailable'> }> {
+async function applyPass(ctx: RunContext, planned: readonly Planned[]): Promise<{ done: Done[]; skipped: Map<Planned, 'shutting down' | 'store unavailable'>; calls: GatewayCalls }> {
   const skipped = new Map<Planned, NonNullable<ReturnType<RunContext['writesHeld']>>>();
   const written = await mapLimit(planned, ctx.settings.concurrency, (p): Promise<Written | undefined> => {
     const d = p.decision;
@@ -130,10 +135,8 @@ async function applyPass(ctx: RunContext, planned: readonly Planned[]): Promise<
         return exhaustive(d);
     }
   });
-  await settle(
-    ctx,
-    written.filter((w): w is Written => w !== undefined),
-  );
+  const carried = written.filter((w): w is Written => w !== undefined);
+  const reloads = await settle(ctx, carried);
   const done = await mapLimit(planned, ctx.settings.concurrency, (p, i) => {
     const d = p.decision;
     switch (d.what) {
@@ -152,6 +155,7 @@ async function applyPass(ctx: RunContext, planned: readonly Planned[]): Promise<
   return {
     done: done.filter((d): d is Done => d !== undefined),
     skipped,
+    calls: { writes: carried.reduce((n, w) => n + w.carried.writes, 0), reloads },
   };
 }
 
@@ -161,12 +165,13 @@ async function carryOut(ctx: RunContext, { loaded, decision }: Planned<WriteDeci
   const touched: Gateway[] = [];
   let obj = loaded.obj;
   let sent = false;
+  let writes = 0;
   const written = (carried: Carried): Written => ({ loaded, decision, carried });
-  if (!target) return written({ obj, sent, touched, visible: false, error: new InvalidSpecError('no gateway to write to') });
+  if (!target) return written({ obj, sent, touched, writes, visible: false, error: new InvalidSpecError('no gateway to write to') });
   const gw = target.gateway;
   const gk = loaded.kind.gatewayKind;
   // a removal with nothing to remove (or only a retirement) needs no read-back
-  const done = (error?: unknown): Written => written({ obj, sent, touched, visible: error === undefined && !sent, error });
+  const done = (error?: unknown): Written => written({ obj, sent, touched, writes, visible: error === undefined && !sent, error });
   const write = decision.write;
   try {
     switch (decision.what) {
@@ -174,7 +179,7 @@ async function carryOut(ctx: RunContext, { loaded, decision }: Planned<WriteDeci
         if (decision.write.present) {
           sent = true;
           touched.push(gw);
-          ctx.writes++;
+          writes++;
           await withWriteSlot(ctx, gw, () => gw.remove(gk, decision.id));
         }
         break;
@@ -183,10 +188,14 @@ async function carryOut(ctx: RunContext, { loaded, decision }: Planned<WriteDeci
         // the id is claimed before anything is written for it: of two resources naming it, one writes
         await claimOwner(ctx, decision);
         if (upsert.addFinalizer && obj) obj = await ctx.deps.kube.addFinalizer(loaded.kind, obj, loaded.kind.finalizer);
-        if (upsert.certificates) await uploadCertificates(ctx, target, upsert.certificates);
+        if (upsert.certificates) {
+          const uploads = uploadCertificates(ctx, target, upsert.certificates);
+          writes += uploads.sent;
+          await uploads.done;
+        }
         sent = true;
         touched.push(gw);
-        ctx.writes++;
+        writes++;
         await withWriteSlot(ctx, gw, () => gw.upsert(gk, decision.id, upsert.body, { present: loaded.observedBody !== null }));
         break;
       }
@@ -202,7 +211,7 @@ async function carryOut(ctx: RunContext, { loaded, decision }: Planned<WriteDeci
       if (owner === null || owner === undefined || owner.ref === loaded.key) {
         const where = write.retire.gateway === undefined ? gw : await gatewayNamed(ctx, write.retire.gateway);
         touched.push(where);
-        ctx.writes++;
+        writes++;
         await withWriteSlot(ctx, where, () => where.remove(gk, retireId));
         if (owner) await ctx.deps.store.releaseOwner(retiredKey, loaded.key);
       }
@@ -234,9 +243,9 @@ async function gatewayNamed(ctx: RunContext, name: string): Promise<Gateway> {
 /**
  * Makes the writes visible, per gateway: one reload where the gateway needs one, then read
  * back; while some writes are not visible, re-issue the reload with backoff within the budget.
- * Marks each write `visible` and keeps what the read-back found.
+ * Marks each write `visible` and keeps what the read-back found. Answers how many reloads it asked for.
  */
-async function settle(ctx: RunContext, writes: readonly Written[]): Promise<void> {
+async function settle(ctx: RunContext, writes: readonly Written[]): Promise<number> {
   const gateways = new Set<Gateway>(writes.flatMap((w) => w.carried.touched));
   const { budgetMs, initialDelayMs, maxDelayMs, reloadEveryMs } = ctx.settings.settle;
   const clock = ctx.deps.clock;
@@ -244,7 +253,12 @@ async function settle(ctx: RunContext, writes: readonly Written[]): Promise<void
   // only the object's own write is read back (a retirement alone is visible at once, see carryOut)
   let pending = writes.filter((w) => w.carried.error === undefined && w.carried.sent);
   const reloadedAt = new Map<Gateway, number>();
-  for (const gw of gateways) reloadedAt.set(gw, await reload(ctx, gw));
+  let reloads = 0;
+  const reloadOf = async (gw: Gateway) => {
+    if (gw.reloadRequired) reloads++;
+    reloadedAt.set(gw, await reload(ctx, gw));
+  };
+  for (const gw of gateways) await reloadOf(gw);
   let delay = initialDelayMs;
   const anyReload = [...gateways].some((g) => g.reloadRequired);
   const wait = () => clock.sleep(Math.min(delay, Math.max(0, deadline - clock.now())));
@@ -255,16 +269,16 @@ async function settle(ctx: RunContext, writes: readonly Written[]): Promise<void
     if (pending.length === 0 || clock.now() >= deadline) break;
     if (!anyReload) await wait();
     for (const gw of new Set(pending.map((w) => w.loaded.target?.gateway as Gateway))) {
-      if (gw.reloadRequired && clock.now() - (reloadedAt.get(gw) ?? 0) >= reloadEveryMs) reloadedAt.set(gw, await reload(ctx, gw));
+      if (gw.reloadRequired && clock.now() - (reloadedAt.get(gw) ?? 0) >= reloadEveryMs) await reloadOf(gw);
     }
     delay = Math.min(delay * 2, maxDelayMs);
   }
+  return reloads;
 }
 
 /** One reload of a gateway group, where the gateway needs it; returns when it was asked. */
 async function reload(ctx: RunContext, gw: Gateway): Promise<number> {
   if (!gw.reloadRequired) return ctx.deps.clock.now();
-  ctx.reloads++;
   try {
     await gw.reload();
   } catch (err) {

@@ -61,28 +61,32 @@ export function certificateUse(gateway: string, id: string): string {
   return `${CERTIFICATE_USE_PREFIX}${gateway}/${id}`;
 }
 
-export async function uploadCertificates(ctx: RunContext, target: GatewayTarget, uploads: readonly CertificateUpload[]): Promise<void> {
+/**
+ * Uploads `uploads` to `target`'s certificate store, each once per run: `sent` (known at once)
+ * is how many uploads this call sends, `done` settles when every upload it needs has (a
+ * failure rejects it). Throws at once when the gateway has no certificate store.
+ */
+export function uploadCertificates(ctx: RunContext, target: GatewayTarget, uploads: readonly CertificateUpload[]): { readonly sent: number; readonly done: Promise<void> } {
   const store = target.gateway.certificates;
   if (!store) throw new GatewayUnsupportedError(501, `gateway ${target.name} has no certificate store this service can reach: certificates from Secrets need one`);
-  await Promise.all(
-    uploads.map((u) =>
-      ctx.once(`upload\u0000${target.name}\u0000${u.id}`, async () => {
-        ctx.writes++;
-        const done = await withWriteSlot(ctx, target.gateway, () => store.uploadCertificate(u.pem.reveal(), target.orgId ?? ''));
-        if (done.created) await ctx.deps.store.own(target.name, [done.id]);
-        if (done.id !== u.id) {
-          throw new ConfigError([{ setting: 'TYK_ORG', message: `the gateway filed the certificate of Secret ${u.secret} as ${done.id}, not ${u.id}: set it to the org of the gateway's key` }]);
-        }
-      }),
-    ),
+  const each = uploads.map((u) =>
+    ctx.once(`upload\u0000${target.name}\u0000${u.id}`, async () => {
+      const done = await withWriteSlot(ctx, target.gateway, () => store.uploadCertificate(u.pem.reveal(), target.orgId ?? ''));
+      if (done.created) await ctx.deps.store.own(target.name, [done.id]);
+      if (done.id !== u.id) {
+        throw new ConfigError([{ setting: 'TYK_ORG', message: `the gateway filed the certificate of Secret ${u.secret} as ${done.id}, not ${u.id}: set it to the org of the gateway's key` }]);
+      }
+    }),
   );
+  return { sent: each.filter((e) => e.started).length, done: Promise.all(each.map((e) => e.done)).then(() => undefined) };
 }
 
 /**
  * Removes the certificates in `candidates` (record uses, "Certificate/<gateway>/<id>") that
  * we own and no record uses; with `sweep`, every owned certificate of `gateways` is a candidate.
+ * Answers how many removals it sent.
  */
-export async function collectCertificates(ctx: RunContext, candidates: Iterable<string>, sweep: readonly string[] = []): Promise<void> {
+export async function collectCertificates(ctx: RunContext, candidates: Iterable<string>, sweep: readonly string[] = []): Promise<number> {
   const byGateway = new Map<string, Set<string>>();
   const add = (gateway: string, id: string) => byGateway.set(gateway, (byGateway.get(gateway) ?? new Set<string>()).add(id));
   for (const use of candidates) {
@@ -91,15 +95,18 @@ export async function collectCertificates(ctx: RunContext, candidates: Iterable<
     const cut = rest.lastIndexOf('/');
     if (cut > 0) add(rest.slice(0, cut), rest.slice(cut + 1));
   }
+  // removals sent, a failed one included
+  const sent = { n: 0 };
   try {
     for (const gateway of sweep) for (const id of await ctx.deps.store.owned(gateway)) add(gateway, id);
-    for (const [gateway, ids] of byGateway) await collectOn(ctx, gateway, [...ids]);
+    for (const [gateway, ids] of byGateway) await collectOn(ctx, gateway, [...ids], sent);
   } catch (err) {
     ctx.log.warn({ err: describeError(err), code: errorCode(err) }, 'certificates not collected; the next run tries again');
   }
+  return sent.n;
 }
 
-async function collectOn(ctx: RunContext, gateway: string, ids: readonly string[]): Promise<void> {
+async function collectOn(ctx: RunContext, gateway: string, ids: readonly string[], sent: { n: number }): Promise<void> {
   const owned = new Set(await ctx.deps.store.owned(gateway));
   const mine = ids.filter((id) => owned.has(id));
   if (mine.length === 0) return;
@@ -114,7 +121,7 @@ async function collectOn(ctx: RunContext, gateway: string, ids: readonly string[
   const store = target.gateway.certificates;
   if (!store) return;
   for (const id of unused) {
-    ctx.writes++;
+    sent.n++;
     await withWriteSlot(ctx, target.gateway, () => store.removeCertificate(id, target.orgId ?? ''));
     await ctx.deps.store.disown(gateway, id);
     ctx.log.info({ gateway, certificate: id }, 'certificate removed: no API uses it');

@@ -128,7 +128,8 @@ export function compositePhase<E extends CompositeEntry, B>(kind: CompositeKind<
     async run(ctx) {
       const { reports, touched } = await runComposite(ctx, kind, ctx.request.scope);
       ctx.follow(kind.child, owned(ctx, touched));
-      return reports;
+      // its writes are the API server's, not a gateway's
+      return { reports };
     },
   };
 }

@@ -10,6 +10,7 @@ import type { GatewayObjectKind, JsonObject } from '../gateway/types.js';
 import type { RefFrom, RefTo } from '../kube/reference-grants.js';
 import type { KubeObject, NamespacedName, ResourceKind } from '../kube/types.js';
 import type { SyncRecord } from '../store/types.js';
+import type { GatewayCalls } from './calls.js';
 import type { CertificateUpload } from './certificates.js';
 import type { DesiredState, ObservedState, Reason } from './plan.js';
 import type { RunContext } from './run-context.js';
@@ -203,11 +204,17 @@ export interface Route {
   readonly domain: string;
 }
 
+/** What a step of a run returns: its reports (one of an object an earlier step reported takes that report's place) and what it cost the gateways. */
+export interface PhaseResult {
+  readonly reports: readonly ObjectReport[];
+  /** absent: no gateway call */
+  readonly calls?: GatewayCalls;
+}
+
 /** One step of a run, in the registry's order: a kind's phase, or what follows one. */
 export interface Phase {
   readonly name: string;
-  /** the step's reports: one of an object an earlier step reported takes that report's place */
-  run(ctx: RunContext): Promise<readonly ObjectReport[]>;
+  run(ctx: RunContext): Promise<PhaseResult>;
 }
 
 /** The kinds a run serves and the order it takes them in. */

@@ -15,11 +15,12 @@ import type { NamespacedName } from '../kube/types.js';
 import { ListsAhead } from '../scale/list-ahead.js';
 import { SNAPSHOT_TTL_MS } from '../scale/snapshot.js';
 import { applyLocked, type Planned, type ToWrite, toWrite } from './apply.js';
+import { type GatewayCalls, NO_CALLS, sumCalls } from './calls.js';
 import { forEachYielding, mapLimit } from './concurrency.js';
 import { type Decision, decideContained, exhaustive, type Loaded, type Moment, type QuietDecision, type WriteDecision } from './decide.js';
 import { holdDeletions, limitDeletions, tickLimitError } from './delete-limit.js';
 import { type Done, finalize } from './finalize.js';
-import type { ManagedKind, RegistryEntry } from './kind.js';
+import type { ManagedKind, PhaseResult, RegistryEntry } from './kind.js';
 import { type Found, type Identity, loadDesired, loadOrphans, loadState, readObjects } from './load.js';
 import { type Contestant, contest, type Refusal } from './owners.js';
 import { type RunContext, reportOf } from './run-context.js';
@@ -45,6 +46,8 @@ function unreported(d: { loaded: Done['loaded'] }): boolean {
 export interface KindRun {
   readonly done: readonly Done[];
   readonly reports: readonly ObjectReport[];
+  /** what its writes cost the gateways */
+  readonly calls: GatewayCalls;
 }
 
 /**
@@ -53,12 +56,13 @@ export interface KindRun {
  */
 export async function runKind(ctx: RunContext, kind: ManagedKind, scope: RunScope): Promise<KindRun> {
   const empty = !scope.all && (scope.namespaces ?? []).length === 0 && (scope.refs ?? []).length === 0;
-  if (empty) return { done: [], reports: [] };
+  if (empty) return { done: [], reports: [], calls: NO_CALLS };
   const reports: ObjectReport[] = [];
   // what the first decision loaded is let go here: the writers are read again under their locks
   const { quiet, writers, decideAll } = await decidePhase(ctx, kind, scope, reports);
   const refresh = async (batch: readonly Identity[]) => decideAll(await readObjects(ctx, batch), false);
   const applied: Done[] = [];
+  const calls: GatewayCalls[] = [];
   // Without a deadline, every write goes in one batch (one reload). With one, in chunks, each
   // complete (records saved, locks released) before the next is started or left for later.
   const size = ctx.request.deadline === undefined ? Math.max(1, writers.length) : ctx.settings.deadlineChunk;
@@ -68,18 +72,19 @@ export async function runKind(ctx: RunContext, kind: ManagedKind, scope: RunScop
       for (const w of writers.slice(i)) reports.push({ ...w.deferred, reason });
       break;
     }
-    const { done, deferred } = await applyLocked(ctx, writers.slice(i, i + size), refresh);
-    reports.push(...deferred, ...done.map((d) => d.report));
-    applied.push(...done);
+    const chunk = await applyLocked(ctx, writers.slice(i, i + size), refresh);
+    reports.push(...chunk.deferred, ...chunk.done.map((d) => d.report));
+    applied.push(...chunk.done);
+    calls.push(chunk.calls);
   }
-  return { done: [...quiet, ...applied], reports };
+  return { done: [...quiet, ...applied], reports, calls: sumCalls(calls) };
 }
 
 /** The phase most kinds are: `kind` over the request's part for it and what earlier phases asked it to follow; its outcome kept for later phases. */
-export async function runKindPhase(ctx: RunContext, kind: ManagedKind): Promise<readonly ObjectReport[]> {
-  const { done, reports } = await runKind(ctx, kind, scopeFor(ctx.request.scope, kind, owned(ctx, ctx.followed(kind))));
+export async function runKindPhase(ctx: RunContext, kind: ManagedKind): Promise<PhaseResult> {
+  const { done, reports, calls } = await runKind(ctx, kind, scopeFor(ctx.request.scope, kind, owned(ctx, ctx.followed(kind))));
   ctx.setOutcomes(kind, done);
-  return reports;
+  return { reports, calls };
 }
 
 /** The registry line of a kind whose step is its phase alone: `kindEntry(MY_KIND)`. */

@@ -1,9 +1,10 @@
 /**
- * The state of one run: its dependencies, settings, counters, run-level errors,
- * what each kind's phase ended with (outcomes) and the objects earlier phases ask a later one
+ * The state of one run: its dependencies, settings, the MAX_DELETES_PER_RUN allowance used so
+ * far, run-level errors, what each kind's phase ended with (outcomes) and the objects earlier phases ask a later one
  * to look at (follow), listings read once per run (listOnce), per-run values a kind keeps
- * between its phases (shared), and the report helpers. Shared by the stages; no I/O of its own
- * except through the dependencies it holds.
+ * between its phases (shared), and the report helpers. What a run cost the gateways is not
+ * kept here: each stage returns it (calls.ts) and the run adds it up. Shared by the stages; no
+ * I/O of its own except through the dependencies it holds.
  */
 import { randomUUID } from 'node:crypto';
 import type { TargetResolver } from '../gateway/targets.js';
@@ -12,6 +13,7 @@ import { describeError, errorCode } from '../platform/errors.js';
 import type { Logger } from '../platform/log.js';
 import { inPart } from '../scale/shards.js';
 import { SnapshotReader } from '../scale/snapshot.js';
+import type { GatewayCalls } from './calls.js';
 import type { Decision, Loaded } from './decide.js';
 import type { Done } from './finalize.js';
 import type { KindRegistry, ManagedKind } from './kind.js';
@@ -28,9 +30,7 @@ export class RunContext {
   readonly log: Logger;
   /** a shard run's view of its tick's snapshot of the gateways (snapshot.ts); undefined for other runs */
   readonly snapshot: SnapshotReader | undefined;
-  writes = 0;
-  reloads = 0;
-  /** gateway deletions let through by MAX_DELETES_PER_RUN so far */
+  /** gateway deletions let through by MAX_DELETES_PER_RUN so far: the run's allowance used, read before each phase decides */
   deletions = 0;
   private readonly listings = new Map<ResourceKind, Promise<KubeObject[] | undefined>>();
   private readonly done = new Map<ManagedKind, readonly Done[]>();
@@ -104,14 +104,13 @@ export class RunContext {
     return this.deps.store.reachable() ? undefined : 'store unavailable';
   }
 
-  /** Runs `work` the first time `key` is asked for in this run; later callers share its outcome. */
-  once(key: string, work: () => Promise<void>): Promise<void> {
-    let done = this.onceDone.get(key);
-    if (done === undefined) {
-      done = work();
-      this.onceDone.set(key, done);
-    }
-    return done;
+  /** Runs `work` the first time `key` is asked for in this run (`started`: by this call); later callers share its outcome. */
+  once(key: string, work: () => Promise<void>): { readonly started: boolean; readonly done: Promise<void> } {
+    const done = this.onceDone.get(key);
+    if (done !== undefined) return { started: false, done };
+    const work$ = work();
+    this.onceDone.set(key, work$);
+    return { started: true, done: work$ };
   }
 
   /** Whether the run decides this object: always, except in a shard run, for an object of another shard (a bucket's neighbours). */
@@ -185,7 +184,7 @@ export function errorFields(err: unknown): { error: string; code: string } {
   return { error: describeError(err), code: errorCode(err) };
 }
 
-export function finishReport(ctx: RunContext, objects: ObjectReport[]): RunReport {
+export function finishReport(ctx: RunContext, objects: ObjectReport[], calls: GatewayCalls): RunReport {
   const counts: Partial<Record<ObjectResult, number>> = {};
   for (const o of objects) counts[o.result] = (counts[o.result] ?? 0) + 1;
   objects.sort((a, b) => `${a.kind}/${a.namespace}/${a.name}`.localeCompare(`${b.kind}/${b.namespace}/${b.name}`));
@@ -195,11 +194,11 @@ export function finishReport(ctx: RunContext, objects: ObjectReport[]): RunRepor
     dryRun: ctx.request.dryRun === true,
     startedAt: new Date(ctx.startedAt).toISOString(),
     durationMs: ctx.deps.clock.now() - ctx.startedAt,
-    gateway: { writes: ctx.writes, reloads: ctx.reloads },
+    gateway: { writes: calls.writes, reloads: calls.reloads },
     objects,
     errors: ctx.errors,
     counts,
   };
-  ctx.log.info({ counts, writes: ctx.writes, reloads: ctx.reloads, errors: ctx.errors.length, durationMs: report.durationMs }, 'run finished');
+  ctx.log.info({ counts, writes: calls.writes, reloads: calls.reloads, errors: ctx.errors.length, durationMs: report.durationMs }, 'run finished');
   return report;
 }

@@ -19,6 +19,7 @@
  * thrown. Throws only StoreUnavailableError: without records and locks no safe decision can be
  * made. Names no kind.
  */
+import { type GatewayCalls, sumCalls } from './calls.js';
 import { DEFAULT_BACKOFF } from './error-policy.js';
 import { finishReport, RunContext } from './run-context.js';
 import type { ObjectReport, RunDeps, RunReport, RunRequest, RunSettings } from './types.js';
@@ -41,9 +42,12 @@ export const DEFAULT_RUN_SETTINGS: RunSettings = {
 export async function runReconcile(deps: RunDeps, request: RunRequest): Promise<RunReport> {
   const ctx = new RunContext(deps, request);
   const reports = new Map<string, ObjectReport>();
+  const calls: GatewayCalls[] = [];
   for (const phase of deps.kinds.phases) {
+    const result = await phase.run(ctx);
     // one report per object: a later step's report of an object takes the place of an earlier one's
-    for (const r of await phase.run(ctx)) reports.set(`${r.kind}/${r.namespace}/${r.name}`, r);
+    for (const r of result.reports) reports.set(`${r.kind}/${r.namespace}/${r.name}`, r);
+    if (result.calls) calls.push(result.calls);
   }
-  return finishReport(ctx, [...reports.values()]);
+  return finishReport(ctx, [...reports.values()], sumCalls(calls));
 }

@@ -18,11 +18,11 @@ export const GRAPHS_PHASE: Phase = {
     const apis = ctx.outcomes(API_DEFINITION);
     const named = (scope.cluster ?? []).some((r) => ctx.kinds.held.some((k) => k.kind === r.kind.kind));
     const anything = scope.all === true || (scope.namespaces ?? []).some((ns) => ctx.watched(ns)) || named || graphsUsedBy(apis).length > 0;
-    if (!anything) return [];
+    if (!anything) return { reports: [] };
     const { runGraphPhase } = await import('./phase.js');
     const reports: ObjectReport[] = [];
     await runGraphPhase(ctx, scope, apis, reports);
-    return reports;
+    return { reports };
   },
 };
 

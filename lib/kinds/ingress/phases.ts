@@ -15,7 +15,7 @@ export const INGRESS_TEMPLATES_PHASE: Phase = {
   name: 'ingress templates',
   async run(ctx) {
     // a template's report takes the place of the ApiDefinition phase's
-    return settleTemplates(ctx, ctx.outcomes(API_DEFINITION), ingressSettings(ctx));
+    return { reports: await settleTemplates(ctx, ctx.outcomes(API_DEFINITION), ingressSettings(ctx)) };
   },
 };
 

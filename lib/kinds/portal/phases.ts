@@ -6,6 +6,7 @@
  * kinds in its scope and no policy written (a webhook about an API) has nothing to do here, and
  * does not even load the portal's code (load.ts: a chunk a Lambda bundle loads on first use).
  */
+import { sumCalls } from '../../engine/calls.js';
 import { isWrite } from '../../engine/decide.js';
 import type { Phase, RegistryEntry } from '../../engine/kind.js';
 import { runKind, scopeFor } from '../../engine/phase.js';
@@ -27,7 +28,7 @@ export const PORTAL_PHASE: Phase = {
         .map((d) => `${d.loaded.ref.namespace}/${d.loaded.ref.name}`),
     );
     const inScope = scope.all === true || (scope.namespaces ?? []).length > 0 || (scope.refs ?? []).some((r) => PORTAL.has(r.kind.kind)) || ctx.request.shard !== undefined;
-    if (!inScope && written.size === 0) return [];
+    if (!inScope && written.size === 0) return { reports: [] };
     const { PortalRun } = await import('./load.js');
     const portal = new PortalRun(ctx, await runPolicies(ctx), written);
     ctx.shared(PORTAL_RUN, () => portal);
@@ -40,7 +41,8 @@ export const PORTAL_PHASE: Phase = {
     ctx.setOutcomes(PORTAL_API_CATALOGUE, catalogues.done);
     const configurations = await runKind(ctx, PORTAL_CONFIG, scopeFor(scope, PORTAL_CONFIG));
     ctx.setOutcomes(PORTAL_CONFIG, configurations.done);
-    return [...descriptions.reports, ...catalogues.reports, ...configurations.reports];
+    const steps = [descriptions, catalogues, configurations];
+    return { reports: steps.flatMap((s) => s.reports), calls: sumCalls(steps.map((s) => s.calls)) };
   },
 };
 

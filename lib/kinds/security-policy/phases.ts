@@ -45,9 +45,9 @@ export const SECURITY_POLICY_PHASE: Phase = {
 export const POLICY_LINKS_PHASE: Phase = {
   name: 'policy links',
   async run(ctx) {
-    if (ctx.request.dryRun === true) return [];
+    if (ctx.request.dryRun === true) return { reports: [] };
     await refreshLinks(ctx, ctx.outcomes(SECURITY_POLICY), new Set(apisOf(ctx).map((d) => apiKey(apiRefOf(d.loaded.ref)))), await runPolicies(ctx));
-    return [];
+    return { reports: [] };
   },
 };
 

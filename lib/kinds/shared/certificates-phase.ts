@@ -25,10 +25,10 @@ function gatewaysOf(done: readonly Done[]): string[] {
 export const CERTIFICATE_SWEEP_PHASE: Phase = {
   name: 'certificate sweep',
   async run(ctx) {
-    if (ctx.request.dryRun === true) return [];
+    if (ctx.request.dryRun === true) return { reports: [] };
     const apis = [...ctx.outcomes(API_DEFINITION), ...ctx.outcomes(TYK_OAS_API_DEFINITION)];
-    await collectCertificates(ctx, releasedUses(apis), ctx.request.scope.all ? gatewaysOf(apis) : []);
-    return [];
+    const writes = await collectCertificates(ctx, releasedUses(apis), ctx.request.scope.all ? gatewaysOf(apis) : []);
+    return { reports: [], calls: { writes, reloads: 0 } };
   },
 };
 

@@ -4,6 +4,7 @@
  * than waiting for the next run; its first pass's report is replaced by the second's.
  */
 
+import { sumCalls } from '../../engine/calls.js';
 import { holdOf } from '../../engine/decide.js';
 import type { Phase, RegistryEntry } from '../../engine/kind.js';
 import { owned, runKind, scopeFor } from '../../engine/phase.js';
@@ -21,12 +22,12 @@ export const TYK_OAS_PHASE: Phase = {
     const synced = new Set(first.done.filter((d) => d.record?.result === 'synced' || d.record?.result === 'diverged').map((d) => apiKey(apiRefOf(d.loaded.ref))));
     const again =
       ctx.request.dryRun === true ? [] : first.done.filter((d) => holdOf(d.decision) === 'dependency' && d.loaded.obj && versionRefsOf(d.loaded.obj).some((v) => synced.has(apiKey(v.ref))));
-    if (again.length === 0) return first.reports;
+    if (again.length === 0) return first;
     const second = await runKind(ctx, kind, { refs: again.map((d) => d.loaded.ref) });
     const keys = new Set(second.done.map((d) => d.loaded.key));
     ctx.setOutcomes(kind, [...first.done.filter((d) => !keys.has(d.loaded.key)), ...second.done]);
     // the second pass's report of an object takes the place of the first's
-    return [...first.reports, ...second.reports];
+    return { reports: [...first.reports, ...second.reports], calls: sumCalls([first.calls, second.calls]) };
   },
 };
 
