@@ -213,39 +213,42 @@ t.test('graphqlWith: the resolved fields over the spec’s graphql, nested objec
 t.test('decideHeld: the finalizer added to live objects, the status kept, deletion held while in use or unknown, else released', async (t) => {
   const live = subGraph('users').build();
   t.same(decideHeld({ kind: SUBGRAPH, obj: live, users: [], status: { linked_by_api: 'A' } }), {
+    what: 'upsert',
     action: 'UPDATE',
     reason: 'finalizer missing',
     addFinalizer: true,
-    removeFinalizer: false,
     statusPatch: { linked_by_api: 'A' },
   });
   const kept = subGraph('users').withFinalizer().withStatus({ linked_by_api: 'A' }).build();
   t.same(
     decideHeld({ kind: SUBGRAPH, obj: kept, users: ['SuperGraph default/social'], status: { linked_by_api: 'A' } }),
-    { action: 'NOOP', reason: 'unchanged', addFinalizer: false, removeFinalizer: false },
+    { what: 'quiet', action: 'NOOP', reason: 'unchanged' },
     'a steady state writes nothing',
   );
-  t.same(decideHeld({ kind: SUBGRAPH, obj: kept, users: [], status: { linked_by_api: null } }).statusPatch, { linked_by_api: null }, 'a link that went is removed (null)');
+  t.same(
+    decideHeld({ kind: SUBGRAPH, obj: kept, users: [], status: { linked_by_api: null } }),
+    { what: 'upsert', action: 'UPDATE', reason: 'status changed', addFinalizer: false, statusPatch: { linked_by_api: null } },
+    'a link that went is removed (null)',
+  );
   const cleared = subGraph('users').withFinalizer().withStatus({ linked_by_api: '' }).build();
-  t.equal(decideHeld({ kind: SUBGRAPH, obj: cleared, users: [], status: { linked_by_api: null } }).statusPatch, undefined, '"" (Tyk Operator’s cleared link) is no link: not patched');
-  t.equal(decideHeld({ kind: SUBGRAPH, obj: kept, users: [] }).statusPatch, undefined, 'a status not known now is left as it is');
+  t.same(
+    decideHeld({ kind: SUBGRAPH, obj: cleared, users: [], status: { linked_by_api: null } }),
+    { what: 'quiet', action: 'NOOP', reason: 'unchanged' },
+    '"" (Tyk Operator’s cleared link) is no link: not patched',
+  );
+  t.same(decideHeld({ kind: SUBGRAPH, obj: kept, users: [] }), { what: 'quiet', action: 'NOOP', reason: 'unchanged' }, 'a status not known now is left as it is');
 
   const deleting = subGraph('users').withFinalizer().deleting().build();
   t.same(decideHeld({ kind: SUBGRAPH, obj: deleting, users: ['ApiDefinition default/users-api', 'SuperGraph default/social'], status: { linked_by_api: 'B' } }), {
+    what: 'quiet',
     action: 'WAIT',
     reason: 'in use',
-    addFinalizer: false,
-    removeFinalizer: false,
     held: 'deletion held: still used by ApiDefinition default/users-api, SuperGraph default/social',
   });
-  t.match(decideHeld({ kind: SUBGRAPH, obj: deleting, users: null }), { action: 'WAIT', held: 'deletion held: what uses it could not be read' }, 'never released on doubt');
-  t.same(decideHeld({ kind: SUBGRAPH, obj: deleting, users: [] }), { action: 'DELETE', reason: 'deleted in cluster', addFinalizer: false, removeFinalizer: true });
+  t.match(decideHeld({ kind: SUBGRAPH, obj: deleting, users: null }), { what: 'quiet', action: 'WAIT', held: 'deletion held: what uses it could not be read' }, 'never released on doubt');
+  t.same(decideHeld({ kind: SUBGRAPH, obj: deleting, users: [] }), { what: 'remove', action: 'DELETE', reason: 'deleted in cluster' });
   const notOurs = superGraph('social').withFinalizer('example.com/other').deleting().build();
-  t.same(
-    decideHeld({ kind: SUPERGRAPH, obj: notOurs, users: [] }),
-    { action: 'NOOP', reason: 'not managed', addFinalizer: false, removeFinalizer: false },
-    'a deletion without our finalizer is not ours to hold',
-  );
+  t.same(decideHeld({ kind: SUPERGRAPH, obj: notOurs, users: [] }), { what: 'quiet', action: 'NOOP', reason: 'not managed' }, 'a deletion without our finalizer is not ours to hold');
   t.ok(subGraph('x').withFinalizer().build().metadata.finalizers?.includes(SUBGRAPH_FINALIZER));
 });
 

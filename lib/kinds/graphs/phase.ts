@@ -70,7 +70,8 @@ async function listKind(ctx: RunContext, kind: HeldKind | typeof API_DEFINITION,
 
 const keyOf = (kind: string, o: { namespace?: string; name: string }): string => `${kind}/${o.namespace ?? ''}/${o.name}`;
 
-export async function runGraphPhase(ctx: RunContext, scope: RunScope, apis: readonly Done[], reports: ObjectReport[]): Promise<void> {
+export async function runGraphPhase(ctx: RunContext, scope: RunScope, apis: readonly Done[]): Promise<ObjectReport[]> {
+  const reports: ObjectReport[] = [];
   const watchedAll: (string | undefined)[] = ctx.settings.namespaces ? [...ctx.settings.namespaces] : [undefined];
   const namespaces = [...new Set(scope.namespaces ?? [])].filter((ns) => ctx.watched(ns));
   const found = new Map<string, { kind: HeldKind; obj: KubeObject }>();
@@ -98,7 +99,7 @@ export async function runGraphPhase(ctx: RunContext, scope: RunScope, apis: read
       reports.push({ kind: r.kind.kind, namespace: r.namespace, name: r.name, id: '', action: 'NOOP', reason: 'read failed', result: 'failed', error: describeError(err), code: errorCode(err) });
     }
   });
-  if (found.size === 0) return;
+  if (found.size === 0) return reports;
 
   // what uses them, read fresh after the API phases
   const objects = [...found.values()];
@@ -125,7 +126,7 @@ export async function runGraphPhase(ctx: RunContext, scope: RunScope, apis: read
       });
   const supers = decideAll(SUPERGRAPH, (obj, apis) => ({ kind: SUPERGRAPH, obj, users: apis === null ? null : superGraphUsers(obj, apis) }));
   // a SuperGraph this run releases holds its SubGraphs no more
-  const going = new Set(supers.filter((s) => s.decision.removeFinalizer).map((s) => keyOf('SuperGraph', s.input.obj.metadata)));
+  const going = new Set(supers.filter((s) => s.decision.what === 'remove').map((s) => keyOf('SuperGraph', s.input.obj.metadata)));
   const superGraphs = superList && !('failed' in superList) ? superList.objects.filter((s) => !going.has(keyOf('SuperGraph', s.metadata))) : null;
   // a SuperGraph of another namespace holds a SubGraph only where a ReferenceGrant lets it name it
   const holding = new Map<string, KubeObject[]>();
@@ -139,4 +140,5 @@ export async function runGraphPhase(ctx: RunContext, scope: RunScope, apis: read
     ...(apis === null ? {} : { status: { linked_by_api: linkedByApi(obj, apis) } }),
   }));
   for (const batch of [supers, subDecisions]) reports.push(...(await mapLimit(batch, ctx.settings.concurrency, ({ input, decision }) => applyHeld(ctx, input, decision))));
+  return reports;
 }

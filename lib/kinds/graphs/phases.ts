@@ -6,7 +6,6 @@
  * bundle loads on first use).
  */
 import type { Phase, RegistryEntry } from '../../engine/kind.js';
-import type { ObjectReport } from '../../engine/types.js';
 import { API_DEFINITION } from '../api-definition/kind.js';
 import { SUBGRAPH, SUPERGRAPH } from './kinds.js';
 import { graphsUsedBy } from './uses.js';
@@ -20,9 +19,7 @@ export const GRAPHS_PHASE: Phase = {
     const anything = scope.all === true || (scope.namespaces ?? []).some((ns) => ctx.watched(ns)) || named || graphsUsedBy(apis).length > 0;
     if (!anything) return { reports: [] };
     const { runGraphPhase } = await import('./phase.js');
-    const reports: ObjectReport[] = [];
-    await runGraphPhase(ctx, scope, apis, reports);
-    return { reports };
+    return { reports: await runGraphPhase(ctx, scope, apis) };
   },
 };
 
