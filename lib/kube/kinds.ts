@@ -1,7 +1,8 @@
 /**
  * Kinds the reconciler reads and never reconciles: where a resource's gateway connection comes
  * from (OperatorContext, and the Secret it names), where documents and certificates live
- * (ConfigMap, Secret), and what it tells (Event).
+ * (ConfigMap, Secret), what it tells (Event), and where the default gateway's replicas are
+ * (EndpointSlice, with TYK_GATEWAY_SERVICE: lib/gateway/endpoint-slices.ts).
  */
 import type { ResourceKind } from './types.js';
 
@@ -9,3 +10,7 @@ export const OPERATOR_CONTEXT: ResourceKind = { kind: 'OperatorContext', group: 
 export const SECRET: ResourceKind = { kind: 'Secret', group: '', version: 'v1', plural: 'secrets' };
 export const CONFIG_MAP: ResourceKind = { kind: 'ConfigMap', group: '', version: 'v1', plural: 'configmaps' };
 export const EVENT: ResourceKind = { kind: 'Event', group: '', version: 'v1', plural: 'events' };
+/** EndpointSlice, GA from Kubernetes 1.21. */
+export const ENDPOINT_SLICE: ResourceKind = { kind: 'EndpointSlice', group: 'discovery.k8s.io', version: 'v1', plural: 'endpointslices' };
+/** EndpointSlice as Kubernetes 1.17-1.24 serve it (1.20 serves only this version; 1.25 removed it). The fields read are the same. */
+export const ENDPOINT_SLICE_V1BETA1: ResourceKind = { ...ENDPOINT_SLICE, version: 'v1beta1' };

@@ -10,6 +10,7 @@
 // the named export alone: a bundle (scripts/bundle.ts) keeps the validator and drops the scheduler
 import { validate as validCron } from 'node-cron';
 import { type ConnectionSettings, parseConnection } from '../gateway/connection.js';
+import type { GatewayService } from '../gateway/endpoint-slices.js';
 import { type AllowEntry, parseUrlAllow } from '../gateway/url-allow.js';
 import type { CrossNamespaceRefs } from '../kube/reference-grants.js';
 import { redisUrlProblem } from '../store/redis-url.js';
@@ -18,8 +19,11 @@ import { parseFlag, trimmed } from './guards.js';
 
 export interface Config {
   kubeconfigPath?: string;
-  /** the default gateway (TYK_*) */
-  tyk: ConnectionSettings;
+  /**
+   * the default gateway (TYK_*); `service` (TYK_GATEWAY_SERVICE, TYK_MODE=ce only): its replicas
+   * are the ready endpoints of this Service (lib/gateway/endpoint-slices.ts)
+   */
+  tyk: ConnectionSettings & { service?: GatewayService };
   /** undefined: all namespaces */
   watchNamespaces?: string[];
   /**
@@ -248,10 +252,42 @@ function boundaries(env: Env, problems: Problems): Config['boundaries'] {
   return { crossNamespaceRefs: refs === 'allow' ? 'allow' : 'grant', ...(allow.entries ? { contextUrlAllow: allow.entries } : {}) };
 }
 
+/** A Service's name: an RFC 1035 label (a letter first, at most 63). */
+const SERVICE_NAME = /^[a-z]([-a-z0-9]{0,61}[a-z0-9])?$/;
+
+/**
+ * TYK_GATEWAY_SERVICE: `<namespace>/<name>[:<port>]`, the port a port name (a DNS label) or a
+ * number from 1 to 65535; only with TYK_MODE=ce (a Dashboard keeps its APIs itself).
+ */
+function gatewayService(env: Env, mode: ConnectionSettings['mode'], problems: Problems): GatewayService | undefined {
+  const v = value(env, 'TYK_GATEWAY_SERVICE');
+  if (v === undefined) return undefined;
+  const name = 'TYK_GATEWAY_SERVICE';
+  if (mode === 'pro') return problems.add(name, 'applies to TYK_MODE=ce only (the Tyk Dashboard keeps its APIs itself, for every gateway)');
+  const want = `must be <namespace>/<service name>[:<port name or number>], got "${v}"`;
+  const m = /^([^/:]+)\/([^/:]+)(?::([^/:]*))?$/.exec(v);
+  if (!m) return problems.add(name, want);
+  const [namespace, service, port] = [m[1] as string, m[2] as string, m[3]];
+  if (!DNS_LABEL.test(namespace)) return problems.add(name, `${want}: "${namespace}" is not a namespace name`);
+  if (!SERVICE_NAME.test(service)) return problems.add(name, `${want}: "${service}" is not a Service name`);
+  if (port === undefined) return { namespace, name: service };
+  if (/^[0-9]+$/.test(port)) {
+    const n = Number(port);
+    if (n < 1 || n > 65535) return problems.add(name, `${want}: the port number must be from 1 to 65535`);
+    return { namespace, name: service, port: n };
+  }
+  if (!DNS_LABEL.test(port)) return problems.add(name, `${want}: "${port}" is neither a port name nor a number`);
+  return { namespace, name: service, port };
+}
+
 function tokens(env: Env, name: string, problems: Problems): string[] {
   const t = list(env, name);
   if (t.some((x) => x.length < 16)) problems.add(name, 'each token must be at least 16 characters');
   return t;
+}
+
+function withService(settings: ConnectionSettings, service: GatewayService | undefined): Config['tyk'] {
+  return service === undefined ? settings : { ...settings, service };
 }
 
 export function loadConfig(env: Env): Config {
@@ -279,7 +315,7 @@ export function loadConfig(env: Env): Config {
   if (!LOG_LEVELS.includes(logLevel)) problems.add('LOG_LEVEL', `must be one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`);
   const config: Config = {
     kubeconfigPath: value(env, 'KUBECONFIG'),
-    tyk: tyk.settings,
+    tyk: withService(tyk.settings, gatewayService(env, tyk.settings.mode, problems)),
     watchNamespaces: namespaces(env, problems),
     ...redis(env, problems),
     webhookTokens,

@@ -30,6 +30,10 @@
  *   getEvent, whoAmI, ping. Errors to inject: KubeApiError, KubeConflictError,
  *   KubeUnavailableError (lib/platform/errors.ts), as the real client throws them.
  * - statusFields (an option): the status fields a kind's CRD keeps; a status patch prunes the rest.
+ * - EndpointSlices are served as discovery.k8s.io v1 and v1beta1 (one store, as the API server
+ *   converts between them); `unserved` (an option) names versions the cluster does not serve:
+ *   get and list of them answer KubeApiError 404 "the server could not find the requested
+ *   resource", as kube-apiserver 1.20 answers for EndpointSlice v1 (and 1.25+ for v1beta1).
  * Leaves out (the HTTP tier covers them): CRD schema validation, pruning below status, paging,
  * selectors, watches, authentication.
  */
@@ -38,7 +42,7 @@ import { API_DEFINITION } from '../../lib/kinds/api-definition/kind.js';
 import { INGRESS } from '../../lib/kinds/ingress/kind.js';
 import { SECURITY_POLICY } from '../../lib/kinds/security-policy/kind.js';
 import { EventRecorder, type EventSink, type EventType, type KubeEvent, type RecordedEvent } from '../../lib/kube/events.js';
-import { EVENT, OPERATOR_CONTEXT, SECRET } from '../../lib/kube/kinds.js';
+import { ENDPOINT_SLICE, ENDPOINT_SLICE_V1BETA1, EVENT, OPERATOR_CONTEXT, SECRET } from '../../lib/kube/kinds.js';
 import type { KubeApi, KubeObject, ListOptions, ResourceKind } from '../../lib/kube/types.js';
 import type { Clock } from '../../lib/platform/clock.js';
 import { KubeApiError, KubeConflictError, KubeUnavailableError } from '../../lib/platform/errors.js';
@@ -75,9 +79,11 @@ export interface MemoryKubeOptions {
   statusFields?: Readonly<Record<string, readonly string[]>>;
   /** further kinds the cluster serves (CRDs installed besides ours and the built-in ones) */
   kinds?: readonly ResourceKind[];
+  /** versions of kinds the cluster does not serve (get and list answer 404), e.g. EndpointSlice v1 on a 1.20 server */
+  unserved?: readonly ResourceKind[];
 }
 
-const KNOWN_KINDS: readonly ResourceKind[] = [API_DEFINITION, SECURITY_POLICY, OPERATOR_CONTEXT, SECRET, EVENT, INGRESS];
+const KNOWN_KINDS: readonly ResourceKind[] = [API_DEFINITION, SECURITY_POLICY, OPERATOR_CONTEXT, SECRET, EVENT, INGRESS, ENDPOINT_SLICE, ENDPOINT_SLICE_V1BETA1];
 
 type Json = Record<string, unknown>;
 
@@ -139,6 +145,8 @@ export class MemoryKube implements KubeApi, EventSink {
   statusFields: Readonly<Record<string, readonly string[]>>;
   private readonly buckets = new Map<string, Map<string, KubeObject>>();
   private readonly known: readonly ResourceKind[];
+  /** the unserved option; a test replaces it as a cluster upgrade would */
+  unserved: readonly ResourceKind[];
   private readonly events: EventRecorder;
   private rv = 0;
 
@@ -147,6 +155,7 @@ export class MemoryKube implements KubeApi, EventSink {
     this.username = options.username ?? 'system:serviceaccount:gateway-reconciler:gateway-reconciler';
     this.conflictRetries = options.conflictRetries ?? 5;
     this.statusFields = options.statusFields ?? {};
+    this.unserved = options.unserved ?? [];
     this.known = [...KNOWN_KINDS, ...(options.kinds ?? [])];
     this.faults = new PortFaults<KubeOp>(options.clock);
     this.events = new EventRecorder(this, { component: 'gateway-reconciler', instance: 'memory', now: () => this.clock.now() });
@@ -156,12 +165,14 @@ export class MemoryKube implements KubeApi, EventSink {
 
   async get(kind: ResourceKind, namespace: string, name: string): Promise<KubeObject | null> {
     await this.faults.enter({ op: 'get', kind: kind.kind, namespace, name });
+    this.refuseUnserved(kind, 'get');
     const found = this.bucket(kind).get(objectKey(namespace, name));
     return found ? clone(found) : null;
   }
 
   async list(kind: ResourceKind, namespace?: string, options: ListOptions = {}): Promise<KubeObject[]> {
     await this.faults.enter({ op: 'list', kind: kind.kind, ...(namespace !== undefined ? { namespace } : {}) });
+    this.refuseUnserved(kind, 'list');
     const selects = labelMatcher(options.labelSelector);
     return this.objects(kind, namespace).filter((o) => selects(o.metadata.labels ?? {}));
   }
@@ -458,8 +469,17 @@ export class MemoryKube implements KubeApi, EventSink {
     return b;
   }
 
+  private isUnserved(kind: ResourceKind): boolean {
+    return this.unserved.some((u) => u.group === kind.group && u.plural === kind.plural && u.version === kind.version);
+  }
+
+  /** A version the cluster does not serve: the API server's 404 for a path it has no handler for. */
+  private refuseUnserved(kind: ResourceKind, verb: string): void {
+    if (this.isUnserved(kind)) throw new KubeApiError(404, `${verb} ${kind.plural}: 404 the server could not find the requested resource`, { context: { reason: 'NotFound' } });
+  }
+
   private kindOf(obj: KubeObject): ResourceKind {
-    const found = this.known.find((k) => k.kind === obj.kind && obj.apiVersion === (k.group === '' ? k.version : `${k.group}/${k.version}`));
+    const found = this.known.find((k) => k.kind === obj.kind && obj.apiVersion === (k.group === '' ? k.version : `${k.group}/${k.version}`) && !this.isUnserved(k));
     if (!found) throw new Error(`MemoryKube: unknown kind ${obj.apiVersion} ${obj.kind}`);
     return found;
   }

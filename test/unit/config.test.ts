@@ -187,3 +187,20 @@ t.test('CROSS_NAMESPACE_REFS and CONTEXT_URL_ALLOW: grant by default, allow; the
     'CONTEXT_URL_ALLOW: "10.0.0.0/40" is not a CIDR (address/prefix length) (entries: host, host:port or CIDR, comma-separated)',
   ]);
 });
+
+t.test("TYK_GATEWAY_SERVICE: the gateway's Service as <namespace>/<name>[:<port>], ce only; one line naming it when bad", async (t) => {
+  t.equal(loadConfig(base).tyk.service, undefined, 'unset: no replicas discovered');
+  t.same(loadConfig({ ...base, TYK_GATEWAY_SERVICE: 'tyk/gateway-svc-tyk-oss-tyk-gateway' }).tyk.service, { namespace: 'tyk', name: 'gateway-svc-tyk-oss-tyk-gateway' });
+  t.same(loadConfig({ ...base, TYK_GATEWAY_SERVICE: ' tyk/gw:http ' }).tyk.service, { namespace: 'tyk', name: 'gw', port: 'http' }, 'a port name stays a string');
+  t.same(loadConfig({ ...base, TYK_GATEWAY_SERVICE: 'tyk/gw:8080' }).tyk.service, { namespace: 'tyk', name: 'gw', port: 8080 }, 'a port number is a number');
+  t.same(loadConfig({ ...base, TYK_GATEWAY_SERVICE: 'tyk/gw:65535' }).tyk.service?.port, 65535);
+  t.same(loadConfig({ ...base, TYK_GATEWAY_SERVICE: 'tyk/gw:1' }).tyk.service?.port, 1);
+  t.equal(loadConfig({ ...base, TYK_GATEWAY_SERVICE: 'tyk/gw' }).tyk.url, 'http://tyk:8080', 'the rest of TYK_* as before');
+  for (const bad of ['gw', 'tyk/', '/gw', 'tyk/gw/x', 'tyk/gw:', 'tyk/gw:0', 'tyk/gw:65536', 'tyk/gw:http_s', 'Tyk/gw', 'tyk/1gw', 'tyk/gw:a:b', 'tyk/gw:-http']) {
+    const lines = problems({ ...base, TYK_GATEWAY_SERVICE: bad });
+    t.equal(lines.length, 1, `"${bad}": one line`);
+    t.match(lines[0], /^TYK_GATEWAY_SERVICE: must be <namespace>\/<service name>\[:<port name or number>\]/, `"${bad}": names the setting and the form`);
+  }
+  t.same(problems({ ...base, TYK_MODE: 'pro', TYK_GATEWAY_SERVICE: 'tyk/gw' }), ['TYK_GATEWAY_SERVICE: applies to TYK_MODE=ce only (the Tyk Dashboard keeps its APIs itself, for every gateway)']);
+  t.same(loadConfig({ ...base, TYK_MODE: 'pro' }).tyk.service, undefined, 'pro without it: fine');
+});
