@@ -5,11 +5,17 @@
  * alone, IPv6 in brackets, FQDN, pod names, one replica per pod across slices, a stable order,
  * and failures thrown, never an empty list.
  */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { KubeConfig } from '@kubernetes/client-node';
 import t from 'tap';
 import { discoverReplicas, EndpointSliceDiscovery, type GatewayService, replicasOf } from '../../lib/gateway/endpoint-slices.js';
+import { KubeClient } from '../../lib/kube/client.js';
 import { ENDPOINT_SLICE, ENDPOINT_SLICE_V1BETA1 } from '../../lib/kube/kinds.js';
 import type { KubeObject } from '../../lib/kube/types.js';
 import { GatewayUnavailableError, KubeApiError, KubeUnavailableError } from '../../lib/platform/errors.js';
+import { type ResourceType, startFakeKubeApiServer } from '../fakes/kube-apiserver.js';
 import { FakeClock } from '../harness/clock.js';
 import { kubeFailure, MemoryKube } from '../memory/kube.js';
 
@@ -194,4 +200,38 @@ t.test('IPv6 in brackets, FQDN as a host name, no targetRef named by address, a 
   const node = slice('gateway-a', [{ addresses: ['10.0.0.7'] }]);
   (node.endpoints as Record<string, unknown>[])[0]!.targetRef = { kind: 'Node', name: 'worker-1' };
   t.same(replicasOf([node], GW, 'http'), [{ name: '10.0.0.7', url: 'http://10.0.0.7:8080' }]);
+});
+
+/** The built-in EndpointSlice as the loopback API server serves it, in one version. */
+const endpointSliceType = (version: 'v1' | 'v1beta1'): ResourceType => ({ group: 'discovery.k8s.io', version, kind: 'EndpointSlice', plural: 'endpointslices', builtin: true });
+
+t.test('over HTTP: KubeClient lists endpointslices in the namespace by label; a 1.20 server answers 404 for v1, then v1beta1 answers', async (t) => {
+  for (const version of ['v1beta1', 'v1'] as const) {
+    const fake = await startFakeKubeApiServer({ crds: [], resources: [endpointSliceType(version)] });
+    t.teardown(() => fake.close());
+    const dir = await mkdtemp(join(tmpdir(), 'gr-slices-'));
+    t.teardown(() => rm(dir, { recursive: true, force: true }));
+    const kc = new KubeConfig();
+    kc.loadFromFile(await fake.writeKubeconfig(dir));
+    const client = new KubeClient(kc, { timeoutMs: 5_000, instance: 'slices' });
+    t.teardown(() => client.close());
+    fake.put(
+      slice(
+        'gateway-a',
+        [
+          { addresses: ['10.0.0.7'], pod: 'gw-1' },
+          { addresses: ['10.0.0.8'], pod: 'gw-2', ready: false },
+        ],
+        { version },
+      ),
+    );
+    fake.put(slice('dashboard-a', [{ addresses: ['10.0.0.50'], pod: 'dash-1' }], { version, service: 'dashboard' }));
+
+    const discovery = new EndpointSliceDiscovery(client, { ...GW, port: 'http' }, 'https');
+    t.same(await discovery.discover(), [{ name: 'gw-1', url: 'https://10.0.0.7:8080' }], `${version}: the ready endpoint of the Service's slice`);
+    const lists = fake.calls.filter((c) => c.path.includes('/endpointslices')).map((c) => `${c.method} ${c.path}?labelSelector=${c.query.labelSelector} → ${c.status}`);
+    const v1 = 'GET /apis/discovery.k8s.io/v1/namespaces/tyk/endpointslices?labelSelector=kubernetes.io/service-name=gateway';
+    const v1beta1 = 'GET /apis/discovery.k8s.io/v1beta1/namespaces/tyk/endpointslices?labelSelector=kubernetes.io/service-name=gateway';
+    t.same(lists, version === 'v1' ? [`${v1} → 200`] : [`${v1} → 404`, `${v1beta1} → 200`], `${version}: the calls made`);
+  }
 });
