@@ -3,9 +3,16 @@
  *
  * Calls: GET /tyk/apis, GET /tyk/apis/{id}, POST /tyk/apis (an upsert: the gateway writes the
  * definition file whether or not it exists), DELETE /tyk/apis/{id}; the same under
- * /tyk/policies; GET /tyk/reload/group; the certificate store (./certificates.ts): POST, GET
+ * /tyk/policies; GET /tyk/reload/group, or with `reload: 'node'` GET /tyk/reload (Tyk's reload of
+ * the one gateway the request reaches: a replica of TYK_GATEWAY_SERVICE, reached at its own
+ * address, whose APIs are files on its own disk); the certificate store (./certificates.ts): POST, GET
  * and DELETE under /tyk/certs, where a certificate already there (403 "… already exists")
  * counts as uploaded. Every call carries `x-tyk-authorization` and a timeout.
+ *
+ * TLS: verified against the system's CAs (or `ca`), unless `insecureSkipVerify`. With
+ * `tlsServerName`, the certificate is checked against that name instead of the URL's host (and
+ * the name is sent as SNI unless it is an address): a replica reached at its pod address is
+ * verified as the name TYK_URL gives the gateway.
  *
  * Tyk OAS APIs ('oas', ./oas.ts), under /tyk/apis/oas, by `x-tyk-api-gateway.info.id`:
  * - list: GET /tyk/apis/oas (every loaded OAS API); get: GET /tyk/apis/oas/{id}.
@@ -50,10 +57,11 @@
  * GatewayUnavailableError; never with the secret.
  */
 
-import type { LookupFunction } from 'node:net';
+import { isIP, type LookupFunction } from 'node:net';
+import { checkServerIdentity } from 'node:tls';
 import { GatewayApiError, GatewayRejectedError, GatewayUnsupportedError } from '../platform/errors.js';
 import { isObject } from '../platform/guards.js';
-import { type HttpAgent, type HttpRequest, type HttpResponse, makeAgent, redactUrl } from '../platform/http.js';
+import { type HttpAgent, type HttpRequest, type HttpResponse, makeAgent, redactUrl, type TlsOptions } from '../platform/http.js';
 import { JsonItemsError, readJsonItemBytes, readJsonItems } from '../platform/json-items.js';
 import { type CertificateStore, certificateId, type Uploaded } from './certificates.js';
 import { ListedIds } from './listed-ids.js';
@@ -67,6 +75,15 @@ export interface TykGatewayOptions {
   url: string;
   secret: string;
   insecureSkipVerify?: boolean;
+  /** the CAs a gateway's certificate must chain to (PEM), instead of the system's; default the system's */
+  ca?: string;
+  /**
+   * the name the gateway's certificate is checked against (and, unless it is an address, the
+   * SNI name sent), instead of the URL's host: TYK_URL's host, for a replica reached at its address
+   */
+  tlsServerName?: string;
+  /** `group` (default): GET /tyk/reload/group, every gateway of the group; `node`: GET /tyk/reload, this one only */
+  reload?: 'group' | 'node';
   /** resolves host names for new connections (an OperatorContext's UrlPolicy check); default the system's */
   lookup?: LookupFunction;
   /** the deadline of each request, the whole exchange; default 10 s */
@@ -115,6 +132,13 @@ const NO_ROUTE = '404 page not found';
 /** The start of the refusal of a gateway whose policies come from a Dashboard. */
 const SERVICE_POLICY_SOURCE = /^due to enabled service policy source/i;
 
+/** TLS options checking a certificate against `name` (a host name, or an address, bracketed or not), whatever host the URL names. */
+function verifiedAs(name: string): Pick<TlsOptions, 'servername' | 'checkServerIdentity'> {
+  const bare = name.replace(/^\[(.*)\]$/, '$1');
+  // SNI carries host names only (RFC 6066); an address is checked against the certificate's IP entries
+  return { ...(isIP(bare) === 0 ? { servername: bare } : {}), checkServerIdentity: (_host, cert) => checkServerIdentity(bare, cert) };
+}
+
 /** The gateway's answer to a certificate it has already. */
 const CERT_EXISTS = /already exists/i;
 /** The gateway's answer to a missing or wrong secret (403 on every route). */
@@ -132,6 +156,7 @@ export class TykGatewayClient implements Gateway, CertificateStore {
   private readonly maxResponseBytes: number | undefined;
   private readonly agent: HttpAgent;
   private readonly target: CallTarget;
+  private readonly reloadPath: string;
   /** the ids of the last complete list of each kind, by their objects' digests */
   private readonly listedIds = new ListedIds();
 
@@ -141,7 +166,13 @@ export class TykGatewayClient implements Gateway, CertificateStore {
     this.secret = options.secret;
     this.timeoutMs = options.timeoutMs ?? 10_000;
     this.maxResponseBytes = options.maxResponseBytes;
-    this.agent = makeAgent({ ...(options.insecureSkipVerify ? { rejectUnauthorized: false } : {}), ...(options.lookup ? { lookup: options.lookup } : {}) });
+    this.agent = makeAgent({
+      ...(options.insecureSkipVerify ? { rejectUnauthorized: false } : {}),
+      ...(options.lookup ? { lookup: options.lookup } : {}),
+      ...(options.ca !== undefined ? { ca: options.ca } : {}),
+      ...(options.tlsServerName !== undefined ? verifiedAs(options.tlsServerName) : {}),
+    });
+    this.reloadPath = options.reload === 'node' ? '/tyk/reload' : '/tyk/reload/group';
     this.target = { label: `gateway ${options.name}`, name: options.name, ...(options.observe ? { observe: options.observe } : {}) };
   }
 
@@ -294,7 +325,7 @@ export class TykGatewayClient implements Gateway, CertificateStore {
   }
 
   async reload(): Promise<void> {
-    const res = await this.call('GET', '/tyk/reload/group');
+    const res = await this.call('GET', this.reloadPath);
     this.expect2xx(res, 'reload');
   }
 

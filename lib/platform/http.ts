@@ -9,12 +9,13 @@
  * as soon as its Content-Length or the bytes read so far say so, and nothing more is read.
  * Never puts request headers (which carry secrets) or the URL's credentials and query into
  * errors. `makeAgent` gives a keep-alive connection pool with TLS settings (CA, client
- * certificate and key, verification, SNI name), for http: and https: URLs alike; its close()
+ * certificate and key, verification, SNI name, the name a certificate is checked against), for http: and https: URLs alike; its close()
  * lets requests in flight finish first.
  */
 import http from 'node:http';
 import https from 'node:https';
 import type { LookupFunction } from 'node:net';
+import type { PeerCertificate } from 'node:tls';
 
 export interface HttpResponse {
   status: number;
@@ -223,6 +224,8 @@ export interface TlsOptions {
   key?: string | Buffer;
   rejectUnauthorized?: boolean;
   servername?: string;
+  /** checks the server's certificate against a name (Node's tls.checkServerIdentity); default against `servername`, else the URL's host */
+  checkServerIdentity?: (host: string, cert: PeerCertificate) => Error | undefined;
 }
 
 /** How long an idle pooled connection is kept. */

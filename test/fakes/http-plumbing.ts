@@ -4,8 +4,8 @@
  * server on 127.0.0.1, parsing a body that may or may not be JSON, copying a
  * stored JSON value, and the log of calls each fake keeps for its tests.
  */
-import type { IncomingMessage, Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingMessage } from 'node:http';
+import type { AddressInfo, Server } from 'node:net';
 import rfdc from 'rfdc';
 import { countCalls, type MatchableCall } from './faults.js';
 

@@ -9,6 +9,7 @@
  * body may not give another JSON type, and a stored object merged over them.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer as createTlsServer, type Server as TlsServer } from 'node:https';
 import { FaultBook, type FaultHandle, type FaultSpec, withholdResponse } from './faults.js';
 import { CallLog, cloneJson as clone, isWriteTo, readBody, setBody } from './http-plumbing.js';
 
@@ -45,8 +46,14 @@ export function dashboardError(status: number, message: string): Reply {
   return reply(status, { Status: 'Error', Message: message, Meta: null });
 }
 
+/** A certificate and key (PEM) a fake serves HTTPS with. */
+export interface ServedTls {
+  cert: string;
+  key: string;
+}
+
 export abstract class TykFakeBase {
-  readonly server: Server;
+  readonly server: Server | TlsServer;
   readonly callLog = new CallLog<CallRecord>();
   private readonly faults = new FaultBook<CallRecord>();
   private readonly sleepTimers = new Set<NodeJS.Timeout>();
@@ -59,13 +66,16 @@ export abstract class TykFakeBase {
   /**
    * @param origin the base for parsing request URLs
    * @param writePath the pathnames whose POST, PUT and DELETE `writes()` counts
+   * @param tls a certificate and key: served over HTTPS with them
    */
   protected constructor(
     private readonly origin: string,
     writePath: RegExp,
+    tls?: ServedTls,
   ) {
     this.isWrite = isWriteTo(writePath);
-    this.server = createServer((req, res) => this.onRequest(req, res));
+    const handler = (req: IncomingMessage, res: ServerResponse): void => this.onRequest(req, res);
+    this.server = tls ? createTlsServer({ cert: tls.cert, key: tls.key }, handler) : createServer(handler);
   }
 
   /** The fake's answer to a request no fault answered. */

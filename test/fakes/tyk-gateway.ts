@@ -91,6 +91,7 @@
  *   'oas'), fault injection (status, delay, dropped socket, hang) and a log of
  *   calls, shaped like the Kubernetes fake's.
  * - /tyk/certs: the certificate store (./tyk-certs.ts).
+ * - `tls`: served over HTTPS with the certificate given (a gateway with `use_ssl`), on 127.0.0.1.
  * - Cost: a reload fills the defaults of a file once, while that file is unchanged (each write
  *   stores a new file; back-door edits copy before they change), and the loaded definitions are
  *   never changed in place, so each one's JSON is written once and reused by every read. A real
@@ -126,6 +127,7 @@ import {
   POLICY,
   type Reply,
   reply,
+  type ServedTls,
   type Shape,
   TykFakeBase,
   VERSION_INFO,
@@ -155,6 +157,8 @@ export interface FakeTykOptions {
   policySource?: 'file' | 'service';
   /** The host (and port) the gateway names in the `servers` it generates for OAS APIs; default "127.0.0.1:8080". */
   serverHost?: string;
+  /** Serve HTTPS with this certificate and key (PEM), as a gateway with `http_server_options.use_ssl`; default plain HTTP. */
+  tls?: ServedTls;
 }
 
 /** A fault to inject; a `status` without `body` answers with a Tyk error body. */
@@ -505,7 +509,7 @@ class FakeTyk extends TykFakeBase {
   private readonly pending = new Set<Promise<void>>();
 
   constructor(options: FakeTykOptions) {
-    super('http://fake-tyk', WRITE_PATH);
+    super('http://fake-tyk', WRITE_PATH, options.tls);
     this.secret = options.secret ?? 'fake-tyk-secret';
     this.reloadDelayMs = options.reloadDelayMs ?? 5;
     this.joinDelayMs = options.joinDelayMs ?? 0;
@@ -870,5 +874,5 @@ function facade(fake: FakeTyk, url: string): FakeTykGateway {
 export async function startFakeTykGateway(options: FakeTykOptions = {}): Promise<FakeTykGateway> {
   const fake = new FakeTyk(options);
   const port = await listenOnLoopback(fake.server);
-  return facade(fake, `http://127.0.0.1:${port}`);
+  return facade(fake, `${options.tls ? 'https' : 'http'}://127.0.0.1:${port}`);
 }

@@ -12,6 +12,7 @@ import { TykGatewayClient, type TykGatewayOptions } from '../../lib/gateway/tyk-
 import type { JsonObject } from '../../lib/gateway/types.js';
 import { errorCode, GatewayApiError, GatewayRejectedError, GatewayResponseTooLargeError, GatewayUnavailableError, GatewayUnsupportedError, InvalidSpecError } from '../../lib/platform/errors.js';
 import { type FakeTykGateway, type FakeTykOptions, startFakeTykGateway } from '../fakes/tyk-gateway.js';
+import { PEM } from '../fixtures/pem.js';
 
 interface Test {
   teardown(fn: () => unknown): void;
@@ -363,4 +364,62 @@ t.test('GATEWAY_MAX_RESPONSE_BYTES: a list or a read longer than the limit is re
   t.notMatch((listed as Error).message, gw.secret);
   t.ok(await small.get('api', 'big-0'), 'one API, under the limit, is read');
   t.equal((await client.list('api')).size, 20, 'without the limit, the same list is read');
+});
+
+t.test("reload 'node': GET /tyk/reload reloads the gateway reached, not through the group's channel; the default is the group's", async (tt) => {
+  // a gateway that has not joined its reload channel yet loses group reloads (shared/design.md)
+  const { gw, client } = await setup(tt, { joinDelayMs: 60_000 }, { reload: 'node' });
+  await client.upsert('api', 'a1', api('a1'));
+  await client.reload();
+  await gw.waitForReloads();
+  tt.same(
+    gw.calls.filter((c) => c.path.startsWith('/tyk/reload')).map((c) => `${c.method} ${c.path} ${c.status}`),
+    ['GET /tyk/reload 200'],
+    'one node reload, nothing to the group',
+  );
+  tt.ok(await client.get('api', 'a1'), 'the write is loaded: the node reload did not need the channel');
+
+  const group = new TykGatewayClient({ name: 'default', url: gw.url, secret: gw.secret, timeoutMs: 2000 });
+  tt.teardown(() => group.close());
+  await group.upsert('api', 'a2', api('a2'));
+  await reloaded(group, gw);
+  tt.equal(gw.count('GET', '/tyk/reload/group'), 1, 'by default: the group reload');
+  tt.equal(await group.get('api', 'a2'), null, 'lost by a gateway that has not joined the channel');
+
+  gw.inject({ method: 'GET', path: '/tyk/reload', status: 403, body: { status: 'error', message: 'Attempted administrative access with invalid or missing key!' } });
+  await fails(tt, client.reload(), GatewayApiError, /^reload: 403 Attempted administrative access .*\(check TYK_AUTH\)$/, 'a refused node reload');
+});
+
+t.test('TLS: a gateway reached at its address is verified against tlsServerName, not the address; a wrong name is refused', async (tt) => {
+  const gw = await startFakeTykGateway({ secret: 'ce-secret-0123456789', reloadDelayMs: 1, tls: { cert: PEM.gateway, key: PEM.gatewayKey } });
+  tt.teardown(() => gw.close());
+  tt.match(gw.url, /^https:\/\/127\.0\.0\.1:\d+$/, 'served over HTTPS at an address');
+  const client = (extra: Partial<TykGatewayOptions>): TykGatewayClient => {
+    const c = new TykGatewayClient({ name: 'tyk-gateway-0', url: gw.url, secret: gw.secret, timeoutMs: 2000, ...extra });
+    tt.teardown(() => c.close());
+    return c;
+  };
+
+  const named = client({ ca: PEM.gateway, tlsServerName: 'tyk-gateway.tyk.svc', reload: 'node' });
+  await named.ping();
+  await named.upsert('api', 'a1', api('a1'));
+  await named.reload();
+  await gw.waitForReloads();
+  tt.ok(await named.get('api', 'a1'), 'verified by the name its certificate holds: every call goes through');
+
+  await fails(tt, client({ ca: PEM.gateway }).ping(), GatewayUnavailableError, /IP: 127\.0\.0\.1 is not in the cert's list/, 'without the name: checked against the address, refused');
+  await fails(
+    tt,
+    client({ ca: PEM.gateway, tlsServerName: 'tyk-gateway.other.svc' }).ping(),
+    GatewayUnavailableError,
+    /tyk-gateway\.other\.svc.*is not in the cert's altnames/,
+    'a name the certificate does not hold: refused',
+  );
+  await fails(tt, client({ tlsServerName: 'tyk-gateway.tyk.svc' }).ping(), GatewayUnavailableError, /self[- ]signed|unable to (get|verify)/i, 'the right name, a CA not trusted: refused');
+  await client({ insecureSkipVerify: true, tlsServerName: 'tyk-gateway.other.svc' }).ping();
+  tt.pass('TYK_TLS_INSECURE_SKIP_VERIFY: no check, whatever the name');
+  const byAddress = client({ ca: PEM.gateway, tlsServerName: '[::1]' });
+  await fails(tt, byAddress.ping(), GatewayUnavailableError, /IP: ::1 is not in the cert's list/, 'an address as the name: checked against the certificate’s addresses');
+  const writes = gw.calls.filter((c) => c.method !== 'GET').length;
+  tt.equal(writes, 1, 'the refused clients sent nothing');
 });
