@@ -11,12 +11,16 @@
  * restarted process, Ingresses, OperatorContexts and their Secrets, a Tyk OAS API and its
  * ConfigMap, GraphQL federation, the developer portal, deletions), and each call the fake API
  * server recorded must be allowed by the Role of its namespace, or, cluster-scoped, by the
- * ClusterRole; no call may list across namespaces or touch an unwatched one; and every grant
- * must be used by some call.
+ * ClusterRole; no call may list across namespaces or touch an unwatched one (but the list of
+ * the gateway Service's EndpointSlices, TYK_GATEWAY_SERVICE, allowed by the base's Role in the
+ * gateway's namespace); and every grant must be used by some call.
  */
 import { fileURLToPath } from 'node:url';
+import { KubeConfig } from '@kubernetes/client-node';
 import t from 'tap';
 import type { RunReport } from '../../lib/engine/run.js';
+import { discoverReplicas } from '../../lib/gateway/endpoint-slices.js';
+import { KubeClient } from '../../lib/kube/client.js';
 import type { KubeObject } from '../../lib/kube/types.js';
 import { loadConfig } from '../../lib/platform/config.js';
 import { scheduledTick } from '../../lib/triggers/schedule.js';
@@ -45,6 +49,12 @@ const WATCHED = String(strings(CONFIGMAP.data).WATCH_NAMESPACE ?? '')
   .map((s) => s.trim())
   .filter((s) => s !== '');
 const SA = one('ServiceAccount');
+/** The base's Role and RoleBinding letting the reconciler list the gateway Service's EndpointSlices (TYK_GATEWAY_SERVICE). */
+const REPLICAS_RBAC = 'gateway-reconciler-replicas';
+/** The gateway's namespace: the one TYK_URL's host names (<service>.<namespace>.svc), where that Role is. */
+const GATEWAY_NAMESPACE = new URL(String(strings(CONFIGMAP.data).TYK_URL)).hostname.split('.')[1] as string;
+/** The Roles of the watched namespaces (not the gateway namespace's). */
+const watchedRoles = (): Obj[] => objects('Role').filter((r) => at(r, 'metadata.name') !== REPLICAS_RBAC);
 
 /**
  * Grants of the Roles the code on its own may not exercise here: ReferenceGrants are read in a
@@ -71,16 +81,24 @@ t.test('the namespaced overlay: the base install, confined to the namespaces WAT
   t.same([...new Set(RENDERED.filter((o) => !base.has(identity(o))).map((o) => String(o.kind)))].sort(), ['NetworkPolicy', 'Role', 'RoleBinding'], 'added: Roles, RoleBindings and the NetworkPolicy');
   t.same(one('Deployment'), one('Deployment', undefined, BASE), 'the same Deployment');
 
-  // one Role and one RoleBinding per watched namespace, binding the base's ServiceAccount
+  // one Role and one RoleBinding per watched namespace, binding the base's ServiceAccount; and
+  // the base's Role for the gateway's EndpointSlices (TYK_GATEWAY_SERVICE), in the gateway's namespace
   t.same(
-    objects('Role')
+    watchedRoles()
       .map((r) => at(r, 'metadata.namespace'))
       .sort(),
     [...WATCHED].sort(),
     'a Role in each watched namespace, none elsewhere',
   );
-  const [first] = objects('Role');
-  for (const role of objects('Role')) t.same(role.rules, first?.rules, `${String(at(role, 'metadata.namespace'))}: the same rules in each`);
+  t.same(
+    objects('Role')
+      .filter((r) => !watchedRoles().includes(r))
+      .map((r) => `${String(at(r, 'metadata.namespace'))}/${String(at(r, 'metadata.name'))}`),
+    [`${GATEWAY_NAMESPACE}/${REPLICAS_RBAC}`],
+    "besides: the base's Role in the gateway's namespace, for its EndpointSlices",
+  );
+  const [first] = watchedRoles();
+  for (const role of watchedRoles()) t.same(role.rules, first?.rules, `${String(at(role, 'metadata.namespace'))}: the same rules in each`);
   for (const ns of WATCHED) {
     const binding = objects('RoleBinding').find((b) => at(b, 'metadata.namespace') === ns);
     const role = objects('Role').find((r) => at(r, 'metadata.namespace') === ns);
@@ -124,8 +142,22 @@ t.test('RBAC: the Roles allow every call the code makes in a watched namespace, 
   const [A, B] = WATCHED as [string, string];
   const OTHER = 'team-c';
   // SHARD_SIZE 3: a scheduled tick below is sharded (the coordinator's calls, and the shards')
-  const w = await startWorld({ env: { WATCH_NAMESPACE: WATCHED.join(','), SHARD_SIZE: '3' } });
+  // TYK_GATEWAY_SERVICE: the gateway's replicas from its Service's EndpointSlices in the gateway's namespace
+  const gatewayService = { namespace: GATEWAY_NAMESPACE, name: 'gateway-svc-tyk-gateway', port: 'http' };
+  const w = await startWorld({
+    env: { WATCH_NAMESPACE: WATCHED.join(','), SHARD_SIZE: '3', TYK_GATEWAY_SERVICE: `${gatewayService.namespace}/${gatewayService.name}:${gatewayService.port}` },
+    kube: { resources: [{ group: 'discovery.k8s.io', version: 'v1', kind: 'EndpointSlice', plural: 'endpointslices', builtin: true }] },
+  });
   t.teardown(() => w.close());
+  const gatewayAt = new URL(w.tyk.url);
+  await w.kube.put({
+    apiVersion: 'discovery.k8s.io/v1',
+    kind: 'EndpointSlice',
+    metadata: { name: `${gatewayService.name}-x1y2z`, namespace: gatewayService.namespace, labels: { 'kubernetes.io/service-name': gatewayService.name } },
+    addressType: 'IPv4',
+    endpoints: [{ addresses: [gatewayAt.hostname], conditions: { ready: true }, targetRef: { kind: 'Pod', namespace: gatewayService.namespace, name: 'gateway-0' } }],
+    ports: [{ name: gatewayService.port, port: Number(gatewayAt.port), protocol: 'TCP' }],
+  });
 
   // calls the test itself makes (setup through @kubernetes/client-node) are told apart by when
   // they happen, as in deploy.test.ts: nothing of the service runs outside the awaited calls
@@ -255,6 +287,13 @@ t.test('RBAC: the Roles allow every call the code makes in a watched namespace, 
   await byTest(() => w.delete('web', A, 'ingresses'));
   t.match(reportOf(await w.tick(), 'Ingress', 'web'), { result: 'deleted' }, 'the Ingress deleted: what it generated deleted');
 
+  // the default gateway's replicas: listed in the gateway's namespace with the service's credentials
+  const kc = new KubeConfig();
+  kc.loadFromFile(w.kubeconfigPath);
+  const asTheService = new KubeClient(kc, { timeoutMs: 5_000 });
+  t.teardown(() => asTheService.close());
+  t.same(await discoverReplicas(asTheService, gatewayService, 'http'), [{ name: 'gateway-0', url: w.tyk.url }], "the gateway's replicas");
+
   // /resync of a namespace, of an unwatched one, of one object; /readyz
   t.equal((await w.resync({ namespace: B })).statusCode, 200);
   t.same((await w.resync({ namespace: OTHER })).body.objects, [], 'a resync of an unwatched namespace looks at nothing');
@@ -297,18 +336,23 @@ t.test('RBAC: the Roles allow every call the code makes in a watched namespace, 
     [],
     'no request spans all namespaces: every list is a list in one watched namespace',
   );
+  const isGatewaySlices = (r: RbacRequest): boolean => r.kind === 'resource' && r.req.namespace === GATEWAY_NAMESPACE && r.req.apiGroup === 'discovery.k8s.io' && r.req.resource === 'endpointslices';
   t.same(
-    [...new Set(namespaced.map((r) => (r.kind === 'resource' ? r.req.namespace : '')))].filter((ns) => !WATCHED.includes(ns ?? '')),
+    [...new Set(namespaced.filter((r) => !isGatewaySlices(r)).map((r) => (r.kind === 'resource' ? r.req.namespace : '')))].filter((ns) => !WATCHED.includes(ns ?? '')),
     [],
-    'no request reaches another namespace',
+    "no request reaches another namespace, but the list of the gateway's EndpointSlices in its own",
   );
+  t.ok(namespaced.some(isGatewaySlices), "the gateway's EndpointSlices are listed in its namespace");
   t.ok(
     requests.some((r) => r.kind === 'resource' && r.req.verb === 'list' && r.req.namespace === A),
     'full runs list per namespace',
   );
 
   // ── check against the overlay's Roles and ClusterRole ──
-  const roleRules = (ns: string): PolicyRule[] => arr(objects('Role').find((r) => at(r, 'metadata.namespace') === ns)?.rules) as PolicyRule[];
+  const roleRules = (ns: string): PolicyRule[] =>
+    objects('Role')
+      .filter((r) => at(r, 'metadata.namespace') === ns)
+      .flatMap((r) => arr(r.rules) as PolicyRule[]);
   const clusterRules = arr(one('ClusterRole').rules) as PolicyRule[];
   const distinct = new Map<string, RbacRequest>();
   for (const r of requests) distinct.set(`${describeRequest(r)} ${r.kind === 'resource' ? (r.req.namespace ?? '') : ''}`, r);
@@ -336,6 +380,14 @@ t.test('RBAC: the Roles allow every call the code makes in a watched namespace, 
     'every grant of the Roles is used in a watched namespace (least privilege)',
   );
   t.same(used(clusterRules, rest), [], 'every grant of the ClusterRole is used');
+  t.same(
+    used(
+      roleRules(GATEWAY_NAMESPACE),
+      namespaced.filter((r) => r.kind === 'resource' && r.req.namespace === GATEWAY_NAMESPACE),
+    ),
+    [],
+    "every grant of the gateway namespace's Role is used there",
+  );
   const wildcards = [...clusterRules, ...WATCHED.flatMap(roleRules)].filter((r) => [...(r.apiGroups ?? []), ...(r.resources ?? []), ...(r.verbs ?? [])].includes('*'));
   t.same(wildcards, [], 'no wildcards');
 });

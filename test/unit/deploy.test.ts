@@ -11,16 +11,20 @@
  * call (GET, LIST cluster-wide and per namespace, finalizer and status PATCHes on both kinds,
  * OperatorContext, Secret and ConfigMap reads, a TykOasApiDefinition, a SubGraph and a SuperGraph, an Ingress and the ApiDefinitions it generates
  * (created, replaced, deleted), Events created, counted and, from a restarted process,
- * read back, SelfSubjectReview, the /readyz probe); each call
+ * read back, SelfSubjectReview, the /readyz probe, the gateway Service's EndpointSlices); each call
  * the fake recorded is mapped to the RBAC request the API server would authorize, and the
- * ClusterRole in deploy/kubernetes/rbac.yaml must allow each one and grant nothing unused.
+ * ClusterRole in deploy/kubernetes/rbac.yaml must allow each one and grant nothing unused (the
+ * EndpointSlices of TYK_GATEWAY_SERVICE: the Role of the gateway's namespace, likewise).
  */
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { KubeConfig } from '@kubernetes/client-node';
 import yaml from 'js-yaml';
 import t, { type Test } from 'tap';
 import type { RunReport } from '../../lib/engine/run.js';
+import { discoverReplicas } from '../../lib/gateway/endpoint-slices.js';
+import { KubeClient } from '../../lib/kube/client.js';
 import type { KubeObject } from '../../lib/kube/types.js';
 import { DEFAULT_SCHEDULE, loadConfig } from '../../lib/platform/config.js';
 import { scheduledTick } from '../../lib/triggers/schedule.js';
@@ -165,10 +169,25 @@ t.test('kustomizations list only files that exist; deploy/kubernetes leaves out 
     .map((f) => f.slice('deploy/kubernetes/'.length))
     .filter((f) => !listed.has(f));
   t.same(unlisted, ['secret.example.yaml'], 'every manifest is applied by `kubectl apply -k`, except the Secret template (placeholders must never be deployed)');
+  // every namespaced object is in the reconciler's namespace (each file says so: the
+  // kustomization sets none), but the RBAC for the gateway's EndpointSlices, which is in the
+  // gateway's namespace: the one TYK_URL's host names (<service>.<namespace>.svc)
+  t.equal(k.namespace, undefined, 'no kustomization namespace: it would move the Role of the gateway namespace too');
+  const home = at(one('deploy/kubernetes/namespace.yaml', 'Namespace'), 'metadata.name');
+  const tykUrl = String(at(one('deploy/kubernetes/configmap.yaml', 'ConfigMap'), 'data.TYK_URL'));
+  const gatewayNamespace = new URL(tykUrl).hostname.split('.')[1];
   for (const name of listed) {
     for (const o of objectsIn(`deploy/kubernetes/${name}`)) {
       const ns = at(o, 'metadata.namespace');
-      if (ns !== undefined) t.equal(ns, k.namespace, `${name}: ${String(o.kind)} is in the kustomization's namespace`);
+      const kind = String(o.kind);
+      if (kind === 'Namespace' || kind.startsWith('Cluster')) {
+        t.equal(ns, undefined, `${name}: ${kind} is cluster-scoped`);
+      } else if (at(o, 'metadata.name') === 'gateway-reconciler-replicas') {
+        t.ok(kind === 'Role' || kind === 'RoleBinding', `${name}: only RBAC lives outside ${String(home)}`);
+        t.equal(ns, gatewayNamespace, `${name}: ${kind} gateway-reconciler-replicas is in the gateway's namespace (TYK_URL's host)`);
+      } else {
+        t.equal(ns, home, `${name}: ${kind} ${String(at(o, 'metadata.name'))} is in the reconciler's namespace`);
+      }
     }
   }
 });
@@ -476,6 +495,28 @@ function checkHardenedProxy(t: Test, pod: Obj, container: Obj): void {
 // ── RBAC, derived from the code ──────────────────────────────────────────────────────────────
 
 /** The calls @kubernetes/client-node makes for the test's own setup (World.create/updateSpec/delete). */
+/** EndpointSlice as the loopback API server serves it (built in, discovery.k8s.io/v1). */
+const ENDPOINT_SLICE_TYPE = { group: 'discovery.k8s.io', version: 'v1', kind: 'EndpointSlice', plural: 'endpointslices', builtin: true };
+
+/** The slice the EndpointSlice controller would write for a Service whose one ready pod answers at `at`. */
+function gatewaySlice(service: { namespace: string; name: string; port: string }, at: URL): KubeObject {
+  return {
+    apiVersion: 'discovery.k8s.io/v1',
+    kind: 'EndpointSlice',
+    metadata: { name: `${service.name}-x1y2z`, namespace: service.namespace, labels: { 'kubernetes.io/service-name': service.name } },
+    addressType: 'IPv4',
+    endpoints: [{ addresses: [at.hostname], conditions: { ready: true }, targetRef: { kind: 'Pod', namespace: service.namespace, name: 'gateway-0' } }],
+    ports: [{ name: service.port, port: Number(at.port), protocol: 'TCP' }],
+  };
+}
+
+/** A KubeClient with the service's own kubeconfig (its token, so its calls are told as the code's). */
+function serviceKube(w: { kubeconfigPath: string }): KubeClient {
+  const kc = new KubeConfig();
+  kc.loadFromFile(w.kubeconfigPath);
+  return new KubeClient(kc, { timeoutMs: 5_000 });
+}
+
 function isTestClientCall(r: RbacRequest): boolean {
   return (
     r.kind === 'resource' &&
@@ -490,8 +531,15 @@ const reportOf = (report: RunReport | null | undefined, kind: string, name: stri
 t.test('RBAC: the ClusterRole allows every API-server call the code makes, and nothing it does not', async (t) => {
   // SHARD_SIZE 3: a scheduled tick below is sharded (the coordinator's calls, and the shards')
   // ReferenceGrants served (their core group is "", as kube-apiserver accepts it): the contexts of tyk are granted to the other namespaces
-  const w = await startWorld({ env: { SHARD_SIZE: '3' }, kube: { crds: [DEFAULT_CRD_DIR, REFERENCE_GRANT_CRD], emptyStringIsNull: false } });
+  // TYK_GATEWAY_SERVICE as configmap.yaml suggests it: the gateway's replicas from its Service's
+  // EndpointSlices (served as discovery.k8s.io/v1), one of them the gateway fake
+  const gatewayService = { namespace: 'tyk', name: 'gateway-svc-tyk-gateway', port: 'http' };
+  const w = await startWorld({
+    env: { SHARD_SIZE: '3', TYK_GATEWAY_SERVICE: `${gatewayService.namespace}/${gatewayService.name}:${gatewayService.port}` },
+    kube: { crds: [DEFAULT_CRD_DIR, REFERENCE_GRANT_CRD], emptyStringIsNull: false, resources: [ENDPOINT_SLICE_TYPE] },
+  });
   t.teardown(() => w.close());
+  await w.kube.put(gatewaySlice(gatewayService, new URL(w.tyk.url)));
 
   // Calls the test itself makes (World.create/updateSpec/delete go through @kubernetes/client-node
   // to the same fake) are not the service's. They are told apart by when they happen: each
@@ -651,6 +699,12 @@ t.test('RBAC: the ClusterRole allows every API-server call the code makes, and n
   await byTest(() => w.delete('web', 'default', 'ingresses'));
   t.match(reportOf(await w.tick(), 'Ingress', 'web'), { result: 'deleted' }, 'the Ingress deleted: what it generated deleted');
 
+  // the default gateway's replicas (TYK_GATEWAY_SERVICE): its Service's EndpointSlices, listed
+  // in the gateway's namespace with the service's own credentials, as the service does
+  const asTheService = serviceKube(w);
+  t.teardown(() => asTheService.close());
+  t.same(await discoverReplicas(asTheService, gatewayService, 'http'), [{ name: 'gateway-0', url: w.tyk.url }], "the gateway's replicas");
+
   // /resync over one namespace (namespaced LISTs) and of one named policy (GET), and /readyz
   t.equal((await w.resync({ namespace: 'default' })).statusCode, 200);
   t.equal((await w.resync({ kind: 'SecurityPolicy', namespace: 'default', name: 'early' })).statusCode, 200);
@@ -706,11 +760,26 @@ t.test('RBAC: the ClusterRole allows every API-server call the code makes, and n
     'some requests are cluster-wide (all namespaces): they need the ClusterRoleBinding, not RoleBindings',
   );
 
-  for (const [text, r] of distinct)
-    t.ok(
-      rules.some((rule) => ruleAllows(rule, r)),
-      `allowed: ${text}`,
-    );
+  // the Roles of rbac.yaml (the gateway namespace's): what they allow in their namespace
+  const roles = objectsIn(rbac).filter((o) => o.kind === 'Role');
+  const roleRules = (ns: string | undefined): PolicyRule[] => roles.filter((r) => at(r, 'metadata.namespace') === ns).flatMap((r) => arr(r.rules) as PolicyRule[]);
+  const namespaceOf = (r: RbacRequest): string | undefined => (r.kind === 'resource' ? r.req.namespace : undefined);
+  for (const [text, r] of distinct) t.ok(rules.some((rule) => ruleAllows(rule, r)) || roleRules(namespaceOf(r)).some((rule) => ruleAllows(rule, r)), `allowed: ${text}`);
+  t.ok(
+    [...distinct.values()].some((r) => namespaceOf(r) === gatewayService.namespace && !rules.some((rule) => ruleAllows(rule, r))),
+    "the gateway's EndpointSlices are listed by the Role of its namespace, not the ClusterRole",
+  );
+  for (const role of roles) {
+    const ns = String(at(role, 'metadata.namespace'));
+    const binding = objectsIn(rbac).find((o) => o.kind === 'RoleBinding' && at(o, 'metadata.namespace') === ns);
+    t.match(binding, { roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: at(role, 'metadata.name') } }, `${ns}: the binding grants the Role`);
+    t.match(arr(binding?.subjects), [{ kind: 'ServiceAccount', name: at(sa, 'metadata.name'), namespace: at(sa, 'metadata.namespace') }], `${ns}: to the ServiceAccount`);
+    const unusedInNs = (arr(role.rules) as PolicyRule[])
+      .flatMap(ruleGrants)
+      .filter((g) => ![...distinct.values()].some((r) => r.kind === 'resource' && r.req.namespace === ns && r.req.apiGroup === g.apiGroup && r.req.verb === g.verb && r.req.resource === g.resource));
+    t.same(unusedInNs, [], `${ns}: every grant of the Role is used in its namespace`);
+  }
+  t.equal(gatewayService.namespace, at(roles[0], 'metadata.namespace'), "the Role is in the namespace of TYK_GATEWAY_SERVICE (the gateway's)");
 
   const wildcards = rules.filter((r) => [...(r.apiGroups ?? []), ...(r.resources ?? []), ...(r.verbs ?? [])].includes('*'));
   t.same(wildcards, [], 'no wildcards in the ClusterRole');
