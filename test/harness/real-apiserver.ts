@@ -308,7 +308,13 @@ export async function startRealApiServer(options: RealApiServerOptions): Promise
       await waitFor('kube-apiserver /readyz', async () => (await admin.call('GET', '/readyz')).status === 200, 120_000, apiserver);
       await waitFor('namespace default', async () => (await admin.call('GET', '/api/v1/namespaces/default')).status === 200, 60_000, apiserver);
       log(`kube-apiserver on ${url}`);
-      await applyDocs(admin, [...yamlDocs(join(ROOT, 'deploy/kubernetes/namespace.yaml')), ...yamlDocs(join(ROOT, 'deploy/kubernetes/rbac.yaml'))]);
+      const rbac = yamlDocs(join(ROOT, 'deploy/kubernetes/rbac.yaml'));
+      await applyDocs(admin, yamlDocs(join(ROOT, 'deploy/kubernetes/namespace.yaml')));
+      // the Role for the gateway's EndpointSlices lives in the gateway's namespace (tyk): it must exist
+      for (const ns of new Set(rbac.map((d) => d.metadata.namespace).filter((n): n is string => n !== undefined))) {
+        await admin.must('POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } }, [409]);
+      }
+      await applyDocs(admin, rbac);
       const installed = await installCrds(admin, options.crdDirs);
       log(`installed ${installed.length} CRDs: ${installed.join(', ')}`);
     } finally {

@@ -14,7 +14,7 @@ import t from 'tap';
 import type { KubeObject } from '../../lib/kube/types.js';
 import { configMap, oasDocument, tykOasApi } from '../fixtures/builders.js';
 import { ensureNamespace, realTier } from '../harness/cluster.js';
-import { renderKustomization } from '../harness/kustomize.js';
+import { identity, renderKustomization } from '../harness/kustomize.js';
 import type { Obj } from '../harness/manifests.js';
 import { AdminClient, applyDocs, realApiServerFromEnv } from '../harness/real-apiserver.js';
 import { reported, startWorld } from '../harness/world.js';
@@ -36,7 +36,9 @@ async function installOverlayRbac(t: { teardown(fn: () => unknown): void }): Pro
   const rbac = OVERLAY.filter((o) => RBAC_KINDS.has(String(o.kind))) as unknown as Doc[];
   t.teardown(async () => {
     try {
-      for (const o of rbac.filter((d) => d.kind === 'Role' || d.kind === 'RoleBinding')) {
+      // the overlay's own Roles go; the base's (the gateway namespace's, kept by the overlay) stay
+      const base = new Set(BASE.map(identity));
+      for (const o of rbac.filter((d) => (d.kind === 'Role' || d.kind === 'RoleBinding') && !base.has(identity(d as unknown as Obj)))) {
         const plural = o.kind === 'Role' ? 'roles' : 'rolebindings';
         await admin.must('DELETE', `/apis/rbac.authorization.k8s.io/v1/namespaces/${o.metadata.namespace}/${plural}/${o.metadata.name}`, undefined, [404]);
       }
