@@ -24,7 +24,7 @@ import { getLimit } from '../scale/list-sizes.js';
 import type { MemoAnswer, MemoReading } from '../scale/observed-memo.js';
 import type { SnapshotReader } from '../scale/snapshot.js';
 import type { SyncRecord } from '../store/types.js';
-import { type FieldDifference, sentFieldDifferences } from './compare.js';
+import { type FieldDifference, sentFieldDifferences } from '../platform/compare.js';
 import { forEachYielding, mapLimit } from './concurrency.js';
 import type { Loaded } from './decide.js';
 import { hashOf, isLegacyHash, managedHash } from './hash.js';
