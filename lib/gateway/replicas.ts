@@ -42,7 +42,7 @@ import { describeError, errorCode, GatewayApiError, GatewayRejectedError, Gatewa
 import { renderJson } from '../platform/json-text.js';
 import type { Logger } from '../platform/log.js';
 import type { CertificateStore } from './certificates.js';
-import { type Gateway, type GatewayObjectKind, type JsonObject, type ListVisitor, listedObject, type UpsertHint } from './types.js';
+import { type Gateway, type GatewayObjectKind, type JsonObject, type ListVisitor, listedObject, type ReplicaStatus, type UpsertHint } from './types.js';
 
 /** One replica of a gateway. */
 export interface Replica {
@@ -113,8 +113,12 @@ export class ReplicaGateway implements Gateway {
   }
 
   /** The replicas whose last read failed, with why. */
-  unreadable(): { replica: string; error: string }[] {
-    return [...this.failed].map(([replica, err]) => ({ replica, error: describeError(err) }));
+  unreadable(): { replica: string; error: string; code: string }[] {
+    return [...this.failed].map(([replica, err]) => ({ replica, error: describeError(err), code: errorCode(err) }));
+  }
+
+  replicaStatus(): ReplicaStatus {
+    return { replicas: this.replicaNames(), unreadable: this.unreadable() };
   }
 
   async list(kind: GatewayObjectKind, visit?: ListVisitor): Promise<Map<string, JsonObject>> {
