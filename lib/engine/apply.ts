@@ -24,10 +24,10 @@
  */
 import type { Gateway, JsonObject } from '../gateway/types.js';
 import type { KubeObject } from '../kube/types.js';
+import type { FieldDifference } from '../platform/compare.js';
 import { describeError, errorCode, InvalidSpecError, OwnershipError } from '../platform/errors.js';
 import { type GatewayCalls, sumCalls } from './calls.js';
 import { uploadCertificates } from './certificates.js';
-import type { FieldDifference } from './compare.js';
 import { mapLimit } from './concurrency.js';
 import { type Decision, exhaustive, type Loaded, observedOf, type WriteDecision } from './decide.js';
 import { type Done, finalize, finalizeWrite } from './finalize.js';

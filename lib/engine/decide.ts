@@ -24,10 +24,10 @@
 import type { GatewayTarget, Refusal as ReferenceRefusal } from '../gateway/targets.js';
 import type { JsonObject } from '../gateway/types.js';
 import { type KubeObject, type NamespacedName, nsName } from '../kube/types.js';
+import { describeDifferences, type FieldDifference } from '../platform/compare.js';
 import { describeError, errorCode, GatewayUnsupportedError, OwnershipError } from '../platform/errors.js';
 import type { Owner, SyncRecord } from '../store/types.js';
 import type { CertificateUpload } from './certificates.js';
-import { describeDifferences, type FieldDifference } from './compare.js';
 import { PAUSE_ANNOTATION, pausedMessage } from './conditions.js';
 import { type BackoffSettings, dispose } from './error-policy.js';
 import { hashOf } from './hash.js';

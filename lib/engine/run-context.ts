@@ -136,8 +136,13 @@ export class RunContext {
   }
 
   runError(stage: string, err: unknown): void {
-    this.errors.push({ stage, code: errorCode(err), message: describeError(err) });
-    this.log.warn({ stage, err: describeError(err), code: errorCode(err) }, 'run stage failed');
+    this.runProblem(stage, errorCode(err), describeError(err));
+  }
+
+  /** A run-level problem already described (its error's code and message). */
+  runProblem(stage: string, code: string, message: string): void {
+    this.errors.push({ stage, code, message });
+    this.log.warn({ stage, err: message, code }, 'run stage failed');
   }
 
   /**
@@ -184,7 +189,7 @@ export function errorFields(err: unknown): { error: string; code: string } {
   return { error: describeError(err), code: errorCode(err) };
 }
 
-export function finishReport(ctx: RunContext, objects: ObjectReport[], calls: GatewayCalls): RunReport {
+export function finishReport(ctx: RunContext, objects: ObjectReport[], calls: GatewayCalls, replicas: NonNullable<RunReport['gateway']['replicas']> = []): RunReport {
   const counts: Partial<Record<ObjectResult, number>> = {};
   for (const o of objects) counts[o.result] = (counts[o.result] ?? 0) + 1;
   objects.sort((a, b) => `${a.kind}/${a.namespace}/${a.name}`.localeCompare(`${b.kind}/${b.namespace}/${b.name}`));
@@ -194,7 +199,7 @@ export function finishReport(ctx: RunContext, objects: ObjectReport[], calls: Ga
     dryRun: ctx.request.dryRun === true,
     startedAt: new Date(ctx.startedAt).toISOString(),
     durationMs: ctx.deps.clock.now() - ctx.startedAt,
-    gateway: { writes: calls.writes, reloads: calls.reloads },
+    gateway: { writes: calls.writes, reloads: calls.reloads, ...(replicas.length > 0 ? { replicas } : {}) },
     objects,
     errors: ctx.errors,
     counts,

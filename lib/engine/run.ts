@@ -39,6 +39,18 @@ export const DEFAULT_RUN_SETTINGS: RunSettings = {
   gatewayWrites: { max: 16, slotTtlMs: 30_000, waitMs: 60_000 },
 };
 
+/**
+ * The default gateway's replicas, where it has several: a replica its last read could not
+ * reach is a run error (nothing was written to it; the next run tries it again).
+ */
+function replicasOf(ctx: RunContext): NonNullable<RunReport['gateway']['replicas']> {
+  const target = ctx.deps.targets.defaultTarget;
+  const status = target.gateway.replicaStatus?.();
+  if (status === undefined) return [];
+  for (const u of status.unreadable) ctx.runProblem(`gateway ${target.name} replica ${u.replica}`, u.code, `could not be read, so nothing was written to it: ${u.error}`);
+  return [{ gateway: target.name, replicas: status.replicas, unreadable: status.unreadable.map((u) => u.replica) }];
+}
+
 export async function runReconcile(deps: RunDeps, request: RunRequest): Promise<RunReport> {
   const ctx = new RunContext(deps, request);
   const reports = new Map<string, ObjectReport>();
@@ -49,5 +61,5 @@ export async function runReconcile(deps: RunDeps, request: RunRequest): Promise<
     for (const r of result.reports) reports.set(`${r.kind}/${r.namespace}/${r.name}`, r);
     if (result.calls) calls.push(result.calls);
   }
-  return finishReport(ctx, [...reports.values()], sumCalls(calls));
+  return finishReport(ctx, [...reports.values()], sumCalls(calls), replicasOf(ctx));
 }

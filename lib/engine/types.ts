@@ -181,8 +181,8 @@ export interface RunReport {
   dryRun: boolean;
   startedAt: string;
   durationMs: number;
-  /** gateway writes and reloads made by this run, over all gateways */
-  gateway: { writes: number; reloads: number };
+  /** gateway writes and reloads made by this run, over all gateways; a gateway of several replicas: its replicas, and those its last read could not reach */
+  gateway: { writes: number; reloads: number; replicas?: { gateway: string; replicas: readonly string[]; unreadable: readonly string[] }[] };
   objects: ObjectReport[];
   errors: { stage: string; code: string; message: string }[];
   counts: Partial<Record<ObjectResult, number>>;

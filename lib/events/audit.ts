@@ -18,7 +18,7 @@ import { INGRESS } from '../kinds/ingress/kind.js';
 import { findKind } from '../kinds/registry.js';
 import { BadRequestError } from '../platform/errors.js';
 import { isObject, nonEmpty } from '../platform/guards.js';
-import { type EventItem, findDependencyKind } from './refs.js';
+import { ENDPOINT_SLICES, type EventItem, findDependencyKind } from './refs.js';
 
 const WRITE_VERBS = new Set(['create', 'update', 'patch', 'delete', 'deletecollection']);
 
@@ -53,7 +53,8 @@ function auditItem(ev: Record<string, unknown>, ownUsername: string | undefined)
   const group = nonEmpty(ref.apiGroup);
   const dependency = findDependencyKind(resource, group ?? '');
   const ingress = group === INGRESS.group && resource === INGRESS.plural;
-  if (dependency === undefined && !ingress && (group !== 'tyk.tyk.io' || findKind(resource) === undefined)) return { ignored: 'kind not reconciled' };
+  const slices = group === ENDPOINT_SLICES.group && resource === ENDPOINT_SLICES.plural;
+  if (dependency === undefined && !ingress && !slices && (group !== 'tyk.tyk.io' || findKind(resource) === undefined)) return { ignored: 'kind not reconciled' };
   if (nonEmpty(ref.subresource) === 'status') return { ignored: 'status subresource' };
   const code = isObject(ev.responseStatus) ? ev.responseStatus.code : undefined;
   if (typeof code === 'number' && code >= 300) return { ignored: 'request failed' };
@@ -63,6 +64,11 @@ function auditItem(ev: Record<string, unknown>, ownUsername: string | undefined)
   const namespace = nonEmpty(ref.namespace);
   if (!namespace) return { ignored: 'no namespace' };
   const name = nonEmpty(ref.name) ?? nameFrom(ev.responseObject) ?? nameFrom(ev.requestObject);
+  if (slices) {
+    // written by the endpoints controller; its labels (the Service) only at the Request level
+    const service = serviceOf(ev.responseObject) ?? serviceOf(ev.requestObject);
+    return { endpoints: { namespace, ...(name !== undefined ? { slice: name } : {}), ...(service !== undefined ? { service } : {}) } };
+  }
   if (dependency !== undefined) {
     // which of ours use a Secret is known by name only; a nameless write of one changes nothing we can find
     if (name === undefined || ev.verb === 'deletecollection') return { ignored: 'dependency without a name' };
@@ -71,6 +77,10 @@ function auditItem(ev: Record<string, unknown>, ownUsername: string | undefined)
   const kind = ingress ? INGRESS.kind : resource;
   if (name === undefined || ev.verb === 'deletecollection') return { namespace: { kind, namespace } };
   return { object: { kind, namespace, name } };
+}
+
+function serviceOf(obj: unknown): string | undefined {
+  return isObject(obj) && isObject(obj.metadata) && isObject(obj.metadata.labels) ? nonEmpty(obj.metadata.labels[ENDPOINT_SLICES.serviceLabel]) : undefined;
 }
 
 function nameFrom(obj: unknown): string | undefined {

@@ -17,7 +17,7 @@
 import { INGRESS, isIngressKind } from '../kinds/ingress/kind.js';
 import { BadRequestError } from '../platform/errors.js';
 import { isObject, nonEmpty } from '../platform/guards.js';
-import { type EventItem, findDependencyKind } from './refs.js';
+import { ENDPOINT_SLICES, type EventItem, findDependencyKind } from './refs.js';
 import { fromAnyShape } from './shapes.js';
 
 export const CLOUDEVENTS_TYPES = ['application/cloudevents+json', 'application/cloudevents-batch+json'];
@@ -91,6 +91,7 @@ function fromSubject(subject: string | undefined): EventItem | undefined {
   const m = /^\/apis\/([^/]+)\/[^/]+\/namespaces\/([^/]+)\/([^/]+)\/([^/]+)$/.exec(subject ?? '');
   if (!m) return undefined;
   if (m[1] === INGRESS.group && m[3] === INGRESS.plural) return { object: { kind: INGRESS.kind, namespace: m[2]!, name: m[4]! } };
+  if (m[1] === ENDPOINT_SLICES.group && m[3] === ENDPOINT_SLICES.plural) return { endpoints: { namespace: m[2]!, slice: m[4]! } };
   if (m[1] !== 'tyk.tyk.io' || isIngressKind(m[3]!)) return { ignored: 'kind not reconciled' };
   const dependency = findDependencyKind(m[3]!, m[1]);
   if (dependency !== undefined) return { dependency: { kind: dependency, namespace: m[2]!, name: m[4]! } };

@@ -3,7 +3,8 @@
  * run's scope: deliveries already seen are dropped, duplicates collapse (400 events about 3
  * objects become 3 refs), and more distinct objects than `maxRefs` are folded into
  * namespace-wide runs, or one full run. Pure. An `Ingress` item (the parsers emit one only for
- * networking.k8s.io Ingresses) goes to the scope's `cluster`, as a held kind's object does.
+ * networking.k8s.io Ingresses) goes to the scope's `cluster`, as a held kind's object does. An
+ * EndpointSlice of the gateway's Service (its replicas changed) makes the run a full one.
  */
 
 import type { ClusterRef, ObjectRef } from '../engine/kind.js';
@@ -21,8 +22,30 @@ export type EventItem =
    * whose records use it are looked at (dependents.ts), and a held one (SubGraph, SuperGraph) itself
    */
   | { id?: string; dependency: { kind: DependencyKind; namespace: string; name: string } }
+  /**
+   * an EndpointSlice changed (discovery.k8s.io): when it is of the gateway's Service
+   * (TYK_GATEWAY_SERVICE), replicas joined or left, and a full run serves those that joined
+   */
+  | { id?: string; endpoints: EndpointsRef }
   /** nothing to do, and why */
   | { id?: string; ignored: string };
+
+/** An EndpointSlice an event names: its namespace, its name when the event has it, its Service when the event shows its labels. */
+export interface EndpointsRef {
+  readonly namespace: string;
+  readonly slice?: string;
+  readonly service?: string;
+}
+
+/** EndpointSlices' group and plural, as events name them. */
+export const ENDPOINT_SLICES = { group: 'discovery.k8s.io', plural: 'endpointslices', kind: 'EndpointSlice', serviceLabel: 'kubernetes.io/service-name' } as const;
+
+/** Whether the EndpointSlice `ref` names is one of `service`'s: its label says so, or (without labels) its name is the controller's `<service>-<suffix>`. */
+export function endpointsOf(ref: EndpointsRef, service: { readonly namespace: string; readonly name: string }): boolean {
+  if (ref.namespace !== service.namespace) return false;
+  if (ref.service !== undefined) return ref.service === service.name;
+  return ref.slice === undefined || ref.slice.startsWith(`${service.name}-`);
+}
 
 /** Kinds whose change changes what our objects send: core Secrets and ConfigMaps, tyk.tyk.io SubGraphs and SuperGraphs. */
 export type DependencyKind = 'Secret' | 'ConfigMap' | 'SubGraph' | 'SuperGraph';
@@ -60,6 +83,8 @@ export interface CollectOptions {
   /** delivery ids (audit IDs, CloudEvent source+id) already handled: their events are dropped */
   seen?: ReadonlySet<string>;
   maxRefs?: number;
+  /** the Service whose EndpointSlices are the default gateway's replicas (TYK_GATEWAY_SERVICE); absent: EndpointSlices are not ours */
+  gatewayService?: { readonly namespace: string; readonly name: string };
 }
 
 export function collect(items: readonly EventItem[], options: CollectOptions = {}): Intake {
@@ -68,6 +93,7 @@ export function collect(items: readonly EventItem[], options: CollectOptions = {
   const namespaces = new Set<string>();
   const ignored: Record<string, number> = {};
   let accepted = 0;
+  let replicasChanged = false;
   const ignore = (why: string) => (ignored[why] = (ignored[why] ?? 0) + 1);
   for (const item of items) {
     if (item.id !== undefined && options.seen?.has(item.id)) {
@@ -81,6 +107,15 @@ export function collect(items: readonly EventItem[], options: CollectOptions = {
     if ('dependency' in item) {
       // resolved to the objects using it before collect (lib/events/dependents.ts)
       ignore('dependency not resolved');
+      continue;
+    }
+    if ('endpoints' in item) {
+      if (options.gatewayService === undefined || !endpointsOf(item.endpoints, options.gatewayService)) {
+        ignore('not the gateway Service');
+        continue;
+      }
+      accepted++;
+      replicasChanged = true;
       continue;
     }
     const target = 'object' in item ? item.object : item.namespace;
@@ -101,6 +136,8 @@ export function collect(items: readonly EventItem[], options: CollectOptions = {
     else if (kind !== undefined) refs.set(`${kind.kind}/${item.object.namespace}/${item.object.name}`, { kind, namespace: item.object.namespace, name: item.object.name });
     else if (heldKind !== undefined) cluster.set(`${heldKind.kind}/${item.object.namespace}/${item.object.name}`, { kind: heldKind, namespace: item.object.namespace, name: item.object.name });
   }
+  // the gateway's replicas changed: a full run, so a replica that joined gets everything now
+  if (replicasChanged) return { scope: { all: true }, accepted, ignored };
   const single = [...refs.values()].filter((r) => !namespaces.has(r.namespace));
   const singleCluster = [...cluster.values()].filter((r) => !namespaces.has(r.namespace));
   const max = options.maxRefs ?? Infinity;

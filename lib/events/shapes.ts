@@ -15,7 +15,7 @@
 import { INGRESS, isIngressKind } from '../kinds/ingress/kind.js';
 import { BadRequestError } from '../platform/errors.js';
 import { isObject, nonEmpty } from '../platform/guards.js';
-import { type EventItem, findDependencyKind } from './refs.js';
+import { ENDPOINT_SLICES, type EventItem, findDependencyKind } from './refs.js';
 
 const WATCH_TYPES = new Set(['ADDED', 'MODIFIED', 'DELETED', 'BOOKMARK', 'ERROR']);
 const ARGO_TYPES = new Set(['ADD', 'UPDATE', 'DELETE']);
@@ -29,6 +29,13 @@ function fromObject(obj: unknown, where: string): EventItem | undefined {
   if (!apiVersion || !kind || (!meta && !('name' in obj))) return undefined;
   const dependency = findDependencyKind(kind, apiVersion.includes('/') ? apiVersion.slice(0, apiVersion.indexOf('/')) : '');
   const ingress = apiVersion.startsWith(`${INGRESS.group}/`) && isIngressKind(kind);
+  if (apiVersion.startsWith(`${ENDPOINT_SLICES.group}/`) && kind === ENDPOINT_SLICES.kind) {
+    const namespace = nonEmpty(meta ? meta.namespace : obj.namespace);
+    if (!namespace) throw new BadRequestError(`${where}: the object's namespace is required`);
+    const slice = nonEmpty(meta ? meta.name : obj.name);
+    const service = meta && isObject(meta.labels) ? nonEmpty(meta.labels[ENDPOINT_SLICES.serviceLabel]) : undefined;
+    return { endpoints: { namespace, ...(slice !== undefined ? { slice } : {}), ...(service !== undefined ? { service } : {}) } };
+  }
   if (ingress) {
     const name = nonEmpty(meta ? meta.name : obj.name);
     const namespace = nonEmpty(meta ? meta.namespace : obj.namespace);
@@ -57,7 +64,8 @@ export function fromArgoEvent(ev: unknown, where: string): EventItem | undefined
     return undefined;
   }
   const ingress = ev.group === INGRESS.group && ev.resource === INGRESS.plural;
-  if (ev.group !== 'tyk.tyk.io' && !ingress && !(ev.group === '' && findDependencyKind(ev.resource) !== undefined)) return { ignored: 'kind not reconciled' };
+  const slices = ev.group === ENDPOINT_SLICES.group && ev.resource === ENDPOINT_SLICES.plural;
+  if (ev.group !== 'tyk.tyk.io' && !ingress && !slices && !(ev.group === '' && findDependencyKind(ev.resource) !== undefined)) return { ignored: 'kind not reconciled' };
   const item = fromObject(ev.body, where);
   if (!item) throw new BadRequestError(`${where}: an Argo Events resource event's body must be the Kubernetes object`);
   return item;

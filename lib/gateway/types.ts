@@ -93,4 +93,13 @@ export interface Gateway {
   ping(): Promise<void>;
   /** The gateway's certificate store (./certificates.ts), where it has one we can reach. */
   readonly certificates?: CertificateStore;
+  /** A gateway of several replicas (./replicas.ts): its replicas, and those its last read could not reach. */
+  replicaStatus?(): ReplicaStatus;
+}
+
+/** A gateway's replicas as its last read found them. */
+export interface ReplicaStatus {
+  readonly replicas: readonly string[];
+  /** left out of the last read, and so not written: the replica and why */
+  readonly unreadable: readonly { readonly replica: string; readonly error: string; readonly code: string }[];
 }

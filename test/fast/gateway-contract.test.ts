@@ -1,10 +1,12 @@
 /**
  * The Gateway contract (test/memory/contract.ts) against both implementations, per mode:
- * MemoryTykGateway and TykGatewayClient against the Tyk Gateway fake; MemoryTykDashboard and
+ * MemoryTykGateway, TykGatewayClient against the Tyk Gateway fake, and a ReplicaGateway over
+ * three replicas (to the engine, one gateway); MemoryTykDashboard and
  * TykDashboardClient against the Dashboard fake. Then the same writes through both, whose
  * reads must agree field for field (up to the ids and times each gateway makes up).
  */
 import t from 'tap';
+import { ReplicaGateway } from '../../lib/gateway/replicas.js';
 import { TykGatewayClient } from '../../lib/gateway/tyk-ce.js';
 import { TykDashboardClient } from '../../lib/gateway/tyk-dashboard.js';
 import type { Gateway, GatewayObjectKind, JsonObject } from '../../lib/gateway/types.js';
@@ -26,6 +28,30 @@ function memoryFaults(gw: MemoryTykGateway | MemoryTykDashboard) {
 async function memoryCe(): Promise<GatewaySubject> {
   const gw = new MemoryTykGateway({ clock: new FakeClock() });
   return { gateway: gw, mode: 'ce', afterReload: async () => {}, failNext: memoryFaults(gw), dropReloads: (n) => gw.dropReloads(n), close: async () => {} };
+}
+
+/** Three replicas of a Tyk Gateway behind one ReplicaGateway; a fault or a lost reload hits every replica (the gateway as a whole). */
+async function memoryReplicas(): Promise<GatewaySubject> {
+  const clock = new FakeClock();
+  const replicas = ['a', 'b', 'c'].map((n) => new MemoryTykGateway({ name: `pod-${n}`, clock }));
+  const byUrl = new Map(replicas.map((g, i) => [`http://10.0.0.${i + 1}:8080`, g]));
+  const gw = new ReplicaGateway(
+    'default',
+    async () => [...byUrl.keys()].map((url, i) => ({ name: `pod-${'abc'[i]}`, url })),
+    (r) => byUrl.get(r.url) as MemoryTykGateway,
+  );
+  return {
+    gateway: gw,
+    mode: 'ce',
+    afterReload: async () => {},
+    failNext: (op, kind, how, times = 1) => {
+      for (const r of replicas) memoryFaults(r)(op, kind, how, times);
+    },
+    dropReloads: (n) => {
+      for (const r of replicas) r.dropReloads(n);
+    },
+    close: async () => {},
+  };
 }
 
 async function memoryPro(): Promise<GatewaySubject> {
@@ -93,6 +119,7 @@ async function httpPro(): Promise<GatewaySubject> {
 
 gatewayContract(t, 'MemoryTykGateway (ce)', 'ce', memoryCe);
 gatewayContract(t, 'TykGatewayClient over HTTP (ce)', 'ce', httpCe);
+gatewayContract(t, 'ReplicaGateway over three MemoryTykGateways (ce)', 'ce', memoryReplicas);
 gatewayContract(t, 'MemoryTykDashboard (pro)', 'pro', memoryPro);
 gatewayContract(t, 'TykDashboardClient over HTTP (pro)', 'pro', httpPro);
 

@@ -7,7 +7,7 @@
  * A subject is built fresh for each test by its factory, and closed after it.
  */
 import type { Test } from 'tap';
-import { sentFieldDifferences } from '../../lib/engine/compare.js';
+import { sentFieldDifferences } from '../../lib/platform/compare.js';
 import type { Gateway, GatewayObjectKind, JsonObject } from '../../lib/gateway/types.js';
 import { API_DEFINITION } from '../../lib/kinds/api-definition/kind.js';
 import { OPERATOR_CONTEXT, SECRET } from '../../lib/kube/kinds.js';

@@ -3,7 +3,7 @@
  * their rules (test/unit/payload-compare-status.test.ts states them).
  */
 import t from 'tap';
-import { describeDifferences, sentFieldDifferences } from '../../lib/engine/compare.js';
+import { describeDifferences, sentFieldDifferences } from '../../lib/platform/compare.js';
 import { statusPatch, transactionFor } from '../../lib/engine/status.js';
 import { API_DEFINITION } from '../../lib/kinds/api-definition/kind.js';
 import { SECURITY_POLICY } from '../../lib/kinds/security-policy/kind.js';

@@ -6,7 +6,7 @@
  * block of a PEM found in linear time, however many BEGIN lines it repeats; messages bounded.
  */
 import t from 'tap';
-import { describeDifferences, sentFieldDifferences } from '../../lib/engine/compare.js';
+import { describeDifferences, sentFieldDifferences } from '../../lib/platform/compare.js';
 import { decide, decideContained } from '../../lib/engine/decide.js';
 import { canonicalJson, hashOf, managedHash, projectedJson } from '../../lib/engine/hash.js';
 import { bounded, depthProblem, MAX_MESSAGE_CHARS, MAX_SPEC_DEPTH, sizeProblem, thrownProblem } from '../../lib/engine/input-limits.js';

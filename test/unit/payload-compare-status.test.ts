@@ -1,5 +1,5 @@
 import t from 'tap';
-import { describeDifferences, sentFieldDifferences } from '../../lib/engine/compare.js';
+import { describeDifferences, sentFieldDifferences } from '../../lib/platform/compare.js';
 import { backoffMs, dispose, isTerminal } from '../../lib/engine/error-policy.js';
 import { statusPatch, transactionFor } from '../../lib/engine/status.js';
 import { API_DEFINITION } from '../../lib/kinds/api-definition/kind.js';

@@ -6,8 +6,8 @@
  * not model) is not a difference. Empty values (null, "", [], {}) are equal to each other.
  * A difference is reported by its dotted path, e.g. "proxy.listen_path".
  */
-import { isEmptyJson, isObject } from '../platform/guards.js';
-import { jsonText } from '../platform/json-text.js';
+import { isEmptyJson, isObject } from './guards.js';
+import { jsonText } from './json-text.js';
 
 export interface FieldDifference {
   path: string;
