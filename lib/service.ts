@@ -3,7 +3,8 @@
  * shared by the HTTP server, the schedule and the Lambda handlers.
  *
  * `createService` builds real clients (KubeConfig from KUBECONFIG or the in-cluster service
- * account, the Tyk gateway client, Redis or the in-process store) and, unless given one, the
+ * account, the Tyk gateway client — with TYK_GATEWAY_SERVICE a ReplicaGateway over one client per
+ * ready endpoint of the gateway's Service —, Redis or the in-process store) and, unless given one, the
  * logger of ./log-lines.ts (JSON lines on stdout; the self-hosted server passes pino's, which
  * writes the same lines). Tests and embedders pass already-built parts through `parts` instead. Throws ConfigError when no kubeconfig can be
  * found.
@@ -16,6 +17,9 @@ import { RateLimiter } from './events/rate-limit.js';
 import type { EventItem } from './events/refs.js';
 import type { CertificateStore } from './gateway/certificates.js';
 import type { ConnectionSettings } from './gateway/connection.js';
+import type { GatewayService } from './gateway/endpoint-slices.js';
+import { replicaGateway } from './gateway/replica-clients.js';
+import { ReplicaGateway } from './gateway/replicas.js';
 import { type ConnectOptions, DEFAULT_TARGET, type GatewayFactory, type GatewayTarget, GatewayTargets } from './gateway/targets.js';
 import type { GatewayObserver } from './gateway/transport.js';
 import { TykGatewayClient } from './gateway/tyk-ce.js';
@@ -146,6 +150,11 @@ export class Service {
   get webhookLimits(): { readonly bodyLimit: number; readonly maxRefs: number } {
     const { bodyLimit, maxRefs } = this.config.webhook;
     return { bodyLimit, maxRefs };
+  }
+
+  /** TYK_GATEWAY_SERVICE: the Service whose EndpointSlices are the default gateway's replicas (their events make a full run); undefined when unset. */
+  get gatewayService(): GatewayService | undefined {
+    return this.config.tyk.mode === 'ce' ? this.config.tyk.service : undefined;
   }
 
   /** WEBHOOK_ANSWER: whether a webhook answers with its run's report, or 202 once the objects are taken. */
@@ -389,10 +398,23 @@ export function createService(config: Config, env: Record<string, string | undef
   const factory = parts.factory ?? gatewayFactory(config.httpTimeoutMs, config.gatewayMaxResponseBytes, (call) => metrics.record(gatewayCallFigures(call)));
   let gateway = parts.gateway;
   if (!gateway) {
-    const { mode, url, auth, org, insecureSkipVerify } = config.tyk;
-    const client = factory(DEFAULT_TARGET, { mode, url, auth, insecureSkipVerify, ...(org ? { org } : {}) });
-    closers.push(() => (client as { close?: () => Promise<void> }).close?.() ?? Promise.resolve());
-    gateway = client;
+    const { mode, url, auth, org, insecureSkipVerify, service } = config.tyk;
+    if (service !== undefined && mode === 'ce') {
+      // the open-source gateway's replicas, each keeping its own files: one client per ready endpoint of its Service
+      const pieces = replicaGateway(kube, config.tyk, service, {
+        timeoutMs: config.httpTimeoutMs,
+        maxResponseBytes: config.gatewayMaxResponseBytes,
+        observe: (call) => metrics.record(gatewayCallFigures(call)),
+      });
+      const clock = parts.clock ?? systemClock;
+      const replicated = new ReplicaGateway(DEFAULT_TARGET, pieces.discover, pieces.clientFor, { log, now: () => clock.now() });
+      closers.push(() => replicated.close());
+      gateway = replicated;
+    } else {
+      const client = factory(DEFAULT_TARGET, { mode, url, auth, insecureSkipVerify, ...(org ? { org } : {}) });
+      closers.push(() => (client as { close?: () => Promise<void> }).close?.() ?? Promise.resolve());
+      gateway = client;
+    }
   }
   let store = parts.store;
   if (!store) {

@@ -1,21 +1,19 @@
 /**
  * The pieces of the default gateway as its replicas (TYK_GATEWAY_SERVICE, TYK_MODE=ce): where
  * they are (`discover`, ./endpoint-slices.ts) and a client for each (`clientFor`), for
- * ReplicaGateway (./replicas.ts), which fans a run's calls out to them.
+ * ReplicaGateway (./replicas.ts), which fans a run's calls out to them and owns the clients
+ * (it closes those of replicas that left, and all of them when it is closed).
  *
  * Contract:
  * - `discover` lists the Service's ready endpoints (one EndpointSliceDiscovery, so the
  *   EndpointSlice version that answered is remembered); it throws when the list fails, never
- *   answers an empty list for an error. Clients of replicas it no longer lists are closed (a
- *   call in flight on one finishes first).
- * - `clientFor(replica)`: a TykGatewayClient for the replica's own URL (TYK_URL's scheme, the
- *   endpoint's address and port), with TYK_AUTH, its reload `node` (GET /tyk/reload: each
+ *   answers an empty list for an error.
+ * - `clientFor(replica)`: a new TykGatewayClient for the replica's own URL (TYK_URL's scheme,
+ *   the endpoint's address and port), with TYK_AUTH, its reload `node` (GET /tyk/reload: each
  *   replica reloads its own files), and, over https, its certificate checked against TYK_URL's
- *   host, not the pod address (TYK_TLS_INSECURE_SKIP_VERIFY still turns checking off). One
- *   client per replica (name and URL), kept while it is discovered.
+ *   host, not the pod address (TYK_TLS_INSECURE_SKIP_VERIFY still turns checking off).
  * - Messages name the replica (`gateway default/<pod>`); metrics count every replica's calls
  *   under the default gateway's name, so pods coming and going add no series.
- * - `close` closes every client made.
  */
 
 import type { KubeApi } from '../kube/types.js';
@@ -28,9 +26,8 @@ import { TykGatewayClient } from './tyk-ce.js';
 export interface ReplicaPieces {
   /** the replicas now: the Service's ready endpoints */
   discover(): Promise<readonly Replica[]>;
-  /** the client of one replica (the same one while it is discovered) */
+  /** a client of one replica, for ReplicaGateway to keep (and close) */
   clientFor(replica: Replica): TykGatewayClient;
-  close(): Promise<void>;
 }
 
 export interface ReplicaClientOptions {
@@ -48,44 +45,21 @@ export function replicaGateway(kube: KubeApi, tyk: ConnectionSettings, service: 
   const base = new URL(tyk.url);
   const scheme = base.protocol === 'https:' ? 'https' : 'http';
   const discovery = new EndpointSliceDiscovery(kube, service, scheme);
-  const clients = new Map<string, TykGatewayClient>();
-  const keyOf = (r: Replica): string => `${r.name} ${r.url}`;
   const observe = options.observe;
   return {
-    async discover() {
-      const replicas = await discovery.discover();
-      const current = new Set(replicas.map(keyOf));
-      for (const [key, client] of clients) {
-        if (current.has(key)) continue;
-        clients.delete(key);
-        void client.close();
-      }
-      return replicas;
-    },
-    clientFor(replica) {
-      const key = keyOf(replica);
-      let client = clients.get(key);
-      if (!client) {
-        client = new TykGatewayClient({
-          name: `${DEFAULT_TARGET}/${replica.name}`,
-          url: replica.url,
-          secret: tyk.auth,
-          insecureSkipVerify: tyk.insecureSkipVerify,
-          timeoutMs: options.timeoutMs,
-          reload: 'node',
-          ...(scheme === 'https' ? { tlsServerName: base.hostname } : {}),
-          ...(options.ca !== undefined ? { ca: options.ca } : {}),
-          ...(options.maxResponseBytes !== undefined ? { maxResponseBytes: options.maxResponseBytes } : {}),
-          ...(observe ? { observe: (call) => observe({ ...call, gateway: DEFAULT_TARGET }) } : {}),
-        });
-        clients.set(key, client);
-      }
-      return client;
-    },
-    async close() {
-      const all = [...clients.values()];
-      clients.clear();
-      await Promise.allSettled(all.map((c) => c.close()));
-    },
+    discover: () => discovery.discover(),
+    clientFor: (replica) =>
+      new TykGatewayClient({
+        name: `${DEFAULT_TARGET}/${replica.name}`,
+        url: replica.url,
+        secret: tyk.auth,
+        insecureSkipVerify: tyk.insecureSkipVerify,
+        timeoutMs: options.timeoutMs,
+        reload: 'node',
+        ...(scheme === 'https' ? { tlsServerName: base.hostname } : {}),
+        ...(options.ca !== undefined ? { ca: options.ca } : {}),
+        ...(options.maxResponseBytes !== undefined ? { maxResponseBytes: options.maxResponseBytes } : {}),
+        ...(observe ? { observe: (call) => observe({ ...call, gateway: DEFAULT_TARGET }) } : {}),
+      }),
   };
 }

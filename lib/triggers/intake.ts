@@ -5,7 +5,8 @@
  * Deliveries the sender repeats (same auditID, same CloudEvent source and id) within
  * DELIVERY_MEMORY_MS are dropped, so an API server resending a batch costs no second run. A
  * delivery that names nothing new runs nothing. An event about a Secret becomes the objects
- * whose records use it (lib/events/dependents.ts). Once the service is stopping, a delivery is
+ * whose records use it (lib/events/dependents.ts); one about an EndpointSlice of the gateway's
+ * Service (TYK_GATEWAY_SERVICE) makes a full run. Once the service is stopping, a delivery is
  * refused (503) before it is marked, so its retry is taken by the next process.
  */
 
@@ -20,7 +21,8 @@ export async function runIntake(svc: Service, trigger: Trigger, items: EventItem
   if (svc.stopping) throw new ShuttingDownError();
   const ids = [...new Set(items.flatMap((i) => (i.id === undefined ? [] : [i.id])))];
   const seen = await svc.markDelivered(ids);
-  const intake = collect(await svc.dependents(items), { seen, maxRefs: svc.webhookLimits.maxRefs });
+  const gatewayService = svc.gatewayService;
+  const intake = collect(await svc.dependents(items), { seen, maxRefs: svc.webhookLimits.maxRefs, ...(gatewayService ? { gatewayService } : {}) });
   const { scope } = intake;
   const empty = !scope.all && (scope.refs ?? []).length === 0 && (scope.namespaces ?? []).length === 0 && (scope.cluster ?? []).length === 0;
   const taken = { accepted: intake.accepted, ignored: intake.ignored, ...(intake.folded ? { folded: intake.folded } : {}) };

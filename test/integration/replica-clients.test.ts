@@ -2,12 +2,14 @@
  * The default gateway as its replicas (lib/gateway/replica-clients.ts): the Service's
  * EndpointSlices (MemoryKube) name two loopback Tyk Gateway fakes served over HTTPS with a
  * certificate for the name TYK_URL gives; each replica's client reaches its own fake at its
- * address, verified against TYK_URL's host, and reloads only that node; a replica no longer
- * listed has its client closed; metrics count under the default gateway's name.
+ * address, verified against TYK_URL's host, and reloads only that node; through ReplicaGateway
+ * a write reaches both, each reloaded on its own; metrics count under the default gateway's name.
  */
 import t from 'tap';
 import type { GatewayService } from '../../lib/gateway/endpoint-slices.js';
 import { replicaGateway } from '../../lib/gateway/replica-clients.js';
+import { ReplicaGateway } from '../../lib/gateway/replicas.js';
+import { ENDPOINT_SLICE } from '../../lib/kube/kinds.js';
 import type { KubeObject } from '../../lib/kube/types.js';
 import type { GatewayCallFigure } from '../../lib/metrics/catalogue.js';
 import { GatewayUnavailableError } from '../../lib/platform/errors.js';
@@ -53,7 +55,6 @@ t.test("each replica's client: its own address, TYK_AUTH, verified as TYK_URL's 
   const figures: GatewayCallFigure[] = [];
   const tyk = { mode: 'ce' as const, url: 'https://tyk-gateway.tyk.svc:8080', auth: SECRET, insecureSkipVerify: false };
   const pieces = replicaGateway(kube, tyk, SERVICE, { timeoutMs: 2000, ca: PEM.gateway, observe: (f) => figures.push(f) });
-  tt.teardown(() => pieces.close());
 
   const found = await pieces.discover();
   tt.same(
@@ -63,7 +64,7 @@ t.test("each replica's client: its own address, TYK_AUTH, verified as TYK_URL's 
   );
   for (const replica of found) {
     const client = pieces.clientFor(replica);
-    tt.equal(pieces.clientFor(replica), client, 'one client per replica');
+    tt.teardown(() => client.close());
     tt.equal(client.name, `default/${replica.name}`, 'messages name the replica');
     await client.upsert('api', 'a1', API);
     await client.reload();
@@ -81,43 +82,41 @@ t.test("each replica's client: its own address, TYK_AUTH, verified as TYK_URL's 
 
   // another host name in TYK_URL: the certificate does not hold it
   const misnamed = replicaGateway(kube, { ...tyk, url: 'https://tyk-gateway.other.svc:8080' }, SERVICE, { timeoutMs: 2000, ca: PEM.gateway });
-  tt.teardown(() => misnamed.close());
   const [first] = await misnamed.discover();
-  const refused = await misnamed
-    .clientFor(first!)
-    .ping()
-    .then(
-      () => undefined,
-      (e: unknown) => e,
-    );
+  const misnamedClient = misnamed.clientFor(first!);
+  tt.teardown(() => misnamedClient.close());
+  const refused = await misnamedClient.ping().then(
+    () => undefined,
+    (e: unknown) => e,
+  );
   tt.ok(refused instanceof GatewayUnavailableError && /tyk-gateway\.other\.svc/.test(refused.message), 'checked against the name TYK_URL gives: refused');
   tt.ok(refused instanceof Error && /gateway default\/gw-0/.test(refused.message), 'the error names the replica');
   // TYK_TLS_INSECURE_SKIP_VERIFY: no check
   const insecure = replicaGateway(kube, { ...tyk, url: 'https://tyk-gateway.other.svc:8080', insecureSkipVerify: true }, SERVICE, { timeoutMs: 2000 });
-  tt.teardown(() => insecure.close());
-  await insecure.clientFor((await insecure.discover())[0]!).ping();
+  const insecureClient = insecure.clientFor((await insecure.discover())[0]!);
+  tt.teardown(() => insecureClient.close());
+  await insecureClient.ping();
 });
 
-t.test('a replica no longer listed: its client is closed; a replica coming back gets a new one', async (tt) => {
+t.test('through ReplicaGateway: a write reaches every replica, each reloaded on its own node; a replica gone is left out', async (tt) => {
   const { kube, gws } = await replicas(tt);
   const tyk = { mode: 'ce' as const, url: 'https://tyk-gateway.tyk.svc', auth: SECRET, insecureSkipVerify: false };
   const pieces = replicaGateway(kube, tyk, SERVICE, { timeoutMs: 2000, ca: PEM.gateway });
-  tt.teardown(() => pieces.close());
-  const [gw0, gw1] = await pieces.discover();
-  const old = pieces.clientFor(gw1!);
-  await old.ping();
-  kube.remove({ kind: 'EndpointSlice', group: 'discovery.k8s.io', version: 'v1', plural: 'endpointslices' }, 'gateway-svc-1', 'tyk');
-  tt.same(await pieces.discover(), [gw0], 'gw-1 gone');
-  const closed = await old.ping().then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  tt.match((closed as Error | undefined)?.message, /agent is closed/, "the gone replica's client is closed");
-  kube.put(slice('gateway-svc-1', 'gw-1', portOf(gws[1]!)));
-  await pieces.discover();
-  const fresh = pieces.clientFor(gw1!);
-  tt.not(fresh, old, 'back: a new client');
-  await fresh.ping();
+  const gateway = new ReplicaGateway('default', pieces.discover, pieces.clientFor);
+  tt.teardown(() => gateway.close());
+  tt.same(await gateway.list('api'), new Map(), 'nothing yet');
+  tt.same(gateway.replicaNames(), ['gw-0', 'gw-1']);
+  await gateway.upsert('api', 'a1', API, { present: false });
+  await gateway.reload();
+  for (const [i, gw] of gws.entries()) {
+    await gw.waitForReloads();
+    tt.ok(gw.loaded('api').get('a1'), `gw-${i}: written and reloaded on its own`);
+    tt.equal(gw.count('GET', '/tyk/reload'), 1, `gw-${i}: one node reload`);
+    tt.equal(gw.count('GET', '/tyk/reload/group'), 0, `gw-${i}: no group reload`);
+  }
+  kube.remove(ENDPOINT_SLICE, 'gateway-svc-1', 'tyk');
+  await gateway.list('api');
+  tt.same(gateway.replicaNames(), ['gw-0'], 'gw-1 gone from the slices: gone from the gateway');
 });
 
 t.test('plain http: no TLS options, the same node reload', async (tt) => {
@@ -126,9 +125,10 @@ t.test('plain http: no TLS options, the same node reload', async (tt) => {
   const kube = new MemoryKube({ clock: new FakeClock() });
   kube.put(slice('gateway-svc-0', 'gw-0', portOf(gw)));
   const pieces = replicaGateway(kube, { mode: 'ce', url: 'http://tyk-gateway.tyk.svc:8080', auth: SECRET, insecureSkipVerify: false }, { namespace: 'tyk', name: 'gateway-svc' }, { timeoutMs: 2000 });
-  tt.teardown(() => pieces.close());
   const [replica] = await pieces.discover();
   tt.same(replica, { name: 'gw-0', url: `http://127.0.0.1:${portOf(gw)}` }, 'the only port, without one in the setting');
-  await pieces.clientFor(replica!).reload();
+  const client = pieces.clientFor(replica!);
+  tt.teardown(() => client.close());
+  await client.reload();
   tt.equal(gw.count('GET', '/tyk/reload'), 1);
 });

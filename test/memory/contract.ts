@@ -7,11 +7,11 @@
  * A subject is built fresh for each test by its factory, and closed after it.
  */
 import type { Test } from 'tap';
-import { sentFieldDifferences } from '../../lib/platform/compare.js';
 import type { Gateway, GatewayObjectKind, JsonObject } from '../../lib/gateway/types.js';
 import { API_DEFINITION } from '../../lib/kinds/api-definition/kind.js';
 import { OPERATOR_CONTEXT, SECRET } from '../../lib/kube/kinds.js';
 import type { KubeApi, KubeObject, ResourceKind } from '../../lib/kube/types.js';
+import { sentFieldDifferences } from '../../lib/platform/compare.js';
 import { GatewayApiError, GatewayRejectedError, GatewayUnavailableError, KubeApiError, KubeConflictError, KubeUnavailableError } from '../../lib/platform/errors.js';
 import { apiDefinition, FINALIZER, operatorContext, secret } from '../fixtures/builders.js';
 import type { FailHow } from './faults.js';

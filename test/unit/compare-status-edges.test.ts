@@ -3,10 +3,10 @@
  * their rules (test/unit/payload-compare-status.test.ts states them).
  */
 import t from 'tap';
-import { describeDifferences, sentFieldDifferences } from '../../lib/platform/compare.js';
 import { statusPatch, transactionFor } from '../../lib/engine/status.js';
 import { API_DEFINITION } from '../../lib/kinds/api-definition/kind.js';
 import { SECURITY_POLICY } from '../../lib/kinds/security-policy/kind.js';
+import { describeDifferences, sentFieldDifferences } from '../../lib/platform/compare.js';
 import { record } from '../fixtures/builders.js';
 
 t.test('compare: empty values are equal to each other, not to a value', async (t) => {

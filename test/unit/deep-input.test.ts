@@ -6,11 +6,11 @@
  * block of a PEM found in linear time, however many BEGIN lines it repeats; messages bounded.
  */
 import t from 'tap';
-import { describeDifferences, sentFieldDifferences } from '../../lib/platform/compare.js';
 import { decide, decideContained } from '../../lib/engine/decide.js';
 import { canonicalJson, hashOf, managedHash, projectedJson } from '../../lib/engine/hash.js';
 import { bounded, depthProblem, MAX_MESSAGE_CHARS, MAX_SPEC_DEPTH, sizeProblem, thrownProblem } from '../../lib/engine/input-limits.js';
 import { certificateId, firstCertificateBlock } from '../../lib/gateway/certificates.js';
+import { describeDifferences, sentFieldDifferences } from '../../lib/platform/compare.js';
 import { InvalidSpecError } from '../../lib/platform/errors.js';
 import { deeperThan, jsonText, renderJson } from '../../lib/platform/json-text.js';
 import { apiDefinition } from '../fixtures/builders.js';

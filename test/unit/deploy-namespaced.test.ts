@@ -287,7 +287,7 @@ t.test('RBAC: the Roles allow every call the code makes in a watched namespace, 
   await byTest(() => w.delete('web', A, 'ingresses'));
   t.match(reportOf(await w.tick(), 'Ingress', 'web'), { result: 'deleted' }, 'the Ingress deleted: what it generated deleted');
 
-  // the default gateway's replicas: listed in the gateway's namespace with the service's credentials
+  // the default gateway's replicas: every run above listed them in the gateway's namespace; once more here, with the service's credentials
   const kc = new KubeConfig();
   kc.loadFromFile(w.kubeconfigPath);
   const asTheService = new KubeClient(kc, { timeoutMs: 5_000 });

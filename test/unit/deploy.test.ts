@@ -699,8 +699,8 @@ t.test('RBAC: the ClusterRole allows every API-server call the code makes, and n
   await byTest(() => w.delete('web', 'default', 'ingresses'));
   t.match(reportOf(await w.tick(), 'Ingress', 'web'), { result: 'deleted' }, 'the Ingress deleted: what it generated deleted');
 
-  // the default gateway's replicas (TYK_GATEWAY_SERVICE): its Service's EndpointSlices, listed
-  // in the gateway's namespace with the service's own credentials, as the service does
+  // the default gateway's replicas (TYK_GATEWAY_SERVICE): every run above listed its Service's
+  // EndpointSlices in the gateway's namespace; once more here, with the service's credentials
   const asTheService = serviceKube(w);
   t.teardown(() => asTheService.close());
   t.same(await discoverReplicas(asTheService, gatewayService, 'http'), [{ name: 'gateway-0', url: w.tyk.url }], "the gateway's replicas");

@@ -1,9 +1,9 @@
 import t from 'tap';
-import { describeDifferences, sentFieldDifferences } from '../../lib/platform/compare.js';
 import { backoffMs, dispose, isTerminal } from '../../lib/engine/error-policy.js';
 import { statusPatch, transactionFor } from '../../lib/engine/status.js';
 import { API_DEFINITION } from '../../lib/kinds/api-definition/kind.js';
 import { apiDefinitionPayload } from '../../lib/kinds/api-definition/payload.js';
+import { describeDifferences, sentFieldDifferences } from '../../lib/platform/compare.js';
 import { GatewayApiError, GatewayRejectedError, InvalidSpecError } from '../../lib/platform/errors.js';
 import { apiDefinition, record } from '../fixtures/builders.js';
 

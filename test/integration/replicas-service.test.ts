@@ -1,0 +1,65 @@
+/**
+ * TYK_GATEWAY_SERVICE wired into the service (lib/service.ts): the default gateway is the ready
+ * endpoints of the gateway's Service (EndpointSlices on the loopback API server), two Tyk Gateway
+ * fakes here. A run writes each API to both, reloads each on its own node (never the group),
+ * reports the replicas; a replica that joins is served by the full run that its EndpointSlice's
+ * watch event starts, and another Service's slice starts nothing.
+ */
+import t from 'tap';
+import type { KubeObject } from '../../lib/kube/types.js';
+import { type FakeTykGateway, startFakeTykGateway } from '../fakes/tyk-gateway.js';
+import { apiDefinition } from '../fixtures/builders.js';
+import { reported, worldFor } from '../harness/world.js';
+
+const ENDPOINT_SLICE_TYPE = { group: 'discovery.k8s.io', version: 'v1', kind: 'EndpointSlice', plural: 'endpointslices', builtin: true };
+
+function slice(name: string, service: string, endpoints: { pod: string; gw: FakeTykGateway }[]): KubeObject {
+  // one slice per port: each fake has a port of its own
+  const [first] = endpoints;
+  return {
+    apiVersion: 'discovery.k8s.io/v1',
+    kind: 'EndpointSlice',
+    metadata: { name, namespace: 'tyk', labels: { 'kubernetes.io/service-name': service } },
+    addressType: 'IPv4',
+    endpoints: endpoints.map((e) => ({ addresses: ['127.0.0.1'], conditions: { ready: true }, targetRef: { kind: 'Pod', namespace: 'tyk', name: e.pod } })),
+    ports: [{ name: 'http', port: Number(new URL(first!.gw.url).port), protocol: 'TCP' }],
+  };
+}
+
+t.test('the default gateway as its replicas: every API on each, a node reload each, the replicas reported; a joining replica served by the full run its slice starts', async (t) => {
+  const w = await worldFor(t, { env: { TYK_GATEWAY_SERVICE: 'tyk/gateway-svc:http' }, kube: { resources: [ENDPOINT_SLICE_TYPE] }, tyk: { reloadDelayMs: 1 } });
+  const second = await startFakeTykGateway({ secret: w.tyk.secret, reloadDelayMs: 1 });
+  t.teardown(() => second.close());
+  const third = await startFakeTykGateway({ secret: w.tyk.secret, reloadDelayMs: 1 });
+  t.teardown(() => third.close());
+  await w.kube.put(slice('gateway-svc-a', 'gateway-svc', [{ pod: 'gw-0', gw: w.tyk }]));
+  await w.kube.put(slice('gateway-svc-b', 'gateway-svc', [{ pod: 'gw-1', gw: second }]));
+
+  await w.create(apiDefinition('httpbin').build());
+  const first = await w.tick();
+  t.match(reported(first, 'httpbin'), { result: 'synced' }, 'synced');
+  t.same(first.gateway.replicas, [{ gateway: 'default', replicas: ['gw-0', 'gw-1'], unreadable: [] }], 'the replicas reported');
+  for (const [name, gw] of [
+    ['gw-0', w.tyk],
+    ['gw-1', second],
+  ] as const) {
+    t.equal(gw.files('api').size, 1, `${name}: the API written to it`);
+    t.ok(gw.count('GET', '/tyk/reload') >= 1, `${name}: reloaded on its own`);
+    t.equal(gw.count('GET', '/tyk/reload/group'), 0, `${name}: never the group`);
+  }
+  t.match(reported(await w.tick(), 'httpbin'), { result: 'unchanged' }, 'steady: unchanged');
+  t.equal(w.tyk.writes() + second.writes(), 2, 'and nothing written again');
+
+  // a third replica joins: its slice's watch event starts a full run, which writes to it alone
+  await w.kube.put(slice('gateway-svc-c', 'gateway-svc', [{ pod: 'gw-2', gw: third }]));
+  const joined = await w.watch({ type: 'ADDED', object: await w.kube.getObject('endpointslices.discovery.k8s.io', 'tyk', 'gateway-svc-c') });
+  t.equal(joined.statusCode, 200);
+  t.match(reported(joined.body.report!, 'httpbin'), { result: 'synced' }, 'the full run finds the new replica without the API');
+  t.equal(third.files('api').size, 1, 'gw-2: the API written to it');
+  t.equal(w.tyk.writes() + second.writes(), 2, 'the others not written again');
+
+  // another Service's slice in that namespace: not ours
+  const other = await w.watch({ type: 'ADDED', object: slice('dashboard-svc-a', 'dashboard-svc', [{ pod: 'dash-0', gw: third }]) });
+  t.equal(other.statusCode, 200);
+  t.equal(other.body.report ?? null, null, 'nothing run');
+});
