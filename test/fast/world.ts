@@ -60,6 +60,8 @@ export interface FastWorldOptions {
   resolve?: Resolve;
   /** the kinds the runs serve; default: the service's (lib/kinds/registry.ts) */
   kinds?: KindRegistry;
+  /** wraps the default gateway as the runs reach it (e.g. a client that gives listed objects' digests); the world keeps the in-memory one under it */
+  defaultGateway?: (gateway: MemoryGateway) => Gateway;
 }
 
 interface Registered {
@@ -91,7 +93,8 @@ export class FastWorld {
     // no renewal by default: it runs on real time, and these tests run on SteppingClock's
     this.settings = { ...DEFAULT_RUN_SETTINGS, lockRenewMs: 0, ...options.settings, ...(options.namespaces ? { namespaces: options.namespaces } : {}) };
     const orgId = this.gateway instanceof MemoryTykDashboard ? this.gateway.orgId : undefined;
-    const defaultTarget: GatewayTarget = { name: DEFAULT_TARGET, gateway: this.gateway, mode: options.mode ?? 'ce', ...(orgId ? { orgId } : {}) };
+    const reached = options.defaultGateway ? options.defaultGateway(this.gateway) : this.gateway;
+    const defaultTarget: GatewayTarget = { name: DEFAULT_TARGET, gateway: reached, mode: options.mode ?? 'ce', ...(orgId ? { orgId } : {}) };
     const resolve: Resolve = options.resolve ?? (async () => [{ address: '192.0.2.10', family: 4 }]);
     this.targets = new GatewayTargets(defaultTarget, this.kube, (name, settings) => this.connect(name, settings), {
       grants: new ReferenceGrants(this.kube, options.crossNamespaceRefs ?? 'grant', this.log),
