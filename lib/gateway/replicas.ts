@@ -42,15 +42,10 @@ import { describeError, errorCode, GatewayApiError, GatewayRejectedError, Gatewa
 import { renderJson } from '../platform/json-text.js';
 import type { Logger } from '../platform/log.js';
 import type { CertificateStore } from './certificates.js';
+import type { Replica } from './endpoint-slices.js';
 import { type Gateway, type GatewayObjectKind, type JsonObject, type ListVisitor, listedObject, type ReplicaStatus, type UpsertHint } from './types.js';
 
-/** One replica of a gateway. */
-export interface Replica {
-  /** stable name of the replica in logs, reports and messages: the pod's name or, without one, its address */
-  readonly name: string;
-  /** the base URL of this replica's Tyk API */
-  readonly url: string;
-}
+export type { Replica };
 
 /** Fields each replica makes up for itself: not compared between replicas (the first replica's are shown). */
 const LOCAL_FIELDS: Partial<Record<GatewayObjectKind, readonly string[]>> = { api: ['id'] };
@@ -244,7 +239,13 @@ export class ReplicaGateway implements Gateway {
     }
     this.members = replicas.map((r) => {
       let m = this.clients.get(r.url);
-      if (!m || m.replica.name !== r.name) {
+      if (m && m.replica.name !== r.name) {
+        // another pod at the same address: the one before is gone
+        this.forget(m.replica.name);
+        void closeClient(m.client);
+        m = undefined;
+      }
+      if (!m) {
         m = { replica: r, client: this.clientFor(r) };
         this.clients.set(r.url, m);
       }

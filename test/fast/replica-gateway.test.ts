@@ -300,3 +300,28 @@ t.test('certificates go to the replicas’ shared store once, through one replic
   t.same(w.certs.calls, ['pod-a upload', 'pod-b remove'], 'a replica that cannot be read is not asked');
   t.equal(await store.hasCertificate('cert-3'), false);
 });
+
+t.test('another pod at an address a replica had: the one before is forgotten and its client closed', async (t) => {
+  const clock = new FakeClock();
+  const closed: string[] = [];
+  let pod = 'pod-x';
+  const made: string[] = [];
+  const gw = new ReplicaGateway(
+    'default',
+    async () => [{ name: pod, url: 'http://10.0.0.1:8080' }],
+    (r) => {
+      made.push(r.name);
+      return Object.assign(Object.create(new MemoryTykGateway({ name: r.name, clock })) as MemoryTykGateway, {
+        close: async () => {
+          closed.push(r.name);
+        },
+      });
+    },
+  );
+  await gw.list('api');
+  pod = 'pod-y';
+  await gw.list('api');
+  t.same(made, ['pod-x', 'pod-y']);
+  t.same(closed, ['pod-x']);
+  t.same(gw.replicaNames(), ['pod-y']);
+});
