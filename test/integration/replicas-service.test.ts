@@ -63,3 +63,64 @@ t.test('the default gateway as its replicas: every API on each, a node reload ea
   t.equal(other.statusCode, 200);
   t.equal(other.body.report ?? null, null, 'nothing run');
 });
+
+t.test('three replicas over HTTP: one restarted empty, one edited, one answering 500, one removed from the slice', async (t) => {
+  const w = await worldFor(t, { env: { TYK_GATEWAY_SERVICE: 'tyk/gateway-svc:http' }, kube: { resources: [ENDPOINT_SLICE_TYPE] }, tyk: { reloadDelayMs: 1 } });
+  const b = await startFakeTykGateway({ secret: w.tyk.secret, reloadDelayMs: 1 });
+  t.teardown(() => b.close());
+  const c = await startFakeTykGateway({ secret: w.tyk.secret, reloadDelayMs: 1 });
+  t.teardown(() => c.close());
+  const pods = { 'gw-0': w.tyk, 'gw-1': b, 'gw-2': c };
+  for (const [pod, gw] of Object.entries(pods)) await w.kube.put(slice(`gateway-svc-${pod}`, 'gateway-svc', [{ pod, gw }]));
+  const writes = () => Object.fromEntries(Object.entries(pods).map(([p, g]) => [p, g.writes()]));
+  const reset = () => {
+    for (const g of Object.values(pods)) g.resetCalls();
+  };
+  await w.create(apiDefinition('httpbin').build());
+  await w.create(apiDefinition('petstore').build());
+  await w.tick();
+  t.same(writes(), { 'gw-0': 2, 'gw-1': 2, 'gw-2': 2 }, 'each API to each replica');
+
+  // gw-1 restarts with an empty disk: one run refills it alone
+  b.restart();
+  reset();
+  const refill = await w.tick();
+  t.match(reported(refill, 'httpbin'), { reason: 'missing on gateway', result: 'synced' });
+  t.same(writes(), { 'gw-0': 0, 'gw-1': 2, 'gw-2': 0 });
+  t.equal(b.count('GET', '/tyk/reload'), 1, 'reloaded once, on its own');
+  t.equal(w.tyk.count('GET', '/tyk/reload') + c.count('GET', '/tyk/reload'), 0, 'the others not reloaded');
+
+  // gw-2 edited behind our back: restored with one write to it
+  const id = [...c.files('api').keys()][0] as string;
+  c.editFile('api', id, (o) => ({ ...o, active: false }));
+  c.reloadNow();
+  reset();
+  const restored = await w.tick();
+  t.ok(
+    restored.objects.some((o) => o.reason === 'drifted on gateway' && o.result === 'synced'),
+    'the drift found and undone',
+  );
+  t.same(writes(), { 'gw-0': 0, 'gw-1': 0, 'gw-2': 1 });
+
+  // gw-0 answers 500: the others are served, nothing is deleted anywhere, the report names it
+  const down = w.tyk.inject({ method: 'GET', path: /^\/tyk\/apis/, status: 500, times: 1_000 });
+  await w.updateSpec('httpbin', (s) => ({ ...s, active: false }));
+  reset();
+  const served = await w.tick();
+  t.match(reported(served, 'httpbin'), { action: 'UPDATE', result: 'synced' });
+  t.same(writes(), { 'gw-0': 0, 'gw-1': 1, 'gw-2': 1 });
+  t.equal(w.tyk.count('DELETE') + b.count('DELETE') + c.count('DELETE'), 0, 'nothing deleted');
+  t.match(served.errors, [{ stage: 'gateway default replica gw-0', message: /500/ }]);
+  down.cancel();
+  reset();
+  await w.tick();
+  t.same(writes(), { 'gw-0': 1, 'gw-1': 0, 'gw-2': 0 }, 'readable again: the next run serves it');
+
+  // gw-2 leaves the slice: never written again
+  w.kube.remove('endpointslices.discovery.k8s.io', 'tyk', 'gateway-svc-gw-2');
+  await w.updateSpec('petstore', (s) => ({ ...s, active: false }));
+  reset();
+  const left = await w.tick();
+  t.same(left.gateway.replicas, [{ gateway: 'default', replicas: ['gw-0', 'gw-1'], unreadable: [] }]);
+  t.same(writes(), { 'gw-0': 1, 'gw-1': 1, 'gw-2': 0 });
+});
