@@ -29,6 +29,7 @@ export const REAL_SUITES = [
   'test/integration/ownership.test.ts',
   'test/integration/references.test.ts',
   'test/integration/hostile-limits.test.ts',
+  'test/integration/replicas-service.test.ts',
 ];
 
 /** Gateway API's ReferenceGrant CRD (the tests' copy of its schema), installed in every pass: the suites create grants. */

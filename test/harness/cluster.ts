@@ -27,11 +27,17 @@ const TYK_GROUP = 'tyk.tyk.io';
 const TYK_VERSION = 'v1alpha1';
 const CORE = new Set(['secrets', 'configmaps', 'events', 'namespaces']);
 /** Built-in resources of other groups the tests use: plural → "/apis/<group>/<version>". */
-const OTHER_GROUPS: Record<string, string> = { ingresses: '/apis/networking.k8s.io/v1', referencegrants: '/apis/gateway.networking.k8s.io/v1beta1' };
+const OTHER_GROUPS: Record<string, string> = {
+  ingresses: '/apis/networking.k8s.io/v1',
+  referencegrants: '/apis/gateway.networking.k8s.io/v1beta1',
+  // the real tier's server (1.20) serves EndpointSlices as v1beta1 only
+  'endpointslices.discovery.k8s.io': '/apis/discovery.k8s.io/v1beta1',
+};
 /** Plurals of the kinds `put` takes. */
-const PUT_PLURALS: Record<string, string> = { Ingress: 'ingresses' };
+const PUT_PLURALS: Record<string, string> = { Ingress: 'ingresses', EndpointSlice: 'endpointslices.discovery.k8s.io' };
 /** What a real-server World cleans up after itself, in this order. */
 const CLEANUP = [
+  'endpointslices.discovery.k8s.io',
   'referencegrants',
   'ingresses',
   'portalapicatalogues',
@@ -59,7 +65,8 @@ function collectionPath(resource: string, namespace: string | undefined): string
   const plural = resource.replace(/\.tyk\.tyk\.io$/, '');
   const ns = namespace ? `/namespaces/${encodeURIComponent(namespace)}` : '';
   const other = OTHER_GROUPS[plural];
-  if (other !== undefined) return `${other}${ns}/${plural}`;
+  // "plural.group" names the group; the path takes the plural alone
+  if (other !== undefined) return `${other}${ns}/${plural.split('.')[0]}`;
   return CORE.has(plural) ? `/api/v1${ns}/${plural}` : `/apis/${TYK_GROUP}/${TYK_VERSION}${ns}/${plural}`;
 }
 

@@ -13,11 +13,12 @@ import { reported, worldFor } from '../harness/world.js';
 
 const ENDPOINT_SLICE_TYPE = { group: 'discovery.k8s.io', version: 'v1', kind: 'EndpointSlice', plural: 'endpointslices', builtin: true };
 
-function slice(name: string, service: string, endpoints: { pod: string; gw: FakeTykGateway }[]): KubeObject {
+/** An EndpointSlice as the endpoints controller writes it: v1, or v1beta1 on the real tier's server (1.20 serves only that). */
+function slice(name: string, service: string, endpoints: { pod: string; gw: FakeTykGateway }[], version: 'v1' | 'v1beta1' = 'v1'): KubeObject {
   // one slice per port: each fake has a port of its own
   const [first] = endpoints;
   return {
-    apiVersion: 'discovery.k8s.io/v1',
+    apiVersion: `discovery.k8s.io/${version}`,
     kind: 'EndpointSlice',
     metadata: { name, namespace: 'tyk', labels: { 'kubernetes.io/service-name': service } },
     addressType: 'IPv4',
@@ -28,12 +29,13 @@ function slice(name: string, service: string, endpoints: { pod: string; gw: Fake
 
 t.test('the default gateway as its replicas: every API on each, a node reload each, the replicas reported; a joining replica served by the full run its slice starts', async (t) => {
   const w = await worldFor(t, { env: { TYK_GATEWAY_SERVICE: 'tyk/gateway-svc:http' }, kube: { resources: [ENDPOINT_SLICE_TYPE] }, tyk: { reloadDelayMs: 1 } });
+  const v = w.kube.kind === 'real' ? 'v1beta1' : 'v1';
   const second = await startFakeTykGateway({ secret: w.tyk.secret, reloadDelayMs: 1 });
   t.teardown(() => second.close());
   const third = await startFakeTykGateway({ secret: w.tyk.secret, reloadDelayMs: 1 });
   t.teardown(() => third.close());
-  await w.kube.put(slice('gateway-svc-a', 'gateway-svc', [{ pod: 'gw-0', gw: w.tyk }]));
-  await w.kube.put(slice('gateway-svc-b', 'gateway-svc', [{ pod: 'gw-1', gw: second }]));
+  await w.kube.put(slice('gateway-svc-a', 'gateway-svc', [{ pod: 'gw-0', gw: w.tyk }], v));
+  await w.kube.put(slice('gateway-svc-b', 'gateway-svc', [{ pod: 'gw-1', gw: second }], v));
 
   await w.create(apiDefinition('httpbin').build());
   const first = await w.tick();
@@ -51,7 +53,7 @@ t.test('the default gateway as its replicas: every API on each, a node reload ea
   t.equal(w.tyk.writes() + second.writes(), 2, 'and nothing written again');
 
   // a third replica joins: its slice's watch event starts a full run, which writes to it alone
-  await w.kube.put(slice('gateway-svc-c', 'gateway-svc', [{ pod: 'gw-2', gw: third }]));
+  await w.kube.put(slice('gateway-svc-c', 'gateway-svc', [{ pod: 'gw-2', gw: third }], v));
   const joined = await w.watch({ type: 'ADDED', object: await w.kube.getObject('endpointslices.discovery.k8s.io', 'tyk', 'gateway-svc-c') });
   t.equal(joined.statusCode, 200);
   t.match(reported(joined.body.report!, 'httpbin'), { result: 'synced' }, 'the full run finds the new replica without the API');
@@ -66,12 +68,13 @@ t.test('the default gateway as its replicas: every API on each, a node reload ea
 
 t.test('three replicas over HTTP: one restarted empty, one edited, one answering 500, one removed from the slice', async (t) => {
   const w = await worldFor(t, { env: { TYK_GATEWAY_SERVICE: 'tyk/gateway-svc:http' }, kube: { resources: [ENDPOINT_SLICE_TYPE] }, tyk: { reloadDelayMs: 1 } });
+  const v = w.kube.kind === 'real' ? 'v1beta1' : 'v1';
   const b = await startFakeTykGateway({ secret: w.tyk.secret, reloadDelayMs: 1 });
   t.teardown(() => b.close());
   const c = await startFakeTykGateway({ secret: w.tyk.secret, reloadDelayMs: 1 });
   t.teardown(() => c.close());
   const pods = { 'gw-0': w.tyk, 'gw-1': b, 'gw-2': c };
-  for (const [pod, gw] of Object.entries(pods)) await w.kube.put(slice(`gateway-svc-${pod}`, 'gateway-svc', [{ pod, gw }]));
+  for (const [pod, gw] of Object.entries(pods)) await w.kube.put(slice(`gateway-svc-${pod}`, 'gateway-svc', [{ pod, gw }], v));
   const writes = () => Object.fromEntries(Object.entries(pods).map(([p, g]) => [p, g.writes()]));
   const reset = () => {
     for (const g of Object.values(pods)) g.resetCalls();
@@ -117,7 +120,7 @@ t.test('three replicas over HTTP: one restarted empty, one edited, one answering
   t.same(writes(), { 'gw-0': 1, 'gw-1': 0, 'gw-2': 0 }, 'readable again: the next run serves it');
 
   // gw-2 leaves the slice: never written again
-  w.kube.remove('endpointslices.discovery.k8s.io', 'tyk', 'gateway-svc-gw-2');
+  await w.kube.remove('endpointslices.discovery.k8s.io', 'tyk', 'gateway-svc-gw-2');
   await w.updateSpec('petstore', (s) => ({ ...s, active: false }));
   reset();
   const left = await w.tick();
