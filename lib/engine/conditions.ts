@@ -6,7 +6,9 @@
  *   refusal before any write, recorded with its reason: RefNotPermitted, UrlNotPermitted,
  *   IdClaimed, AdoptionNotPermitted, ListenPathClash).
  * - Ready: the gateway serves what the spec says (True: Available), or why not (False:
- *   NotVisible, Diverged, Invalid, NotSynced, Waiting, Deleting, Drifted, or that refusal).
+ *   NotVisible, Diverged, Invalid, NotSynced, Waiting, Deleting, Drifted, or that refusal;
+ *   ReplicasUnavailable: a gateway of several replicas, some of which could not be read, the
+ *   message naming them).
  *
  * Each condition carries `observedGeneration` (the resource's metadata.generation this pass
  * read); `lastTransitionTime` is the pass's time only when a condition's `status` changes, and
@@ -42,6 +44,8 @@ export interface ConditionFacts {
   readonly deleting: boolean;
   /** paused: the write this pass would have made (action and reason), or NOOP when it would make none */
   readonly paused?: { readonly action: Action; readonly reason: ReportReason };
+  /** a gateway of several replicas, some of which its last read could not reach: how many, and which */
+  readonly replicas?: { readonly of: number; readonly unreadable: readonly string[] };
 }
 
 type Verdict = Pick<Condition, 'status' | 'reason' | 'message'>;
@@ -82,8 +86,14 @@ function ready(record: SyncRecord, facts: ConditionFacts): Verdict {
   if (facts.deleting) return { status: 'False', reason: 'Deleting', message: record.result === 'waiting' ? error : 'the resource is being deleted' };
   if (record.result === 'failed' && record.refusal !== undefined) return { status: 'False', reason: record.refusal, message: error };
   switch (record.result) {
-    case 'synced':
+    case 'synced': {
+      const r = facts.replicas;
+      if (r && r.unreadable.length > 0) {
+        const serving = r.of - r.unreadable.length;
+        return { status: 'False', reason: 'ReplicasUnavailable', message: `${serving} of ${r.of} replicas serve the current spec; not known for ${r.unreadable.join(', ')}: could not be read` };
+      }
       return { status: 'True', reason: 'Available', message: 'the gateway serves the current spec' };
+    }
     case 'pending':
       return { status: 'False', reason: 'NotVisible', message: error };
     case 'invalid':
