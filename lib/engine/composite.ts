@@ -158,21 +158,9 @@ class Touched {
 
 /** One object: decided on what the load found; under its lock when that writes. Undefined: not ours, not reported. */
 async function one<E extends CompositeEntry, B>(ctx: RunContext, kind: CompositeKind<E, B>, e: E, touched: Touched): Promise<ObjectReport | undefined> {
-  if (e.readError !== undefined) return quiet(ctx, kind, e, { what: 'failed', error: e.readError }, touched);
-  const decision = decided(ctx, kind, e);
-  switch (decision.what) {
-    case 'failed':
-      return quiet(ctx, kind, e, decision, touched);
-    case 'ignore':
-      return undefined;
-    case 'quiet':
-      return quiet(ctx, kind, e, { what: 'decided', decision }, touched);
-    case 'upsert':
-    case 'remove':
-      break;
-    default:
-      return exhaustive(decision);
-  }
+  const first = await unlessWrite(ctx, kind, e, touched);
+  if ('done' in first) return first.done;
+  const decision = first.write;
   if (ctx.request.dryRun === true) return kind.report(e, { what: 'decided', decision }, 'planned');
   if (ctx.stopping()) return kind.report(e, { what: 'decided', decision }, 'deferred', { reason: 'shutting down' });
   let report: ObjectReport | undefined;
@@ -181,29 +169,38 @@ async function one<E extends CompositeEntry, B>(ctx: RunContext, kind: Composite
     [e.key],
     (key) => key,
     async () => {
-      report = await underLock(ctx, kind, e, touched);
+      // under the lock: read again, decide again, and carry out what is still to write
+      const fresh = await kind.reread(ctx, e);
+      const again = await unlessWrite(ctx, kind, fresh, touched);
+      report = 'done' in again ? again.done : await carryOut(ctx, kind, fresh, again.write, touched);
     },
   );
   return refused.length > 0 ? kind.report(e, { what: 'decided', decision }, 'deferred') : report;
 }
 
-/** Under the lock: read again, decide again, and carry out what is still to write. */
-async function underLock<E extends CompositeEntry, B>(ctx: RunContext, kind: CompositeKind<E, B>, e: E, touched: Touched): Promise<ObjectReport | undefined> {
-  const fresh = await kind.reread(ctx, e);
-  if (fresh.readError !== undefined) return quiet(ctx, kind, fresh, { what: 'failed', error: fresh.readError }, touched);
-  const again = decided(ctx, kind, fresh);
-  switch (again.what) {
+/**
+ * `e` decided: what writes nothing is settled and reported now (a read error or a throw as
+ * failed, quiet as decided; ignore unreported); a write is answered for the caller to carry out.
+ */
+async function unlessWrite<E extends CompositeEntry, B>(
+  ctx: RunContext,
+  kind: CompositeKind<E, B>,
+  e: E,
+  touched: Touched,
+): Promise<{ done: ObjectReport | undefined } | { write: CompositeWrite<B> }> {
+  const d = e.readError !== undefined ? ({ what: 'failed', error: e.readError } as const) : decided(ctx, kind, e);
+  switch (d.what) {
     case 'failed':
-      return quiet(ctx, kind, fresh, again, touched);
+      return { done: await quiet(ctx, kind, e, d, touched) };
     case 'ignore':
-      return undefined;
+      return { done: undefined };
     case 'quiet':
-      return quiet(ctx, kind, fresh, { what: 'decided', decision: again }, touched);
+      return { done: await quiet(ctx, kind, e, { what: 'decided', decision: d }, touched) };
     case 'upsert':
     case 'remove':
-      return carryOut(ctx, kind, fresh, again, touched);
+      return { write: d };
     default:
-      return exhaustive(again);
+      return exhaustive(d);
   }
 }
 

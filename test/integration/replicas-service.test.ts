@@ -5,7 +5,7 @@
  * reports the replicas; a replica that joins is served by the full run that its EndpointSlice's
  * watch event starts, and another Service's slice starts nothing.
  */
-import t from 'tap';
+import t, { type Test } from 'tap';
 import type { KubeObject } from '../../lib/kube/types.js';
 import { type FakeTykGateway, startFakeTykGateway } from '../fakes/tyk-gateway.js';
 import { apiDefinition } from '../fixtures/builders.js';
@@ -27,13 +27,22 @@ function slice(name: string, service: string, endpoints: { pod: string; gw: Fake
   };
 }
 
-t.test('the default gateway as its replicas: every API on each, a node reload each, the replicas reported; a joining replica served by the full run its slice starts', async (t) => {
+/** A World with TYK_GATEWAY_SERVICE=tyk/gateway-svc:http, its gateway fake and two more; the EndpointSlice version its API server serves. */
+async function replicasWorld(t: Test) {
   const w = await worldFor(t, { env: { TYK_GATEWAY_SERVICE: 'tyk/gateway-svc:http' }, kube: { resources: [ENDPOINT_SLICE_TYPE] }, tyk: { reloadDelayMs: 1 } });
-  const v = w.kube.kind === 'real' ? 'v1beta1' : 'v1';
-  const second = await startFakeTykGateway({ secret: w.tyk.secret, reloadDelayMs: 1 });
-  t.teardown(() => second.close());
-  const third = await startFakeTykGateway({ secret: w.tyk.secret, reloadDelayMs: 1 });
-  t.teardown(() => third.close());
+  const v: 'v1' | 'v1beta1' = w.kube.kind === 'real' ? 'v1beta1' : 'v1';
+  const more: FakeTykGateway[] = [];
+  for (let i = 0; i < 2; i++) {
+    const gw = await startFakeTykGateway({ secret: w.tyk.secret, reloadDelayMs: 1 });
+    t.teardown(() => gw.close());
+    more.push(gw);
+  }
+  return { w, v, more };
+}
+
+t.test('the default gateway as its replicas: every API on each, a node reload each, the replicas reported; a joining replica served by the full run its slice starts', async (t) => {
+  const { w, v, more } = await replicasWorld(t);
+  const [second, third] = more as [FakeTykGateway, FakeTykGateway];
   await w.kube.put(slice('gateway-svc-a', 'gateway-svc', [{ pod: 'gw-0', gw: w.tyk }], v));
   await w.kube.put(slice('gateway-svc-b', 'gateway-svc', [{ pod: 'gw-1', gw: second }], v));
 
@@ -67,12 +76,8 @@ t.test('the default gateway as its replicas: every API on each, a node reload ea
 });
 
 t.test('three replicas over HTTP: one restarted empty, one edited, one answering 500, one removed from the slice', async (t) => {
-  const w = await worldFor(t, { env: { TYK_GATEWAY_SERVICE: 'tyk/gateway-svc:http' }, kube: { resources: [ENDPOINT_SLICE_TYPE] }, tyk: { reloadDelayMs: 1 } });
-  const v = w.kube.kind === 'real' ? 'v1beta1' : 'v1';
-  const b = await startFakeTykGateway({ secret: w.tyk.secret, reloadDelayMs: 1 });
-  t.teardown(() => b.close());
-  const c = await startFakeTykGateway({ secret: w.tyk.secret, reloadDelayMs: 1 });
-  t.teardown(() => c.close());
+  const { w, v, more } = await replicasWorld(t);
+  const [b, c] = more as [FakeTykGateway, FakeTykGateway];
   const pods = { 'gw-0': w.tyk, 'gw-1': b, 'gw-2': c };
   for (const [pod, gw] of Object.entries(pods)) await w.kube.put(slice(`gateway-svc-${pod}`, 'gateway-svc', [{ pod, gw }], v));
   const writes = () => Object.fromEntries(Object.entries(pods).map(([p, g]) => [p, g.writes()]));
