@@ -446,7 +446,18 @@ export function secretsOf(config: Config): string[] {
  */
 function gatewayFactory(timeoutMs: number, maxResponseBytes: number, observe: GatewayObserver): GatewayFactory {
   return (name: string, s: ConnectionSettings, connect?: ConnectOptions) => {
-    const options = { name, url: s.url, secret: s.auth, insecureSkipVerify: s.insecureSkipVerify, timeoutMs, maxResponseBytes, observe, ...(connect?.lookup ? { lookup: connect.lookup } : {}) };
+    const options = {
+      name,
+      url: s.url,
+      secret: s.auth,
+      insecureSkipVerify: s.insecureSkipVerify,
+      timeoutMs,
+      maxResponseBytes,
+      observe,
+      ...(connect?.lookup ? { lookup: connect.lookup } : {}),
+      ...(connect?.reload ? { reload: connect.reload } : {}),
+      ...(connect?.tlsServerName ? { tlsServerName: connect.tlsServerName } : {}),
+    };
     if (s.mode !== 'pro') return new TykGatewayClient(options);
     // reloadRequired: the Dashboard applies writes itself (TykDashboardClient.reloadRequired)
     return lazyGateway(name, false, () => import('./gateway/tyk-dashboard.js').then((m) => new m.TykDashboardClient(options)));

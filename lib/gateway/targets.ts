@@ -25,14 +25,24 @@
  * loopback, link-local or unspecified host unless allowed), refusal UrlNotPermitted, before
  * any connection; each context client's connections check their address again (its lookup).
  * The default gateway (TYK_URL, TYK_AUTH) is never a context's: its credential goes nowhere else.
+ *
+ * A context may name a Service instead of one gateway (`spec.env.service`, or
+ * TYK_GATEWAY_SERVICE in its Secret: `<namespace>/<name>[:<port>]`, mode ce): the gateway is
+ * then that Service's ready replicas (./replicas.ts), its URL giving only the scheme and the
+ * name a replica's certificate is checked against. The Service is a reference like the others
+ * (another namespace's needs a ReferenceGrant to kind Service, else RefNotPermitted), the
+ * Secret's key goes to a Service only when the Secret names it (else UrlNotPermitted), and each
+ * endpoint's address passes the UrlPolicy as the URL does (one refused is never reached).
  */
 import { createHash } from 'node:crypto';
 import { OPERATOR_CONTEXT, SECRET } from '../kube/kinds.js';
 import type { ReferenceGrants, RunGrants } from '../kube/reference-grants.js';
 import type { KubeApi, KubeObject } from '../kube/types.js';
-import { describeError } from '../platform/errors.js';
+import { describeError, GatewayUnavailableError } from '../platform/errors.js';
 import { isObject, parseFlag, trimmed } from '../platform/guards.js';
 import { type ConnectionSettings, parseConnection, type TykMode, type TykValues } from './connection.js';
+import { EndpointSliceDiscovery, type GatewayService, parseGatewayService, type Replica } from './endpoint-slices.js';
+import { ReplicaGateway } from './replicas.js';
 import type { Gateway } from './types.js';
 import { urlShapeRefusal } from './url-allow.js';
 import type { UrlPolicy } from './url-policy.js';
@@ -49,9 +59,11 @@ export type Refusal = 'RefNotPermitted' | 'UrlNotPermitted';
 
 export type TargetResolution = GatewayTarget | { error: string; refusal?: Refusal };
 
-/** How a context client connects: `lookup` checks each connection's address (UrlPolicy.lookupFor). */
+/** How a context client connects: `lookup` checks each connection's address (UrlPolicy.lookupFor); a replica's client reloads its node only and checks the certificate against `tlsServerName`. */
 export interface ConnectOptions {
   lookup?: import('node:net').LookupFunction;
+  reload?: 'node';
+  tlsServerName?: string;
 }
 
 export type GatewayFactory = (name: string, settings: ConnectionSettings, connect?: ConnectOptions) => Gateway;
@@ -176,7 +188,62 @@ export class GatewayTargets {
     if (refused !== undefined) return { error: `${where}: spec.env.url (or TYK_URL in its Secret) ${refused}; no connection was made`, refusal: 'UrlNotPermitted' };
     const { mode, org } = settings;
     const targetName = contextTargetName(namespace, name);
-    return { name: targetName, gateway: this.client(targetName, settings, urls), mode, ...(org ? { orgId: org } : {}) };
+    const orgId = org ? { orgId: org } : {};
+    // a Service: the gateway is its ready endpoints (mode ce), the Secret's key going only where the Secret says
+    const serviceGiven = trimmed(env.service);
+    if (secretKey && serviceGiven !== undefined && serviceGiven !== trimmed(fromSecret.TYK_GATEWAY_SERVICE)) {
+      return { error: `${where}: spec.env.service may not send the TYK_AUTH of its Secret elsewhere: set TYK_GATEWAY_SERVICE in the Secret, or give spec.env.auth too`, refusal: 'UrlNotPermitted' };
+    }
+    const serviceText = serviceGiven ?? trimmed(fromSecret.TYK_GATEWAY_SERVICE);
+    if (serviceText === undefined) return { name: targetName, gateway: this.client(targetName, settings, urls), mode, ...orgId };
+    const field = 'spec.env.service (or TYK_GATEWAY_SERVICE in its Secret)';
+    if (mode !== 'ce') return { error: `${where}: ${field} applies to mode ce only (the Tyk Dashboard keeps its APIs itself)` };
+    const service = parseGatewayService(serviceText);
+    if (typeof service === 'string') return { error: `${where}: ${field} ${service}` };
+    if (service.namespace !== namespace) {
+      const granted = await grants.check(
+        'spec.env.service',
+        { group: TYK_GROUP, kind: OPERATOR_CONTEXT.kind, namespace },
+        { group: '', kind: 'Service', namespace: service.namespace, name: service.name },
+      );
+      if (!granted.ok) return 'refused' in granted ? { error: `${where}: ${granted.refused}`, refusal: 'RefNotPermitted' } : { error: `${where}: ${granted.error}` };
+    }
+    return { name: targetName, gateway: this.replicas(targetName, settings, service, urls), mode, ...orgId };
+  }
+
+  /**
+   * The shared gateway of a Service's replicas for these connection settings: its ready
+   * endpoints (endpoint-slices.ts), each address checked by `urls` as a context's URL is (an
+   * address refused is left out; all refused, the discovery fails naming them), each reached
+   * with the context's key, its node reloaded alone, over https its certificate checked
+   * against the host of the context's URL.
+   */
+  private replicas(name: string, settings: ConnectionSettings, service: GatewayService, urls: UrlPolicy): Gateway {
+    const fingerprint = createHash('sha256')
+      .update(JSON.stringify([settings.mode, settings.url, settings.auth, settings.org, settings.insecureSkipVerify, service.namespace, service.name, service.port ?? null]))
+      .digest('hex');
+    let gw = this.clients.get(fingerprint);
+    if (gw) return gw;
+    const base = new URL(settings.url);
+    const scheme = base.protocol === 'https:' ? 'https' : 'http';
+    const discovery = new EndpointSliceDiscovery(this.kube, service, scheme);
+    const discover = async (): Promise<Replica[]> => {
+      const found = await discovery.discover();
+      const permitted: Replica[] = [];
+      const refused: string[] = [];
+      for (const r of found) {
+        const why = await urls.refusal(r.url);
+        if (why === undefined) permitted.push(r);
+        else refused.push(`${r.name} ${why}`);
+      }
+      if (permitted.length === 0 && refused.length > 0) throw new GatewayUnavailableError(`${name}: no endpoint of Service ${service.namespace}/${service.name} may be reached: ${refused.join('; ')}`);
+      return permitted;
+    };
+    const clientFor = (r: Replica): Gateway =>
+      this.factory(`${name}/${r.name}`, { ...settings, url: r.url }, { lookup: urls.lookupFor(r.url), reload: 'node', ...(scheme === 'https' ? { tlsServerName: base.hostname } : {}) });
+    gw = new ReplicaGateway(name, discover, clientFor);
+    this.clients.set(fingerprint, gw);
+    return gw;
   }
 
   async close(): Promise<void> {

@@ -10,7 +10,7 @@
 // the named export alone: a bundle (scripts/bundle.ts) keeps the validator and drops the scheduler
 import { validate as validCron } from 'node-cron';
 import { type ConnectionSettings, parseConnection } from '../gateway/connection.js';
-import type { GatewayService } from '../gateway/endpoint-slices.js';
+import { type GatewayService, parseGatewayService } from '../gateway/endpoint-slices.js';
 import { type AllowEntry, parseUrlAllow } from '../gateway/url-allow.js';
 import type { CrossNamespaceRefs } from '../kube/reference-grants.js';
 import { redisUrlProblem } from '../store/redis-url.js';
@@ -252,32 +252,17 @@ function boundaries(env: Env, problems: Problems): Config['boundaries'] {
   return { crossNamespaceRefs: refs === 'allow' ? 'allow' : 'grant', ...(allow.entries ? { contextUrlAllow: allow.entries } : {}) };
 }
 
-/** A Service's name: an RFC 1035 label (a letter first, at most 63). */
-const SERVICE_NAME = /^[a-z]([-a-z0-9]{0,61}[a-z0-9])?$/;
-
 /**
- * TYK_GATEWAY_SERVICE: `<namespace>/<name>[:<port>]`, the port a port name (a DNS label) or a
- * number from 1 to 65535; only with TYK_MODE=ce (a Dashboard keeps its APIs itself).
+ * TYK_GATEWAY_SERVICE: `<namespace>/<name>[:<port>]` (lib/gateway/endpoint-slices.ts
+ * parseGatewayService); only with TYK_MODE=ce (a Dashboard keeps its APIs itself).
  */
 function gatewayService(env: Env, mode: ConnectionSettings['mode'], problems: Problems): GatewayService | undefined {
   const v = value(env, 'TYK_GATEWAY_SERVICE');
   if (v === undefined) return undefined;
   const name = 'TYK_GATEWAY_SERVICE';
   if (mode === 'pro') return problems.add(name, 'applies to TYK_MODE=ce only (the Tyk Dashboard keeps its APIs itself, for every gateway)');
-  const want = `must be <namespace>/<service name>[:<port name or number>], got "${v}"`;
-  const m = /^([^/:]+)\/([^/:]+)(?::([^/:]*))?$/.exec(v);
-  if (!m) return problems.add(name, want);
-  const [namespace, service, port] = [m[1] as string, m[2] as string, m[3]];
-  if (!DNS_LABEL.test(namespace)) return problems.add(name, `${want}: "${namespace}" is not a namespace name`);
-  if (!SERVICE_NAME.test(service)) return problems.add(name, `${want}: "${service}" is not a Service name`);
-  if (port === undefined) return { namespace, name: service };
-  if (/^[0-9]+$/.test(port)) {
-    const n = Number(port);
-    if (n < 1 || n > 65535) return problems.add(name, `${want}: the port number must be from 1 to 65535`);
-    return { namespace, name: service, port: n };
-  }
-  if (!DNS_LABEL.test(port)) return problems.add(name, `${want}: "${port}" is neither a port name nor a number`);
-  return { namespace, name: service, port };
+  const parsed = parseGatewayService(v);
+  return typeof parsed === 'string' ? problems.add(name, parsed) : parsed;
 }
 
 function tokens(env: Env, name: string, problems: Problems): string[] {
