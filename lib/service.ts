@@ -18,8 +18,7 @@ import type { EventItem } from './events/refs.js';
 import type { CertificateStore } from './gateway/certificates.js';
 import type { ConnectionSettings } from './gateway/connection.js';
 import type { GatewayService } from './gateway/endpoint-slices.js';
-import { replicaGateway } from './gateway/replica-clients.js';
-import { ReplicaGateway } from './gateway/replicas.js';
+import { lazyReplicas } from './gateway/lazy-replicas.js';
 import { type ConnectOptions, DEFAULT_TARGET, type GatewayFactory, type GatewayTarget, GatewayTargets } from './gateway/targets.js';
 import type { GatewayObserver } from './gateway/transport.js';
 import { TykGatewayClient } from './gateway/tyk-ce.js';
@@ -400,14 +399,18 @@ export function createService(config: Config, env: Record<string, string | undef
   if (!gateway) {
     const { mode, url, auth, org, insecureSkipVerify, service } = config.tyk;
     if (service !== undefined && mode === 'ce') {
-      // the open-source gateway's replicas, each keeping its own files: one client per ready endpoint of its Service
-      const pieces = replicaGateway(kube, config.tyk, service, {
-        timeoutMs: config.httpTimeoutMs,
-        maxResponseBytes: config.gatewayMaxResponseBytes,
-        observe: (call) => metrics.record(gatewayCallFigures(call)),
-      });
+      // the open-source gateway's replicas, each keeping its own files: one client per ready endpoint of its Service (loaded on use)
       const clock = parts.clock ?? systemClock;
-      const replicated = new ReplicaGateway(DEFAULT_TARGET, pieces.discover, pieces.clientFor, { log, now: () => clock.now() });
+      const apiServer = kube;
+      const replicated = lazyReplicas(DEFAULT_TARGET, async () => {
+        const [{ replicaGateway }, { ReplicaGateway }] = await Promise.all([import('./gateway/replica-clients.js'), import('./gateway/replicas.js')]);
+        const pieces = replicaGateway(apiServer, config.tyk, service, {
+          timeoutMs: config.httpTimeoutMs,
+          maxResponseBytes: config.gatewayMaxResponseBytes,
+          observe: (call) => metrics.record(gatewayCallFigures(call)),
+        });
+        return new ReplicaGateway(DEFAULT_TARGET, pieces.discover, pieces.clientFor, { log, now: () => clock.now() });
+      });
       closers.push(() => replicated.close());
       gateway = replicated;
     } else {

@@ -33,6 +33,7 @@ import { ENDPOINT_SLICE, ENDPOINT_SLICE_V1BETA1 } from '../kube/kinds.js';
 import type { KubeApi, KubeObject, ResourceKind } from '../kube/types.js';
 import { GatewayUnavailableError, KubeApiError } from '../platform/errors.js';
 import { isObject } from '../platform/guards.js';
+import type { GatewayService } from './service-ref.js';
 
 export interface Replica {
   /** stable name of the replica in logs, reports and messages: the pod's name (targetRef) or, without one, its address */
@@ -41,38 +42,7 @@ export interface Replica {
   readonly url: string;
 }
 
-/** TYK_GATEWAY_SERVICE: the gateway's Service, and which of its ports (a name, or the endpoints' port number). */
-export interface GatewayService {
-  readonly namespace: string;
-  readonly name: string;
-  readonly port?: string | number;
-}
-
-/** A namespace name, and a port name: DNS labels. */
-const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
-/** A Service's name: an RFC 1035 label (a letter first, at most 63). */
-const SERVICE_NAME = /^[a-z]([-a-z0-9]{0,61}[a-z0-9])?$/;
-
-/**
- * `<namespace>/<name>[:<port>]`, the port a port name (a DNS label) or a number from 1 to
- * 65535: the Service, or what is wrong with `text` (one line, to follow the setting's name).
- */
-export function parseGatewayService(text: string): GatewayService | string {
-  const want = `must be <namespace>/<service name>[:<port name or number>], got "${text}"`;
-  const m = /^([^/:]+)\/([^/:]+)(?::([^/:]*))?$/.exec(text);
-  if (!m) return want;
-  const [namespace, service, port] = [m[1] as string, m[2] as string, m[3]];
-  if (!DNS_LABEL.test(namespace)) return `${want}: "${namespace}" is not a namespace name`;
-  if (!SERVICE_NAME.test(service)) return `${want}: "${service}" is not a Service name`;
-  if (port === undefined) return { namespace, name: service };
-  if (/^[0-9]+$/.test(port)) {
-    const n = Number(port);
-    if (n < 1 || n > 65535) return `${want}: the port number must be from 1 to 65535`;
-    return { namespace, name: service, port: n };
-  }
-  if (!DNS_LABEL.test(port)) return `${want}: "${port}" is neither a port name nor a number`;
-  return { namespace, name: service, port };
-}
+export type { GatewayService };
 
 /** The setting the discovery's errors name. */
 export const SERVICE_SETTING = 'TYK_GATEWAY_SERVICE';

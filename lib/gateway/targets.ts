@@ -41,8 +41,9 @@ import type { KubeApi, KubeObject } from '../kube/types.js';
 import { describeError, GatewayUnavailableError } from '../platform/errors.js';
 import { isObject, parseFlag, trimmed } from '../platform/guards.js';
 import { type ConnectionSettings, parseConnection, type TykMode, type TykValues } from './connection.js';
-import { EndpointSliceDiscovery, type GatewayService, parseGatewayService, type Replica } from './endpoint-slices.js';
-import { ReplicaGateway } from './replicas.js';
+import type { Replica } from './endpoint-slices.js';
+import { lazyReplicas } from './lazy-replicas.js';
+import { type GatewayService, parseGatewayService } from './service-ref.js';
 import type { Gateway } from './types.js';
 import { urlShapeRefusal } from './url-allow.js';
 import type { UrlPolicy } from './url-policy.js';
@@ -224,10 +225,19 @@ export class GatewayTargets {
       .digest('hex');
     let gw = this.clients.get(fingerprint);
     if (gw) return gw;
-    const base = new URL(settings.url);
-    const scheme = base.protocol === 'https:' ? 'https' : 'http';
-    const discovery = new EndpointSliceDiscovery(this.kube, service, scheme);
-    const discover = async (): Promise<Replica[]> => {
+    gw = lazyReplicas(name, async () => {
+      const [{ EndpointSliceDiscovery }, { ReplicaGateway }] = await Promise.all([import('./endpoint-slices.js'), import('./replicas.js')]);
+      return new ReplicaGateway(name, this.replicaDiscovery(name, service, urls, new EndpointSliceDiscovery(this.kube, service, schemeOf(settings))), (r) =>
+        this.replicaClient(name, settings, urls, r),
+      );
+    });
+    this.clients.set(fingerprint, gw);
+    return gw;
+  }
+
+  /** The replicas of `service` whose addresses `urls` permits; all refused: an error naming them. */
+  private replicaDiscovery(name: string, service: GatewayService, urls: UrlPolicy, discovery: { discover(): Promise<Replica[]> }): () => Promise<Replica[]> {
+    return async () => {
       const found = await discovery.discover();
       const permitted: Replica[] = [];
       const refused: string[] = [];
@@ -239,16 +249,21 @@ export class GatewayTargets {
       if (permitted.length === 0 && refused.length > 0) throw new GatewayUnavailableError(`${name}: no endpoint of Service ${service.namespace}/${service.name} may be reached: ${refused.join('; ')}`);
       return permitted;
     };
-    const clientFor = (r: Replica): Gateway =>
-      this.factory(`${name}/${r.name}`, { ...settings, url: r.url }, { lookup: urls.lookupFor(r.url), reload: 'node', ...(scheme === 'https' ? { tlsServerName: base.hostname } : {}) });
-    gw = new ReplicaGateway(name, discover, clientFor);
-    this.clients.set(fingerprint, gw);
-    return gw;
+  }
+
+  /** One replica's client: the context's key, its node reloaded alone, over https its certificate checked against the context URL's host. */
+  private replicaClient(name: string, settings: ConnectionSettings, urls: UrlPolicy, r: Replica): Gateway {
+    const https = schemeOf(settings) === 'https';
+    return this.factory(`${name}/${r.name}`, { ...settings, url: r.url }, { lookup: urls.lookupFor(r.url), reload: 'node', ...(https ? { tlsServerName: new URL(settings.url).hostname } : {}) });
   }
 
   async close(): Promise<void> {
     await Promise.allSettled([...this.clients.values()].map((c) => (c as { close?: () => Promise<void> }).close?.()));
   }
+}
+
+function schemeOf(settings: ConnectionSettings): 'http' | 'https' {
+  return new URL(settings.url).protocol === 'https:' ? 'https' : 'http';
 }
 
 function decodeSecret(secret: KubeObject): Record<string, string> {

@@ -10,7 +10,7 @@
 // the named export alone: a bundle (scripts/bundle.ts) keeps the validator and drops the scheduler
 import { validate as validCron } from 'node-cron';
 import { type ConnectionSettings, parseConnection } from '../gateway/connection.js';
-import { type GatewayService, parseGatewayService } from '../gateway/endpoint-slices.js';
+import { type GatewayService, parseGatewayService } from '../gateway/service-ref.js';
 import { type AllowEntry, parseUrlAllow } from '../gateway/url-allow.js';
 import type { CrossNamespaceRefs } from '../kube/reference-grants.js';
 import { redisUrlProblem } from '../store/redis-url.js';

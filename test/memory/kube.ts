@@ -37,12 +37,14 @@
  * Leaves out (the HTTP tier covers them): CRD schema validation, pruning below status, paging,
  * selectors, watches, authentication.
  */
+
 import { randomUUID } from 'node:crypto';
 import { API_DEFINITION } from '../../lib/kinds/api-definition/kind.js';
 import { INGRESS } from '../../lib/kinds/ingress/kind.js';
 import { SECURITY_POLICY } from '../../lib/kinds/security-policy/kind.js';
 import { EventRecorder, type EventSink, type EventType, type KubeEvent, type RecordedEvent } from '../../lib/kube/events.js';
 import { ENDPOINT_SLICE, ENDPOINT_SLICE_V1BETA1, EVENT, OPERATOR_CONTEXT, SECRET } from '../../lib/kube/kinds.js';
+import { REFERENCE_GRANT_V1 } from '../../lib/kube/reference-grants.js';
 import type { KubeApi, KubeObject, ListOptions, ResourceKind } from '../../lib/kube/types.js';
 import type { Clock } from '../../lib/platform/clock.js';
 import { KubeApiError, KubeConflictError, KubeUnavailableError } from '../../lib/platform/errors.js';
@@ -83,7 +85,7 @@ export interface MemoryKubeOptions {
   unserved?: readonly ResourceKind[];
 }
 
-const KNOWN_KINDS: readonly ResourceKind[] = [API_DEFINITION, SECURITY_POLICY, OPERATOR_CONTEXT, SECRET, EVENT, INGRESS, ENDPOINT_SLICE, ENDPOINT_SLICE_V1BETA1];
+const KNOWN_KINDS: readonly ResourceKind[] = [API_DEFINITION, SECURITY_POLICY, OPERATOR_CONTEXT, SECRET, EVENT, INGRESS, ENDPOINT_SLICE, ENDPOINT_SLICE_V1BETA1, REFERENCE_GRANT_V1];
 
 type Json = Record<string, unknown>;
 

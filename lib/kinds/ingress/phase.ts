@@ -15,7 +15,7 @@
  * The record (`Ingress/<ns>/<name>`) names the template and the generated ApiDefinitions in
  * `uses`, so an event about one finds its Ingress (load.ts).
  */
-import type { CompositeKind } from '../../engine/composite.js';
+import { type CompositeKind, compositePhase } from '../../engine/composite.js';
 import { hashOf } from '../../engine/hash.js';
 import type { RunContext } from '../../engine/run-context.js';
 import type { SyncRecord } from '../../store/types.js';
@@ -59,3 +59,6 @@ function templateOf(e: IngressEntry, record: SyncRecord | null): string | undefi
 function escapeRegExp(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
+
+/** The engine's composite phase over INGRESS_COMPOSITE (phases.ts loads it on first use). */
+export const INGRESS_COMPOSITE_PHASE = compositePhase(INGRESS_COMPOSITE);
