@@ -461,6 +461,7 @@ t.test('a decision or step of no known variant is an internal error', async (t) 
     const { w } = setup({ decide: () => bogus });
     w.apply(bundle('b', { names: ['a'] }));
     await t.rejects(w.run(), /a decision of no known variant/);
+    t.equal(w.kube.count('get', 'Bundle'), 1, 'thrown before any lock or second read');
   });
   t.test('under the lock', async (t) => {
     let n = 0;
