@@ -58,7 +58,7 @@ export interface FastWorldOptions {
   crossNamespaceRefs?: CrossNamespaceRefs;
   /** how context hosts resolve; default: every name to 192.0.2.10 (a documentation address, neither loopback nor link-local) */
   resolve?: Resolve;
-  /** the kinds the runs serve; default: the service's (lib/kinds/registry.ts) */
+  /** the kinds the runs serve (the cluster serves their managed and cluster-only kinds); default: the service's (lib/kinds/registry.ts) */
   kinds?: KindRegistry;
   /** wraps the default gateway as the runs reach it (e.g. a client that gives listed objects' digests); the world keeps the in-memory one under it */
   defaultGateway?: (gateway: MemoryGateway) => Gateway;
@@ -86,7 +86,11 @@ export class FastWorld {
 
   constructor(options: FastWorldOptions = {}) {
     this.kinds = options.kinds ?? REGISTRY;
-    this.kube = new MemoryKube({ clock: this.clock, ...(options.statusFields ? { statusFields: options.statusFields } : {}), ...(options.kinds ? { kinds: options.kinds.managed } : {}) });
+    this.kube = new MemoryKube({
+      clock: this.clock,
+      ...(options.statusFields ? { statusFields: options.statusFields } : {}),
+      ...(options.kinds ? { kinds: [...options.kinds.managed, ...options.kinds.cluster] } : {}),
+    });
     this.gateway = options.mode === 'pro' ? new MemoryTykDashboard({ clock: this.clock }) : new MemoryTykGateway({ clock: this.clock });
     this.memoryStore = new MemoryStore({ clock: this.clock });
     this.store = options.store ? options.store(this.memoryStore) : this.memoryStore;
