@@ -112,7 +112,11 @@ t.test('a replica that answers 500: the others are synced, nothing is deleted an
   t.match(report.errors, [{ stage: 'gateway default replica pod-b', code: 'GATEWAY_API_ERROR', message: /could not be read, so nothing was written to it: .*500/ }]);
   t.match(report.gateway.replicas, [{ unreadable: ['pod-b'] }]);
   const ready = (name: string) => ((r.w.api(name)?.status?.conditions ?? []) as { type: string }[]).find((c) => c.type === 'Ready');
-  t.match(ready('petstore'), { status: 'False', reason: 'ReplicasUnavailable', message: '2 of 3 replicas serve the current spec; not known for pod-b: could not be read' }, 'kubectl describe says which replica does not');
+  t.match(
+    ready('petstore'),
+    { status: 'False', reason: 'ReplicasUnavailable', message: '2 of 3 replicas serve the current spec; not known for pod-b: could not be read' },
+    'kubectl describe says which replica does not',
+  );
   // readable again: the next run serves it
   r.pod('pod-b').clearFaults();
   r.reset();
