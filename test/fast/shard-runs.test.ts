@@ -4,11 +4,13 @@
  * as its shard of its tick; its gateway deletions are claimed against the tick's
  * MAX_DELETES_PER_RUN in the store (lib/engine/phase.ts claimTickDeletions), counted across its
  * kinds, and held (reported, an Event, nothing sent) when the tick's allowance is taken; no
- * claim is made without a shard, without a limit, in a dry run, or without a deletion.
+ * claim is made without a shard, without a limit, in a dry run, or without a deletion. Its first
+ * decision takes the tick's snapshot; its decision under an object's lock never does.
  */
 import t from 'tap';
 import { API_DEFINITION } from '../../lib/kinds/api-definition/kind.js';
 import { SECURITY_POLICY } from '../../lib/kinds/security-policy/kind.js';
+import { planTick } from '../../lib/scale/coordinate.js';
 import { bucketOf, type Shard, type ShardPart, shardScope } from '../../lib/scale/shards.js';
 import { SNAPSHOT_TTL_MS } from '../../lib/scale/snapshot.js';
 import { apiDefinition, defaultIdOf, FINALIZER, securityPolicy } from '../fixtures/builders.js';
@@ -197,4 +199,26 @@ t.test('an ordinary run claims nothing: its limit is its own', async (t) => {
   await w.memoryStore.claim('deletions:undefined', 'shard-undefined', 2, 2, SNAPSHOT_TTL_MS);
   deleteAll(w, 'a', 2);
   t.same((await w.run()).counts, { deleted: 2 });
+});
+
+t.test('a shard decides first from its tick’s snapshot, and again under the lock from the gateway itself', async (t) => {
+  const w = new FastWorld();
+  for (const n of ['a', 'b', 'c']) w.apply(apiDefinition(n).build());
+  await w.run();
+  const plan = await planTick(w.deps, 2);
+  if (!plan.sharded) throw new Error('a sharded tick');
+  // after the snapshot: a's spec changes, and the gateway loses a behind our back
+  w.updateSpec(API_DEFINITION, 'a', (s) => ({ ...s, proxy: { ...(s.proxy as object), target_url: 'http://elsewhere.example' } }));
+  if (!(w.gateway instanceof MemoryTykGateway)) throw new Error('a Tyk Gateway world');
+  w.gateway.removeBehindOurBack('api', defaultIdOf('a'));
+  w.resetCounts();
+  const reports = [];
+  for (const s of plan.shards) reports.push(...(await runShard(w, s)).objects);
+  t.equal(w.gateway.count('list'), 0, 'the first decision: the snapshot (a there, as recorded)');
+  t.match(
+    reports.find((o) => o.name === 'a'),
+    { action: 'CREATE', reason: 'spec changed', result: 'synced' },
+    'under the lock: read from the gateway, found missing (the snapshot would say UPDATE)',
+  );
+  t.ok(loadedIds(w).has(defaultIdOf('a')));
 });
