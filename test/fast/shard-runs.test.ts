@@ -60,13 +60,16 @@ t.test('a shard of a bucket decides only the names of its bucket, and logs as it
   const all = ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h'];
   for (const n of all) w.apply(apiDefinition(n).build());
   const inBucket = (b: number) => all.filter((n) => bucketOf(n, 2) === b);
-  t.ok(inBucket(0).length > 0 && inBucket(1).length > 0, 'both buckets have names');
+  t.same(inBucket(0), ['a', 'c', 'e', 'g']);
+  // a policy of the other bucket that grants an API of the first: it follows that API, but not into the first's shard
+  t.equal(bucketOf('p', 2), 1);
+  w.apply(securityPolicy('p').granting('a').build());
 
   const first = await runShard(w, shard('tick-1', 0, { namespace: 'default', bucket: 0, buckets: 2 }));
   t.same(
     names(first),
     inBucket(0).map((n) => `ApiDefinition/default/${n}`),
-    'only its bucket, though it listed the whole namespace',
+    'only its bucket, though it listed the whole namespace; not the policy that follows a',
   );
   t.same(first.counts, { synced: inBucket(0).length });
   t.same(
@@ -77,16 +80,14 @@ t.test('a shard of a bucket decides only the names of its bucket, and logs as it
     'only they are written',
   );
   for (const n of inBucket(1)) t.equal(await w.record(API_DEFINITION, n), null, `${n}: not touched`);
+  t.equal(await w.record(SECURITY_POLICY, 'p'), null, 'p: not touched');
   t.match(
     w.log.entries.filter((e) => e.msg === 'run finished'),
     [{ shard: '1/2', tick: 'tick-1' }],
   );
 
   const second = await runShard(w, shard('tick-1', 1, { namespace: 'default', bucket: 1, buckets: 2 }));
-  t.same(
-    names(second),
-    inBucket(1).map((n) => `ApiDefinition/default/${n}`),
-  );
+  t.same(names(second), [...inBucket(1).map((n) => `ApiDefinition/default/${n}`), 'SecurityPolicy/default/p']);
   t.equal(loadedIds(w).size, all.length, 'the two shards together: every object once');
   t.match(
     w.log.entries.filter((e) => e.msg === 'run finished'),
@@ -94,13 +95,17 @@ t.test('a shard of a bucket decides only the names of its bucket, and logs as it
   );
 });
 
-t.test('a shard of namespaces decides only those namespaces', async (t) => {
+t.test('a shard of namespaces decides only those namespaces, not a policy elsewhere that follows one of its APIs', async (t) => {
   const w = new FastWorld();
   w.apply(apiDefinition('x').inNamespace('one').build());
   w.apply(apiDefinition('y').inNamespace('two').build());
+  w.apply(securityPolicy('p').inNamespace('two').granting('one/x').build());
   const report = await runShard(w, shard('tick-1', 0, { namespaces: ['one'] }));
   t.same(names(report), ['ApiDefinition/one/x']);
   t.equal(await w.record(API_DEFINITION, 'y', 'two'), null);
+  t.equal(await w.record(SECURITY_POLICY, 'p', 'two'), null, 'the policy is left to its own shard');
+  const other = await runShard(w, shard('tick-1', 1, { namespaces: ['two'] }));
+  t.same(names(other), ['ApiDefinition/two/y', 'SecurityPolicy/two/p']);
 });
 
 t.test('the tick’s MAX_DELETES_PER_RUN: a shard whose deletions the other shards left no room for holds them all', async (t) => {
