@@ -3,7 +3,7 @@
  * that follow an ApiDefinition into the policy phase, guesses (optional refs) that are not
  * reported, dry runs, and writes in chunks under a deadline; a process that stops (RunDeps.stop)
  * starts no further write: the chunks not started are deferred without a lock, the writes of a
- * chunk under way not yet sent are deferred under theirs.
+ * chunk under way not yet sent are deferred under theirs; so are they when the store is lost.
  */
 import t from 'tap';
 import { API_DEFINITION } from '../../lib/kinds/api-definition/kind.js';
@@ -151,9 +151,13 @@ t.test('a chunk not started by the deadline is deferred, out of time, unlocked a
   t.same(next.counts, { synced: 2, unchanged: 1 }, 'the next run takes them up');
 });
 
-/** A store that notes the keys it is asked to lock. */
+/** A store that notes the keys it is asked to lock, and can say it is not reachable (its connection lost). */
 class LockLog extends DelegatingStore {
   readonly locked: string[] = [];
+  lost = false;
+  override reachable(): boolean {
+    return !this.lost && super.reachable();
+  }
   override lock(key: string, token: string, ttlMs: number): Promise<LockOutcome> {
     this.locked.push(key);
     return super.lock(key, token, ttlMs);
@@ -227,4 +231,27 @@ t.test('a stop during a chunk: its writes not yet sent are deferred under their 
     t.equal(await w.record(API_DEFINITION, o.name), null, `${o.name}: no record`);
   }
   t.equal(w.gateway.count('upsert'), 1);
+});
+
+t.test('the store lost during a chunk: its writes not yet sent are deferred (store unavailable), nothing more is written', async (t) => {
+  const { w, store } = stoppable({ concurrency: 1 });
+  // the connection drops while the first write is in flight (it is back for the records by the time they are saved)
+  w.gateway.inject({
+    op: 'upsert',
+    hook: () => {
+      store.lost = true;
+    },
+  });
+  const report = await w.run();
+  t.same(report.counts, { synced: 1, deferred: 2 });
+  t.match(
+    report.objects.filter((o) => o.result === 'deferred'),
+    [
+      { action: 'CREATE', reason: 'store unavailable' },
+      { action: 'CREATE', reason: 'store unavailable' },
+    ],
+  );
+  t.equal(w.gateway.count('upsert'), 1, 'no write after the loss');
+  store.lost = false;
+  t.same((await w.run()).counts, { synced: 2, unchanged: 1 }, 'the next run takes them up');
 });
