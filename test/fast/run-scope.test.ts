@@ -117,6 +117,18 @@ t.test('a dry run: planned, waiting or failed, as decided; nothing written, noth
   t.equal(await w.locked('ApiDefinition/default/b'), false);
 });
 
+t.test('a dry run reports an object with nothing to do, or an invalid one, as planned: neither waiting nor what a run would record', async (t) => {
+  const w = new FastWorld();
+  w.apply(apiDefinition('quiet').build());
+  await w.run();
+  w.apply(apiDefinition('bad').unsupported().build());
+  const dry = await w.run({ dryRun: true });
+  t.match(reported(dry, 'quiet'), { action: 'NOOP', reason: 'unchanged', result: 'planned' });
+  t.match(reported(dry, 'bad'), { action: 'NOOP', result: 'planned' });
+  t.same(dry.counts, { planned: 2 });
+  t.match(reported(await w.run(), 'bad'), { result: 'invalid' }, 'what the run itself records');
+});
+
 t.test('without a deadline every write goes in one batch: one reload', async (t) => {
   const w = new FastWorld({ settings: { deadlineChunk: 1 } });
   for (const n of ['a', 'b', 'c']) w.apply(apiDefinition(n).build());
