@@ -115,6 +115,23 @@ t.test('the API server: a failed LIST of named objects fails them (read failed),
   t.equal(ce(w).loaded('api').size, 2, 'nothing removed');
 });
 
+t.test('the API server: a full run whose LIST of a kind fails decides none of it; its records are no orphans', async (t) => {
+  const w = await synced(['a', 'b'], 10);
+  // b goes behind our back (its record stays): only a complete listing could confirm it gone
+  w.remove(API_DEFINITION, 'b');
+  w.kube.inject({ op: 'list', kind: 'ApiDefinition', error: () => kubeFailure({ unavailable: true }, 'list apidefinitions') });
+  const report = await w.run();
+  t.same(
+    report.objects.filter((o) => o.kind === 'ApiDefinition'),
+    [],
+    'none looked at',
+  );
+  t.match(report.errors, [{ stage: 'list apidefinitions', code: 'KUBE_UNAVAILABLE' }]);
+  t.equal(w.kube.count('get', 'ApiDefinition'), 0, 'no record read back as an orphan');
+  t.equal(ce(w).loaded('api').size, 2, 'nothing removed');
+  t.match(reported(await w.run(), 'b'), { action: 'DELETE', result: 'deleted' }, 'the next complete listing confirms it gone');
+});
+
 t.test('the gateway: a run over namespaces reads with one LIST, however few objects', async (t) => {
   const w = await synced(['a'], 20);
   const report = await w.run({ trigger: 'watch', scope: { namespaces: ['default'] } });

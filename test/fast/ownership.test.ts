@@ -2,7 +2,8 @@
  * One owner per gateway object through a whole Run in process (test/fast/world.ts): a claim lost
  * to a concurrent run writes nothing; an id change retires the old id only while it is ours;
  * policies have owners too; owner entries missing for what we wrote (records from before owners)
- * are claimed by the next run without a write.
+ * are claimed by the next run without a write; an unowned gateway object under another id than a
+ * resource's default one is adopted only from ADOPT_NAMESPACES.
  */
 import t from 'tap';
 import { API_DEFINITION } from '../../lib/kinds/api-definition/kind.js';
@@ -90,4 +91,31 @@ t.test('owners missing for what our records say we wrote are claimed by the next
   t.match(reported(report, 'x'), { result: 'unchanged' });
   t.equal(w.gateway.count('upsert'), 0, 'no write');
   t.same(await w.memoryStore.owners([key]), [{ ref: 'ApiDefinition/default/x', uid: w.api('x')?.metadata.uid }], 'claimed again');
+});
+
+/** A gateway API no resource made (left by another tool), under `id`. */
+async function leftBehind(w: FastWorld, id: string): Promise<void> {
+  await w.gateway.upsert('api', id, {
+    api_id: id,
+    name: `left behind ${id}`,
+    proxy: { listen_path: `/${id}`, target_url: 'http://left.behind' },
+    version_data: { not_versioned: true, versions: { Default: { name: 'Default' } } },
+  });
+  await w.gateway.reload();
+}
+
+t.test('ADOPT_NAMESPACES: an unowned gateway object under another id than the default is adopted only from a namespace it lists', async (t) => {
+  const pinned = apiDefinition('pinned').inNamespace('team-c').withApiId('operator-made').build();
+
+  const refused = new FastWorld();
+  await leftBehind(refused, 'operator-made');
+  refused.apply(pinned);
+  t.match(reported(await refused.run(), 'pinned', 'ApiDefinition', 'team-c'), { action: 'NOOP', reason: 'AdoptionNotPermitted', result: 'failed', code: 'ADOPTION_NOT_PERMITTED' });
+  t.match(await refused.gateway.get('api', 'operator-made'), { name: 'left behind operator-made' }, 'left as it was');
+
+  const adopting = new FastWorld({ settings: { adoptNamespaces: ['team-c'] } });
+  await leftBehind(adopting, 'operator-made');
+  adopting.apply(pinned);
+  t.match(reported(await adopting.run(), 'pinned', 'ApiDefinition', 'team-c'), { action: 'UPDATE', reason: 'adopted from gateway', result: 'synced' });
+  t.match(await adopting.gateway.get('api', 'operator-made'), { name: 'pinned', proxy: { listen_path: '/pinned' } });
 });

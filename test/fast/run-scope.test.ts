@@ -1,12 +1,16 @@
 /**
  * What a Run looks at and how it is cut up (lib/engine/run.ts): scopes per kind, policies
  * that follow an ApiDefinition into the policy phase, guesses (optional refs) that are not
- * reported, dry runs, and writes in chunks under a deadline.
+ * reported, dry runs, and writes in chunks under a deadline; a process that stops (RunDeps.stop)
+ * starts no further write: the chunks not started are deferred without a lock, the writes of a
+ * chunk under way not yet sent are deferred under theirs; so are they when the store is lost.
  */
 import t from 'tap';
 import { API_DEFINITION } from '../../lib/kinds/api-definition/kind.js';
 import { SECURITY_POLICY } from '../../lib/kinds/security-policy/kind.js';
+import type { LockOutcome } from '../../lib/store/types.js';
 import { apiDefinition, operatorContext, securityPolicy } from '../fixtures/builders.js';
+import { DelegatingStore } from '../fixtures/delegating-store.js';
 import { FastWorld, reported } from './world.js';
 
 const names = (r: { objects: { kind: string; namespace: string; name: string }[] }) => r.objects.map((o) => `${o.kind}/${o.namespace}/${o.name}`);
@@ -113,6 +117,18 @@ t.test('a dry run: planned, waiting or failed, as decided; nothing written, noth
   t.equal(await w.locked('ApiDefinition/default/b'), false);
 });
 
+t.test('a dry run reports an object with nothing to do, or an invalid one, as planned: neither waiting nor what a run would record', async (t) => {
+  const w = new FastWorld();
+  w.apply(apiDefinition('quiet').build());
+  await w.run();
+  w.apply(apiDefinition('bad').unsupported().build());
+  const dry = await w.run({ dryRun: true });
+  t.match(reported(dry, 'quiet'), { action: 'NOOP', reason: 'unchanged', result: 'planned' });
+  t.match(reported(dry, 'bad'), { action: 'NOOP', result: 'planned' });
+  t.same(dry.counts, { planned: 2 });
+  t.match(reported(await w.run(), 'bad'), { result: 'invalid' }, 'what the run itself records');
+});
+
 t.test('without a deadline every write goes in one batch: one reload', async (t) => {
   const w = new FastWorld({ settings: { deadlineChunk: 1 } });
   for (const n of ['a', 'b', 'c']) w.apply(apiDefinition(n).build());
@@ -145,4 +161,109 @@ t.test('a chunk not started by the deadline is deferred, out of time, unlocked a
   t.same(report.gateway, { writes: 1, reloads: 1 });
   const next = await w.run();
   t.same(next.counts, { synced: 2, unchanged: 1 }, 'the next run takes them up');
+});
+
+/** A store that notes the keys it is asked to lock, and can say it is not reachable (its connection lost). */
+class LockLog extends DelegatingStore {
+  readonly locked: string[] = [];
+  lost = false;
+  override reachable(): boolean {
+    return !this.lost && super.reachable();
+  }
+  override lock(key: string, token: string, ttlMs: number): Promise<LockOutcome> {
+    this.locked.push(key);
+    return super.lock(key, token, ttlMs);
+  }
+}
+
+/** A world of three new ApiDefinitions a, b, c, a stop signal that is not set yet, and the keys locked. */
+function stoppable(settings: Partial<FastWorld['settings']> = {}): { w: FastWorld; stop: { deadline: number | undefined }; store: LockLog } {
+  let store: LockLog | undefined;
+  const w = new FastWorld({
+    settings,
+    store: (inner) => {
+      store = new LockLog(inner);
+      return store;
+    },
+  });
+  if (!store) throw new Error('no store');
+  for (const n of ['a', 'b', 'c']) w.apply(apiDefinition(n).build());
+  const stop: { deadline: number | undefined } = { deadline: undefined };
+  w.stop = stop;
+  return { w, stop, store };
+}
+
+t.test('a process that stops between chunks: the chunks not started are deferred, shutting down, and take no lock', async (t) => {
+  const { w, stop, store } = stoppable({ deadlineChunk: 1 });
+  // SIGTERM while the first chunk's write is in flight; the process has 30 s left
+  w.gateway.inject({
+    op: 'upsert',
+    hook: () => {
+      stop.deadline = w.clock.now() + 30_000;
+    },
+  });
+  const report = await w.run({ deadline: w.clock.now() + 60_000 });
+  t.match(reported(report, 'a'), { action: 'CREATE', result: 'synced' }, 'the write under way settles and is recorded');
+  for (const n of ['b', 'c']) {
+    t.match(reported(report, n), { action: 'CREATE', reason: 'shutting down', result: 'deferred' });
+    t.equal(await w.record(API_DEFINITION, n), null);
+  }
+  t.same(store.locked, ['ApiDefinition/default/a'], 'no lock asked for the chunks not started');
+  t.same(report.gateway, { writes: 1, reloads: 1 });
+});
+
+t.test('a process already stopping, past its deadline, defers every write as shutting down (not out of time)', async (t) => {
+  const { w, stop, store } = stoppable();
+  stop.deadline = w.clock.now();
+  const report = await w.run();
+  t.same(report.counts, { deferred: 3 });
+  for (const n of ['a', 'b', 'c']) t.match(reported(report, n), { reason: 'shutting down', result: 'deferred' });
+  t.same(store.locked, []);
+  t.equal(w.gateway.writes(), 0);
+
+  w.stop = undefined;
+  t.same((await w.run()).counts, { synced: 3 }, 'the next process takes them up');
+});
+
+t.test('a stop during a chunk: its writes not yet sent are deferred under their locks, and the locks given back', async (t) => {
+  const { w, stop, store } = stoppable({ concurrency: 1 });
+  w.gateway.inject({
+    op: 'upsert',
+    hook: () => {
+      stop.deadline = w.clock.now() + 30_000;
+    },
+  });
+  const report = await w.run();
+  t.same(report.counts, { synced: 1, deferred: 2 });
+  const deferred = report.objects.filter((o) => o.result === 'deferred');
+  t.match(deferred, [{ reason: 'shutting down' }, { reason: 'shutting down' }]);
+  t.equal(store.locked.length, 3, 'all three were locked in one batch');
+  for (const o of deferred) {
+    t.equal(await w.locked(`ApiDefinition/default/${o.name}`), false, `${o.name}: its lock given back`);
+    t.equal(await w.record(API_DEFINITION, o.name), null, `${o.name}: no record`);
+  }
+  t.equal(w.gateway.count('upsert'), 1);
+});
+
+t.test('the store lost during a chunk: its writes not yet sent are deferred (store unavailable), nothing more is written', async (t) => {
+  const { w, store } = stoppable({ concurrency: 1 });
+  // the connection drops while the first write is in flight (it is back for the records by the time they are saved)
+  w.gateway.inject({
+    op: 'upsert',
+    hook: () => {
+      store.lost = true;
+    },
+  });
+  const report = await w.run();
+  t.same(report.counts, { synced: 1, deferred: 2 });
+  t.match(
+    report.objects.filter((o) => o.result === 'deferred'),
+    [
+      { action: 'CREATE', reason: 'store unavailable' },
+      { action: 'CREATE', reason: 'store unavailable' },
+    ],
+  );
+  t.equal(w.gateway.count('upsert'), 1, 'no write after the loss');
+  store.lost = false;
+  t.same((await w.run()).counts, { synced: 2, unchanged: 1 }, 'the next run takes them up');
 });

@@ -176,6 +176,21 @@ t.test('MAX_DELETES_PER_RUN counts the whole run: policies after APIs, against w
   t.match(reported(await w.run(), 'p', 'SecurityPolicy'), { result: 'deleted' }, 'the next run has room');
 });
 
+t.test('MAX_DELETES_PER_RUN: deletions a phase held do not count against the phases after it', async (t) => {
+  const w = new FastWorld({ settings: { maxDeletesPerRun: 2 } });
+  for (const n of ['a', 'b', 'c']) w.apply(apiDefinition(n).build());
+  w.apply(securityPolicy('p').build());
+  await w.run();
+  for (const n of ['a', 'b', 'c']) w.delete(API_DEFINITION, n);
+  w.delete(SECURITY_POLICY, 'p');
+  const report = await w.run();
+  t.same(report.counts, { held: 3, deleted: 1 });
+  t.match(reported(report, 'a'), { result: 'held', error: /would delete 3 objects/ });
+  t.match(reported(report, 'p', 'SecurityPolicy'), { action: 'DELETE', result: 'deleted' }, 'one of two: none were let through before it');
+  t.equal(ce(w).loaded('api').size, 3);
+  t.equal(ce(w).loaded('policy').size, 0);
+});
+
 t.test('a dry run shows what the limit and the pause would hold', async (t) => {
   const w = await withApis(3, 1);
   w.delete(API_DEFINITION, 'api-0');

@@ -5,6 +5,7 @@
  * capturing logger and DEFAULT_RUN_SETTINGS; GatewayTargets over the default in-memory gateway,
  * with OperatorContexts resolving to further in-memory gateways registered by URL
  * (`addGateway`); a URL nobody registered is unreachable, a wrong secret is refused (403).
+ * Optionally the process-wide parts a Service gives its runs: an ObservedMemo, a stop signal.
  *
  * Drives runReconcile (lib/engine/run.ts) directly: `run(request)` → RunReport. The test
  * side changes the cluster as a user would (apply, delete, remove), the gateway behind our back
@@ -14,7 +15,7 @@
 
 import type { KindRegistry, ManagedKind } from '../../lib/engine/kind.js';
 import { DEFAULT_RUN_SETTINGS, runReconcile } from '../../lib/engine/run.js';
-import type { ObjectReport, RunDeps, RunReport, RunRequest, RunSettings } from '../../lib/engine/types.js';
+import type { ObjectReport, RunDeps, RunReport, RunRequest, RunSettings, StopSignal } from '../../lib/engine/types.js';
 import type { ConnectionSettings } from '../../lib/gateway/connection.js';
 import { DEFAULT_TARGET, type GatewayTarget, GatewayTargets } from '../../lib/gateway/targets.js';
 import type { Gateway } from '../../lib/gateway/types.js';
@@ -26,6 +27,7 @@ import { type CrossNamespaceRefs, ReferenceGrants } from '../../lib/kube/referen
 import type { KubeObject, ResourceKind } from '../../lib/kube/types.js';
 import { GatewayApiError } from '../../lib/platform/errors.js';
 import { ListSizes } from '../../lib/scale/list-sizes.js';
+import type { ObservedMemo } from '../../lib/scale/observed-memo.js';
 import { MemoryStore } from '../../lib/store/memory.js';
 import type { Store, SyncRecord } from '../../lib/store/types.js';
 import { FakeClock } from '../harness/clock.js';
@@ -62,6 +64,8 @@ export interface FastWorldOptions {
   kinds?: KindRegistry;
   /** wraps the default gateway as the runs reach it (e.g. a client that gives listed objects' digests); the world keeps the in-memory one under it */
   defaultGateway?: (gateway: MemoryGateway) => Gateway;
+  /** what the process keeps from listed gateway objects across runs (lib/scale/observed-memo.ts); absent: none, as in most tests */
+  observedMemo?: ObservedMemo;
 }
 
 interface Registered {
@@ -82,10 +86,14 @@ export class FastWorld {
   /** what the gateways' lists returned, kept across runs as the Service keeps it */
   readonly listSizes = new ListSizes();
   readonly kinds: KindRegistry;
+  readonly observedMemo: ObservedMemo | undefined;
+  /** the process's stop signal the runs see (RunDeps.stop); undefined: never stopping */
+  stop: StopSignal | undefined;
   private readonly registry = new Map<string, Registered>();
 
   constructor(options: FastWorldOptions = {}) {
     this.kinds = options.kinds ?? REGISTRY;
+    this.observedMemo = options.observedMemo;
     this.kube = new MemoryKube({
       clock: this.clock,
       ...(options.statusFields ? { statusFields: options.statusFields } : {}),
@@ -107,7 +115,18 @@ export class FastWorld {
   }
 
   get deps(): RunDeps {
-    return { kinds: this.kinds, kube: this.kube, targets: this.targets, store: this.store, clock: this.clock, log: this.log, settings: this.settings, listSizes: this.listSizes };
+    return {
+      kinds: this.kinds,
+      kube: this.kube,
+      targets: this.targets,
+      store: this.store,
+      clock: this.clock,
+      log: this.log,
+      settings: this.settings,
+      listSizes: this.listSizes,
+      ...(this.observedMemo ? { observedMemo: this.observedMemo } : {}),
+      ...(this.stop ? { stop: this.stop } : {}),
+    };
   }
 
   // ── runs ──

@@ -1,14 +1,15 @@
 /**
  * lib/engine/locks.ts on its own, over a MemoryStore: who is refused, the dirty passes and their
  * bound, stopping, failures, and the renewal (real timers of a few ms, as the helper's are: a
- * pass waits for the renewals it needs, never for a time).
+ * pass waits for the renewals it needs, never for a time), including renewals that cross a
+ * release or the end (a slow store: what is given back is neither renewed nor called lost).
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import t from 'tap';
 import { type LockContext, underLocks } from '../../lib/engine/locks.js';
 import { StoreUnavailableError } from '../../lib/platform/errors.js';
 import { MemoryStore } from '../../lib/store/memory.js';
-import type { LockOutcome, Store } from '../../lib/store/types.js';
+import type { LockOutcome, ReleaseOutcome, Store } from '../../lib/store/types.js';
 import { DelegatingStore } from '../fixtures/delegating-store.js';
 import { FakeClock } from '../harness/clock.js';
 import { capturingLogger } from '../harness/log.js';
@@ -18,14 +19,31 @@ class WatchedStore extends DelegatingStore {
   readonly renewals: { keys: string[]; ours: boolean[] }[] = [];
   failRenewals = 0;
   failLockOf: string | undefined;
+  /** renewals asked for (answered or not) */
+  asked = 0;
+  private firstAsked = () => {};
+  private readonly askedOnce = new Promise<void>((resolve) => {
+    this.firstAsked = resolve;
+  });
+  /** while set, a renewal waits for it before it reaches the store (a slow round trip) */
+  hold: Promise<void> | undefined;
+  /** while set, a release waits for it */
+  holdRelease: Promise<void> | undefined;
   private waiting: { n: number; wake: () => void }[] = [];
 
   override async lock(key: string, token: string, ttlMs: number): Promise<LockOutcome> {
     if (key === this.failLockOf) throw new StoreUnavailableError('memory store lock failed: connection lost');
     return super.lock(key, token, ttlMs);
   }
+  override async release(key: string, token: string): Promise<ReleaseOutcome> {
+    await this.holdRelease;
+    return super.release(key, token);
+  }
   override async renew(locks: readonly { key: string; token: string }[], ttlMs: number): Promise<boolean[]> {
+    this.asked++;
+    this.firstAsked();
     try {
+      await this.hold;
       if (this.failRenewals > 0) {
         this.failRenewals--;
         throw new StoreUnavailableError('memory store renew failed: connection lost');
@@ -36,6 +54,11 @@ class WatchedStore extends DelegatingStore {
     } finally {
       this.waiting = this.waiting.filter((w) => (this.renewals.length >= w.n ? (w.wake(), false) : true));
     }
+  }
+  /** Resolves once a renewal has been asked for (answered or not; kept up meanwhile as `renewed`). */
+  renewalAsked(): Promise<void> {
+    const alive = setInterval(() => undefined, 1_000);
+    return this.askedOnce.finally(() => clearInterval(alive));
   }
   /** Resolves once `n` renewals in all have answered (the renewal's timers are unref'd: this keeps the process up meanwhile). */
   renewed(n: number): Promise<void> {
@@ -67,7 +90,7 @@ function setUp(settings: Partial<LockContext['settings']> = {}, clock = new Fake
 const warnings = (log: ReturnType<typeof capturingLogger>, msg: string) => log.entries.filter((e) => e.msg === msg);
 
 t.test('a key another holder has is refused and marked dirty there; the others run once and are released', async (t) => {
-  const { ctx, memory, held } = setUp();
+  const { ctx, memory, held, log } = setUp();
   await memory.lock('k/b', 'other', 60_000);
   const passes: string[][] = [];
   const refused = await underLocks(
@@ -80,6 +103,7 @@ t.test('a key another holder has is refused and marked dirty there; the others r
   );
   t.same(refused, ['k/b']);
   t.same(passes, [['k/a', 'k/c']]);
+  t.same(warnings(log, 'lock expired before release'), [], 'released in time: nothing logged');
   t.equal(await memory.release('k/b', 'other'), 'dirty', 'the holder is told to run it again');
   t.notOk(await held('k/a'));
   t.notOk(await held('k/c'));
@@ -240,4 +264,96 @@ t.test('renewal: a lock found gone is logged; a failed renewal is logged and tri
   t.match(store.renewals[1], { keys: ['k/a'], ours: [false] });
   t.match(warnings(log, 'lock lost while held')[0], { level: 'warn', key: 'k/a' });
   t.match(warnings(log, 'lock expired before release'), [{ level: 'warn', key: 'k/a' }]);
+});
+
+t.test('renewal: a lock released while its renewal was on the way is not lost; the one kept for a dirty pass is renewed', async (t) => {
+  const { ctx, store, memory, log } = setUp({ lockRenewMs: 5 });
+  let open = () => {};
+  store.hold = new Promise<void>((resolve) => {
+    open = resolve;
+  });
+  let pass = 0;
+  await underLocks(
+    ctx,
+    ['k/a', 'k/b'],
+    (k) => k,
+    async () => {
+      pass++;
+      if (pass === 1) {
+        // a renewal of both is on its way; k/a is marked dirty, k/b will be released meanwhile
+        await store.renewalAsked();
+        await memory.lock('k/a', 'event', 60_000);
+        return;
+      }
+      // the second pass (k/a only): the renewal arrives now, after k/b's release
+      store.hold = undefined;
+      open();
+      await store.renewed(1);
+    },
+  );
+  t.same(store.renewals[0], { keys: ['k/a', 'k/b'], ours: [true, false] }, 'k/b was no longer there to renew');
+  t.same(warnings(log, 'lock lost while held'), [], 'not lost: given back');
+});
+
+t.test('renewal: one on its way when a pass throws answers after the locks were given back: nothing logged, no further renewal', async (t) => {
+  const { ctx, store, log } = setUp({ lockRenewMs: 5 });
+  let open = () => {};
+  store.hold = new Promise<void>((resolve) => {
+    open = resolve;
+  });
+  await t.rejects(
+    underLocks(
+      ctx,
+      ['k/a'],
+      (k) => k,
+      async () => {
+        await store.renewalAsked();
+        throw new StoreUnavailableError('gone');
+      },
+    ),
+    StoreUnavailableError,
+  );
+  store.hold = undefined;
+  open();
+  await store.renewed(1);
+  t.same(store.renewals[0], { keys: ['k/a'], ours: [false] }, 'the lock was given back before the renewal reached the store');
+  await sleep(30);
+  t.equal(store.asked, 1, 'no renewal after the end');
+  t.same(warnings(log, 'lock lost while held'), []);
+});
+
+t.test('renewal: a lock on its way back (its release slow) is no longer renewed', async (t) => {
+  const { ctx, store } = setUp({ lockRenewMs: 5 });
+  let open = () => {};
+  let during = 0;
+  let passEnded = () => {};
+  const ended = new Promise<void>((resolve) => {
+    passEnded = resolve;
+  });
+  const done = underLocks(
+    ctx,
+    ['k/a'],
+    (k) => k,
+    async () => {
+      await store.renewed(1);
+      during = store.renewals.length;
+      store.holdRelease = new Promise<void>((resolve) => {
+        open = resolve;
+      });
+      passEnded();
+    },
+  );
+  // beats go on while the release waits
+  await ended;
+  await store.renewed(during + 2);
+  store.holdRelease = undefined;
+  open();
+  await done;
+  t.ok(during >= 1);
+  t.same(store.renewals[0], { keys: ['k/a'], ours: [true] }, 'renewed while the pass ran');
+  t.same(
+    store.renewals.slice(during).map((r) => r.keys),
+    store.renewals.slice(during).map(() => []),
+    'not while it was being given back',
+  );
 });
