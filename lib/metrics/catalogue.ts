@@ -47,6 +47,12 @@ export const METRICS = {
     unit: 'Count',
   },
   gateway_request_duration_seconds: { type: 'histogram', help: 'Wall time of requests to gateways and Dashboards.', labels: ['gateway', 'method'], unit: 'Seconds', buckets: REQUEST_BUCKETS },
+  gateway_replicas: {
+    type: 'gauge',
+    help: "A gateway of several replicas (TYK_GATEWAY_SERVICE) as a run's last read found it: its ready replicas by state (served, or unreadable: left out of that run).",
+    labels: ['gateway', 'state'],
+    unit: 'Count',
+  },
   last_full_run_success_timestamp_seconds: { type: 'gauge', help: 'When the last full run (all objects, not a dry run) finished without a run-level error, as Unix time.', labels: [], unit: 'None' },
   http_requests_total: { type: 'counter', help: 'HTTP requests to our routes (webhooks, /resync, probes, /metrics) by route and status code.', labels: ['route', 'status'], unit: 'Count' },
 } as const satisfies Record<string, MetricSpec>;

@@ -6,7 +6,8 @@
  * objects by kind/action/result, drift (reason "drifted on gateway" → changed, "missing on
  * gateway" → missing), lock contention (deferred because another invocation held the lock;
  * "out of time", "shutting down" and "store unavailable" are not contention), writes and reloads. Its outcome is ok when the report has
- * no run-level error, partial when it has some, failed when the run threw. A full run (scope
+ * no run-level error, partial when it has some, failed when the run threw. A gateway of several
+ * replicas sets its replicas gauge: served, and unreadable (left out of the run). A full run (scope
  * all, not a dry run) that ends ok sets the last-success gauge to `nowMs`.
  */
 import type { RunReport, RunRequest } from '../engine/types.js';
@@ -46,6 +47,10 @@ export function runFigures(request: RunRequest, outcome: RunOutcome, seconds: nu
   out.push(...tally.values());
   if (report.gateway.writes > 0) out.push({ name: 'gateway_writes_total', labels: {}, value: report.gateway.writes });
   if (report.gateway.reloads > 0) out.push({ name: 'gateway_reloads_total', labels: {}, value: report.gateway.reloads });
+  for (const r of report.gateway.replicas ?? []) {
+    out.push({ name: 'gateway_replicas', labels: { gateway: r.gateway, state: 'served' }, value: r.replicas.length - r.unreadable.length });
+    out.push({ name: 'gateway_replicas', labels: { gateway: r.gateway, state: 'unreadable' }, value: r.unreadable.length });
+  }
   if (ok && request.scope.all === true && request.dryRun !== true) {
     out.push({ name: 'last_full_run_success_timestamp_seconds', labels: {}, value: Math.floor(nowMs / 1000) });
   }

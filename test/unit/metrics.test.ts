@@ -79,6 +79,16 @@ t.test('runFigures: partial and failed runs, scoped and dry runs set no last suc
   t.same(find(runFigures({ ...FULL, dryRun: true }, { report: report([]) }, 1, NOW), 'last_full_run_success_timestamp_seconds'), [], 'a dry run changes nothing');
 });
 
+t.test('runFigures: a gateway of several replicas sets its gauge, served and unreadable; a gateway of one sets none', async (t) => {
+  const r = report([], { gateway: { writes: 0, reloads: 0, replicas: [{ gateway: 'default', replicas: ['gw-0', 'gw-1', 'gw-2'], unreadable: ['gw-1'] }] } });
+  const f = runFigures(FULL, { report: r }, 1, NOW);
+  t.same(find(f, 'gateway_replicas'), [
+    { name: 'gateway_replicas', labels: { gateway: 'default', state: 'served' }, value: 2 },
+    { name: 'gateway_replicas', labels: { gateway: 'default', state: 'unreadable' }, value: 1 },
+  ]);
+  t.same(find(runFigures(FULL, { report: report([]) }, 1, NOW), 'gateway_replicas'), []);
+});
+
 t.test('requestFigures and gatewayCallFigures', async (t) => {
   t.same(requestFigures('/webhooks/audit', 413), [{ name: 'http_requests_total', labels: { route: '/webhooks/audit', status: '413' }, value: 1 }]);
   t.same(requestFigures('/.env', 404)[0]?.labels, { route: 'unmatched', status: '404' });
