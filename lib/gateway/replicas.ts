@@ -34,7 +34,8 @@
  *   replica's certificate store.
  *
  * What was seen of each replica is kept as one hash per object (and, where replicas differ, one
- * object per distinct hash), not the objects themselves.
+ * object per distinct hash), not the objects themselves: a list the engine visits is streamed
+ * (listStreamed), so a run holds one hash per object and replica, not the replicas' lists.
  */
 import { createHash } from 'node:crypto';
 import { sentFieldDifferences } from '../platform/compare.js';
@@ -67,6 +68,16 @@ interface Member {
 interface Seen {
   readonly hashes: ReadonlyMap<string, string | null>;
   readonly bodies?: ReadonlyMap<string, JsonObject>;
+}
+
+/** How many GETs a list makes at once for the copies replicas hold differently. */
+const FETCH_CONCURRENCY = 16;
+
+/** An object the replicas hold differently, as a streamed list found it: each replica's hash (null: absent), the first replica's copy when it has one. */
+interface Differing {
+  readonly id: string;
+  readonly hashes: Map<string, string | null>;
+  readonly body?: JsonObject;
 }
 
 /** One replica's answer: what it holds (null: absent), or why it could not be read. */
@@ -118,6 +129,11 @@ export class ReplicaGateway implements Gateway {
 
   async list(kind: GatewayObjectKind, visit?: ListVisitor): Promise<Map<string, JsonObject>> {
     const members = await this.refresh(true);
+    return visit ? this.listStreamed(kind, members, visit) : this.listWhole(kind, members);
+  }
+
+  /** Every replica's list held whole, then compared object by object (a caller that takes a map). */
+  private async listWhole(kind: GatewayObjectKind, members: readonly Member[], visit?: ListVisitor): Promise<Map<string, JsonObject>> {
     const lists = await Promise.all(
       members.map(async (member) => {
         try {
@@ -141,9 +157,118 @@ export class ReplicaGateway implements Gateway {
       if (visit) visit(id, listedObject(body));
       else out.set(id, body);
     }
-    // what every readable replica lacks is absent everywhere
-    for (const key of [...this.seen.keys()]) if (key.startsWith(`${kind}\u0000`) && !ids.has(key.slice(kind.length + 1))) this.seen.delete(key);
+    this.forgetAbsent(kind, ids);
     return out;
+  }
+
+  /**
+   * The caller's visit, as the lists arrive: every replica but the first is read keeping one
+   * hash per object; then the first replica's list is streamed to `visit`, each object the
+   * others hold alike passed on as it is read (its digest with it), and only the objects they
+   * hold differently kept, settled after the stream (the copy to show read from the replica
+   * that holds it). A first replica that cannot be read is left out, and the others are read
+   * whole; one failing partway fails the list, as one gateway's would.
+   */
+  private async listStreamed(kind: GatewayObjectKind, members: readonly Member[], visit: ListVisitor): Promise<Map<string, JsonObject>> {
+    const [primary, ...others] = members as [Member, ...Member[]];
+    const hashed = await Promise.all(
+      others.map(async (member) => {
+        const hashes = new Map<string, string>();
+        try {
+          await member.client.list(kind, (id, item) => {
+            hashes.set(id, hashOf(kind, item.body()));
+          });
+          return { member, hashes };
+        } catch (error) {
+          return { member, error };
+        }
+      }),
+    );
+    const readable = hashed.flatMap((h) => ('hashes' in h && h.hashes ? [{ member: h.member, hashes: h.hashes }] : []));
+    for (const h of hashed) if ('error' in h) this.readFailed(h.member, h.error, `list ${kind}`);
+    const name = primary.replica.name;
+    const ids = new Set<string>();
+    const differing: Differing[] = [];
+    let started = false;
+    try {
+      await primary.client.list(kind, (id, item) => {
+        started = true;
+        ids.add(id);
+        const body = item.body();
+        const hashes = new Map<string, string | null>([[name, hashOf(kind, body)]]);
+        for (const o of readable) hashes.set(o.member.replica.name, o.hashes.get(id) ?? null);
+        const key = keyOf(kind, id);
+        this.ours.delete(key);
+        const [only, ...rest] = new Set(hashes.values());
+        if (rest.length === 0 && only) {
+          this.seen.set(key, { hashes });
+          this.agreed.set(key, only);
+          visit(id, item);
+          return;
+        }
+        // held differently: settled after the stream (the item is valid during its visit only)
+        differing.push({ id, hashes, body: structuredClone(body) });
+      });
+    } catch (err) {
+      if (started) throw err;
+      this.readFailed(primary, err, `list ${kind}`);
+      const rest = readable.map((r) => r.member);
+      if (rest.length === 0) throw this.noneReadable([err, ...hashed.map((h) => ('error' in h ? h.error : undefined))]);
+      return this.listWhole(kind, rest, visit);
+    }
+    this.failed.delete(name);
+    for (const r of readable) this.failed.delete(r.member.replica.name);
+    // what only the other replicas hold: the first lacks it, so it is not shown (the engine writes it where it lacks)
+    for (const o of readable) {
+      for (const id of o.hashes.keys()) {
+        if (ids.has(id)) continue;
+        ids.add(id);
+        const hashes = new Map<string, string | null>([[name, null]]);
+        for (const r of readable) hashes.set(r.member.replica.name, r.hashes.get(id) ?? null);
+        differing.push({ id, hashes });
+      }
+    }
+    // each copy of what replicas hold differently, once per copy (a write compares them with what it sends)
+    for (let i = 0; i < differing.length; i += FETCH_CONCURRENCY) {
+      const shown = await Promise.all(differing.slice(i, i + FETCH_CONCURRENCY).map((d) => this.differingShown(kind, d, readable)));
+      shown.forEach((body, j) => {
+        const d = differing[i + j];
+        if (d && body) visit(d.id, listedObject(body));
+      });
+    }
+    this.forgetAbsent(kind, ids);
+    return new Map();
+  }
+
+  /**
+   * What is shown of an object the replicas hold differently (see observe): nothing when one
+   * lacks it, else the copy that left what they agreed on. Each distinct copy is kept for the
+   * write (one GET per copy the stream did not give).
+   */
+  private async differingShown(kind: GatewayObjectKind, d: Differing, others: readonly { member: Member }[]): Promise<JsonObject | null> {
+    const key = keyOf(kind, d.id);
+    this.ours.delete(key);
+    const bodies = new Map<string, JsonObject>();
+    const firstHash = [...d.hashes.values()][0];
+    if (d.body && firstHash) bodies.set(firstHash, d.body);
+    for (const [replica, h] of d.hashes) {
+      if (h === null || bodies.has(h)) continue;
+      const holder = others.find((o) => o.member.replica.name === replica);
+      const got = holder ? await holder.member.client.get(kind, d.id).catch(() => null) : null;
+      if (got) bodies.set(h, got);
+    }
+    this.seen.set(key, { hashes: d.hashes, bodies });
+    if ([...d.hashes.values()].some((h) => h === null)) return null;
+    const sizes = new Map<string, number>();
+    for (const h of d.hashes.values()) if (h !== null) sizes.set(h, (sizes.get(h) ?? 0) + 1);
+    const agreed = this.agreed.get(key);
+    const [odd] = [...sizes].filter(([h]) => h !== agreed).sort((a, b) => a[1] - b[1]);
+    return bodies.get(odd?.[0] ?? firstHash ?? '') ?? d.body ?? null;
+  }
+
+  /** What every replica read lacks is absent everywhere: what was seen of it is dropped. */
+  private forgetAbsent(kind: GatewayObjectKind, ids: ReadonlySet<string>): void {
+    for (const key of [...this.seen.keys()]) if (key.startsWith(`${kind}\u0000`) && !ids.has(key.slice(kind.length + 1))) this.seen.delete(key);
   }
 
   async get(kind: GatewayObjectKind, id: string): Promise<JsonObject | null> {
