@@ -19,12 +19,12 @@
 import { createServer } from 'node:http';
 import { pathToFileURL } from 'node:url';
 import { listenOnLoopback, readBody } from '../test/fakes/http-plumbing.js';
-import { startFakeKubeApiServer } from '../test/fakes/kube-apiserver.js';
+import { type FakeObjectInput, startFakeKubeApiServer } from '../test/fakes/kube-apiserver.js';
 import { type FakeTykGateway, type JsonObject, startFakeTykGateway } from '../test/fakes/tyk-gateway.js';
 import { apiDefinition } from './fixtures.js';
 import { serve } from './ipc.js';
 import { type ProfileSummary, startProfile } from './profile.js';
-import { type Counts, type Endpoints, type GatewayCounts, type KubeCounts, objectName, type UserWrite } from './shared.js';
+import { type Counts, type Endpoints, type GatewayCounts, type KubeCounts, objectName, REPLICA_SERVICE, type UserWrite } from './shared.js';
 
 /** /apis/<group>/<version>/[namespaces/<ns>/]<plural>[/<name>[/<sub>]] or /api/v1/...: its parts. */
 function parseKubePath(path: string): { plural: string; name?: string; sub?: string } | undefined {
@@ -70,7 +70,22 @@ async function startUsersDoor(kube: FakeKube): Promise<{ url: string; close: () 
   };
 }
 
+/** An EndpointSlice of the replicas' Service naming one gateway fake (each has a port of its own, so a slice each). */
+function replicaSlice(i: number, gw: FakeTykGateway): FakeObjectInput {
+  return {
+    apiVersion: 'discovery.k8s.io/v1',
+    kind: 'EndpointSlice',
+    metadata: { name: `${REPLICA_SERVICE.name}-${i}`, namespace: REPLICA_SERVICE.namespace, labels: { 'kubernetes.io/service-name': REPLICA_SERVICE.name } },
+    addressType: 'IPv4',
+    endpoints: [{ addresses: ['127.0.0.1'], conditions: { ready: true }, targetRef: { kind: 'Pod', namespace: REPLICA_SERVICE.namespace, name: `gateway-${i}` } }],
+    ports: [{ name: REPLICA_SERVICE.port, port: Number(new URL(gw.url).port), protocol: 'TCP' }],
+  };
+}
+
 function makeHandlers(kube: FakeKube, tyk: FakeTykGateway, users: { url: string; close: () => void }) {
+  /** the replicas phase's further gateways (copies of `tyk`); their calls count with the gateway's */
+  const extra: FakeTykGateway[] = [];
+  const gateways = (): FakeTykGateway[] => [tyk, ...extra];
   let reloadsBase = tyk.reloads;
   let profiler: Awaited<ReturnType<typeof startProfile>> | undefined;
   let cpuBase = process.cpuUsage();
@@ -92,11 +107,12 @@ function makeHandlers(kube: FakeKube, tyk: FakeTykGateway, users: { url: string;
   };
 
   const gatewayCounts = (): GatewayCounts => {
-    const list = tyk.count('GET', GATEWAY_LIST);
-    const get = tyk.count('GET', GATEWAY_GET);
-    const write = tyk.writes();
-    const reload = tyk.count('GET', GATEWAY_RELOAD);
-    const total = tyk.count('*');
+    const sum = (f: (g: FakeTykGateway) => number): number => gateways().reduce((n, g) => n + f(g), 0);
+    const list = sum((g) => g.count('GET', GATEWAY_LIST));
+    const get = sum((g) => g.count('GET', GATEWAY_GET));
+    const write = sum((g) => g.writes());
+    const reload = sum((g) => g.count('GET', GATEWAY_RELOAD));
+    const total = sum((g) => g.count('*'));
     const r = tyk.reloads;
     return { list, get, write, reload, reloadsApplied: r.applied - reloadsBase.applied, reloadsDropped: r.dropped - reloadsBase.dropped, other: total - list - get - write - reload, total };
   };
@@ -130,13 +146,27 @@ function makeHandlers(kube: FakeKube, tyk: FakeTykGateway, users: { url: string;
     },
     resetCalls: (): void => {
       kube.resetCalls();
-      tyk.resetCalls();
+      for (const g of gateways()) g.resetCalls();
       reloadsBase = tyk.reloads;
       cpuBase = process.cpuUsage();
     },
     counts: (): Counts => {
       const cpu = process.cpuUsage(cpuBase);
       return { kube: kubeCounts(), gateway: gatewayCounts(), fakesCpuMs: Math.round((cpu.user + cpu.system) / 1000) };
+    },
+    /**
+     * `count` more gateway fakes holding what the gateway holds (replicas that synced from the
+     * same writes), and the EndpointSlices of REPLICA_SERVICE naming all of them; their URLs.
+     */
+    replicas: async (args: { count: number }): Promise<string[]> => {
+      for (let i = 0; i < args.count; i++) {
+        const gw = await startFakeTykGateway({ secret: tyk.secret });
+        gw.copyFrom(tyk);
+        extra.push(gw);
+      }
+      kube.registerResource({ group: 'discovery.k8s.io', version: 'v1', kind: 'EndpointSlice', plural: 'endpointslices', builtin: true });
+      gateways().forEach((gw, i) => kube.put(replicaSlice(i, gw)));
+      return gateways().map((g) => g.url);
     },
     /** A new gateway process that lost everything (no files, nothing loaded). */
     restartGateway: (): void => tyk.restart(),
@@ -179,7 +209,7 @@ function makeHandlers(kube: FakeKube, tyk: FakeTykGateway, users: { url: string;
     memory: (): { rssMb: number; maxRssMb: number } => ({ rssMb: Math.round(process.memoryUsage().rss / 2 ** 20), maxRssMb: Math.round(process.resourceUsage().maxRSS / 1024) }),
     close: async (): Promise<void> => {
       users.close();
-      await Promise.allSettled([kube.close(), tyk.close()]);
+      await Promise.allSettled([kube.close(), ...gateways().map((g) => g.close())]);
     },
   };
   return handlers;

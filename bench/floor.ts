@@ -6,7 +6,8 @@
  *   │  one after the other as they must be), each fetched and JSON.parse'd; then one store
  *   │  round trip for the N records of the objects listed (Redis: one MGET of their keys, each
  *   │  value JSON.parse'd; memory store: getRecords of the N keys)
- *   └─ concurrently: the gateway's full list (GET /tyk/apis), fetched and parsed, each API
+ *   └─ concurrently: the gateway's full list (GET /tyk/apis; of a gateway of several replicas,
+ *      every replica's list, concurrently), fetched and parsed, each API
  *      JSON.parse'd on its own bytes as they arrive (lib/platform/json-items.ts, as our client reads
  *      it): the ~75 MB list is never held whole, in the floor or in our runs, so the floor
  *      leaves no such garbage in the measured process's memory before a steady run.
@@ -33,6 +34,8 @@ export interface FloorTarget {
   pageSize: number;
   /** the store the reconciler uses: Redis (its URL and our store's key prefix) or the in-process one */
   store: { kind: 'redis'; url: string; prefix: string } | { kind: 'memory'; store: Store };
+  /** a gateway of several replicas: every replica's list, concurrently (absent: tykUrl's alone) */
+  tykUrls?: readonly string[];
 }
 
 export interface FloorRun {
@@ -99,8 +102,8 @@ export class Floor {
   }
 
   /** The gateway's list, each API JSON.parse'd on its own bytes as they arrive (lib/platform/json-items.ts), as any client that does not hold ~75 MB at once reads it. */
-  private async gatewayList(): Promise<number> {
-    const url = `${this.target.tykUrl.replace(/\/+$/, '')}/tyk/apis`;
+  private async gatewayList(base: string): Promise<number> {
+    const url = `${base.replace(/\/+$/, '')}/tyk/apis`;
     const res = await this.get(this.tykAgent, url, { 'x-tyk-authorization': this.target.tykSecret });
     if (res.statusCode !== 200) throw new Error(`floor: GET ${url}: ${res.statusCode} ${(await res.body.text()).slice(0, 200)}`);
     let parsed = 0;
@@ -113,10 +116,12 @@ export class Floor {
   /** One floor run; `expect` is N. */
   async run(expect: number): Promise<FloorRun> {
     const start = performance.now();
-    const [d, gatewayItems] = await Promise.all([this.desiredAndRecords(), this.gatewayList()]);
+    const urls = this.target.tykUrls ?? [this.target.tykUrl];
+    const [d, ...lists] = await Promise.all([this.desiredAndRecords(), ...urls.map((u) => this.gatewayList(u))]);
     const ms = performance.now() - start;
-    if (d.items !== expect || gatewayItems !== expect || d.records !== expect) {
-      throw new Error(`floor: expected ${expect} objects, gateway APIs and records; saw ${d.items}, ${gatewayItems}, ${d.records}`);
+    const gatewayItems = Math.min(...lists);
+    if (d.items !== expect || lists.some((n) => n !== expect) || d.records !== expect) {
+      throw new Error(`floor: expected ${expect} objects, gateway APIs (on each replica) and records; saw ${d.items}, ${lists.join('/')}, ${d.records}`);
     }
     return { ms: Math.round(ms), ...d, gatewayItems };
   }

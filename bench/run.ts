@@ -43,6 +43,10 @@
  *   drift    1% of the APIs edited on the gateway side (proxy.target_url, a field we manage;
  *            the file and the loaded copy, as a POST and a reload would), healed by a full run;
  *   restart  the gateway restarted and lost everything; healed by a full run;
+ *   replicas a steady state over three replicas of the gateway (the gateway fake and two more,
+ *            each holding its files and loading them itself, so each makes up its own ids;
+ *            TYK_GATEWAY_SERVICE naming their EndpointSlices): floor, run, three times after a
+ *            warm-up, against a floor that lists every replica concurrently;
  *   storm    webhooks, see below;
  *   coldstart  bench/coldstart.ts's measureColdStart() (the watch Lambda bundle in fresh
  *            processes), and the size loaded at start of each webhook function's bundle
@@ -145,11 +149,11 @@ import { startOwnRedis, type TestRedis } from '../test/harness/redis.js';
 import { COLDSTART_TARGETS, type ColdStartResult, coldStartTargets, measureColdStart, printColdStart } from './coldstart.js';
 import type { FakesApi } from './fakes-child.js';
 import { apiDefinition, planInputs } from './fixtures.js';
-import { Floor, type FloorRun } from './floor.js';
+import { Floor, type FloorRun, type FloorTarget } from './floor.js';
 import { type Helper, startHelper } from './ipc.js';
 import { CountingMetrics, type MemoryWindow, memoryWindow, RedisCommandCounter, StoreCounter, storeRoundTrips } from './measure.js';
 import { type ProfileSummary, profiled } from './profile.js';
-import { type Counts, type Endpoints, objectName, percentile } from './shared.js';
+import { type Counts, type Endpoints, objectName, percentile, REPLICA_SERVICE } from './shared.js';
 import type { StormApi, StormResult } from './storm-child.js';
 import { type StormPlan, stormPlan } from './storm-plan.js';
 import { WriteFloor, type WriteFloorObject } from './write-floor.js';
@@ -188,7 +192,12 @@ const TARGET = {
   objectsPerSec: 2_000,
   reloads: 1,
   stormP99Ms: 100,
+  /** a steady state over REPLICAS replicas of the gateway (TYK_GATEWAY_SERVICE): its floor lists each */
+  replicasRatio: 1.5,
 };
+
+/** The replicas phase: the gateway and this many copies behind one Service's EndpointSlices. */
+const REPLICAS = 3;
 
 /** A bad setting: one line naming it, no stack trace, exit 2. */
 function badSetting(message: string): never {
@@ -628,6 +637,8 @@ interface Phases {
   steady: SteadyPhase;
   drift: DriftPhase;
   restart: Phase;
+  /** steady over REPLICAS replicas of the gateway, against a floor listing each */
+  replicas: SteadyPhase;
   storm: StormPhase | null;
 }
 
@@ -651,6 +662,10 @@ function targetsOf(p: Phases): BenchTarget[] {
     atLeast('restart: objects/s', p.restart.objectsPerSec, TARGET.objectsPerSec),
     exactly('drift: gateway writes (one per drifted object)', p.drift.gateway.write, p.drift.drifted),
     exactly('drift: gateway reloads', p.drift.gateway.reload, TARGET.reloads),
+    atMost(`replicas (${REPLICAS}, steady): wall time / floor`, p.replicas.ratioToFloor, TARGET.replicasRatio),
+    exactly(`replicas (${REPLICAS}, steady): gateway lists (one per replica)`, p.replicas.gateway.list, REPLICAS * TARGET.steadyGatewayLists),
+    exactly(`replicas (${REPLICAS}, steady): gateway writes`, p.replicas.gateway.write, 0),
+    rss('replicas', p.replicas),
   ];
   if (p.storm) {
     out.push(rss('storm', p.storm));
@@ -686,6 +701,7 @@ function printTable(p: Phases): void {
     [`steady (median of ${STEADY_RUNS})`, p.steady],
     ['drift', p.drift],
     ['restart', p.restart],
+    [`replicas (${REPLICAS}, steady)`, p.replicas],
     ['storm', p.storm],
   ];
   const kv = (o: Record<string, number>): string =>
@@ -793,6 +809,8 @@ async function main(): Promise<number> {
   let redis: TestRedis | undefined;
   let storm: Helper<StormApi> | undefined;
   let svc: Service | undefined;
+  let replicaSvc: Service | undefined;
+  let replicaFloor: Floor | undefined;
   let app: FastifyInstance | undefined;
   let floor: Floor | undefined;
   let redisCommands: RedisCommandCounter | undefined;
@@ -839,14 +857,15 @@ async function main(): Promise<number> {
     app.server.on('connection', () => {
       webhookServer.connections++;
     });
-    floor = new Floor({
+    const floorTarget: FloorTarget = {
       kubeUrl: endpoints.kubeUrl,
       kubeToken: endpoints.kubeToken,
       tykUrl: endpoints.tykUrl,
       tykSecret: endpoints.tykSecret,
       pageSize: PAGE_SIZE,
       store: redis ? { kind: 'redis', url: redis.url, prefix } : { kind: 'memory', store: rawStore },
-    });
+    };
+    floor = new Floor(floorTarget);
     const service = svc;
     const run = (): Promise<Phase> => fullRun(bench, service);
 
@@ -899,6 +918,25 @@ async function main(): Promise<number> {
       : await run();
     const loaded = await fakes.call('loadedCount', { ids: allIds });
     if (loaded !== N) restart.results = { ...restart.results, loadedOnGateway: loaded };
+
+    console.log(`phase replicas (a steady state over ${REPLICAS} replicas of the gateway, interleaved with their floor) ...`);
+    const replicaUrls = await fakes.call('replicas', { count: REPLICAS - 1 });
+    const replicaEnv = { ...env, TYK_GATEWAY_SERVICE: `${REPLICA_SERVICE.namespace}/${REPLICA_SERVICE.name}:${REPLICA_SERVICE.port}` };
+    replicaSvc = createService(loadConfig(replicaEnv), replicaEnv, { store: bench.counter.wrap(rawStore), log: silentLogger, metrics: bench.metrics });
+    replicaFloor = new Floor({ ...floorTarget, tykUrls: replicaUrls });
+    const replicated = replicaSvc;
+    await floorRun(replicaFloor); // warm-up, unmeasured
+    await replicated.run({ trigger: 'schedule', scope: { all: true } }); // warm-up: discovery, the replicas' connections
+    const replicaFloorRuns: FloorRun[] = [];
+    const replicaRuns: Phase[] = [];
+    for (let i = 0; i < STEADY_RUNS; i++) {
+      replicaFloorRuns.push(await floorRun(replicaFloor));
+      bench.floorMs = replicaFloorRuns[replicaFloorRuns.length - 1]?.ms ?? 0;
+      replicaRuns.push(await fullRun(bench, replicated));
+    }
+    const replicas = steadyOf(replicaRuns, replicaFloorRuns);
+    bench.floorMs = steady.floorMs;
+
     let stormResult: StormPhase | null = null;
     if (STORM) {
       const script = stormPlan(N);
@@ -925,7 +963,7 @@ async function main(): Promise<number> {
           })
         : await measureStorm();
     }
-    phases = { first, steady, drift, restart, storm: stormResult };
+    phases = { first, steady, drift, restart, replicas, storm: stormResult };
 
     // after the phases, so that the floors' client (in this process) is in no phase's memory
     if (WRITE_FLOOR) {
@@ -965,7 +1003,9 @@ async function main(): Promise<number> {
   } finally {
     await app?.close();
     await svc?.close();
+    await replicaSvc?.close();
     await floor?.close();
+    await replicaFloor?.close();
     await redisCommands?.close();
     await Promise.allSettled([fakes.stop(), storm?.stop(), redis?.stop()]);
     await rm(dir, { recursive: true, force: true });
@@ -1007,6 +1047,7 @@ async function main(): Promise<number> {
     steady: phases.steady,
     drift: phases.drift,
     restart: phases.restart,
+    replicas: phases.replicas,
     storm: phases.storm,
     coldstart: cold?.json ?? { loadedKb: null, firstAnswerMs: null, importMs: null, firstCreateMs: null, functions: {}, result: null },
     profile,

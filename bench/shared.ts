@@ -85,3 +85,6 @@ export function percentile(sorted: readonly number[], p: number): number {
   const rank = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
   return sorted[rank] as number;
 }
+
+/** The Service whose EndpointSlices name the gateway's replicas in the replicas phase (TYK_GATEWAY_SERVICE). */
+export const REPLICA_SERVICE = { namespace: 'tyk', name: 'gateway-svc', port: 'http' } as const;

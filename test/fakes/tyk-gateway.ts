@@ -207,6 +207,8 @@ export interface FakeTykGateway {
   certs(): ReadonlyMap<string, StoredCert>;
   /** The most writes (create, update, delete) answered at once since the start or the last resetCalls. */
   peakConcurrentWrites(): number;
+  /** Takes another fake's files as its own and loads them (a replica that got the same writes: the ids it makes up at load are its own), nothing logged. */
+  copyFrom(other: FakeTykGateway): void;
 }
 
 // ---------------------------------------------------------------------------
@@ -867,6 +869,14 @@ function facade(fake: FakeTyk, url: string): FakeTykGateway {
     },
     peakConcurrentWrites: () => fake.peakConcurrentWrites(),
     certs: () => fake.certs.all,
+    copyFrom: (other) => {
+      for (const kind of ['api', 'policy', 'oas'] as const) {
+        const into = fake.layer('files', kind);
+        into.clear();
+        for (const [id, obj] of other.files(kind)) into.set(id, obj);
+      }
+      fake.applyReload();
+    },
   };
 }
 
