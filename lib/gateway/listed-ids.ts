@@ -9,9 +9,10 @@
  * are new is parsed (and checked) as before. Only a reading that completed replaces the kind's
  * ids, so a list that failed part-way leaves the last complete one. Memory: one digest and id
  * per object of the last list of each kind. A process-local hint, never state: a new process
- * (or a changed object) parses, as a first run does.
+ * (or a changed object) parses, as a first run does. `sameAs` digests the bytes without their
+ * leading own-id member, so replicas of one gateway can be compared without parsing.
  */
-import { hash } from 'node:crypto';
+import { createHash, hash } from 'node:crypto';
 import { parseItem } from '../platform/json-items.js';
 import type { JsonObject, ListedObject } from './types.js';
 
@@ -39,6 +40,10 @@ export class ListedIds {
         let open = true;
         const listed: ListedObject = {
           digest,
+          sameAs: () => {
+            if (!open) throw new Error('a listed object was read after its visit');
+            return withoutOwnId(bytes) ?? digest;
+          },
           body: () => {
             if (!open) throw new Error('a listed object was read after its visit');
             parsed ??= parseItem(bytes, index) as JsonObject;
@@ -52,6 +57,20 @@ export class ListedIds {
       },
     };
   }
+}
+
+/** The object's leading `"id":"…"` member (a gateway's own object id: `{"id":"<hex>",…}`). */
+const OWN_ID = Buffer.from('{"id":"');
+
+/** The SHA-256 of `bytes` without their leading own-id member; undefined when they have none. */
+function withoutOwnId(bytes: Buffer): string | undefined {
+  if (!bytes.subarray(0, OWN_ID.length).equals(OWN_ID)) return undefined;
+  const close = bytes.indexOf(0x22, OWN_ID.length); // the closing quote (an object id has no escapes)
+  if (close < 0 || bytes[close + 1] !== 0x2c) return undefined; // followed by a comma: more members
+  return createHash('sha256')
+    .update(bytes.subarray(0, 1))
+    .update(bytes.subarray(close + 2))
+    .digest('base64');
 }
 
 export interface ListReading {

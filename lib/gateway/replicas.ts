@@ -44,7 +44,7 @@ import { renderJson } from '../platform/json-text.js';
 import type { Logger } from '../platform/log.js';
 import type { CertificateStore } from './certificates.js';
 import type { Replica } from './endpoint-slices.js';
-import { type Gateway, type GatewayObjectKind, type JsonObject, type ListVisitor, listedObject, type ReplicaStatus, type UpsertHint } from './types.js';
+import { type Gateway, type GatewayObjectKind, type JsonObject, type ListedObject, type ListVisitor, listedObject, type ReplicaStatus, type UpsertHint } from './types.js';
 
 export type { Replica };
 
@@ -176,7 +176,7 @@ export class ReplicaGateway implements Gateway {
         const hashes = new Map<string, string>();
         try {
           await member.client.list(kind, (id, item) => {
-            hashes.set(id, hashOf(kind, item.body()));
+            hashes.set(id, identityOf(kind, item));
           });
           return { member, hashes };
         } catch (error) {
@@ -194,8 +194,8 @@ export class ReplicaGateway implements Gateway {
       await primary.client.list(kind, (id, item) => {
         started = true;
         ids.add(id);
-        // compared by content without what each replica makes up (its bytes differ by that alone: an API's id)
-        const hashes = new Map<string, string | null>([[name, hashOf(kind, item.body())]]);
+        // compared without what each replica makes up (an API's own id): by the bytes where the client read them, else by content
+        const hashes = new Map<string, string | null>([[name, identityOf(kind, item)]]);
         for (const o of readable) hashes.set(o.member.replica.name, o.hashes.get(id) ?? null);
         const key = keyOf(kind, id);
         this.ours.delete(key);
@@ -473,6 +473,14 @@ function isDown(err: unknown): boolean {
 
 function keyOf(kind: GatewayObjectKind, id: string): string {
   return `${kind}\u0000${id}`;
+}
+
+/**
+ * What a listed object is compared between replicas by: its bytes without its own id
+ * (`sameAs`, nothing parsed) where the client read them, else hashOf its content.
+ */
+function identityOf(kind: GatewayObjectKind, item: ListedObject): string {
+  return item.sameAs ? `s:${item.sameAs()}` : hashOf(kind, item.body());
 }
 
 /** The hash replicas are compared by: of `body` without the fields its replica made up for itself. */

@@ -62,6 +62,12 @@ export interface UpsertHint {
  */
 export interface ListedObject {
   readonly digest?: string;
+  /**
+   * Where the client read the bytes: a digest of them without the object's leading `id` member
+   * (the object id each replica of one gateway makes up for itself; the digest's own value when
+   * there is none), so the same object on two replicas has the same one. Valid during the visit only.
+   */
+  sameAs?(): string;
   body(): JsonObject;
 }
 

@@ -197,3 +197,32 @@ t.test('ObservedMemo: a read-back’s answer is remembered; an object listed but
   t.equal(r3.answer('unknown', 's2', undefined, compute).hash, 'computed', 'keeping what was never known adds nothing');
   t.equal(computed, 1);
 });
+
+t.test('ListedIds sameAs: the bytes without their leading own id, so replicas of one gateway compare without parsing', async (t) => {
+  const ids = new ListedIds();
+  const reading = ids.reading('api', (item) => String(item.api_id));
+  const sameAsOf = (text: string): { sameAs: string; digest: string | undefined; parsed: boolean } => {
+    let parsed = false;
+    const { listed, close } = reading.item(Buffer.from(text), 0);
+    const body = listed.body.bind(listed);
+    listed.body = () => {
+      parsed = true;
+      return body();
+    };
+    const sameAs = listed.sameAs?.() ?? '';
+    close();
+    t.throws(() => listed.sameAs?.(), /after its visit/, 'valid during the visit only');
+    return { sameAs, digest: listed.digest, parsed };
+  };
+  const one = sameAsOf('{"id":"6b0bac4ccac3975afc6b2433","api_id":"a","name":"A"}');
+  const two = sameAsOf('{"id":"0123456789abcdef01234567","api_id":"a","name":"A"}');
+  t.not(one.digest, two.digest, 'their bytes differ by the id each replica made up');
+  t.equal(one.sameAs, two.sameAs, 'the same object');
+  t.notOk(one.parsed || two.parsed, 'nothing parsed');
+  t.equal(one.sameAs, hash('sha256', Buffer.from('{"api_id":"a","name":"A"}'), 'base64'), 'the digest of the bytes without that member');
+  t.not(sameAsOf('{"id":"6b0bac4ccac3975afc6b2433","api_id":"a","name":"B"}').sameAs, one.sameAs, 'another object: another');
+  const plain = sameAsOf('{"api_id":"a","name":"A"}');
+  t.equal(plain.sameAs, plain.digest, 'no leading id: the digest itself');
+  const only = sameAsOf('{"id":"x"}');
+  t.equal(only.sameAs, only.digest, 'an id and nothing after it: the digest itself');
+});
