@@ -45,7 +45,7 @@ export interface ConditionFacts {
   /** paused: the write this pass would have made (action and reason), or NOOP when it would make none */
   readonly paused?: { readonly action: Action; readonly reason: ReportReason };
   /** a gateway of several replicas, some of which its last read could not reach: how many, and which */
-  readonly replicas?: { readonly of: number; readonly unreadable: readonly string[] };
+  readonly replicas?: { readonly of: number; readonly unreadable: readonly string[]; readonly behind?: readonly string[] };
 }
 
 type Verdict = Pick<Condition, 'status' | 'reason' | 'message'>;
@@ -94,8 +94,10 @@ function ready(record: SyncRecord, facts: ConditionFacts): Verdict {
       }
       return { status: 'True', reason: 'Available', message: 'the gateway serves the current spec' };
     }
-    case 'pending':
-      return { status: 'False', reason: 'NotVisible', message: error };
+    case 'pending': {
+      const behind = facts.replicas?.behind ?? [];
+      return { status: 'False', reason: 'NotVisible', message: behind.length > 0 ? `${error}; not yet shown by ${behind.join(', ')}` : error };
+    }
     case 'invalid':
       return { status: 'False', reason: 'Invalid', message: error };
     case 'diverged':

@@ -128,12 +128,13 @@ async function letGo(ctx: RunContext, l: Loaded, d: WriteDecision, obj: KubeObje
 
 /** What the conditions are derived from, besides the record: the generation read, deletion, a pause. */
 function conditionFacts(l: Loaded, d: Decision, r: SyncRecord): ConditionFacts {
-  const replicas = l.target?.gateway.replicaStatus?.();
+  const replicas = l.target?.gateway.replicaStatus?.({ kind: l.kind.gatewayKind, id: d.id });
+  const behind = replicas?.behind ?? [];
   return {
     generation: l.obj?.metadata.generation ?? r.generation,
     deleting: l.desired?.deleting === true,
     paused: holdOf(d) === 'paused' ? { action: d.action, reason: d.reason } : undefined,
-    ...(replicas && replicas.unreadable.length > 0 ? { replicas: { of: replicas.replicas.length, unreadable: replicas.unreadable.map((u) => u.replica) } } : {}),
+    ...(replicas && (replicas.unreadable.length > 0 || behind.length > 0) ? { replicas: { of: replicas.replicas.length, unreadable: replicas.unreadable.map((u) => u.replica), behind } } : {}),
   };
 }
 

@@ -5,10 +5,10 @@
  * `replicaStatus` is the loaded gateway's.
  */
 import type { CertificateStore } from './certificates.js';
-import type { Gateway, ReplicaStatus } from './types.js';
+import type { Gateway, GatewayObjectKind, ReplicaStatus } from './types.js';
 
 /** What `load` builds: a ReplicaGateway (./replicas.ts), closable. */
-export type ReplicatedGateway = Gateway & { replicaStatus(): ReplicaStatus; close(): Promise<void> };
+export type ReplicatedGateway = Gateway & { replicaStatus(of?: { readonly kind: GatewayObjectKind; readonly id: string }): ReplicaStatus; close(): Promise<void> };
 
 export function lazyReplicas(name: string, load: () => Promise<ReplicatedGateway>): Gateway & { close(): Promise<void> } {
   let pending: Promise<ReplicatedGateway> | undefined;
@@ -38,7 +38,7 @@ export function lazyReplicas(name: string, load: () => Promise<ReplicatedGateway
       removeCertificate: async (id, orgId) => (await store()).removeCertificate(id, orgId),
       listCertificates: async (orgId) => (await store()).listCertificates(orgId),
     },
-    replicaStatus: () => built?.replicaStatus() ?? { replicas: [], unreadable: [] },
+    replicaStatus: (of) => built?.replicaStatus(of) ?? { replicas: [], unreadable: [] },
     close: async () => (pending ? (await pending).close() : undefined),
   };
 }

@@ -97,6 +97,8 @@ export class ReplicaGateway implements Gateway {
   private readonly ours = new Map<string, { readonly op: 'upsert'; readonly sent: JsonObject } | { readonly op: 'remove' }>();
   /** the hash every replica last held the same object under */
   private readonly agreed = new Map<string, string>();
+  /** the replicas a read-back found not yet showing our last write of an object */
+  private readonly behind = new Map<string, readonly string[]>();
   private written = new Set<string>();
   private lastReloaded = new Set<string>();
   private readonly refreshMs: number;
@@ -123,8 +125,9 @@ export class ReplicaGateway implements Gateway {
     return [...this.failed].map(([replica, err]) => ({ replica, error: describeError(err), code: errorCode(err) }));
   }
 
-  replicaStatus(): ReplicaStatus {
-    return { replicas: this.replicaNames(), unreadable: this.unreadable() };
+  replicaStatus(of?: { readonly kind: GatewayObjectKind; readonly id: string }): ReplicaStatus {
+    const behind = of ? this.behind.get(keyOf(of.kind, of.id)) : undefined;
+    return { replicas: this.replicaNames(), unreadable: this.unreadable(), ...(behind ? { behind } : {}) };
   }
 
   async list(kind: GatewayObjectKind, visit?: ListVisitor): Promise<Map<string, JsonObject>> {
@@ -152,6 +155,7 @@ export class ReplicaGateway implements Gateway {
     for (const id of ids) {
       const reads: Held[] = readable.map((r) => ({ member: r.member, body: r.objects.get(id) ?? null }));
       this.ours.delete(keyOf(kind, id));
+      this.behind.delete(keyOf(kind, id));
       const body = this.observe(kind, id, reads);
       if (body === null) continue;
       if (visit) visit(id, listedObject(body));
@@ -199,6 +203,7 @@ export class ReplicaGateway implements Gateway {
         for (const o of readable) hashes.set(o.member.replica.name, o.hashes.get(id) ?? null);
         const key = keyOf(kind, id);
         this.ours.delete(key);
+        this.behind.delete(key);
         const [only, ...rest] = new Set(hashes.values());
         if (rest.length === 0 && only) {
           this.seen.set(key, { hashes });
@@ -248,6 +253,7 @@ export class ReplicaGateway implements Gateway {
   private async differingShown(kind: GatewayObjectKind, d: Differing, others: readonly { member: Member }[]): Promise<JsonObject | null> {
     const key = keyOf(kind, d.id);
     this.ours.delete(key);
+    this.behind.delete(key);
     const bodies = new Map<string, JsonObject>();
     const firstHash = [...d.hashes.values()][0];
     if (d.body && firstHash) bodies.set(firstHash, d.body);
@@ -290,12 +296,20 @@ export class ReplicaGateway implements Gateway {
     if (readable.length === 0) throw this.noneReadable(reads.map((r) => ('error' in r ? r.error : undefined)));
     for (const r of readable) this.failed.delete(r.member.replica.name);
     const body = this.observe(kind, id, readable);
-    const ours = this.ours.get(keyOf(kind, id));
+    const key = keyOf(kind, id);
+    const ours = this.ours.get(key);
     if (ours === undefined) return body;
-    // a read-back: visible once every replica shows our write
-    if (ours.op === 'remove') return readable.find((r) => r.body !== null)?.body ?? null;
+    // a read-back: visible once every replica shows our write; the others are kept as behind
+    const behind = readable.filter((r) => (ours.op === 'remove' ? r.body !== null : r.body === null || sentFieldDifferences(ours.sent, r.body).length > 0));
+    if (behind.length > 0)
+      this.behind.set(
+        key,
+        behind.map((r) => r.member.replica.name),
+      );
+    else this.behind.delete(key);
+    if (ours.op === 'remove') return behind[0]?.body ?? null;
     if (readable.some((r) => r.body === null)) return null;
-    return readable.find((r) => r.body !== null && sentFieldDifferences(ours.sent, r.body).length > 0)?.body ?? body;
+    return behind[0]?.body ?? body;
   }
 
   async upsert(kind: GatewayObjectKind, id: string, body: JsonObject, hint?: UpsertHint): Promise<void> {

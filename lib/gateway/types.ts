@@ -99,8 +99,8 @@ export interface Gateway {
   ping(): Promise<void>;
   /** The gateway's certificate store (./certificates.ts), where it has one we can reach. */
   readonly certificates?: CertificateStore;
-  /** A gateway of several replicas (./replicas.ts): its replicas, and those its last read could not reach. */
-  replicaStatus?(): ReplicaStatus;
+  /** A gateway of several replicas (./replicas.ts): its replicas, those its last read could not reach, and (for `of`) those not yet showing our last write of that object. */
+  replicaStatus?(of?: { readonly kind: GatewayObjectKind; readonly id: string }): ReplicaStatus;
 }
 
 /** A gateway's replicas as its last read found them. */
@@ -108,4 +108,6 @@ export interface ReplicaStatus {
   readonly replicas: readonly string[];
   /** left out of the last read, and so not written: the replica and why */
   readonly unreadable: readonly { readonly replica: string; readonly error: string; readonly code: string }[];
+  /** for one object: the replicas its last read-back found not yet showing our write */
+  readonly behind?: readonly string[];
 }

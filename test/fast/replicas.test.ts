@@ -143,3 +143,14 @@ t.test('a replica that joins is served by the next run; one that leaves is never
   t.same(r.writes(), { 'pod-a': 1, 'pod-b': 0, 'pod-c': 1, 'pod-d': 1 }, 'the replica that left is not a deletion, and not written');
   t.ok(r.pod('pod-b').loaded('api').has(HTTPBIN), 'what it held stays with it');
 });
+
+t.test('a replica that never shows a write (its reloads lost): the object is not visible, and Ready names that replica', async (t) => {
+  const r = world();
+  r.pod('pod-c').dropReloads(1_000);
+  r.w.apply(apiDefinition('httpbin').build());
+  const report = await r.w.run();
+  t.match(reported(report, 'httpbin'), { action: 'CREATE', result: 'pending' });
+  t.ok(r.pod('pod-c').reloads.requested > 1, 'the lost reload was asked for again, of that replica');
+  const ready = ((r.w.api('httpbin')?.status?.conditions ?? []) as { type: string }[]).find((c) => c.type === 'Ready');
+  t.match(ready, { status: 'False', reason: 'NotVisible', message: /; not yet shown by pod-c$/ });
+});
