@@ -15,10 +15,9 @@ import type { RunScope, Trigger } from './engine/types.js';
 import { resolveDependents } from './events/dependents.js';
 import { RateLimiter } from './events/rate-limit.js';
 import type { EventItem } from './events/refs.js';
-import type { CertificateStore } from './gateway/certificates.js';
 import type { ConnectionSettings } from './gateway/connection.js';
 import type { GatewayService } from './gateway/endpoint-slices.js';
-import { lazyReplicas } from './gateway/lazy-replicas.js';
+import { lazyGateway } from './gateway/lazy.js';
 import { type ConnectOptions, DEFAULT_TARGET, type GatewayFactory, type GatewayTarget, GatewayTargets } from './gateway/targets.js';
 import type { GatewayObserver } from './gateway/transport.js';
 import { TykGatewayClient } from './gateway/tyk-ce.js';
@@ -33,7 +32,7 @@ import { discardMetrics, type Figure, type MetricsSink } from './metrics/catalog
 import { gatewayCallFigures, requestFigures, runFigures } from './metrics/figures.js';
 import { type Clock, systemClock } from './platform/clock.js';
 import type { Config } from './platform/config.js';
-import { ConfigError, describeError, GatewayUnsupportedError, ShuttingDownError } from './platform/errors.js';
+import { ConfigError, describeError, ShuttingDownError } from './platform/errors.js';
 import type { Logger } from './platform/log.js';
 import { createLineLogger } from './platform/log-lines.js';
 import { SharedCheck } from './platform/shared-check.js';
@@ -402,15 +401,20 @@ export function createService(config: Config, env: Record<string, string | undef
       // the open-source gateway's replicas, each keeping its own files: one client per ready endpoint of its Service (loaded on use)
       const clock = parts.clock ?? systemClock;
       const apiServer = kube;
-      const replicated = lazyReplicas(DEFAULT_TARGET, async () => {
-        const [{ replicaGateway }, { ReplicaGateway }] = await Promise.all([import('./gateway/replica-clients.js'), import('./gateway/replicas.js')]);
-        const pieces = replicaGateway(apiServer, config.tyk, service, {
-          timeoutMs: config.httpTimeoutMs,
-          maxResponseBytes: config.gatewayMaxResponseBytes,
-          observe: (call) => metrics.record(gatewayCallFigures(call)),
-        });
-        return new ReplicaGateway(DEFAULT_TARGET, pieces.discover, pieces.clientFor, { log, now: () => clock.now() });
-      });
+      const replicated = lazyGateway(
+        DEFAULT_TARGET,
+        true,
+        async () => {
+          const [{ replicaGateway }, { ReplicaGateway }] = await Promise.all([import('./gateway/replica-clients.js'), import('./gateway/replicas.js')]);
+          const pieces = replicaGateway(apiServer, config.tyk, service, {
+            timeoutMs: config.httpTimeoutMs,
+            maxResponseBytes: config.gatewayMaxResponseBytes,
+            observe: (call) => metrics.record(gatewayCallFigures(call)),
+          });
+          return new ReplicaGateway(DEFAULT_TARGET, pieces.discover, pieces.clientFor, { log, now: () => clock.now() });
+        },
+        { replicas: true },
+      );
       closers.push(() => replicated.close());
       gateway = replicated;
     } else {
@@ -464,35 +468,5 @@ function gatewayFactory(timeoutMs: number, maxResponseBytes: number, observe: Ga
     if (s.mode !== 'pro') return new TykGatewayClient(options);
     // reloadRequired: the Dashboard applies writes itself (TykDashboardClient.reloadRequired)
     return lazyGateway(name, false, () => import('./gateway/tyk-dashboard.js').then((m) => new m.TykDashboardClient(options)));
-  };
-}
-
-type ClosableGateway = Gateway & { close(): Promise<void> };
-
-/** A Gateway whose client is built by `load` on its first call; `close` closes it if it was built. */
-function lazyGateway(name: string, reloadRequired: boolean, load: () => Promise<ClosableGateway>): ClosableGateway {
-  let client: Promise<ClosableGateway> | undefined;
-  const loaded = (): Promise<ClosableGateway> => (client ??= load());
-  const store = async (): Promise<CertificateStore> => {
-    const certificates = (await loaded()).certificates;
-    if (!certificates) throw new GatewayUnsupportedError(501, `gateway ${name} has no certificate store`);
-    return certificates;
-  };
-  return {
-    name,
-    reloadRequired,
-    list: async (kind) => (await loaded()).list(kind),
-    get: async (kind, id) => (await loaded()).get(kind, id),
-    upsert: async (kind, id, body, hint) => (await loaded()).upsert(kind, id, body, hint),
-    remove: async (kind, id) => (await loaded()).remove(kind, id),
-    reload: async () => (await loaded()).reload(),
-    ping: async () => (await loaded()).ping(),
-    certificates: {
-      uploadCertificate: async (pem, orgId) => (await store()).uploadCertificate(pem, orgId),
-      hasCertificate: async (id) => (await store()).hasCertificate(id),
-      removeCertificate: async (id, orgId) => (await store()).removeCertificate(id, orgId),
-      listCertificates: async (orgId) => (await store()).listCertificates(orgId),
-    },
-    close: async () => (client ? (await client).close() : undefined),
   };
 }

@@ -42,7 +42,7 @@ import { describeError, GatewayUnavailableError } from '../platform/errors.js';
 import { isObject, parseFlag, trimmed } from '../platform/guards.js';
 import { type ConnectionSettings, parseConnection, type TykMode, type TykValues } from './connection.js';
 import type { Replica } from './endpoint-slices.js';
-import { lazyReplicas } from './lazy-replicas.js';
+import { lazyGateway } from './lazy.js';
 import { type GatewayService, parseGatewayService } from './service-ref.js';
 import type { Gateway } from './types.js';
 import { urlShapeRefusal } from './url-allow.js';
@@ -225,12 +225,17 @@ export class GatewayTargets {
       .digest('hex');
     let gw = this.clients.get(fingerprint);
     if (gw) return gw;
-    gw = lazyReplicas(name, async () => {
-      const [{ EndpointSliceDiscovery }, { ReplicaGateway }] = await Promise.all([import('./endpoint-slices.js'), import('./replicas.js')]);
-      return new ReplicaGateway(name, this.replicaDiscovery(name, service, urls, new EndpointSliceDiscovery(this.kube, service, schemeOf(settings))), (r) =>
-        this.replicaClient(name, settings, urls, r),
-      );
-    });
+    gw = lazyGateway(
+      name,
+      true,
+      async () => {
+        const [{ EndpointSliceDiscovery }, { ReplicaGateway }] = await Promise.all([import('./endpoint-slices.js'), import('./replicas.js')]);
+        return new ReplicaGateway(name, this.replicaDiscovery(name, service, urls, new EndpointSliceDiscovery(this.kube, service, schemeOf(settings))), (r) =>
+          this.replicaClient(name, settings, urls, r),
+        );
+      },
+      { replicas: true },
+    );
     this.clients.set(fingerprint, gw);
     return gw;
   }
