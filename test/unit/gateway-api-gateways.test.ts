@@ -150,6 +150,9 @@ t.test('conflicts: same port, protocol and hostname; same port, different protoc
     t.equal(statusOf(l, 'Programmed'), 'False Invalid');
   }
   t.equal(statusOf(only(host.listeners, 'c'), 'Conflicted'), 'False NoConflicts', 'another hostname on the port is distinct');
+  t.equal(statusOf(host, 'Accepted'), 'True ListenersNotValid', 'the Gateway is accepted with its distinct listener, and says some are not valid');
+  t.match(cond(host, 'Accepted')?.message, /a, b conflict.*accepted: c/, 'naming the conflicted and the accepted');
+  t.equal(statusOf(host, 'Programmed'), 'True Programmed');
   t.ok(only(host.listeners, 'c').programmed);
   const noHost = evaluateGateway(gateway({ listeners: [http('a', 80), http('b', 80)] }), reads(), S);
   t.equal(statusOf(only(noHost.listeners, 'b'), 'Conflicted'), 'True HostnameConflict', 'two listeners without hostname conflict');

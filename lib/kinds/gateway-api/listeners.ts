@@ -19,9 +19,11 @@
  *   is still accepted: routes attach to it (and are counted), it is just not Programmed.
  * - Programmed per listener: accepted, resolved, not conflicted. The Gateway: Accepted unless
  *   it asks for spec.addresses (`UnsupportedAddress`: we cannot assign addresses) or no listener
- *   is accepted (`ListenersNotValid`); Programmed when accepted with at least one listener
- *   programmed. Programmed does not wait for addresses: with GATEWAY_ADDRESSES empty, the
- *   status lists none (they are optional) and the Gateway is still Programmed.
+ *   is accepted (`ListenersNotValid`); accepted with conflicted listeners, its reason is still
+ *   `ListenersNotValid` (the Gateway CRD requires it), the message naming them. Programmed
+ *   when accepted with at least one listener programmed. Programmed does not wait for
+ *   addresses: with GATEWAY_ADDRESSES empty, the status lists none (they are optional) and the
+ *   Gateway is still Programmed.
  */
 import type { KubeObject } from '../../kube/types.js';
 import { isObject, nonEmpty } from '../../platform/guards.js';
@@ -215,10 +217,15 @@ export function evaluateGateway(gateway: KubeObject, reads: GatewayReads, _setti
   const listeners = all.map((_, i) => evaluateListener(gateway, all, i, refs, reads));
   const addresses = Array.isArray(gateway.spec?.addresses) && gateway.spec.addresses.length > 0;
   const anyAccepted = listeners.some((l) => l.accepted);
+  const conflicted = listeners.filter((l) => l.conditions.some((c) => c.type === 'Conflicted' && c.status === 'True'));
   let accepted: NewCondition;
   if (addresses) accepted = condition('Accepted', 'False', 'UnsupportedAddress', 'spec.addresses is not supported: the gateway cannot be assigned addresses');
   else if (!anyAccepted) accepted = condition('Accepted', 'False', 'ListenersNotValid', "no listener is valid: see the listeners' conditions");
-  else accepted = condition('Accepted', 'True', 'Accepted', 'the Gateway is accepted');
+  else if (conflicted.length > 0) {
+    // the Gateway CRD: ListenersNotValid whenever listeners conflict, naming the conflicted and the accepted
+    const names = (ls: readonly ListenerEval[]) => ls.map((l) => l.name).join(', ');
+    accepted = condition('Accepted', 'True', 'ListenersNotValid', `listeners ${names(conflicted)} conflict and are not accepted; accepted: ${names(listeners.filter((l) => l.accepted))}`);
+  } else accepted = condition('Accepted', 'True', 'Accepted', 'the Gateway is accepted');
   const programmed =
     accepted.status === 'True' && listeners.some((l) => l.programmed)
       ? condition('Programmed', 'True', 'Programmed', 'the Gateway is served')
