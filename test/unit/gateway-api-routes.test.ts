@@ -571,8 +571,9 @@ t.test('a listener that is not accepted takes no route', async (t) => {
 });
 
 t.test('GatewayWithAttachedRoutes: routes counted per listener, unresolved ones too', async (t) => {
-  const one = gateway('gateway-with-one-attached-route', [http('http', 80, { from: 'Same', kinds: [{ kind: 'HTTPRoute' }] })]);
-  const two = gateway('gateway-with-two-attached-routes', [http('http', 80, { hostname: 'foo.com', from: 'Same', kinds: [{ kind: 'HTTPRoute' }] })]);
+  const INFRA_ONLY = { from: 'Selector' as const, selector: { matchLabels: { 'kubernetes.io/metadata.name': INFRA } } };
+  const one = gateway('gateway-with-one-attached-route', [http('http', 80, { kinds: [{ kind: 'HTTPRoute' }], ...INFRA_ONLY })]);
+  const two = gateway('gateway-with-two-attached-routes', [http('http', 80, { hostname: 'foo.example.com', kinds: [{ kind: 'HTTPRoute' }], ...INFRA_ONLY })]);
   const unresolved = gateway('unresolved-gateway-with-one-attached-unresolved-route', [
     https('tls', 443, [{ group: '', kind: 'Secret', name: 'does-not-exist' }], {
       from: 'Selector',
@@ -585,8 +586,8 @@ t.test('GatewayWithAttachedRoutes: routes counted per listener, unresolved ones 
   const attach = (r: KubeObject) => attachRoute(r, gatewayOf, labelsOf);
   const r1 = attach(route('http-route-1', { parentRefs: [ref('gateway-with-one-attached-route')] }));
   const r2 = attach(route('http-route-2', { parentRefs: [ref('gateway-with-two-attached-routes')] }));
-  const r3 = attach(route('http-route-3', { parentRefs: [ref('gateway-with-two-attached-routes')], hostnames: ['foo.com'] }));
-  const notAccepted = attach(route('http-route-not-accepted', { parentRefs: [ref('gateway-with-two-attached-routes')], hostnames: ['bar.com'] }));
+  const r3 = attach(route('http-route-3', { parentRefs: [ref('gateway-with-two-attached-routes')] }));
+  const notAccepted = attach(route('http-route-not-accepted', { parentRefs: [ref('gateway-with-two-attached-routes')], hostnames: ['not-accepted.test.com'] }));
   const r4route = route('http-route-4', {
     parentRefs: [ref('unresolved-gateway-with-one-attached-unresolved-route', { sectionName: 'tls' })],
     rules: [rule({ backendRefs: [backend('does-not-exist', 8080)] })],
@@ -601,6 +602,11 @@ t.test('GatewayWithAttachedRoutes: routes counted per listener, unresolved ones 
   t.equal(tls?.conditions.find((c) => c.type === 'ResolvedRefs')?.status, 'False');
   t.same(attachedRoutes(unresolved, all), new Map([['tls', 1]]), 'yet the route attached to it counts');
   t.equal(translateRoute(r4route, r4[0]?.listeners ?? [], facts()).resolvedRefs.status, 'False', 'the route reports its unresolved backend');
+  t.same(
+    [...r2, ...r3].map((a) => a.listeners[0]?.hostnames),
+    [['foo.example.com'], ['foo.example.com']],
+    "routes without hostnames serve the listener's",
+  );
   const twice = attach(route('twice', { parentRefs: [ref('gateway-with-one-attached-route'), ref('gateway-with-one-attached-route', { sectionName: 'http' })] }));
   t.equal(twice.length, 2);
   t.same(attachedRoutes(one, twice), new Map([['http', 1]]), 'a route reaching a listener through two parentRefs counts once');
