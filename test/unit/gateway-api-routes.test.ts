@@ -601,7 +601,10 @@ t.test('GatewayWithAttachedRoutes: routes counted per listener, unresolved ones 
   t.equal(tls?.conditions.find((c) => c.type === 'Programmed')?.status, 'False', 'the listener with an unresolved certificate is not programmed');
   t.equal(tls?.conditions.find((c) => c.type === 'ResolvedRefs')?.status, 'False');
   t.same(attachedRoutes(unresolved, all), new Map([['tls', 1]]), 'yet the route attached to it counts');
-  t.equal(translateRoute(r4route, r4[0]?.listeners ?? [], facts()).resolvedRefs.status, 'False', 'the route reports its unresolved backend');
+  const r4translation = translateRoute(r4route, r4[0]?.listeners ?? [], facts());
+  t.equal(r4translation.resolvedRefs.status, 'False', 'the route reports its unresolved backend');
+  const served = translateRoute(route('r', { parentRefs: [] }), r4[0]?.listeners ?? [], facts());
+  t.same(served.apis, [], 'an HTTPS listener without a resolved certificate serves nothing, even a valid backend');
   t.same(
     [...r2, ...r3].map((a) => a.listeners[0]?.hostnames),
     [['foo.example.com'], ['foo.example.com']],

@@ -19,6 +19,8 @@
  * - ResolvedRefs: the first problem's reason (BackendNotFound, InvalidKind, RefNotPermitted),
  *   the message naming each. A rule with no valid backend makes no ApiDefinition: Gateway API
  *   asks for a 500 there; without an API Tyk answers 404.
+ * - An HTTPS listener without a certificate that resolved gets no ApiDefinition (its route
+ *   still attaches and is counted, as Gateway API asks).
  * - `apis` is sorted by key; a second match identical on the same listener and host is left
  *   out (the first rule wins, as Gateway API's precedence says).
  */
@@ -275,6 +277,8 @@ export function translateRoute(route: KubeObject, attached: readonly AttachedLis
     // no valid backend: no ApiDefinition (Gateway API asks for 500 here; without an API Tyk answers 404)
     if (urls.length === 0) return;
     for (const listener of attached) {
+      // an HTTPS listener none of whose certificates resolved is not served (Programmed=False)
+      if (listener.protocol === 'HTTPS' && listener.certificates.length === 0) continue;
       const hosts: (string | undefined)[] = listener.hostnames.length === 0 ? [undefined] : [...listener.hostnames];
       for (const host of hosts) {
         for (const match of matches) {
