@@ -24,10 +24,10 @@
  */
 import { createHash } from 'node:crypto';
 import type { ChildMemory, ChildStep } from '../../engine/composite.js';
-import { hashOf } from '../../engine/hash.js';
 import type { KubeObject } from '../../kube/types.js';
 import { isObject, nonBlank, nonEmpty } from '../../platform/guards.js';
 import { API_DEFINITION } from '../api-definition/kind.js';
+import { type Diff, diffGenerated, type Generator, labelledFor as labelledBy, ownedBy as ownedByGenerator, ownerRefs, teardownGenerated } from '../shared/generated.js';
 import { INGRESS } from './kind.js';
 
 export const INGRESS_LABEL = 'tyk.io/ingress';
@@ -215,37 +215,30 @@ export function desiredApis(ingress: KubeObject, template: Json, settings: Ingre
   return { apis, held, problems, complete: true };
 }
 
-/** What we last wrote of a generated ApiDefinition and what the API server answered (the engine's ChildMemory), and one write to one (ChildStep). */
-export type { ChildMemory };
+/** What we last wrote of a generated ApiDefinition and what the API server answered (the engine's ChildMemory), one write to one (ChildStep), and a plan's diff. */
+export type { ChildMemory, Diff };
 export type Step = ChildStep;
-
-export interface Diff {
-  readonly steps: readonly Step[];
-  /** desired names held by an object not labelled for (or controlled by something other than) this Ingress */
-  readonly taken: readonly string[];
-  /** desired names whose object is being deleted: created again once it is gone */
-  readonly terminating: readonly string[];
-  /** names up to date, with their view hashes (what the record remembers) */
-  readonly unchanged: ReadonlyMap<string, ChildMemory>;
-}
 
 function isIngressOwner(ref: Json, ingressName: string): boolean {
   const group = typeof ref.apiVersion === 'string' ? ref.apiVersion.split('/')[0] : '';
   return ref.kind === INGRESS.kind && ref.name === ingressName && (group === INGRESS.group || group === 'extensions');
 }
 
-function ownerRefs(obj: KubeObject): Json[] {
-  return items(obj.metadata.ownerReferences);
-}
+/** The Ingress as a generator of ApiDefinitions (shared/generated.ts). */
+export const INGRESS_GENERATOR: Generator = {
+  label: INGRESS_LABEL,
+  isOwnerRef: isIngressOwner,
+  view: (obj, ingressName) => managedView(obj, ingressName),
+};
 
 /** Labelled for this Ingress: ours to write. */
 export function labelledFor(obj: KubeObject, ingressName: string): boolean {
-  return obj.metadata.labels?.[INGRESS_LABEL] === ingressName;
+  return labelledBy(INGRESS_GENERATOR, obj, ingressName);
 }
 
 /** Labelled for and controlled by (an ownerReference to) this Ingress: ours to delete. */
 export function ownedBy(obj: KubeObject, ingressName: string): boolean {
-  return labelledFor(obj, ingressName) && ownerRefs(obj).some((r) => isIngressOwner(r, ingressName));
+  return ownedByGenerator(INGRESS_GENERATOR, obj, ingressName);
 }
 
 /** What we manage of a generated ApiDefinition: its spec, our two labels, our ownerReference. */
@@ -255,66 +248,15 @@ export function managedView(obj: KubeObject, ingressName: string): Json {
   return { spec: obj.spec ?? {}, ingress: labels[INGRESS_LABEL], hash: labels[API_HASH_LABEL], owner: owner ?? null };
 }
 
-/** `current` with `desired`'s spec, labels and ownerReference over it: the body of one PUT; undefined when another object controls it. */
-function updated(current: KubeObject, desired: KubeObject, ingressName: string): KubeObject | undefined {
-  const others = ownerRefs(current).filter((r) => !isIngressOwner(r, ingressName));
-  if (others.some((r) => r.controller === true)) return undefined;
-  const { status: _status, ...rest } = current;
-  return {
-    ...rest,
-    metadata: { ...current.metadata, labels: { ...current.metadata.labels, ...desired.metadata.labels }, ownerReferences: [...others, ...ownerRefs(desired)] },
-    spec: desired.spec ?? {},
-  };
-}
-
 /**
  * desired (plan) vs `current`: every ApiDefinition labelled for the Ingress, and what is at each
  * desired name (null: free). `memory`: what the record remembers of our last writes.
  */
 export function diffApis(ingress: KubeObject, plan: IngressPlan, current: ReadonlyMap<string, KubeObject | null>, memory: Readonly<Record<string, ChildMemory>>): Diff {
-  const ingressName = ingress.metadata.name;
-  const steps: Step[] = [];
-  const taken: string[] = [];
-  const terminating: string[] = [];
-  const unchanged = new Map<string, ChildMemory>();
-  for (const want of plan.apis) {
-    const cur = current.get(want.name) ?? null;
-    if (cur === null) {
-      steps.push({ op: 'create', name: want.name, object: want.object });
-      continue;
-    }
-    if (!labelledFor(cur, ingressName)) {
-      taken.push(want.name);
-      continue;
-    }
-    if (cur.metadata.deletionTimestamp) {
-      terminating.push(want.name);
-      continue;
-    }
-    const sent = hashOf(managedView(want.object, ingressName));
-    const seen = hashOf(managedView(cur, ingressName));
-    const mem = memory[want.name];
-    if (sent === seen || (mem?.sent === sent && mem.seen === seen)) {
-      unchanged.set(want.name, { sent, seen });
-      continue;
-    }
-    const body = updated(cur, want.object, ingressName);
-    if (body === undefined) taken.push(want.name);
-    else steps.push({ op: 'update', name: want.name, object: body });
-  }
-  if (plan.complete) {
-    const keep = new Set([...plan.apis.map((a) => a.name), ...plan.held]);
-    for (const [name, cur] of [...current.entries()].sort(([a], [b]) => a.localeCompare(b))) {
-      if (cur === null || keep.has(name) || cur.metadata.deletionTimestamp || !ownedBy(cur, ingressName)) continue;
-      steps.push({ op: 'delete', name, uid: cur.metadata.uid ?? '' });
-    }
-  }
-  return { steps, taken, terminating, unchanged };
+  return diffGenerated(INGRESS_GENERATOR, ingress.metadata.name, plan.apis, current, memory, { complete: plan.complete, keep: plan.held });
 }
 
 /** Everything this Ingress owns that is not already being deleted: what deleting (or releasing) it removes. */
 export function teardown(ingressName: string, current: ReadonlyMap<string, KubeObject | null>): Step[] {
-  return [...current.entries()]
-    .sort(([a], [b]) => a.localeCompare(b))
-    .flatMap(([name, cur]): Step[] => (cur && !cur.metadata.deletionTimestamp && ownedBy(cur, ingressName) ? [{ op: 'delete', name, uid: cur.metadata.uid ?? '' }] : []));
+  return teardownGenerated(INGRESS_GENERATOR, ingressName, current);
 }

@@ -22,6 +22,7 @@ import type { RunScope } from '../../engine/types.js';
 import type { KubeObject } from '../../kube/types.js';
 import type { SyncRecord } from '../../store/types.js';
 import { API_DEFINITION } from '../api-definition/kind.js';
+import { groupByLabel } from '../shared/generated.js';
 import { INGRESS_LABEL, type IngressSettings, isOurClass, templateNameOf } from './apis.js';
 import { decideIngress, type IngressState } from './decide.js';
 import { INGRESS } from './kind.js';
@@ -62,18 +63,6 @@ async function getOr(read: () => Promise<KubeObject | null>): Promise<Got> {
   } catch (error) {
     return { error };
   }
-}
-
-/** The ApiDefinitions labelled for an Ingress, by name, grouped by "namespace/ingress". */
-function group(objects: readonly KubeObject[]): Map<string, Map<string, KubeObject>> {
-  const out = new Map<string, Map<string, KubeObject>>();
-  for (const o of objects) {
-    const owner = o.metadata.labels?.[INGRESS_LABEL];
-    if (owner === undefined) continue;
-    const k = `${o.metadata.namespace ?? ''}/${owner}`;
-    out.set(k, (out.get(k) ?? new Map()).set(o.metadata.name, o));
-  }
-  return out;
 }
 
 /** A live Ingress of our class, or one we took on (finalizer), or one we have a record of: worth reading further. */
@@ -126,7 +115,7 @@ export async function loadIngresses(ctx: RunContext, scope: RunScope, settings: 
     const mine = [...found.entries()].some(([k, g]) => (ns === undefined || splitKey(k)?.namespace === ns) && 'obj' in g && relevant(g.obj, null, settings));
     if (!mine && (recorded.get(ns ?? '*') ?? []).length === 0) continue;
     try {
-      const byOwner = group(await ctx.deps.kube.list(API_DEFINITION, ns, { labelSelector: INGRESS_LABEL }));
+      const byOwner = groupByLabel(await ctx.deps.kube.list(API_DEFINITION, ns, { labelSelector: INGRESS_LABEL }), INGRESS_LABEL);
       for (const [k, m] of byOwner) generated.set(k, m);
       // generated for an Ingress the listing lacks: its Ingress is confirmed gone first
       const lost = [...byOwner.keys()].map((k) => ({ namespace: k.slice(0, k.indexOf('/')), name: k.slice(k.indexOf('/') + 1) }));
