@@ -115,7 +115,7 @@ export class Service {
       ...DEFAULT_RUN_SETTINGS,
       maxDeletesPerRun: config.maxDeletesPerRun,
       gatewayWrites,
-      kindSettings: { ingress: config.ingress },
+      kindSettings: { ingress: config.ingress, gatewayApi: config.gatewayApi },
       adoptNamespaces: config.adoptNamespaces,
       ...parts.settings,
       namespaces: config.watchNamespaces,

@@ -150,6 +150,8 @@ export type ReportReason =
   | 'in use'
   /** an object that was ours now has another class: what it generated goes */
   | 'ingress class changed'
+  /** a route that was ours names no Gateway of ours any more: what it generated goes */
+  | 'parent changed'
   /** a blueprint object's deletion, held while objects of another kind name it */
   | 'referenced by ingresses'
   /** refused before any write (owners.ts): another resource owns the id; an unowned object not to adopt; an older resource's listen path */

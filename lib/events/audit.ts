@@ -2,7 +2,8 @@
  * audit.k8s.io/v1 EventList → EventItems, as the API server's audit webhook sends it.
  *
  * Takes only stage ResponseComplete writes (create, update, patch, delete, deletecollection)
- * of tyk.tyk.io resources, of networking.k8s.io Ingresses (no other group's), and of the resources
+ * of tyk.tyk.io resources, of networking.k8s.io Ingresses and gateway.networking.k8s.io
+ * HTTPRoutes (no other group's), and of the resources
  * ours are built from (Secrets, ConfigMaps, SubGraphs, SuperGraphs: an EventItem `dependency`, by
  * name; only the objectRef is read, so a Metadata audit level is enough and Secret data never
  * needs to be in the audit log); skips requests that failed
@@ -14,8 +15,7 @@
  * Throws BadRequestError naming what is wrong when the body is not an EventList.
  */
 
-import { INGRESS } from '../kinds/ingress/kind.js';
-import { findKind } from '../kinds/registry.js';
+import { findForeignKind, findKind } from '../kinds/registry.js';
 import { BadRequestError } from '../platform/errors.js';
 import { isObject, nonEmpty } from '../platform/guards.js';
 import { ENDPOINT_SLICES, type EventItem, findDependencyKind } from './refs.js';
@@ -52,9 +52,9 @@ function auditItem(ev: Record<string, unknown>, ownUsername: string | undefined)
   const resource = nonEmpty(ref.resource) ?? '';
   const group = nonEmpty(ref.apiGroup);
   const dependency = findDependencyKind(resource, group ?? '');
-  const ingress = group === INGRESS.group && resource === INGRESS.plural;
+  const foreign = findForeignKind(group ?? '', resource);
   const slices = group === ENDPOINT_SLICES.group && resource === ENDPOINT_SLICES.plural;
-  if (dependency === undefined && !ingress && !slices && (group !== 'tyk.tyk.io' || findKind(resource) === undefined)) return { ignored: 'kind not reconciled' };
+  if (dependency === undefined && !foreign && !slices && (group !== 'tyk.tyk.io' || findKind(resource) === undefined)) return { ignored: 'kind not reconciled' };
   if (nonEmpty(ref.subresource) === 'status') return { ignored: 'status subresource' };
   const code = isObject(ev.responseStatus) ? ev.responseStatus.code : undefined;
   if (typeof code === 'number' && code >= 300) return { ignored: 'request failed' };
@@ -74,7 +74,7 @@ function auditItem(ev: Record<string, unknown>, ownUsername: string | undefined)
     if (name === undefined || ev.verb === 'deletecollection') return { ignored: 'dependency without a name' };
     return { dependency: { kind: dependency, namespace, name } };
   }
-  const kind = ingress ? INGRESS.kind : resource;
+  const kind = foreign ? foreign.kind : resource;
   if (name === undefined || ev.verb === 'deletecollection') return { namespace: { kind, namespace } };
   return { object: { kind, namespace, name } };
 }

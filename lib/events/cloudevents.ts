@@ -14,7 +14,7 @@
  * Throws BadRequestError naming what is wrong.
  */
 
-import { INGRESS, isIngressKind } from '../kinds/ingress/kind.js';
+import { findForeignKind, findMakerKind } from '../kinds/registry.js';
 import { BadRequestError } from '../platform/errors.js';
 import { isObject, nonEmpty } from '../platform/guards.js';
 import { ENDPOINT_SLICES, type EventItem, findDependencyKind } from './refs.js';
@@ -90,9 +90,10 @@ export function parseCloudEvents(input: CloudEventInput): CloudEvent[] {
 function fromSubject(subject: string | undefined): EventItem | undefined {
   const m = /^\/apis\/([^/]+)\/[^/]+\/namespaces\/([^/]+)\/([^/]+)\/([^/]+)$/.exec(subject ?? '');
   if (!m) return undefined;
-  if (m[1] === INGRESS.group && m[3] === INGRESS.plural) return { object: { kind: INGRESS.kind, namespace: m[2]!, name: m[4]! } };
+  const foreign = findForeignKind(m[1]!, m[3]!);
+  if (foreign && m[3] === foreign.plural) return { object: { kind: foreign.kind, namespace: m[2]!, name: m[4]! } };
   if (m[1] === ENDPOINT_SLICES.group && m[3] === ENDPOINT_SLICES.plural) return { endpoints: { namespace: m[2]!, slice: m[4]! } };
-  if (m[1] !== 'tyk.tyk.io' || isIngressKind(m[3]!)) return { ignored: 'kind not reconciled' };
+  if (m[1] !== 'tyk.tyk.io' || findMakerKind(m[3]!) !== undefined) return { ignored: 'kind not reconciled' };
   const dependency = findDependencyKind(m[3]!, m[1]);
   if (dependency !== undefined) return { dependency: { kind: dependency, namespace: m[2]!, name: m[4]! } };
   return { object: { kind: m[3]!, namespace: m[2]!, name: m[4]! } };

@@ -2,15 +2,15 @@
  * What one delivered event asks for (an EventItem), and how a request's events become one
  * run's scope: deliveries already seen are dropped, duplicates collapse (400 events about 3
  * objects become 3 refs), and more distinct objects than `maxRefs` are folded into
- * namespace-wide runs, or one full run. Pure. An `Ingress` item (the parsers emit one only for
- * networking.k8s.io Ingresses) goes to the scope's `cluster`, as a held kind's object does. An
+ * namespace-wide runs, or one full run. Pure. An item of a kind that makes others (Ingress,
+ * HTTPRoute: the parsers emit one only for their own groups) goes to the scope's `cluster`, as
+ * a held kind's object does. An
  * EndpointSlice of the gateway's Service (its replicas changed) makes the run a full one.
  */
 
 import type { ClusterRef, ObjectRef } from '../engine/kind.js';
 import type { RunScope } from '../engine/types.js';
-import { INGRESS, isIngressKind } from '../kinds/ingress/kind.js';
-import { findHeldKind, findKind } from '../kinds/registry.js';
+import { findHeldKind, findKind, findMakerKind } from '../kinds/registry.js';
 
 export type EventItem =
   /** one object to look at */
@@ -119,9 +119,10 @@ export function collect(items: readonly EventItem[], options: CollectOptions = {
       continue;
     }
     const target = 'object' in item ? item.object : item.namespace;
-    if (isIngressKind(target.kind)) {
+    const maker = findMakerKind(target.kind);
+    if (maker !== undefined) {
       accepted++;
-      if ('object' in item) cluster.set(`${INGRESS.kind}/${item.object.namespace}/${item.object.name}`, { kind: INGRESS, namespace: item.object.namespace, name: item.object.name });
+      if ('object' in item) cluster.set(`${maker.kind}/${item.object.namespace}/${item.object.name}`, { kind: maker, namespace: item.object.namespace, name: item.object.name });
       else namespaces.add(item.namespace.namespace);
       continue;
     }

@@ -5,14 +5,14 @@
  *
  * - a Kubernetes object: {apiVersion, kind, metadata: {name, namespace}}; a core Secret or
  *   ConfigMap, a SubGraph or a SuperGraph is a `dependency` (the objects built from it are looked
- *   at); a networking.k8s.io Ingress an `Ingress` object; any other non-tyk.tyk.io kind ignored
- *   (a tyk.tyk.io "Ingress" too)
+ *   at); a networking.k8s.io Ingress an `Ingress` object, a gateway.networking.k8s.io HTTPRoute
+ *   an `HTTPRoute` one; any other non-tyk.tyk.io kind ignored (a tyk.tyk.io "Ingress" too)
  * - a reference: {apiVersion, kind, name, namespace} (Knative ApiServerSource, Reference mode)
  * - a WatchEvent: {type: ADDED|MODIFIED|DELETED|BOOKMARK|ERROR, object}
  * - an Argo Events resource event: {type: ADD|UPDATE|DELETE, body, group, version, resource}
  */
 
-import { INGRESS, isIngressKind } from '../kinds/ingress/kind.js';
+import { findForeignKind, findMakerKind } from '../kinds/registry.js';
 import { BadRequestError } from '../platform/errors.js';
 import { isObject, nonEmpty } from '../platform/guards.js';
 import { ENDPOINT_SLICES, type EventItem, findDependencyKind } from './refs.js';
@@ -28,7 +28,7 @@ function fromObject(obj: unknown, where: string): EventItem | undefined {
   const kind = nonEmpty(obj.kind);
   if (!apiVersion || !kind || (!meta && !('name' in obj))) return undefined;
   const dependency = findDependencyKind(kind, apiVersion.includes('/') ? apiVersion.slice(0, apiVersion.indexOf('/')) : '');
-  const ingress = apiVersion.startsWith(`${INGRESS.group}/`) && isIngressKind(kind);
+  const foreign = apiVersion.includes('/') ? findForeignKind(apiVersion.slice(0, apiVersion.indexOf('/')), kind) : undefined;
   if (apiVersion.startsWith(`${ENDPOINT_SLICES.group}/`) && kind === ENDPOINT_SLICES.kind) {
     const namespace = nonEmpty(meta ? meta.namespace : obj.namespace);
     if (!namespace) throw new BadRequestError(`${where}: the object's namespace is required`);
@@ -36,14 +36,14 @@ function fromObject(obj: unknown, where: string): EventItem | undefined {
     const service = meta && isObject(meta.labels) ? nonEmpty(meta.labels[ENDPOINT_SLICES.serviceLabel]) : undefined;
     return { endpoints: { namespace, ...(slice !== undefined ? { slice } : {}), ...(service !== undefined ? { service } : {}) } };
   }
-  if (ingress) {
+  if (foreign) {
     const name = nonEmpty(meta ? meta.name : obj.name);
     const namespace = nonEmpty(meta ? meta.namespace : obj.namespace);
     if (!name || !namespace) throw new BadRequestError(`${where}: the object's name and namespace are required`);
-    return { object: { kind: INGRESS.kind, namespace, name } };
+    return { object: { kind: foreign.kind, namespace, name } };
   }
-  // only networking.k8s.io's Ingress is one: another group's kind of that name is not ours
-  if ((!apiVersion.startsWith('tyk.tyk.io/') && dependency === undefined) || isIngressKind(kind)) return { ignored: 'kind not reconciled' };
+  // only networking.k8s.io's Ingress is one (gateway.networking.k8s.io's HTTPRoute): another group's kind of that name is not ours
+  if ((!apiVersion.startsWith('tyk.tyk.io/') && dependency === undefined) || findMakerKind(kind) !== undefined) return { ignored: 'kind not reconciled' };
   const name = nonEmpty(meta ? meta.name : obj.name);
   const namespace = nonEmpty(meta ? meta.namespace : obj.namespace);
   if (!name || !namespace) throw new BadRequestError(`${where}: the object's name and namespace are required`);
@@ -63,9 +63,9 @@ export function fromArgoEvent(ev: unknown, where: string): EventItem | undefined
   if (!isObject(ev) || typeof ev.type !== 'string' || !ARGO_TYPES.has(ev.type) || !isObject(ev.body) || typeof ev.resource !== 'string') {
     return undefined;
   }
-  const ingress = ev.group === INGRESS.group && ev.resource === INGRESS.plural;
+  const foreign = typeof ev.group === 'string' && findForeignKind(ev.group, ev.resource) !== undefined;
   const slices = ev.group === ENDPOINT_SLICES.group && ev.resource === ENDPOINT_SLICES.plural;
-  if (ev.group !== 'tyk.tyk.io' && !ingress && !slices && !(ev.group === '' && findDependencyKind(ev.resource) !== undefined)) return { ignored: 'kind not reconciled' };
+  if (ev.group !== 'tyk.tyk.io' && !foreign && !slices && !(ev.group === '' && findDependencyKind(ev.resource) !== undefined)) return { ignored: 'kind not reconciled' };
   const item = fromObject(ev.body, where);
   if (!item) throw new BadRequestError(`${where}: an Argo Events resource event's body must be the Kubernetes object`);
   return item;

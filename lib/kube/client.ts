@@ -285,8 +285,9 @@ function collectionPath(kind: ResourceKind, namespace?: string): string {
   return namespace === undefined ? `${groupPrefix(kind)}/${kind.plural}` : `${groupPrefix(kind)}/namespaces/${seg(namespace)}/${kind.plural}`;
 }
 
+/** A namespace of '' is a cluster-scoped object's (no namespace segment). */
 function objectPath(kind: ResourceKind, namespace: string, name: string): string {
-  return `${collectionPath(kind, namespace)}/${seg(name)}`;
+  return `${collectionPath(kind, namespace === '' ? undefined : namespace)}/${seg(name)}`;
 }
 
 function joinUrl(server: string, path: string, query?: Query): string {

@@ -2,7 +2,8 @@
  * Kinds the reconciler reads and never reconciles: where a resource's gateway connection comes
  * from (OperatorContext, and the Secret it names), where documents and certificates live
  * (ConfigMap, Secret), what it tells (Event), and where the default gateway's replicas are
- * (EndpointSlice, with TYK_GATEWAY_SERVICE: lib/gateway/endpoint-slices.ts).
+ * (EndpointSlice, with TYK_GATEWAY_SERVICE: lib/gateway/endpoint-slices.ts), and what Gateway API
+ * routes name (Service: a backend; Namespace: its labels, for a listener's route selector).
  */
 import type { ResourceKind } from './types.js';
 
@@ -14,3 +15,7 @@ export const EVENT: ResourceKind = { kind: 'Event', group: '', version: 'v1', pl
 export const ENDPOINT_SLICE: ResourceKind = { kind: 'EndpointSlice', group: 'discovery.k8s.io', version: 'v1', plural: 'endpointslices' };
 /** EndpointSlice as Kubernetes 1.17-1.24 serve it (1.20 serves only this version; 1.25 removed it). The fields read are the same. */
 export const ENDPOINT_SLICE_V1BETA1: ResourceKind = { ...ENDPOINT_SLICE, version: 'v1beta1' };
+/** A Service: an HTTPRoute's backend (its ports are read). */
+export const SERVICE: ResourceKind = { kind: 'Service', group: '', version: 'v1', plural: 'services' };
+/** A Namespace (cluster-scoped): its labels, for a Gateway listener's `allowedRoutes.namespaces.selector`. */
+export const NAMESPACE: ResourceKind = { kind: 'Namespace', group: '', version: 'v1', plural: 'namespaces' };

@@ -8,7 +8,7 @@
  * Contract:
  * - `grantPermits(grants, from, to)`: pure, exactly Gateway API's matching (group, kind and
  *   namespace of `from` equal; group and kind of `to` equal, its name absent or equal), plus
- *   the name rule above.
+ *   the name rule above (not for Gateway API's own references: `anyName`).
  * - `ReferenceGrants` (one per process) holds CROSS_NAMESPACE_REFS; `forRun()` gives a
  *   `RunGrants` that lists the grants of a namespace at most once per run, and only when a
  *   reference into it crosses namespaces. A reference within one namespace, or any with
@@ -44,7 +44,13 @@ export interface RefTo {
   name: string;
 }
 
-/** Kinds a grant must name by name to permit (credentials and documents). */
+/** How a reference is checked. */
+export interface GrantOptions {
+  /** Gateway API's own references (a Gateway's certificateRefs): a grant of the kind without a name opens every object of it, as that API defines, Secrets too */
+  readonly anyName?: boolean;
+}
+
+/** Kinds a grant must name by name to permit (credentials and documents), unless GrantOptions.anyName. */
 const BY_NAME_ONLY = new Set(['/Secret', '/ConfigMap']);
 
 function text(v: unknown): string {
@@ -52,8 +58,8 @@ function text(v: unknown): string {
 }
 
 /** Whether any of `grants` (ReferenceGrants of `to.namespace`) permits `from` → `to`. */
-export function grantPermits(grants: readonly KubeObject[], from: RefFrom, to: RefTo): boolean {
-  const byNameOnly = BY_NAME_ONLY.has(`${to.group}/${to.kind}`);
+export function grantPermits(grants: readonly KubeObject[], from: RefFrom, to: RefTo, options: GrantOptions = {}): boolean {
+  const byNameOnly = options.anyName !== true && BY_NAME_ONLY.has(`${to.group}/${to.kind}`);
   return grants.some((g) => {
     if ((g.metadata.namespace ?? '') !== to.namespace) return false;
     const spec = isObject(g.spec) ? g.spec : {};
@@ -70,8 +76,8 @@ export function grantPermits(grants: readonly KubeObject[], from: RefFrom, to: R
 }
 
 /** What a refused reference says: the field and the target, never whether it exists. */
-export function refusalMessage(field: string, from: RefFrom, to: RefTo): string {
-  const naming = BY_NAME_ONLY.has(`${to.group}/${to.kind}`) ? ' naming it' : '';
+export function refusalMessage(field: string, from: RefFrom, to: RefTo, options: GrantOptions = {}): string {
+  const naming = options.anyName !== true && BY_NAME_ONLY.has(`${to.group}/${to.kind}`) ? ' naming it' : '';
   return `${field}: ${to.kind} ${to.namespace}/${to.name} is in another namespace, and no ReferenceGrant in ${to.namespace}${naming} lets ${from.kind} objects of ${from.namespace} use it`;
 }
 
@@ -113,7 +119,7 @@ export class RunGrants {
   constructor(private readonly grants: ReferenceGrants) {}
 
   /** Whether `from` may refer to `to` (through the spec field named in messages). */
-  async check(field: string, from: RefFrom, to: RefTo): Promise<RefCheck> {
+  async check(field: string, from: RefFrom, to: RefTo, options: GrantOptions = {}): Promise<RefCheck> {
     if (from.namespace === to.namespace || this.grants.mode === 'allow') return { ok: true };
     let pending = this.byNamespace.get(to.namespace);
     if (!pending) {
@@ -126,6 +132,6 @@ export class RunGrants {
     } catch (err) {
       return { ok: false, error: `${field}: the ReferenceGrants of ${to.namespace} could not be read: ${describeError(err)}` };
     }
-    return grantPermits(listed, from, to) ? { ok: true } : { ok: false, refused: refusalMessage(field, from, to) };
+    return grantPermits(listed, from, to, options) ? { ok: true } : { ok: false, refused: refusalMessage(field, from, to, options) };
   }
 }

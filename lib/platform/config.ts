@@ -82,6 +82,12 @@ export interface Config {
    */
   ingress: { className: string; httpPort: number; httpsPort: number };
   /**
+   * Gateway API: GATEWAY_CONTROLLER_NAME, the GatewayClass `controllerName` we serve (default
+   * tyk.io/gateway-reconciler); GATEWAY_ADDRESSES, the gateway's public addresses (IPs or
+   * hostnames, comma-separated) our Gateways' status shows
+   */
+  gatewayApi: { controllerName: string; addresses: string[] };
+  /**
    * Full runs over more objects than SHARD_SIZE are sharded (lib/triggers/schedule.ts): sent as
    * messages to SHARD_QUEUE_URL (an SQS queue; serverless.yml sets it on Lambda), or, without
    * one, run one after another in this process
@@ -217,6 +223,22 @@ function ingress(env: Env, problems: Problems): Config['ingress'] {
   };
 }
 
+/** A GatewayClass controllerName: a domain prefix, a slash, a path (Gateway API's own pattern). */
+const CONTROLLER_NAME = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/[A-Za-z0-9/\-._~%!$&'()*+,;=:]+$/;
+/** An address as Gateway API's status takes it: an IPv4 or IPv6 address, or a DNS name. */
+const ADDRESS = /^(?:[0-9a-fA-F:.]+|[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*)$/;
+
+function gatewayApi(env: Env, problems: Problems): Config['gatewayApi'] {
+  const controllerName = value(env, 'GATEWAY_CONTROLLER_NAME') ?? 'tyk.io/gateway-reconciler';
+  if (controllerName.length > 253 || !CONTROLLER_NAME.test(controllerName)) {
+    problems.add('GATEWAY_CONTROLLER_NAME', `must be a domain-prefixed path such as example.com/gateway (at most 253 characters), got "${controllerName}"`);
+  }
+  const addresses = list(env, 'GATEWAY_ADDRESSES');
+  const bad = addresses.find((a) => a.length > 253 || !ADDRESS.test(a));
+  if (bad !== undefined) problems.add('GATEWAY_ADDRESSES', `"${bad}" is not an IP address or a hostname`);
+  return { controllerName, addresses };
+}
+
 /**
  * SHARD_QUEUE_URL: an SQS queue URL, https://sqs.<region>.amazonaws.com/<account>/<queue> (http
  * is accepted for a local stand-in). The value is not echoed: a URL may carry credentials.
@@ -325,6 +347,7 @@ export function loadConfig(env: Env): Config {
     shutdownGraceMs: integer(env, 'SHUTDOWN_GRACE_MS', 25_000, 0, 600_000, problems),
     reconcilerUsername: value(env, 'RECONCILER_USERNAME'),
     ingress: ingress(env, problems),
+    gatewayApi: gatewayApi(env, problems),
     shards: { size: integer(env, 'SHARD_SIZE', 2000, 1, 1_000_000, problems), queueUrl: shardQueueUrl(env, problems) },
     tls: tls(env, problems),
     boundaries: boundaries(env, problems),

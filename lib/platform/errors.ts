@@ -129,6 +129,21 @@ export class IngressError extends ReconcilerError {
   }
 }
 
+/**
+ * An HTTPRoute that cannot be served as asked: ROUTE_UNSUPPORTED, a match or filter Tyk cannot
+ * carry out (the route is then not served at all); ROUTE_BACKEND, a backendRef that does not
+ * resolve; ROUTE_NAME_TAKEN, the ApiDefinition name a rule needs belongs to something else.
+ */
+export class RouteError extends ReconcilerError {
+  constructor(
+    readonly code: 'ROUTE_UNSUPPORTED' | 'ROUTE_BACKEND' | 'ROUTE_NAME_TAKEN',
+    message: string,
+    options: { cause?: unknown; context?: ErrorContext } = {},
+  ) {
+    super(message, options);
+  }
+}
+
 /** The record and lock store (Redis) could not be reached or failed. */
 export class StoreUnavailableError extends ReconcilerError {
   readonly code = 'STORE_UNAVAILABLE';

@@ -1,14 +1,13 @@
 /**
  * POST /resync: a one-off run, for people and scripts. Parameters as a JSON body or as query
- * parameters: `kind` (ApiDefinition, TykOasApiDefinition, SecurityPolicy, Ingress, SubGraph,
- * SuperGraph, by Kind or plural; default the first four, guessed by name), `namespace`, `name` (needs namespace),
+ * parameters: `kind` (ApiDefinition, TykOasApiDefinition, SecurityPolicy, Ingress, HTTPRoute,
+ * SubGraph, SuperGraph, by Kind or plural; default all but the last two, guessed by name), `namespace`, `name` (needs namespace),
  * `dryRun` (true: load and plan only, write nothing, return the plan). Nothing named →
  * everything. Requires RESYNC_TOKEN (checked before the body is read). A resync ignores retry backoff.
  */
 
 import type { RunScope } from '../engine/types.js';
-import { INGRESS, isIngressKind } from '../kinds/ingress/kind.js';
-import { findHeldKind, findKind, HELD_KINDS, MANAGED_KINDS } from '../kinds/registry.js';
+import { findHeldKind, findKind, findMakerKind, HELD_KINDS, MAKER_KINDS, MANAGED_KINDS } from '../kinds/registry.js';
 import { BadRequestError } from '../platform/errors.js';
 import { isObject } from '../platform/guards.js';
 import type { Service } from '../service.js';
@@ -54,19 +53,19 @@ function parseParams(input: HttpInput): ResyncParams {
 }
 
 function resyncScope(params: ResyncParams): RunScope {
-  // a held kind (SubGraph, SuperGraph) is named on its own; without a kind, the managed kinds and Ingress are guessed
+  // a held kind (SubGraph, SuperGraph) is named on its own; without a kind, the managed kinds and the makers (Ingress, HTTPRoute) are guessed
   const held = params.kind === undefined ? undefined : findHeldKind(params.kind);
-  const ingress = params.kind === undefined || isIngressKind(params.kind);
-  const kinds = params.kind === undefined ? MANAGED_KINDS : held || ingress ? [] : [findKind(params.kind)];
-  if (kinds[0] === undefined && !held && !ingress) {
-    throw new BadRequestError(`unknown kind "${params.kind}": expected ${[...MANAGED_KINDS, INGRESS, ...HELD_KINDS].map((k) => k.kind).join(', ')}`);
+  const makers = params.kind === undefined ? MAKER_KINDS : [findMakerKind(params.kind)].filter((k) => k !== undefined);
+  const kinds = params.kind === undefined ? MANAGED_KINDS : held || makers.length > 0 ? [] : [findKind(params.kind)];
+  if (kinds[0] === undefined && !held && makers.length === 0) {
+    throw new BadRequestError(`unknown kind "${params.kind}": expected ${[...MANAGED_KINDS, ...MAKER_KINDS, ...HELD_KINDS].map((k) => k.kind).join(', ')}`);
   }
   if (params.name !== undefined) {
     if (params.namespace === undefined) throw new BadRequestError('name needs namespace');
     if (held) return { cluster: [{ kind: held, namespace: params.namespace, name: params.name }] };
     const optional = params.kind === undefined;
-    const ingresses = ingress ? { cluster: [{ kind: INGRESS, namespace: params.namespace, name: params.name }] } : {};
-    return { refs: kinds.map((kind) => ({ kind: kind!, namespace: params.namespace!, name: params.name!, ...(optional ? { optional } : {}) })), ...ingresses };
+    const made = makers.length > 0 ? { cluster: makers.map((kind) => ({ kind, namespace: params.namespace!, name: params.name! })) } : {};
+    return { refs: kinds.map((kind) => ({ kind: kind!, namespace: params.namespace!, name: params.name!, ...(optional ? { optional } : {}) })), ...made };
   }
   if (params.namespace !== undefined) return { namespaces: [params.namespace] };
   return { all: true };

@@ -1219,7 +1219,13 @@ t.test('kubeconfig file and discovery', async (t) => {
   const core = await api(fake, 'GET', '/api/v1');
   t.same(
     core.body.resources.map((r: Json) => r.name),
-    ['secrets', 'configmaps', 'events'],
+    ['secrets', 'configmaps', 'services', 'services/status', 'namespaces', 'namespaces/status', 'events'],
+    'the core kinds we read (an HTTPRoute backend’s Service, Namespaces’ labels) and write (Events)',
+  );
+  t.same(
+    core.body.resources.filter((r: Json) => r.name === 'namespaces' || r.name === 'services').map((r: Json) => `${String(r.name)} ${String(r.namespaced)}`),
+    ['services true', 'namespaces false'],
+    'Namespaces are cluster-scoped',
   );
 });
 

@@ -206,6 +206,8 @@ export interface FakeKubeApiServerOptions {
 
 /** Gateway API's ReferenceGrant CRD (v1beta1, the upstream schema's fields): add it to `crds` to serve ReferenceGrants. */
 export const REFERENCE_GRANT_CRD = fileURLToPath(new URL('../fixtures/crds/referencegrants.yaml', import.meta.url));
+/** Gateway API's GatewayClass, Gateway and HTTPRoute CRDs (v1, the tests' structural schema of the fields we read and write): add it to `crds` to serve them. */
+export const GATEWAY_API_CRDS = fileURLToPath(new URL('../fixtures/crds/gateway-api.yaml', import.meta.url));
 
 // ---------------------------------------------------------------------------------------------
 // Built-in resource types (custom resources come from CRDs: see ./crd-schema.ts)
@@ -225,6 +227,9 @@ export const BUILTIN_RESOURCE_TYPES: readonly ResourceType[] = [
   },
   { group: '', version: 'v1', kind: 'Secret', plural: 'secrets', selectableFields: ['type'] },
   { group: '', version: 'v1', kind: 'ConfigMap', plural: 'configmaps' },
+  // an HTTPRoute's backends, and the namespaces a Gateway listener selects routes from by label
+  { group: '', version: 'v1', kind: 'Service', plural: 'services', statusSubresource: true },
+  { group: '', version: 'v1', kind: 'Namespace', plural: 'namespaces', namespaced: false, statusSubresource: true },
   {
     group: '',
     version: 'v1',

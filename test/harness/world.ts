@@ -47,11 +47,15 @@ const PLURALS: Record<string, string> = {
   PortalAPICatalogue: 'portalapicatalogues',
   PortalConfig: 'portalconfigs',
   ReferenceGrant: 'referencegrants',
+  HTTPRoute: 'httproutes',
+  Gateway: 'gateways',
 };
 /** Group and version of the plurals that are not tyk.tyk.io's (the test side creates them as kubectl would, over HTTP). */
 const GROUPS: Record<string, { group: string; version: string }> = {
   ingresses: { group: 'networking.k8s.io', version: 'v1' },
   referencegrants: { group: 'gateway.networking.k8s.io', version: 'v1beta1' },
+  httproutes: { group: 'gateway.networking.k8s.io', version: 'v1' },
+  gateways: { group: 'gateway.networking.k8s.io', version: 'v1' },
 };
 
 /** The API group, version and plural a kind or plural is served under. */

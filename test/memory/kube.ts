@@ -34,17 +34,19 @@
  *   converts between them); `unserved` (an option) names versions the cluster does not serve:
  *   get and list of them answer KubeApiError 404 "the server could not find the requested
  *   resource", as kube-apiserver 1.20 answers for EndpointSlice v1 (and 1.25+ for v1beta1).
+ * - Namespaces and GatewayClasses are cluster-scoped: stored without a namespace, read with ''.
  * Leaves out (the HTTP tier covers them): CRD schema validation, pruning below status, paging,
  * selectors, watches, authentication.
  */
 
 import { randomUUID } from 'node:crypto';
 import { API_DEFINITION } from '../../lib/kinds/api-definition/kind.js';
+import { GATEWAY, GATEWAY_CLASS, HTTP_ROUTE } from '../../lib/kinds/gateway-api/kinds.js';
 import { INGRESS } from '../../lib/kinds/ingress/kind.js';
 import { SECURITY_POLICY } from '../../lib/kinds/security-policy/kind.js';
 import { EventRecorder, type EventSink, type EventType, type KubeEvent, type RecordedEvent } from '../../lib/kube/events.js';
-import { ENDPOINT_SLICE, ENDPOINT_SLICE_V1BETA1, EVENT, OPERATOR_CONTEXT, SECRET } from '../../lib/kube/kinds.js';
-import { REFERENCE_GRANT_V1 } from '../../lib/kube/reference-grants.js';
+import { ENDPOINT_SLICE, ENDPOINT_SLICE_V1BETA1, EVENT, NAMESPACE, OPERATOR_CONTEXT, SECRET, SERVICE } from '../../lib/kube/kinds.js';
+import { REFERENCE_GRANT_V1, REFERENCE_GRANT_V1BETA1 } from '../../lib/kube/reference-grants.js';
 import type { KubeApi, KubeObject, ListOptions, ResourceKind } from '../../lib/kube/types.js';
 import type { Clock } from '../../lib/platform/clock.js';
 import { KubeApiError, KubeConflictError, KubeUnavailableError } from '../../lib/platform/errors.js';
@@ -85,7 +87,25 @@ export interface MemoryKubeOptions {
   unserved?: readonly ResourceKind[];
 }
 
-const KNOWN_KINDS: readonly ResourceKind[] = [API_DEFINITION, SECURITY_POLICY, OPERATOR_CONTEXT, SECRET, EVENT, INGRESS, ENDPOINT_SLICE, ENDPOINT_SLICE_V1BETA1, REFERENCE_GRANT_V1];
+const KNOWN_KINDS: readonly ResourceKind[] = [
+  API_DEFINITION,
+  SECURITY_POLICY,
+  OPERATOR_CONTEXT,
+  SECRET,
+  EVENT,
+  INGRESS,
+  ENDPOINT_SLICE,
+  ENDPOINT_SLICE_V1BETA1,
+  REFERENCE_GRANT_V1,
+  REFERENCE_GRANT_V1BETA1,
+  SERVICE,
+  NAMESPACE,
+  GATEWAY_CLASS,
+  GATEWAY,
+  HTTP_ROUTE,
+];
+/** Kinds without a namespace: stored and read with none. */
+const CLUSTER_SCOPED = new Set([kindKey(NAMESPACE), kindKey(GATEWAY_CLASS)]);
 
 type Json = Record<string, unknown>;
 
@@ -306,7 +326,8 @@ export class MemoryKube implements KubeApi, EventSink {
     const kind = this.kindOf(input);
     const obj = clone(input);
     if (kind.group === '' && kind.kind === 'Secret') foldStringData(obj);
-    obj.metadata.namespace ??= 'default';
+    if (CLUSTER_SCOPED.has(kindKey(kind))) delete obj.metadata.namespace;
+    else obj.metadata.namespace ??= 'default';
     const prev = this.bucket(kind).get(objectKey(obj.metadata.namespace, obj.metadata.name));
     obj.metadata.uid ??= prev?.metadata.uid ?? randomUUID();
     obj.metadata.creationTimestamp ??= prev?.metadata.creationTimestamp ?? this.timestamp();
@@ -324,9 +345,10 @@ export class MemoryKube implements KubeApi, EventSink {
    */
   apply(input: KubeObject): KubeObject {
     const kind = this.kindOf(input);
-    const namespace = input.metadata.namespace ?? 'default';
+    const clusterScoped = CLUSTER_SCOPED.has(kindKey(kind));
+    const namespace = clusterScoped ? undefined : (input.metadata.namespace ?? 'default');
     const prev = this.bucket(kind).get(objectKey(namespace, input.metadata.name));
-    if (!prev) return this.put({ ...input, metadata: { ...input.metadata, namespace } });
+    if (!prev) return this.put(clusterScoped ? input : { ...input, metadata: { ...input.metadata, namespace } });
     const { metadata, status: _status, ...rest } = clone(input);
     const next: KubeObject = { ...rest, metadata: { ...clone(prev.metadata), labels: metadata.labels, annotations: metadata.annotations }, ...(prev.status ? { status: clone(prev.status) } : {}) };
     if (next.metadata.labels === undefined) delete next.metadata.labels;
@@ -364,7 +386,7 @@ export class MemoryKube implements KubeApi, EventSink {
 
   /** A copy of the stored object, without a call (and without faults). */
   read(kind: ResourceKind, name: string, namespace = 'default'): KubeObject | undefined {
-    const found = this.bucket(kind).get(objectKey(namespace, name));
+    const found = this.bucket(kind).get(objectKey(CLUSTER_SCOPED.has(kindKey(kind)) ? '' : namespace, name));
     return found ? clone(found) : undefined;
   }
 

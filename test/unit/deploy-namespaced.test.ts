@@ -24,8 +24,11 @@ import { KubeClient } from '../../lib/kube/client.js';
 import type { KubeObject } from '../../lib/kube/types.js';
 import { loadConfig } from '../../lib/platform/config.js';
 import { scheduledTick } from '../../lib/triggers/schedule.js';
+import { DEFAULT_CRD_DIR } from '../fakes/crd-schema.js';
+import { GATEWAY_API_CRDS } from '../fakes/kube-apiserver.js';
 import { startFakeTykDashboard } from '../fakes/tyk-dashboard.js';
 import { apiDefinition, apiDescription, configMap, ingress, oasDocument, portalCatalogue, portalConfig, subGraph, superGraph, tykOasApi } from '../fixtures/builders.js';
+import { backend, gateway, gatewayClass, httpRoute, listener, service } from '../fixtures/gateway-api.js';
 import { identity, renderKustomization } from '../harness/kustomize.js';
 import { arr, at, describeRequest, isObj, type Obj, type PolicyRule, type RbacRequest, rbacRequest, ruleAllows, ruleGrants } from '../harness/manifests.js';
 import { startWorld } from '../harness/world.js';
@@ -108,7 +111,17 @@ t.test('the namespaced overlay: the base install, confined to the namespaces WAT
 
   // cluster-wide: one ClusterRole with what a Role cannot grant
   const clusterRole = one('ClusterRole');
-  t.same(clusterRole.rules, [{ apiGroups: ['authentication.k8s.io'], resources: ['selfsubjectreviews'], verbs: ['create'] }], 'the ClusterRole keeps only selfsubjectreviews: create');
+  t.same(
+    clusterRole.rules,
+    [
+      { apiGroups: ['authentication.k8s.io'], resources: ['selfsubjectreviews'], verbs: ['create'] },
+      { apiGroups: ['gateway.networking.k8s.io'], resources: ['gatewayclasses'], verbs: ['list'] },
+      { apiGroups: ['gateway.networking.k8s.io'], resources: ['gatewayclasses/status'], verbs: ['patch'] },
+      { apiGroups: [''], resources: ['namespaces'], verbs: ['list'] },
+      { apiGroups: ['apiextensions.k8s.io'], resources: ['customresourcedefinitions'], resourceNames: ['gatewayclasses.gateway.networking.k8s.io'], verbs: ['get'] },
+    ],
+    'the ClusterRole keeps only cluster-scoped resources: selfsubjectreviews, GatewayClasses, Namespaces, the GatewayClass CRD',
+  );
   t.match(one('ClusterRoleBinding'), { roleRef: { kind: 'ClusterRole', name: at(clusterRole, 'metadata.name') }, subjects: [{ kind: 'ServiceAccount', name: at(SA, 'metadata.name') }] });
 
   // egress: DNS, the API server, the gateway, Redis; nothing else
@@ -133,7 +146,12 @@ t.test('the namespaced overlay: the base install, confined to the namespaces WAT
 
 /** The calls @kubernetes/client-node makes for the test's own setup (World.create/updateSpec/delete). */
 function isTestClientCall(r: RbacRequest): boolean {
-  return r.kind === 'resource' && ['tyk.tyk.io', 'networking.k8s.io'].includes(r.req.apiGroup) && ['create', 'get', 'update', 'delete'].includes(r.req.verb) && r.req.subresource === undefined;
+  return (
+    r.kind === 'resource' &&
+    ['tyk.tyk.io', 'networking.k8s.io', 'gateway.networking.k8s.io'].includes(r.req.apiGroup) &&
+    ['create', 'get', 'update', 'delete'].includes(r.req.verb) &&
+    r.req.subresource === undefined
+  );
 }
 
 const reportOf = (report: RunReport | null | undefined, kind: string, name: string) => report?.objects.find((o) => o.kind === kind && o.name === name);
@@ -146,7 +164,7 @@ t.test('RBAC: the Roles allow every call the code makes in a watched namespace, 
   const gatewayService = { namespace: GATEWAY_NAMESPACE, name: 'gateway-svc-tyk-gateway', port: 'http' };
   const w = await startWorld({
     env: { WATCH_NAMESPACE: WATCHED.join(','), SHARD_SIZE: '3', TYK_GATEWAY_SERVICE: `${gatewayService.namespace}/${gatewayService.name}:${gatewayService.port}` },
-    kube: { resources: [{ group: 'discovery.k8s.io', version: 'v1', kind: 'EndpointSlice', plural: 'endpointslices', builtin: true }] },
+    kube: { crds: [DEFAULT_CRD_DIR, GATEWAY_API_CRDS], resources: [{ group: 'discovery.k8s.io', version: 'v1', kind: 'EndpointSlice', plural: 'endpointslices', builtin: true }] },
   });
   t.teardown(() => w.close());
   const gatewayAt = new URL(w.tyk.url);
@@ -287,6 +305,25 @@ t.test('RBAC: the Roles allow every call the code makes in a watched namespace, 
   await byTest(() => w.delete('web', A, 'ingresses'));
   t.match(reportOf(await w.tick(), 'Ingress', 'web'), { result: 'deleted' }, 'the Ingress deleted: what it generated deleted');
 
+  // Gateway API in team-a: our GatewayClass (cluster-scoped: listed, its status patched), a
+  // Gateway taking routes from namespaces by label (the Namespaces listed), a Service, an
+  // HTTPRoute: its ApiDefinition generated, finalizer, statuses; deleted: what it made deleted
+  await w.kube.put(gatewayClass('tyk'));
+  await w.kube.put({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: A, labels: { routes: 'yes' } } });
+  await w.kube.put(gateway('gw', 'tyk', [listener('http', 80, 'HTTP', { from: 'Selector', matchLabels: { routes: 'yes' } })], A));
+  await w.kube.put(service('web', [8080], A));
+  await byTest(() =>
+    w.create(
+      httpRoute('web', A)
+        .parent('gw')
+        .rule({ path: '/routed', backends: [backend('web', 8080)] })
+        .build(),
+    ),
+  );
+  t.match(reportOf(await w.tick(), 'HTTPRoute', 'web'), { result: 'synced' }, 'an HTTPRoute: its ApiDefinition generated');
+  await byTest(() => w.delete('web', A, 'httproutes'));
+  t.match(reportOf(await w.tick(), 'HTTPRoute', 'web'), { result: 'deleted' }, 'the HTTPRoute deleted: what it generated deleted');
+
   // the default gateway's replicas: every run above listed them in the gateway's namespace; once more here, with the service's credentials
   const kc = new KubeConfig();
   kc.loadFromFile(w.kubeconfigPath);
@@ -331,11 +368,14 @@ t.test('RBAC: the Roles allow every call the code makes in a watched namespace, 
   );
 
   // nothing across namespaces, nothing in an unwatched one
-  t.same(
-    rest.filter((r) => !(r.kind === 'resource' && r.req.apiGroup === 'authentication.k8s.io')).map(describeRequest),
-    [],
-    'no request spans all namespaces: every list is a list in one watched namespace',
-  );
+  // cluster-scoped resources have no namespace to confine them to: who we are, GatewayClasses, Namespaces, the GatewayClass CRD
+  const clusterScoped = (r: RbacRequest): boolean =>
+    r.kind === 'resource' &&
+    (r.req.apiGroup === 'authentication.k8s.io' ||
+      (r.req.apiGroup === 'gateway.networking.k8s.io' && r.req.resource === 'gatewayclasses') ||
+      (r.req.apiGroup === '' && r.req.resource === 'namespaces') ||
+      (r.req.apiGroup === 'apiextensions.k8s.io' && r.req.resource === 'customresourcedefinitions'));
+  t.same(rest.filter((r) => !clusterScoped(r)).map(describeRequest), [], 'no request spans all namespaces: every list is a list in one watched namespace');
   const isGatewaySlices = (r: RbacRequest): boolean => r.kind === 'resource' && r.req.namespace === GATEWAY_NAMESPACE && r.req.apiGroup === 'discovery.k8s.io' && r.req.resource === 'endpointslices';
   t.same(
     [...new Set(namespaced.filter((r) => !isGatewaySlices(r)).map((r) => (r.kind === 'resource' ? r.req.namespace : '')))].filter((ns) => !WATCHED.includes(ns ?? '')),

@@ -29,9 +29,10 @@ import type { KubeObject } from '../../lib/kube/types.js';
 import { DEFAULT_SCHEDULE, loadConfig } from '../../lib/platform/config.js';
 import { scheduledTick } from '../../lib/triggers/schedule.js';
 import { DEFAULT_CRD_DIR } from '../fakes/crd-schema.js';
-import { REFERENCE_GRANT_CRD } from '../fakes/kube-apiserver.js';
+import { GATEWAY_API_CRDS, REFERENCE_GRANT_CRD } from '../fakes/kube-apiserver.js';
 import { startFakeTykDashboard } from '../fakes/tyk-dashboard.js';
 import { apiDefinition, apiDescription, configMap, ingress, oasDocument, portalCatalogue, portalConfig, subGraph, superGraph, tykOasApi } from '../fixtures/builders.js';
+import { backend, gateway, gatewayClass, httpRoute, listener, service } from '../fixtures/gateway-api.js';
 import {
   arr,
   at,
@@ -536,7 +537,7 @@ t.test('RBAC: the ClusterRole allows every API-server call the code makes, and n
   const gatewayService = { namespace: 'tyk', name: 'gateway-svc-tyk-gateway', port: 'http' };
   const w = await startWorld({
     env: { SHARD_SIZE: '3', TYK_GATEWAY_SERVICE: `${gatewayService.namespace}/${gatewayService.name}:${gatewayService.port}` },
-    kube: { crds: [DEFAULT_CRD_DIR, REFERENCE_GRANT_CRD], emptyStringIsNull: false, resources: [ENDPOINT_SLICE_TYPE] },
+    kube: { crds: [DEFAULT_CRD_DIR, REFERENCE_GRANT_CRD, GATEWAY_API_CRDS], emptyStringIsNull: false, resources: [ENDPOINT_SLICE_TYPE] },
   });
   t.teardown(() => w.close());
   await w.kube.put(gatewaySlice(gatewayService, new URL(w.tyk.url)));
@@ -698,6 +699,33 @@ t.test('RBAC: the ClusterRole allows every API-server call the code makes, and n
   t.match(reportOf(templated.body.report, 'Ingress', 'web'), { action: 'UPDATE', result: 'synced' }, 'the template edited: the generated ApiDefinition replaced');
   await byTest(() => w.delete('web', 'default', 'ingresses'));
   t.match(reportOf(await w.tick(), 'Ingress', 'web'), { result: 'deleted' }, 'the Ingress deleted: what it generated deleted');
+
+  // Gateway API: a GatewayClass of ours, a Gateway whose listener takes routes from namespaces
+  // by label (Namespaces LISTed), a Service and an HTTPRoute to it, announced by an audit event:
+  // its ApiDefinition generated and sent, the route's finalizer and status, the Gateway's and the
+  // class's statuses (the class CRD's bundle version read); the route deleted: what it made deleted
+  await w.kube.put(gatewayClass('tyk'));
+  await w.kube.put({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'default', labels: { routes: 'yes' } } });
+  await w.kube.put(gateway('gw', 'tyk', [listener('http', 80, 'HTTP', { from: 'Selector', matchLabels: { routes: 'yes' } })]));
+  await w.kube.put(service('web', [8080]));
+  await byTest(() =>
+    w.create(
+      httpRoute('web')
+        .parent('gw')
+        .rule({ path: '/routed', backends: [backend('web', 8080)] })
+        .build(),
+    ),
+  );
+  const routed = await w.audit({
+    kind: 'EventList',
+    apiVersion: 'audit.k8s.io/v1',
+    metadata: {},
+    items: [{ ...auditEvent('httproutes', 'default', 'web', 10), objectRef: { resource: 'httproutes', namespace: 'default', name: 'web', apiGroup: 'gateway.networking.k8s.io', apiVersion: 'v1' } }],
+  });
+  t.match(reportOf(routed.body.report, 'HTTPRoute', 'web'), { result: 'synced' }, 'an HTTPRoute: its ApiDefinition generated');
+  t.equal(reportOf(await w.tick(), 'Gateway', 'gw'), undefined, 'the tick after: the Gateway status already says it (nothing patched, nothing reported)');
+  await byTest(() => w.delete('web', 'default', 'httproutes'));
+  t.match(reportOf(await w.tick(), 'HTTPRoute', 'web'), { result: 'deleted' }, 'the HTTPRoute deleted: what it generated deleted');
 
   // the default gateway's replicas (TYK_GATEWAY_SERVICE): every run above listed its Service's
   // EndpointSlices in the gateway's namespace; once more here, with the service's credentials

@@ -1,0 +1,218 @@
+/**
+ * How an HTTPRoute's pass ends: its report line, its record, its `status.parents` and the
+ * Events `kubectl describe httproute` shows.
+ *
+ * | outcome                                            | report                             | Event            |
+ * | -------------------------------------------------- | ---------------------------------- | ---------------- |
+ * | ApiDefinitions created, updated or deleted         | CREATE/UPDATE synced               | Normal Synced    |
+ * | nothing to change                                  | NOOP unchanged                     | none             |
+ * | something Tyk cannot serve (UnsupportedValue)      | … invalid (ROUTE_UNSUPPORTED)      | Warning Invalid  |
+ * | a backend that does not resolve (ResolvedRefs)     | … waiting (ROUTE_BACKEND)          | Warning Waiting  |
+ * | a name held by an object not ours                  | … failed (ROUTE_NAME_TAKEN)        | Warning SyncFailed |
+ * | a write refused or failed                          | … failed                           | Warning SyncFailed |
+ * | a read failed                                      | NOOP read failed, failed           | Warning ReadFailed |
+ * | deleted / gone / released: what it made gone       | DELETE deleted                     | none             |
+ *
+ * Status: each parent of ours gets `Accepted` (attach.ts; UnsupportedValue naming the fields
+ * when the rules ask what Tyk cannot do) and `ResolvedRefs` (translate.ts), with
+ * observedGeneration; other controllers' parents are left as they are. It is patched only when
+ * it changes (a steady state patches nothing), and not at all by a dry run or for a read
+ * failure. A route released from our Gateways loses our parents.
+ *
+ * The record (`HTTPRoute/<ns>/<name>`, no gateway id) keeps the result, the generated names and
+ * the backend Services as `uses`, and what we last wrote of each generated ApiDefinition.
+ */
+import type { ChildMemory, CompositeOutcome } from '../../engine/composite.js';
+import { exhaustive } from '../../engine/decide.js';
+import { hashOf } from '../../engine/hash.js';
+import type { Action } from '../../engine/plan.js';
+import type { RunContext } from '../../engine/run-context.js';
+import type { ObjectReport, ObjectResult, ReportReason } from '../../engine/types.js';
+import { describeError, errorCode, InvalidSpecError, RouteError } from '../../platform/errors.js';
+import type { SyncRecord } from '../../store/types.js';
+import { API_DEFINITION } from '../api-definition/kind.js';
+import type { RouteBecause } from './decide.js';
+import { HTTP_ROUTE, ROUTE_LABEL } from './kinds.js';
+import type { RouteEntry } from './load.js';
+import type { NewCondition } from './model.js';
+import { routeParents, sameStatus } from './status.js';
+import { backendServicesOf } from './translate.js';
+import { gatewayApiSettings } from './world.js';
+
+export type RouteOutcome = CompositeOutcome<RouteBecause>;
+
+interface Verdict {
+  action: Action;
+  reason: ReportReason;
+  result: ObjectResult;
+  error?: string;
+  code?: string;
+}
+
+/** A name the plan needs, held by an object not labelled for this route (or controlled by another). */
+export function takenError(e: { namespace: string; name: string }, names: readonly string[]): RouteError {
+  return new RouteError(
+    'ROUTE_NAME_TAKEN',
+    `ApiDefinition ${names.map((n) => `${e.namespace}/${n}`).join(', ')} exists without the label ${ROUTE_LABEL}: ${e.name}, or another object controls it: not overwritten`,
+  );
+}
+
+function failures(e: RouteEntry, o: RouteOutcome): unknown[] {
+  if (o.what === 'failed') return [o.error];
+  const out: unknown[] = [];
+  const because = o.decision.because;
+  if (because.reason === 'sync' && because.diff.taken.length > 0) out.push(takenError(e, because.diff.taken));
+  if (o.what === 'written') {
+    for (const r of o.results) if (!r.ok) out.push(r.error);
+    if (o.finalizerError !== undefined) out.push(o.finalizerError);
+  }
+  return out;
+}
+
+function verdict(e: RouteEntry, o: RouteOutcome): Verdict {
+  if (o.what === 'failed' && o.error instanceof InvalidSpecError) return { action: 'NOOP', reason: 'invalid spec', result: 'invalid', error: describeError(o.error), code: errorCode(o.error) };
+  if (o.what === 'failed') return { action: 'NOOP', reason: o.writing ? 'spec changed' : 'read failed', result: 'failed', error: describeError(o.error), code: errorCode(o.error) };
+  const d = o.decision;
+  const failed = failures(e, o);
+  const failure = failed.length > 0 ? { error: failed.map(describeError).join('; '), code: errorCode(failed[0]) } : {};
+  const because = d.because;
+  switch (because.reason) {
+    case 'teardown':
+      return { action: 'DELETE', reason: because.why === 'released' ? 'parent changed' : 'deleted in cluster', result: failed.length > 0 ? 'failed' : 'deleted', ...failure };
+    case 'sync': {
+      const steps = d.what === 'quiet' ? [] : d.steps;
+      const addFinalizer = d.what === 'upsert' && d.addFinalizer;
+      const created = steps.length > 0 && steps.every((s) => s.op === 'create') && !e.record;
+      const action: Action = steps.length === 0 && !addFinalizer ? 'NOOP' : created ? 'CREATE' : 'UPDATE';
+      const reason: ReportReason = action === 'NOOP' ? 'unchanged' : created ? 'created in cluster' : 'spec changed';
+      if (failed.length > 0) return { action, reason, result: 'failed', ...failure };
+      const invalid = [...because.problems, ...because.translation.unsupported];
+      if (invalid.length > 0) return { action, reason, result: 'invalid', error: invalid.join('; '), code: 'ROUTE_UNSUPPORTED' };
+      if (because.translation.resolvedRefs.status !== 'True') return { action, reason, result: 'waiting', error: because.translation.resolvedRefs.message, code: 'ROUTE_BACKEND' };
+      if (because.diff.terminating.length > 0) {
+        return { action, reason, result: 'waiting', error: `ApiDefinition ${because.diff.terminating.map((n) => `${e.namespace}/${n}`).join(', ')} is being deleted; made again once it is gone` };
+      }
+      return { action, reason, result: o.what === 'written' ? 'synced' : 'unchanged' };
+    }
+    default:
+      return exhaustive(because);
+  }
+}
+
+export function reportRoute(e: RouteEntry, o: RouteOutcome, result?: ObjectResult, extra: Partial<ObjectReport> = {}): ObjectReport {
+  const v = verdict(e, o);
+  return {
+    kind: HTTP_ROUTE.kind,
+    namespace: e.namespace,
+    name: e.name,
+    id: '',
+    action: v.action,
+    reason: v.reason,
+    result: result ?? v.result,
+    ...(v.error !== undefined ? { error: v.error } : {}),
+    ...(v.code !== undefined ? { code: v.code } : {}),
+    ...extra,
+  };
+}
+
+/** The record after this pass: null to delete it, undefined to leave it as it is. */
+export function recordOf(e: RouteEntry, o: RouteOutcome, time: string): SyncRecord | null | undefined {
+  if (o.what === 'failed') return undefined;
+  const d = o.decision;
+  const v = verdict(e, o);
+  if (d.because.reason === 'teardown') return v.result === 'deleted' ? null : undefined;
+  const { wanted, diff } = d.because;
+  const route = e.state.route;
+  const names = wanted.map((w) => w.name);
+  const written = new Map<string, ChildMemory>();
+  if (o.what === 'written')
+    o.decision.steps.forEach((s, i) => {
+      const r = o.results[i];
+      if (r?.ok && r.memory) written.set(s.name, r.memory);
+    });
+  const before = e.record?.generated ?? {};
+  const generated = Object.fromEntries(
+    names.flatMap((n) => {
+      const m = written.get(n) ?? diff.unchanged.get(n) ?? before[n];
+      return m ? [[n, m] as const] : [];
+    }),
+  );
+  const result = v.result === 'waiting' ? 'waiting' : v.result === 'invalid' ? 'invalid' : v.result === 'failed' ? 'failed' : 'synced';
+  const uses = [...names.map((n) => `${API_DEFINITION.kind}/${e.namespace}/${n}`), ...(route ? backendServicesOf(route).map((s) => `Service/${s}`) : [])];
+  return {
+    key: e.key,
+    id: '',
+    generation: route?.metadata.generation ?? e.record?.generation ?? 0,
+    desiredHash: hashOf(wanted.map((w) => w.object)),
+    observedHash: '',
+    result,
+    ...(v.error !== undefined ? { error: v.error } : {}),
+    failures: result === 'failed' ? (e.record?.result === 'failed' ? e.record.failures : 0) + 1 : 0,
+    time,
+    ...(uses.length > 0 ? { uses } : {}),
+    ...(Object.keys(generated).length > 0 ? { generated } : {}),
+  };
+}
+
+/** Our parents' entries of `status.parents` after this pass; undefined: leave the status alone. */
+function parentsOf(o: RouteOutcome): { parentRef: Record<string, unknown>; conditions: NewCondition[] }[] | undefined {
+  if (o.what === 'failed') return undefined;
+  const because = o.decision.because;
+  if (because.reason === 'teardown') return because.why === 'released' ? [] : undefined;
+  const unsupported = [...because.problems, ...because.translation.unsupported];
+  return because.attachments.map((a) => {
+    const accepted: NewCondition =
+      a.accepted.status === 'True' && unsupported.length > 0 ? { type: 'Accepted', status: 'False', reason: 'UnsupportedValue', message: unsupported.join('; ') } : a.accepted;
+    return { parentRef: a.parentRef.raw, conditions: [accepted, because.translation.resolvedRefs] };
+  });
+}
+
+/** Patches the route's status when our parents' entries change, and tells the outcome in Events; failures to do either are logged. */
+export async function tellRoute(ctx: RunContext, e: RouteEntry, o: RouteOutcome): Promise<void> {
+  const route = e.state.route;
+  if (!route || (route.metadata.deletionTimestamp && o.what !== 'failed')) return;
+  const ours = parentsOf(o);
+  if (ours !== undefined) {
+    const settings = gatewayApiSettings(ctx);
+    const now = new Date(ctx.deps.clock.now()).toISOString();
+    const current = route.status?.parents;
+    const parents = routeParents(current, ours, settings.controllerName, route.metadata.generation ?? 0, now);
+    if (!sameStatus(current ?? [], parents)) {
+      try {
+        await ctx.deps.kube.patchStatus(HTTP_ROUTE, route, { parents });
+      } catch (err) {
+        ctx.log.warn({ key: e.key, err: describeError(err), code: errorCode(err) }, 'status not patched');
+      }
+    }
+  }
+  const said: { type: 'Normal' | 'Warning'; reason: string; message: string }[] = [];
+  if (o.what === 'failed') said.push({ type: 'Warning', reason: o.error instanceof InvalidSpecError ? 'Invalid' : o.writing ? 'SyncFailed' : 'ReadFailed', message: describeError(o.error) });
+  else {
+    const v = verdict(e, o);
+    if (v.result === 'invalid' && v.error !== undefined) said.push({ type: 'Warning', reason: 'Invalid', message: v.error });
+    if (v.result === 'waiting' && v.error !== undefined) said.push({ type: 'Warning', reason: 'Waiting', message: v.error });
+    const failed = failures(e, o);
+    if (failed.length > 0) said.push({ type: 'Warning', reason: o.decision.because.reason === 'teardown' ? 'DeleteFailed' : 'SyncFailed', message: failed.map(describeError).join('; ') });
+    if (o.what === 'written' && o.decision.because.reason === 'sync') {
+      const steps = o.decision.steps;
+      const done = (op: string) => steps.filter((s, i) => s.op === op && o.results[i]?.ok).map((s) => s.name);
+      const parts = (
+        [
+          ['created', done('create')],
+          ['updated', done('update')],
+          ['deleted', done('delete')],
+        ] as const
+      )
+        .filter(([, n]) => n.length > 0)
+        .map(([what, n]) => `${what} ${n.join(', ')}`);
+      if (parts.length > 0) said.push({ type: 'Normal', reason: 'Synced', message: `ApiDefinitions ${parts.join('; ')}` });
+    }
+  }
+  for (const s of said) {
+    try {
+      await ctx.deps.kube.recordEvent(route, s.type, s.reason, s.message);
+    } catch (err) {
+      ctx.log.warn({ key: e.key, reason: s.reason, err: describeError(err), code: errorCode(err) }, 'event not recorded');
+    }
+  }
+}

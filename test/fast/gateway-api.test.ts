@@ -1,0 +1,260 @@
+/**
+ * Gateway API through whole Runs in process (test/fast/world.ts, MemoryKube): a GatewayClass of
+ * ours is accepted and another controller's is never written; an HTTPRoute attached to a
+ * Gateway of ours becomes an ApiDefinition in the cluster that reaches the gateway in the same
+ * run; the route's parents and the Gateway's listeners say so; a steady state writes nothing;
+ * what Tyk cannot serve is not half-served; deletion, release and dry runs.
+ */
+import t from 'tap';
+import type { RunReport } from '../../lib/engine/types.js';
+import { API_DEFINITION } from '../../lib/kinds/api-definition/kind.js';
+import { GATEWAY, GATEWAY_CLASS, HTTP_ROUTE, ROUTE_LABEL } from '../../lib/kinds/gateway-api/kinds.js';
+import { SERVICE } from '../../lib/kube/kinds.js';
+import type { KubeObject } from '../../lib/kube/types.js';
+import { backend, gateway, gatewayClass, httpRoute, listener, service } from '../fixtures/gateway-api.js';
+import type { MemoryTykGateway } from '../memory/gateway.js';
+import { FastWorld, reported } from './world.js';
+
+type Json = Record<string, unknown>;
+
+/** A cluster with our class `tyk`, a Gateway `gw` with one HTTP listener, and a Service `web`. */
+function world(): FastWorld {
+  const w = new FastWorld({ settings: { kindSettings: { gatewayApi: { controllerName: 'tyk.io/gateway-reconciler', addresses: ['203.0.113.7'] } } } });
+  w.put(gatewayClass('tyk'));
+  w.put(gateway('gw', 'tyk', [listener('http', 80)]));
+  w.put(service('web', [8080]));
+  return w;
+}
+
+const simple = () =>
+  httpRoute('web')
+    .parent('gw')
+    .rule({ path: '/app', backends: [backend('web', 8080)] })
+    .build();
+
+const generated = (w: FastWorld, name = 'web', namespace = 'default') => w.kube.objects(API_DEFINITION, namespace).filter((o) => o.metadata.labels?.[ROUTE_LABEL] === name);
+const routeReport = (r: RunReport, name = 'web') => reported(r, name, 'HTTPRoute');
+/** The APIs the Tyk Gateway serves, by listen path. */
+function served(w: FastWorld): Map<string, Json> {
+  const out = new Map<string, Json>();
+  for (const api of (w.gateway as MemoryTykGateway).loaded('api').values()) out.set(String((api.proxy as Json).listen_path), api);
+  return out;
+}
+function conditionsOf(o: KubeObject | undefined): Json[] {
+  return (o?.status?.conditions ?? []) as Json[];
+}
+function condition(list: readonly Json[], type: string): Json | undefined {
+  return list.find((c) => c.type === type);
+}
+function ourParent(route: KubeObject | undefined): Json | undefined {
+  return ((route?.status?.parents ?? []) as Json[]).find((p) => p.controllerName === 'tyk.io/gateway-reconciler');
+}
+
+t.test('HTTPRouteSimpleSameNamespace: one route, one ApiDefinition, served in the same run; statuses of class, Gateway and route', async (t) => {
+  const w = world();
+  w.apply(simple());
+  const report = await w.run();
+  t.match(routeReport(report), { action: 'CREATE', result: 'synced' });
+  const [api] = generated(w);
+  t.ok(api, 'an ApiDefinition labelled for the route');
+  t.match(api?.metadata.ownerReferences, [{ kind: 'HTTPRoute', name: 'web', controller: true }], 'controlled by the route');
+  t.same(w.get(HTTP_ROUTE, 'web')?.metadata.finalizers, [HTTP_ROUTE.finalizer], 'our finalizer on the route');
+  const app = served(w).get('/app');
+  t.match(app, { proxy: { target_url: 'http://web.default.svc:8080', strip_listen_path: false }, use_keyless: true }, 'the gateway serves /app from the Service, the path unchanged');
+  t.match(reported(report, api?.metadata.name ?? '', 'ApiDefinition'), { result: 'synced' }, 'sent by the ApiDefinition phase of the same run');
+
+  const parent = ourParent(w.get(HTTP_ROUTE, 'web'));
+  t.match(parent, { parentRef: { name: 'gw' } });
+  t.match(condition(parent?.conditions as Json[], 'Accepted'), { status: 'True', reason: 'Accepted' });
+  t.match(condition(parent?.conditions as Json[], 'ResolvedRefs'), { status: 'True', reason: 'ResolvedRefs' });
+
+  const gw = w.get(GATEWAY, 'gw');
+  t.match(condition(conditionsOf(gw), 'Accepted'), { status: 'True' });
+  t.match(condition(conditionsOf(gw), 'Programmed'), { status: 'True' });
+  t.match(gw?.status?.listeners, [{ name: 'http', attachedRoutes: 1, supportedKinds: [{ kind: 'HTTPRoute' }] }], 'one route attached to the listener');
+  t.match(gw?.status?.addresses, [{ type: 'IPAddress', value: '203.0.113.7' }], 'the address from GATEWAY_ADDRESSES');
+  t.match(condition(conditionsOf(w.get(GATEWAY_CLASS, 'tyk', '')), 'Accepted'), { status: 'True', reason: 'Accepted' });
+});
+
+t.test('a GatewayClass of another controller, its Gateways and their routes are never written', async (t) => {
+  const w = world();
+  w.put(gatewayClass('other', 'example.com/other'));
+  w.put(gateway('theirs', 'other', [listener('http', 80)]));
+  w.apply(
+    httpRoute('elsewhere')
+      .parent('theirs')
+      .rule({ path: '/x', backends: [backend('web', 8080)] })
+      .build(),
+  );
+  const report = await w.run();
+  t.notOk(
+    report.objects.some((o) => o.name === 'elsewhere' || o.name === 'theirs' || o.name === 'other'),
+    'none of them reported',
+  );
+  t.same(w.get(GATEWAY_CLASS, 'other', '')?.status, undefined);
+  t.same(w.get(GATEWAY, 'theirs')?.status, undefined);
+  t.same(w.get(HTTP_ROUTE, 'elsewhere')?.status, undefined);
+  t.same(w.get(HTTP_ROUTE, 'elsewhere')?.metadata.finalizers, undefined);
+  t.same(generated(w, 'elsewhere'), []);
+});
+
+t.test('a steady state: ten runs write nothing to the gateway and patch no status', async (t) => {
+  const w = world();
+  w.apply(simple());
+  await w.run();
+  w.resetCounts();
+  for (let i = 0; i < 10; i++) await w.run();
+  t.equal(w.gateway.writes(), 0, 'no gateway write');
+  t.equal(w.kube.count('patchStatus'), 0, 'no status patch');
+  t.equal(w.kube.count('createObject') + w.kube.count('replaceObject') + w.kube.count('deleteObject'), 0, 'no ApiDefinition written');
+});
+
+t.test('a change of the route: the ApiDefinition follows, the old path goes', async (t) => {
+  const w = world();
+  w.apply(simple());
+  await w.run();
+  w.updateSpec(HTTP_ROUTE, 'web', (spec) => ({ ...spec, rules: [{ matches: [{ path: { type: 'PathPrefix', value: '/v2' } }], backendRefs: [backend('web', 8080)] }] }));
+  const report = await w.run();
+  t.match(routeReport(report), { action: 'UPDATE', result: 'synced' });
+  t.same([...served(w).keys()], ['/v2'], 'only the new path is served');
+  t.equal(generated(w).length, 1);
+  t.equal(
+    ourParent(w.get(HTTP_ROUTE, 'web'))?.conditions && (condition(ourParent(w.get(HTTP_ROUTE, 'web'))?.conditions as Json[], 'Accepted')?.observedGeneration as number) > 1,
+    true,
+    'observedGeneration follows the route',
+  );
+});
+
+t.test('what Tyk cannot serve: nothing of the route is served; its parent says UnsupportedValue, naming the field', async (t) => {
+  const w = world();
+  w.apply(
+    httpRoute('web')
+      .parent('gw')
+      .rule({ path: '/ok', backends: [backend('web', 8080)] })
+      .rule({ matches: [{ path: { type: 'PathPrefix', value: '/h' }, headers: [{ name: 'version', value: 'two' }] }], backends: [backend('web', 8080)] })
+      .build(),
+  );
+  const report = await w.run();
+  t.match(routeReport(report), { result: 'invalid', code: 'ROUTE_UNSUPPORTED', error: /spec\.rules\[1\]\.matches\[0\]\.headers/ });
+  t.same(generated(w), [], 'not half-served: no ApiDefinition, not even for the rule Tyk could serve');
+  t.equal(served(w).size, 0);
+  t.match(condition(ourParent(w.get(HTTP_ROUTE, 'web'))?.conditions as Json[], 'Accepted'), { status: 'False', reason: 'UnsupportedValue', message: /headers/ });
+  t.ok(
+    w.kube.eventsAbout('HTTPRoute', 'web').some((e) => e.type === 'Warning' && e.reason === 'Invalid'),
+    'a Warning Event kubectl describe shows',
+  );
+});
+
+t.test('HTTPRouteInvalidNonExistentBackendRef: ResolvedRefs False BackendNotFound; the route waits; the Service appearing serves it', async (t) => {
+  const w = world();
+  w.apply(
+    httpRoute('web')
+      .parent('gw')
+      .rule({ path: '/app', backends: [backend('missing', 8080)] })
+      .build(),
+  );
+  const first = await w.run();
+  t.match(routeReport(first), { result: 'waiting', code: 'ROUTE_BACKEND' });
+  t.match(condition(ourParent(w.get(HTTP_ROUTE, 'web'))?.conditions as Json[], 'ResolvedRefs'), { status: 'False', reason: 'BackendNotFound' });
+  t.match(condition(ourParent(w.get(HTTP_ROUTE, 'web'))?.conditions as Json[], 'Accepted'), { status: 'True' }, 'still accepted');
+  t.equal(served(w).size, 0, 'nothing served without a backend');
+  t.match(w.get(GATEWAY, 'gw')?.status?.listeners, [{ attachedRoutes: 1 }], 'an attached route with unresolved refs still counts');
+  w.put(service('missing', [8080]));
+  const second = await w.run();
+  t.match(routeReport(second), { result: 'synced' });
+  t.ok(served(w).has('/app'));
+  t.match(condition(ourParent(w.get(HTTP_ROUTE, 'web'))?.conditions as Json[], 'ResolvedRefs'), { status: 'True' });
+});
+
+t.test('HTTPRouteInvalidCrossNamespaceBackendRef and HTTPRouteReferenceGrant: a Service of another namespace needs a grant, and is not read before', async (t) => {
+  const w = world();
+  w.put(service('shared', [80], 'backends'));
+  w.apply(
+    httpRoute('web')
+      .parent('gw')
+      .rule({ path: '/s', backends: [backend('shared', 80, { namespace: 'backends' })] })
+      .build(),
+  );
+  w.resetCounts();
+  await w.run();
+  t.match(condition(ourParent(w.get(HTTP_ROUTE, 'web'))?.conditions as Json[], 'ResolvedRefs'), { status: 'False', reason: 'RefNotPermitted' });
+  t.equal(w.kube.count('get', SERVICE.kind), 0, 'the Service was not read');
+  t.equal(served(w).size, 0);
+  w.put({
+    apiVersion: 'gateway.networking.k8s.io/v1beta1',
+    kind: 'ReferenceGrant',
+    metadata: { name: 'routes', namespace: 'backends' },
+    spec: { from: [{ group: 'gateway.networking.k8s.io', kind: 'HTTPRoute', namespace: 'default' }], to: [{ group: '', kind: 'Service' }] },
+  });
+  await w.run();
+  t.match(served(w).get('/s'), { proxy: { target_url: 'http://shared.backends.svc:80' } });
+  t.match(condition(ourParent(w.get(HTTP_ROUTE, 'web'))?.conditions as Json[], 'ResolvedRefs'), { status: 'True' });
+});
+
+t.test('deleting the route removes what it made, from the cluster and the gateway, then our finalizer', async (t) => {
+  const w = world();
+  w.apply(simple());
+  await w.run();
+  w.delete(HTTP_ROUTE, 'web');
+  const report = await w.run();
+  t.match(routeReport(report), { action: 'DELETE', result: 'deleted' });
+  t.equal(w.get(HTTP_ROUTE, 'web'), undefined, 'gone once our finalizer went');
+  t.equal(served(w).size, 0, 'the gateway no longer serves it');
+  t.match(w.get(GATEWAY, 'gw')?.status?.listeners, [{ attachedRoutes: 0 }]);
+});
+
+t.test('a route moved to another controller’s Gateway is released: what it made goes, our parent entry goes, theirs is left', async (t) => {
+  const w = world();
+  w.apply(simple());
+  await w.run();
+  w.put(gatewayClass('other', 'example.com/other'));
+  w.put(gateway('theirs', 'other', [listener('http', 80)]));
+  const current = w.get(HTTP_ROUTE, 'web') as KubeObject;
+  const theirParent = { parentRef: { name: 'theirs' }, controllerName: 'example.com/other', conditions: [] };
+  w.put({ ...current, spec: { ...current.spec, parentRefs: [{ name: 'theirs' }] }, status: { parents: [...((current.status?.parents ?? []) as Json[]), theirParent] } });
+  const report = await w.run();
+  t.match(routeReport(report), { action: 'DELETE', reason: 'parent changed', result: 'deleted' });
+  t.same(generated(w), []);
+  t.equal(served(w).size, 0);
+  t.same(w.get(HTTP_ROUTE, 'web')?.status?.parents, [theirParent], 'only the other controller’s entry is left');
+  t.same(w.get(HTTP_ROUTE, 'web')?.metadata.finalizers ?? [], [], 'our finalizer removed');
+});
+
+t.test('a dry run plans and writes nothing', async (t) => {
+  const w = world();
+  w.apply(simple());
+  const dry = await w.run({ dryRun: true });
+  t.match(routeReport(dry), { action: 'CREATE', result: 'planned' });
+  t.same(generated(w), []);
+  t.equal(w.kube.count('patchStatus'), 0, 'no status patched');
+  t.same(w.get(HTTP_ROUTE, 'web')?.metadata.finalizers, undefined);
+  t.equal(w.gateway.writes(), 0);
+});
+
+t.test('a cluster without Gateway API: a full run asks for GatewayClasses once, reports nothing of it, and carries on', async (t) => {
+  const w = new FastWorld();
+  w.kube.unserved = [GATEWAY_CLASS, GATEWAY, HTTP_ROUTE];
+  const report = await w.run();
+  t.same(report.errors, [], 'no run error');
+  t.same(
+    report.objects.filter((o) => ['HTTPRoute', 'Gateway', 'GatewayClass'].includes(o.kind)),
+    [],
+  );
+  t.equal(w.kube.count('list', 'GatewayClass'), 1, 'one LIST of GatewayClasses');
+  t.equal(w.kube.count('list', 'Gateway') + w.kube.count('list', 'HTTPRoute'), 0, 'no Gateway or HTTPRoute listed without a class of ours');
+});
+
+t.test('our GatewayClass deleted: the routes we served are released, found through their records', async (t) => {
+  const w = world();
+  w.apply(simple());
+  await w.run();
+  t.equal(generated(w).length, 1);
+  w.remove(GATEWAY_CLASS, 'tyk', '');
+  w.resetCounts();
+  const report = await w.run();
+  t.match(routeReport(report), { action: 'DELETE', reason: 'parent changed', result: 'deleted' });
+  t.same(generated(w), [], 'what it made is gone');
+  t.equal(served(w).size, 0);
+  t.equal(w.kube.count('list', 'HTTPRoute'), 0, 'routes were not listed: the record named this one');
+  t.equal(ourParent(w.get(HTTP_ROUTE, 'web')), undefined, 'our parent entry is gone');
+});
