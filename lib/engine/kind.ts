@@ -224,6 +224,8 @@ export interface KindRegistry {
   readonly held: readonly HeldKind[];
   /** every cluster-only kind a run reads: the held kinds, and kinds whose objects make others */
   readonly cluster: readonly ClusterKind[];
+  /** kinds no object of which is reconciled on its own, but whose change may concern any object (a run over everything) */
+  readonly wide: readonly ResourceKind[];
   readonly phases: readonly Phase[];
 }
 
@@ -233,6 +235,8 @@ export interface RegistryEntry {
   readonly held?: readonly HeldKind[];
   /** cluster-only kinds that are not held (their objects make others) */
   readonly cluster?: readonly ClusterKind[];
+  /** kinds whose change may concern any object of the folder's kinds: an event about one runs everything */
+  readonly wide?: readonly ResourceKind[];
   readonly phases: readonly Phase[];
 }
 
@@ -243,6 +247,7 @@ export function registryOf(entries: readonly RegistryEntry[]): KindRegistry {
     managed: entries.flatMap((e) => e.managed ?? []),
     held,
     cluster: [...held, ...entries.flatMap((e) => e.cluster ?? [])],
+    wide: entries.flatMap((e) => e.wide ?? []),
     phases: entries.flatMap((e) => e.phases),
   };
 }

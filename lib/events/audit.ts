@@ -3,10 +3,11 @@
  *
  * Takes only stage ResponseComplete writes (create, update, patch, delete, deletecollection)
  * of tyk.tyk.io resources, of networking.k8s.io Ingresses and gateway.networking.k8s.io
- * HTTPRoutes (no other group's), and of the resources
- * ours are built from (Secrets, ConfigMaps, SubGraphs, SuperGraphs: an EventItem `dependency`, by
- * name; only the objectRef is read, so a Metadata audit level is enough and Secret data never
- * needs to be in the audit log); skips requests that failed
+ * HTTPRoutes (no other group's), of Gateways and GatewayClasses (`wide`: a full run), and of
+ * the resources ours are built from (Secrets, ConfigMaps, Services, SubGraphs, SuperGraphs,
+ * ReferenceGrants: an EventItem `dependency`, by name; only the objectRef is read, so a
+ * Metadata audit level is enough and Secret data never needs to be in the audit log); skips
+ * requests that failed
  * (responseStatus.code >= 300), dry runs, the status subresource, and requests made by our own identity (`ownUsername`: our finalizer
  * patches come back as audit events). Each item carries its auditID, so a batch the API server
  * resends is recognised. A create whose objectRef has no name takes it from responseObject
@@ -15,7 +16,7 @@
  * Throws BadRequestError naming what is wrong when the body is not an EventList.
  */
 
-import { findForeignKind, findKind } from '../kinds/registry.js';
+import { findForeignKind, findKind, findWideKind } from '../kinds/registry.js';
 import { BadRequestError } from '../platform/errors.js';
 import { isObject, nonEmpty } from '../platform/guards.js';
 import { ENDPOINT_SLICES, type EventItem, findDependencyKind } from './refs.js';
@@ -53,8 +54,9 @@ function auditItem(ev: Record<string, unknown>, ownUsername: string | undefined)
   const group = nonEmpty(ref.apiGroup);
   const dependency = findDependencyKind(resource, group ?? '');
   const foreign = findForeignKind(group ?? '', resource);
+  const wide = findWideKind(group ?? '', resource);
   const slices = group === ENDPOINT_SLICES.group && resource === ENDPOINT_SLICES.plural;
-  if (dependency === undefined && !foreign && !slices && (group !== 'tyk.tyk.io' || findKind(resource) === undefined)) return { ignored: 'kind not reconciled' };
+  if (dependency === undefined && !foreign && !wide && !slices && (group !== 'tyk.tyk.io' || findKind(resource) === undefined)) return { ignored: 'kind not reconciled' };
   if (nonEmpty(ref.subresource) === 'status') return { ignored: 'status subresource' };
   const code = isObject(ev.responseStatus) ? ev.responseStatus.code : undefined;
   if (typeof code === 'number' && code >= 300) return { ignored: 'request failed' };
@@ -62,6 +64,10 @@ function auditItem(ev: Record<string, unknown>, ownUsername: string | undefined)
   const user = isObject(ev.user) ? nonEmpty(ev.user.username) : undefined;
   if (ownUsername !== undefined && user === ownUsername) return { ignored: 'our own request' };
   const namespace = nonEmpty(ref.namespace);
+  if (wide) {
+    const named = nonEmpty(ref.name);
+    return { wide: { kind: wide.kind, ...(namespace ? { namespace } : {}), ...(named ? { name: named } : {}) } };
+  }
   if (!namespace) return { ignored: 'no namespace' };
   const name = nonEmpty(ref.name) ?? nameFrom(ev.responseObject) ?? nameFrom(ev.requestObject);
   if (slices) {

@@ -14,7 +14,7 @@
  * Throws BadRequestError naming what is wrong.
  */
 
-import { findForeignKind, findMakerKind } from '../kinds/registry.js';
+import { findForeignKind, findMakerKind, findWideKind } from '../kinds/registry.js';
 import { BadRequestError } from '../platform/errors.js';
 import { isObject, nonEmpty } from '../platform/guards.js';
 import { ENDPOINT_SLICES, type EventItem, findDependencyKind } from './refs.js';
@@ -86,16 +86,23 @@ export function parseCloudEvents(input: CloudEventInput): CloudEvent[] {
   throw new BadRequestError('not a CloudEvent: send ce-* headers (binary mode) or content-type application/cloudevents+json');
 }
 
-/** Knative's subject: /apis/<group>/<version>/namespaces/<ns>/<plural>/<name> */
+/** Knative's subject: /apis/<group>/<version>/namespaces/<ns>/<plural>/<name>, or /apis/<group>/<version>/<plural>/<name> (cluster-scoped) */
 function fromSubject(subject: string | undefined): EventItem | undefined {
+  const cluster = /^\/apis\/([^/]+)\/[^/]+\/([^/]+)\/([^/]+)$/.exec(subject ?? '');
+  if (cluster) {
+    const wide = findWideKind(cluster[1]!, cluster[2]!);
+    if (wide && cluster[2] === wide.plural) return { wide: { kind: wide.kind, name: cluster[3]! } };
+  }
   const m = /^\/apis\/([^/]+)\/[^/]+\/namespaces\/([^/]+)\/([^/]+)\/([^/]+)$/.exec(subject ?? '');
   if (!m) return undefined;
   const foreign = findForeignKind(m[1]!, m[3]!);
   if (foreign && m[3] === foreign.plural) return { object: { kind: foreign.kind, namespace: m[2]!, name: m[4]! } };
+  const wide = findWideKind(m[1]!, m[3]!);
+  if (wide && m[3] === wide.plural) return { wide: { kind: wide.kind, namespace: m[2]!, name: m[4]! } };
   if (m[1] === ENDPOINT_SLICES.group && m[3] === ENDPOINT_SLICES.plural) return { endpoints: { namespace: m[2]!, slice: m[4]! } };
-  if (m[1] !== 'tyk.tyk.io' || findMakerKind(m[3]!) !== undefined) return { ignored: 'kind not reconciled' };
   const dependency = findDependencyKind(m[3]!, m[1]);
   if (dependency !== undefined) return { dependency: { kind: dependency, namespace: m[2]!, name: m[4]! } };
+  if (m[1] !== 'tyk.tyk.io' || findMakerKind(m[3]!) !== undefined) return { ignored: 'kind not reconciled' };
   return { object: { kind: m[3]!, namespace: m[2]!, name: m[4]! } };
 }
 

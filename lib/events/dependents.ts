@@ -1,15 +1,17 @@
 /**
- * Dependency events → the objects to look at: an event about a Secret, a ConfigMap, a SubGraph
- * or a SuperGraph names, through the store's uses index (records' `uses`), every object whose
- * last sync used it, so a rotated certificate reaches its APIs, an edited OAS document its
- * TykOasApiDefinitions, and an edited SubGraph its subgraph API and every supergraph API
- * composing it, without a full run. One store round trip per delivery. A Secret or ConfigMap no
+ * Dependency events → the objects to look at: an event about a Secret, a ConfigMap, a Service,
+ * a SubGraph, a SuperGraph or a ReferenceGrant names, through the store's uses index (records'
+ * `uses`), every object whose last sync used it, so a rotated certificate reaches its APIs, an
+ * edited OAS document its TykOasApiDefinitions, an edited SubGraph its subgraph API and every
+ * supergraph API composing it, a Service the HTTPRoutes it backs, and a grant the HTTPRoutes
+ * whose backends cross into its namespace (recorded as `ReferenceGrant/<namespace>/*`), without
+ * a full run. One store round trip per delivery. A Secret or ConfigMap no
  * record uses is ignored ("no resource uses it"); the schedule catches objects that name one
  * before any record of theirs does. A SubGraph or SuperGraph is also looked at itself (its
  * finalizer, its status: lib/kinds/graphs/phase.ts), used or not.
  * Throws StoreUnavailableError (the store's).
  */
-import { findHeldKind, findKind } from '../kinds/registry.js';
+import { findHeldKind, findKind, findMakerKind } from '../kinds/registry.js';
 import type { Store } from '../store/types.js';
 import type { EventItem } from './refs.js';
 
@@ -23,7 +25,7 @@ export async function resolveDependents(store: Store, items: readonly EventItem[
     const id = item.id === undefined ? {} : { id: item.id };
     const objects = (users.get(useOf(item.dependency)) ?? []).flatMap((key) => {
       const [kind, namespace, name] = key.split('/');
-      return kind && namespace && name && findKind(kind) ? [{ ...id, object: { kind, namespace, name } }] : [];
+      return kind && namespace && name && (findKind(kind) || findMakerKind(kind)) ? [{ ...id, object: { kind, namespace, name } }] : [];
     });
     // a held kind (SubGraph, SuperGraph) is an object of ours too
     const itself = findHeldKind(item.dependency.kind) ? [{ ...id, object: { ...item.dependency } }] : [];
@@ -31,6 +33,7 @@ export async function resolveDependents(store: Store, items: readonly EventItem[
   });
 }
 
-function useOf(dep: { kind: string; namespace: string; name: string }): string {
-  return `${dep.kind}/${dep.namespace}/${dep.name}`;
+/** The use a dependency is recorded as: a ReferenceGrant stands for its namespace's grants (`ReferenceGrant/<namespace>/*`). */
+export function useOf(dep: { kind: string; namespace: string; name: string }): string {
+  return `${dep.kind}/${dep.namespace}/${dep.kind === 'ReferenceGrant' ? '*' : dep.name}`;
 }

@@ -4,8 +4,9 @@
  * objects become 3 refs), and more distinct objects than `maxRefs` are folded into
  * namespace-wide runs, or one full run. Pure. An item of a kind that makes others (Ingress,
  * HTTPRoute: the parsers emit one only for their own groups) goes to the scope's `cluster`, as
- * a held kind's object does. An
- * EndpointSlice of the gateway's Service (its replicas changed) makes the run a full one.
+ * a held kind's object does. An EndpointSlice of the gateway's Service (its replicas changed),
+ * or a Gateway or GatewayClass (a `wide` item: any route may attach to it), makes the run a
+ * full one.
  */
 
 import type { ClusterRef, ObjectRef } from '../engine/kind.js';
@@ -27,6 +28,8 @@ export type EventItem =
    * (TYK_GATEWAY_SERVICE), replicas joined or left, and a full run serves those that joined
    */
   | { id?: string; endpoints: EndpointsRef }
+  /** an object any of ours may depend on (a Gateway, a GatewayClass): the run is a full one */
+  | { id?: string; wide: { kind: string; namespace?: string; name?: string } }
   /** nothing to do, and why */
   | { id?: string; ignored: string };
 
@@ -47,8 +50,12 @@ export function endpointsOf(ref: EndpointsRef, service: { readonly namespace: st
   return ref.slice === undefined || ref.slice.startsWith(`${service.name}-`);
 }
 
-/** Kinds whose change changes what our objects send: core Secrets and ConfigMaps, tyk.tyk.io SubGraphs and SuperGraphs. */
-export type DependencyKind = 'Secret' | 'ConfigMap' | 'SubGraph' | 'SuperGraph';
+/**
+ * Kinds whose change changes what our objects send: core Secrets, ConfigMaps and Services (an
+ * HTTPRoute's backends), tyk.tyk.io SubGraphs and SuperGraphs, and Gateway API's
+ * ReferenceGrants (the objects whose references cross into their namespace).
+ */
+export type DependencyKind = 'Secret' | 'ConfigMap' | 'Service' | 'SubGraph' | 'SuperGraph' | 'ReferenceGrant';
 
 const DEPENDENCY_KINDS: ReadonlyMap<string, DependencyKind> = new Map([
   ['secret', 'Secret'],
@@ -59,9 +66,20 @@ const DEPENDENCY_KINDS: ReadonlyMap<string, DependencyKind> = new Map([
   ['subgraphs', 'SubGraph'],
   ['supergraph', 'SuperGraph'],
   ['supergraphs', 'SuperGraph'],
+  ['service', 'Service'],
+  ['services', 'Service'],
+  ['referencegrant', 'ReferenceGrant'],
+  ['referencegrants', 'ReferenceGrant'],
 ]);
 
-const DEPENDENCY_GROUPS: Readonly<Record<DependencyKind, string>> = { Secret: '', ConfigMap: '', SubGraph: 'tyk.tyk.io', SuperGraph: 'tyk.tyk.io' };
+const DEPENDENCY_GROUPS: Readonly<Record<DependencyKind, string>> = {
+  Secret: '',
+  ConfigMap: '',
+  Service: '',
+  SubGraph: 'tyk.tyk.io',
+  SuperGraph: 'tyk.tyk.io',
+  ReferenceGrant: 'gateway.networking.k8s.io',
+};
 
 /** The dependency kind of a resource of API group `group` ("" core), by Kind or plural, case-insensitively. */
 export function findDependencyKind(name: string, group = ''): DependencyKind | undefined {
@@ -94,6 +112,7 @@ export function collect(items: readonly EventItem[], options: CollectOptions = {
   const ignored: Record<string, number> = {};
   let accepted = 0;
   let replicasChanged = false;
+  let everything = false;
   const ignore = (why: string) => (ignored[why] = (ignored[why] ?? 0) + 1);
   for (const item of items) {
     if (item.id !== undefined && options.seen?.has(item.id)) {
@@ -107,6 +126,11 @@ export function collect(items: readonly EventItem[], options: CollectOptions = {
     if ('dependency' in item) {
       // resolved to the objects using it before collect (lib/events/dependents.ts)
       ignore('dependency not resolved');
+      continue;
+    }
+    if ('wide' in item) {
+      accepted++;
+      everything = true;
       continue;
     }
     if ('endpoints' in item) {
@@ -137,8 +161,8 @@ export function collect(items: readonly EventItem[], options: CollectOptions = {
     else if (kind !== undefined) refs.set(`${kind.kind}/${item.object.namespace}/${item.object.name}`, { kind, namespace: item.object.namespace, name: item.object.name });
     else if (heldKind !== undefined) cluster.set(`${heldKind.kind}/${item.object.namespace}/${item.object.name}`, { kind: heldKind, namespace: item.object.namespace, name: item.object.name });
   }
-  // the gateway's replicas changed: a full run, so a replica that joined gets everything now
-  if (replicasChanged) return { scope: { all: true }, accepted, ignored };
+  // the gateway's replicas changed: a full run, so a replica that joined gets everything now; a Gateway or GatewayClass changed: a full run too
+  if (replicasChanged || everything) return { scope: { all: true }, accepted, ignored };
   const single = [...refs.values()].filter((r) => !namespaces.has(r.namespace));
   const singleCluster = [...cluster.values()].filter((r) => !namespaces.has(r.namespace));
   const max = options.maxRefs ?? Infinity;

@@ -6,13 +6,14 @@
  * - a Kubernetes object: {apiVersion, kind, metadata: {name, namespace}}; a core Secret or
  *   ConfigMap, a SubGraph or a SuperGraph is a `dependency` (the objects built from it are looked
  *   at); a networking.k8s.io Ingress an `Ingress` object, a gateway.networking.k8s.io HTTPRoute
- *   an `HTTPRoute` one; any other non-tyk.tyk.io kind ignored (a tyk.tyk.io "Ingress" too)
+ *   an `HTTPRoute` one, a Gateway or GatewayClass a `wide` item (a full run); any other
+ *   non-tyk.tyk.io kind ignored (a tyk.tyk.io "Ingress" too)
  * - a reference: {apiVersion, kind, name, namespace} (Knative ApiServerSource, Reference mode)
  * - a WatchEvent: {type: ADDED|MODIFIED|DELETED|BOOKMARK|ERROR, object}
  * - an Argo Events resource event: {type: ADD|UPDATE|DELETE, body, group, version, resource}
  */
 
-import { findForeignKind, findMakerKind } from '../kinds/registry.js';
+import { findForeignKind, findMakerKind, findWideKind } from '../kinds/registry.js';
 import { BadRequestError } from '../platform/errors.js';
 import { isObject, nonEmpty } from '../platform/guards.js';
 import { ENDPOINT_SLICES, type EventItem, findDependencyKind } from './refs.js';
@@ -28,7 +29,14 @@ function fromObject(obj: unknown, where: string): EventItem | undefined {
   const kind = nonEmpty(obj.kind);
   if (!apiVersion || !kind || (!meta && !('name' in obj))) return undefined;
   const dependency = findDependencyKind(kind, apiVersion.includes('/') ? apiVersion.slice(0, apiVersion.indexOf('/')) : '');
-  const foreign = apiVersion.includes('/') ? findForeignKind(apiVersion.slice(0, apiVersion.indexOf('/')), kind) : undefined;
+  const group = apiVersion.includes('/') ? apiVersion.slice(0, apiVersion.indexOf('/')) : '';
+  const foreign = group === '' ? undefined : findForeignKind(group, kind);
+  const wide = group === '' ? undefined : findWideKind(group, kind);
+  if (wide) {
+    const namespace = nonEmpty(meta ? meta.namespace : obj.namespace);
+    const name = nonEmpty(meta ? meta.name : obj.name);
+    return { wide: { kind: wide.kind, ...(namespace ? { namespace } : {}), ...(name ? { name } : {}) } };
+  }
   if (apiVersion.startsWith(`${ENDPOINT_SLICES.group}/`) && kind === ENDPOINT_SLICES.kind) {
     const namespace = nonEmpty(meta ? meta.namespace : obj.namespace);
     if (!namespace) throw new BadRequestError(`${where}: the object's namespace is required`);
@@ -63,9 +71,9 @@ export function fromArgoEvent(ev: unknown, where: string): EventItem | undefined
   if (!isObject(ev) || typeof ev.type !== 'string' || !ARGO_TYPES.has(ev.type) || !isObject(ev.body) || typeof ev.resource !== 'string') {
     return undefined;
   }
-  const foreign = typeof ev.group === 'string' && findForeignKind(ev.group, ev.resource) !== undefined;
+  const foreign = typeof ev.group === 'string' && (findForeignKind(ev.group, ev.resource) !== undefined || findWideKind(ev.group, ev.resource) !== undefined);
   const slices = ev.group === ENDPOINT_SLICES.group && ev.resource === ENDPOINT_SLICES.plural;
-  if (ev.group !== 'tyk.tyk.io' && !foreign && !slices && !(ev.group === '' && findDependencyKind(ev.resource) !== undefined)) return { ignored: 'kind not reconciled' };
+  if (ev.group !== 'tyk.tyk.io' && !foreign && !slices && !(typeof ev.group === 'string' && findDependencyKind(ev.resource, ev.group) !== undefined)) return { ignored: 'kind not reconciled' };
   const item = fromObject(ev.body, where);
   if (!item) throw new BadRequestError(`${where}: an Argo Events resource event's body must be the Kubernetes object`);
   return item;

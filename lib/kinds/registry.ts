@@ -9,6 +9,7 @@
  * they serve; policies before the portal that publishes them.
  */
 import { type ClusterKind, type HeldKind, type KindRegistry, type ManagedKind, registryOf } from '../engine/kind.js';
+import type { ResourceKind } from '../kube/types.js';
 import { API_DEFINITION_ENTRY } from './api-definition/phases.js';
 import { GATEWAY_API_ENTRY } from './gateway-api/phases.js';
 import { GRAPHS_ENTRY } from './graphs/phases.js';
@@ -66,3 +67,9 @@ export function findMakerKind(name: string): ClusterKind | undefined {
 
 /** The kinds whose objects make others in the cluster, in the run's order: Ingress, HTTPRoute. */
 export const MAKER_KINDS: readonly ClusterKind[] = CLUSTER_KINDS.filter((k) => !HELD_KINDS.includes(k));
+
+/** A kind whose change may concern any object (Gateway, GatewayClass), by its group and Kind or plural, case-insensitively. */
+export function findWideKind(group: string, name: string): ResourceKind | undefined {
+  const n = name.toLowerCase();
+  return REGISTRY.wide.find((k) => k.group === group && (k.kind.toLowerCase() === n || k.plural === n));
+}

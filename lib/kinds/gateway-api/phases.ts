@@ -6,7 +6,7 @@
  * first use, so a function's bundle does not carry it at start.
  */
 import type { Phase, RegistryEntry } from '../../engine/kind.js';
-import { HTTP_ROUTE } from './kinds.js';
+import { GATEWAY, GATEWAY_CLASS, HTTP_ROUTE } from './kinds.js';
 
 export const ROUTE_PHASE: Phase = {
   name: HTTP_ROUTE.plural,
@@ -24,5 +24,9 @@ export const GATEWAY_STATUS: Phase = {
   },
 };
 
-/** The registry line: routes before the ApiDefinition phase that sends what they make, then the statuses of classes and Gateways. */
-export const GATEWAY_API_ENTRY: RegistryEntry = { cluster: [HTTP_ROUTE], phases: [ROUTE_PHASE, GATEWAY_STATUS] };
+/**
+ * The registry line: routes before the ApiDefinition phase that sends what they make, then the
+ * statuses of classes and Gateways. A Gateway or GatewayClass changed may concern a route of
+ * any namespace: an event about one runs everything.
+ */
+export const GATEWAY_API_ENTRY: RegistryEntry = { cluster: [HTTP_ROUTE], wide: [GATEWAY_CLASS, GATEWAY], phases: [ROUTE_PHASE, GATEWAY_STATUS] };

@@ -19,8 +19,10 @@
  * it changes (a steady state patches nothing), and not at all by a dry run or for a read
  * failure. A route released from our Gateways loses our parents.
  *
- * The record (`HTTPRoute/<ns>/<name>`, no gateway id) keeps the result, the generated names and
- * the backend Services as `uses`, and what we last wrote of each generated ApiDefinition.
+ * The record (`HTTPRoute/<ns>/<name>`, no gateway id) keeps the result, the generated names, the
+ * backend Services and the ReferenceGrants of each other namespace a backend is in
+ * (`ReferenceGrant/<namespace>/*`) as `uses`, so an event about one of them runs the route; and
+ * what we last wrote of each generated ApiDefinition.
  */
 import type { ChildMemory, CompositeOutcome } from '../../engine/composite.js';
 import { exhaustive } from '../../engine/decide.js';
@@ -138,7 +140,10 @@ export function recordOf(e: RouteEntry, o: RouteOutcome, time: string): SyncReco
     }),
   );
   const result = v.result === 'waiting' ? 'waiting' : v.result === 'invalid' ? 'invalid' : v.result === 'failed' ? 'failed' : 'synced';
-  const uses = [...names.map((n) => `${API_DEFINITION.kind}/${e.namespace}/${n}`), ...(route ? backendServicesOf(route).map((s) => `Service/${s}`) : [])];
+  const backends = route ? backendServicesOf(route) : [];
+  // a backend in another namespace depends on that namespace's ReferenceGrants (events/dependents.ts)
+  const crossed = [...new Set(backends.map((b) => b.slice(0, b.indexOf('/'))).filter((ns) => ns !== e.namespace))];
+  const uses = [...names.map((n) => `${API_DEFINITION.kind}/${e.namespace}/${n}`), ...backends.map((b) => `Service/${b}`), ...crossed.map((ns) => `ReferenceGrant/${ns}/*`)];
   return {
     key: e.key,
     id: '',
