@@ -109,7 +109,7 @@ t.test('a steady state: ten runs write nothing to the gateway and patch no statu
   t.equal(w.kube.count('createObject') + w.kube.count('replaceObject') + w.kube.count('deleteObject'), 0, 'no ApiDefinition written');
 });
 
-t.test('a change of the route: the ApiDefinition follows, the old path goes', async (t) => {
+t.test('HTTPRouteObservedGenerationBump: a change of the route: the ApiDefinition follows, the old path goes, observedGeneration follows', async (t) => {
   const w = world();
   w.apply(simple());
   await w.run();
@@ -257,4 +257,44 @@ t.test('our GatewayClass deleted: the routes we served are released, found throu
   t.equal(served(w).size, 0);
   t.equal(w.kube.count('list', 'HTTPRoute'), 0, 'routes were not listed: the record named this one');
   t.equal(ourParent(w.get(HTTP_ROUTE, 'web')), undefined, 'our parent entry is gone');
+});
+
+t.test('GatewayObservedGenerationBump and GatewayClassObservedGenerationBump: a new generation is observed, a steady one patches nothing', async (t) => {
+  const w = world();
+  await w.run();
+  const generationOf = (conditions: readonly Json[]) => conditions.map((c) => c.observedGeneration);
+  const gw = w.get(GATEWAY, 'gw') as KubeObject;
+  const before = gw.metadata.generation as number;
+  t.same(generationOf(conditionsOf(gw)), [before, before], 'the Gateway conditions observe its generation');
+  w.apply({ ...gw, spec: { ...gw.spec, listeners: [listener('http', 80), listener('other', 8080)] } });
+  await w.run();
+  const bumped = w.get(GATEWAY, 'gw') as KubeObject;
+  t.ok((bumped.metadata.generation as number) > before, 'a new generation');
+  t.same(generationOf(conditionsOf(bumped)), [bumped.metadata.generation, bumped.metadata.generation], 'observed');
+  t.match(bumped.status?.listeners, [{ name: 'http' }, { name: 'other', attachedRoutes: 0 }], 'the new listener listed');
+
+  const gc = w.get(GATEWAY_CLASS, 'tyk', '') as KubeObject;
+  w.apply({ ...gc, spec: { ...gc.spec, description: 'the Tyk gateway' } });
+  await w.run();
+  const classNow = w.get(GATEWAY_CLASS, 'tyk', '') as KubeObject;
+  t.ok((classNow.metadata.generation as number) > (gc.metadata.generation as number));
+  t.equal(condition(conditionsOf(classNow), 'Accepted')?.observedGeneration, classNow.metadata.generation, 'the class observes its new generation');
+  w.resetCounts();
+  await w.run();
+  t.equal(w.kube.count('patchStatus'), 0, 'then nothing more');
+});
+
+t.test('the pause annotation holds a route: reported as paused, nothing written; unpaused, it is served', async (t) => {
+  const w = world();
+  const route = simple();
+  w.apply({ ...route, metadata: { ...route.metadata, annotations: { 'tyk.tyk.io/reconcile-paused': 'true' } } });
+  const paused = await w.run();
+  t.match(routeReport(paused), { action: 'CREATE', result: 'paused', error: /paused by the annotation tyk\.tyk\.io\/reconcile-paused; held: CREATE/ });
+  t.same(generated(w), []);
+  t.same(w.get(HTTP_ROUTE, 'web')?.metadata.finalizers, undefined);
+  t.equal(w.get(HTTP_ROUTE, 'web')?.status, undefined, 'no status patched');
+  t.ok(w.kube.eventsAbout('HTTPRoute', 'web').some((e) => e.reason === 'ReconcilePaused'));
+  w.apply(simple());
+  t.match(routeReport(await w.run()), { action: 'CREATE', result: 'synced' });
+  t.ok(served(w).has('/app'));
 });

@@ -11,8 +11,11 @@
  *   the ApiDefinitions it should have; a route with anything Tyk cannot serve has none (it is
  *   not half-served: its parents say UnsupportedValue). The finalizer goes on before anything is
  *   created. Nothing to change: quiet (its status may still change: report.ts).
+ * - paused (the annotation tyk.tyk.io/reconcile-paused: "true"): a write or removal becomes
+ *   quiet, holding what it would have done (reported; nothing written, deleted or patched).
  */
-import type { ChildMemory, ChildStep, CompositeDecision } from '../../engine/composite.js';
+import type { ChildMemory, ChildStep, CompositeDecision, CompositeWrite } from '../../engine/composite.js';
+import { PAUSE_ANNOTATION } from '../../engine/conditions.js';
 import type { KubeObject } from '../../kube/types.js';
 import { API_DEFINITION } from '../api-definition/kind.js';
 import { type Diff, diffGenerated, type Generator, ownedBy, ownerRefs, teardownGenerated, type Wanted } from '../shared/generated.js';
@@ -53,7 +56,9 @@ export type RouteBecause =
       readonly wanted: readonly Wanted[];
       readonly diff: Diff;
     }
-  | { readonly reason: 'teardown'; readonly why: RouteTeardown };
+  | { readonly reason: 'teardown'; readonly why: RouteTeardown }
+  /** the pause annotation holds what would be written (reported, nothing written or deleted) */
+  | { readonly reason: 'paused'; readonly held: CompositeWrite<RouteBecause> };
 
 export type RouteDecision = CompositeDecision<RouteBecause>;
 
@@ -114,6 +119,12 @@ function nameProblems(route: KubeObject): string[] {
 }
 
 export function decideRoute(s: RouteState): RouteDecision {
+  const d = decideUnpaused(s);
+  if (s.route?.metadata.annotations?.[PAUSE_ANNOTATION] !== 'true') return d;
+  return d.what === 'upsert' || d.what === 'remove' ? { what: 'quiet', because: { reason: 'paused', held: d } } : d;
+}
+
+function decideUnpaused(s: RouteState): RouteDecision {
   const route = s.route;
   const owns = [...s.current.values()].some((o) => o !== null && ownedBy(ROUTE_GENERATOR, o, s.name));
   const teardown = () => teardownGenerated(ROUTE_GENERATOR, s.name, s.current);

@@ -12,6 +12,7 @@
  * | a write refused or failed                          | … failed                           | Warning SyncFailed |
  * | a read failed                                      | NOOP read failed, failed           | Warning ReadFailed |
  * | deleted / gone / released: what it made gone       | DELETE deleted                     | none             |
+ * | paused (tyk.tyk.io/reconcile-paused) with a write  | its action, paused                 | Normal ReconcilePaused |
  *
  * Status: each parent of ours gets `Accepted` (attach.ts; UnsupportedValue naming the fields
  * when the rules ask what Tyk cannot do) and `ResolvedRefs` (translate.ts), with
@@ -25,6 +26,7 @@
  * what we last wrote of each generated ApiDefinition.
  */
 import type { ChildMemory, CompositeOutcome } from '../../engine/composite.js';
+import { pausedMessage } from '../../engine/conditions.js';
 import { exhaustive } from '../../engine/decide.js';
 import { hashOf } from '../../engine/hash.js';
 import type { Action } from '../../engine/plan.js';
@@ -79,6 +81,10 @@ function verdict(e: RouteEntry, o: RouteOutcome): Verdict {
   const failure = failed.length > 0 ? { error: failed.map(describeError).join('; '), code: errorCode(failed[0]) } : {};
   const because = d.because;
   switch (because.reason) {
+    case 'paused': {
+      const held = verdict(e, { what: 'decided', decision: because.held });
+      return { action: held.action, reason: held.reason, result: 'paused', error: pausedMessage(held.action, held.reason) };
+    }
     case 'teardown':
       return { action: 'DELETE', reason: because.why === 'released' ? 'parent changed' : 'deleted in cluster', result: failed.length > 0 ? 'failed' : 'deleted', ...failure };
     case 'sync': {
@@ -122,6 +128,7 @@ export function recordOf(e: RouteEntry, o: RouteOutcome, time: string): SyncReco
   if (o.what === 'failed') return undefined;
   const d = o.decision;
   const v = verdict(e, o);
+  if (d.because.reason === 'paused') return undefined;
   if (d.because.reason === 'teardown') return v.result === 'deleted' ? null : undefined;
   const { wanted, diff } = d.because;
   const route = e.state.route;
@@ -163,6 +170,7 @@ export function recordOf(e: RouteEntry, o: RouteOutcome, time: string): SyncReco
 function parentsOf(o: RouteOutcome): { parentRef: Record<string, unknown>; conditions: NewCondition[] }[] | undefined {
   if (o.what === 'failed') return undefined;
   const because = o.decision.because;
+  if (because.reason === 'paused') return undefined;
   if (because.reason === 'teardown') return because.why === 'released' ? [] : undefined;
   const unsupported = [...because.problems, ...because.translation.unsupported];
   return because.attachments.map((a) => {
@@ -194,6 +202,7 @@ export async function tellRoute(ctx: RunContext, e: RouteEntry, o: RouteOutcome)
   if (o.what === 'failed') said.push({ type: 'Warning', reason: o.error instanceof InvalidSpecError ? 'Invalid' : o.writing ? 'SyncFailed' : 'ReadFailed', message: describeError(o.error) });
   else {
     const v = verdict(e, o);
+    if (v.result === 'paused' && v.error !== undefined) said.push({ type: 'Normal', reason: 'ReconcilePaused', message: v.error });
     if (v.result === 'invalid' && v.error !== undefined) said.push({ type: 'Warning', reason: 'Invalid', message: v.error });
     if (v.result === 'waiting' && v.error !== undefined) said.push({ type: 'Warning', reason: 'Waiting', message: v.error });
     const failed = failures(e, o);
