@@ -323,7 +323,8 @@ class RealCluster implements Cluster {
     const path = collectionPath(resource, namespace);
     const created = await this.admin.call('POST', path, { ...obj, metadata });
     if (resource === 'namespaces') this.namespaces.add(obj.metadata.name);
-    else if (clusterScoped && created.status < 300) this.clusterScoped.add(`${resource}/${obj.metadata.name}`);
+    // one already there is replaced below: this World's to remove too
+    else if (clusterScoped) this.clusterScoped.add(`${resource}/${obj.metadata.name}`);
     if (created.status !== 409) {
       if (created.status >= 300) throw new Error(`create ${obj.kind} ${namespace ?? ''}/${obj.metadata.name}: ${created.status} ${String(created.json.message ?? '')}`);
       return created.json as unknown as KubeObject;

@@ -15,6 +15,9 @@
  *   there permits it.
  * - The route deleted: what it made goes from the cluster and the gateway, then the route.
  * - An audit event about the route runs it (and not another route).
+ * - A PathPrefix that upstream's CEL rules refuse (not absolute, or with `//`) reaches the
+ *   reconciler on a server that does not run them (kube-apiserver 1.20): it is not served, its
+ *   parent says Accepted=False UnsupportedValue naming the field, as for what Tyk cannot serve.
  *
  * No fault is injected: the file is one of the real tier's suites (scripts/test-real.ts).
  */
@@ -232,4 +235,30 @@ t.test('an audit event about the HTTPRoute runs that route, not another', async 
     'the other route is not in that run',
   );
   t.same([...served(w).keys()].sort(), ['/other', '/v2'], 'the named route’s new path served; the other route as it was');
+});
+
+t.test('a PathPrefix upstream’s CEL rules refuse, on a server that does not run them: UnsupportedValue naming the field, nothing served', async (t) => {
+  const w = await setUp(t);
+  // upstream: "value must be an absolute path and start with '/'", "must not contain '//'"; 1.20 ignores x-kubernetes-validations
+  for (const [name, path] of [
+    ['relative', 'app'],
+    ['doubled', '/a//b'],
+  ] as const)
+    await w.create(
+      httpRoute(name)
+        .parent('gw')
+        .rule({ path, backends: [backend('web', 8080)] })
+        .build(),
+    );
+  const report = await w.tick();
+  for (const name of ['relative', 'doubled']) {
+    t.match(routeReport(report, name), { result: 'invalid', code: 'ROUTE_UNSUPPORTED' }, `${name}: invalid`);
+    t.same(await generated(w, name), [], `${name}: no ApiDefinition`);
+    t.match(
+      condition((await ourParent(w, name))?.conditions, 'Accepted'),
+      { status: 'False', reason: 'UnsupportedValue', message: /spec\.rules\[0\]\.matches\[0\]\.path/ },
+      `${name}: the parent names the path`,
+    );
+  }
+  t.same([...served(w).keys()], [], 'neither path is served');
 });
