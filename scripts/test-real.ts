@@ -6,12 +6,19 @@
  * runs the integration suites that inject no API-server faults against it, one file at a time
  * (they share the server; each World removes what it created):
  *
- * 1. with our CRDs (deploy/crds) installed;
+ * 1. with our CRDs (deploy/crds) installed, and the tests' Gateway API CRDs (test/fixtures/crds:
+ *    ReferenceGrant, GatewayClass, Gateway, HTTPRoute);
  * 2. when <folder> (or TYK_REFERENCE_DIR) names Tyk Operator's reference (crds/, samples/): again
- *    on a second server with Tyk Operator's CRDs installed, plus the samples suite.
+ *    on a second server with Tyk Operator's CRDs installed, plus the samples suite, and with
+ *    Gateway API's upstream standard channel (<folder>/gateway-api/crds, ReferenceGrant
+ *    included) in place of the tests' copies (those when the folder has none).
+ *
+ * Gateway API's CRDs are too large for client-side apply: they are created by POST, as
+ * `kubectl create` does. kube-apiserver 1.20 ignores their CEL rules.
  *
  * Exits with the first non-zero tap exit code, 2 with one line when the server cannot start.
  */
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { realApiServerEnv, startRealApiServer } from '../test/harness/real-apiserver.js';
 import { ROOT, referenceArg, runTap } from './tap-tier.js';
@@ -30,19 +37,22 @@ export const REAL_SUITES = [
   'test/integration/references.test.ts',
   'test/integration/hostile-limits.test.ts',
   'test/integration/replicas-service.test.ts',
+  'test/integration/gateway-api.test.ts',
 ];
 
-/** Gateway API's ReferenceGrant CRD (the tests' copy of its schema), installed in every pass: the suites create grants. */
-const GRANT_CRDS = join(ROOT, 'test/fixtures/crds');
+/** Gateway API's CRDs as the tests' copies of their schemas (ReferenceGrant, GatewayClass, Gateway, HTTPRoute): the suites create grants, classes, Gateways and routes. */
+const FIXTURE_GATEWAY_API_CRDS = join(ROOT, 'test/fixtures/crds');
 
 const reference = referenceArg();
 const passes: { name: string; crdDirs: string[]; files: string[]; env: Record<string, string> }[] = [
-  { name: 'our CRDs (deploy/crds)', crdDirs: [join(ROOT, 'deploy/crds'), GRANT_CRDS], files: REAL_SUITES, env: {} },
+  { name: 'our CRDs (deploy/crds)', crdDirs: [join(ROOT, 'deploy/crds'), FIXTURE_GATEWAY_API_CRDS], files: REAL_SUITES, env: {} },
 ];
 if (reference) {
+  const upstream = join(reference, 'gateway-api/crds');
+  const gatewayApi = existsSync(upstream) ? upstream : FIXTURE_GATEWAY_API_CRDS;
   passes.push({
-    name: `Tyk Operator's CRDs (${reference}/crds)`,
-    crdDirs: [join(reference, 'crds'), GRANT_CRDS],
+    name: `Tyk Operator's CRDs (${reference}/crds) and Gateway API's (${gatewayApi})`,
+    crdDirs: [join(reference, 'crds'), gatewayApi],
     files: [...REAL_SUITES, 'test/compat/samples.test.ts'],
     env: { TYK_REFERENCE_DIR: reference, REAL_KUBE_CRDS: 'tyk-operator' },
   });

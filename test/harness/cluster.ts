@@ -8,9 +8,17 @@
  * tiers. The test side (seeding, reading back, removing) acts as a cluster admin; the service
  * uses the token and the RBAC it is deployed with (the real tier) or the fake's token.
  *
+ * `put` takes the kinds tests seed as an admin: Secrets, ConfigMaps, Services, Namespaces,
+ * Ingresses, EndpointSlices, and Gateway API's GatewayClasses (cluster-scoped), Gateways and
+ * HTTPRoutes (gateway.networking.k8s.io/v1); a Namespace put on a real server is one whose
+ * objects are cleaned up.
+ *
  * Guarantees: `close()` stops what the cluster started; on a real server it removes every
- * object the tests left in the namespaces they used (finalizers stripped first), so the next
- * World starts from an empty cluster. Throws FakeOnlyError for fault injection on a real server.
+ * object the tests left in the namespaces they used (finalizers stripped first; not the
+ * `kubernetes` Service the server keeps, nor ServiceAccount tokens) and the cluster-scoped
+ * objects (GatewayClasses) this World put, so the next World starts from an empty cluster.
+ * Namespaces stay (a real server without a controller manager never finishes deleting one).
+ * Throws FakeOnlyError for fault injection on a real server.
  */
 import { mkdir, writeFile } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
@@ -25,18 +33,35 @@ import { AdminClient, type RealApiServerInfo, realApiServerFromEnv } from './rea
 /** Resources tests create; "plural" or "plural.group". Core resources have no group. */
 const TYK_GROUP = 'tyk.tyk.io';
 const TYK_VERSION = 'v1alpha1';
-const CORE = new Set(['secrets', 'configmaps', 'events', 'namespaces']);
+const CORE = new Set(['secrets', 'configmaps', 'events', 'namespaces', 'services']);
+/** Cluster-scoped resources: their paths take no namespace. */
+const CLUSTER_SCOPED = new Set(['namespaces', 'gatewayclasses']);
+const GATEWAY_API = '/apis/gateway.networking.k8s.io/v1';
 /** Built-in resources of other groups the tests use: plural → "/apis/<group>/<version>". */
 const OTHER_GROUPS: Record<string, string> = {
   ingresses: '/apis/networking.k8s.io/v1',
   referencegrants: '/apis/gateway.networking.k8s.io/v1beta1',
+  gatewayclasses: GATEWAY_API,
+  gateways: GATEWAY_API,
+  httproutes: GATEWAY_API,
   // the real tier's server (1.20) serves EndpointSlices as v1beta1 only
   'endpointslices.discovery.k8s.io': '/apis/discovery.k8s.io/v1beta1',
 };
 /** Plurals of the kinds `put` takes. */
-const PUT_PLURALS: Record<string, string> = { Ingress: 'ingresses', EndpointSlice: 'endpointslices.discovery.k8s.io' };
-/** What a real-server World cleans up after itself, in this order. */
+const PUT_PLURALS: Record<string, string> = {
+  Ingress: 'ingresses',
+  EndpointSlice: 'endpointslices.discovery.k8s.io',
+  GatewayClass: 'gatewayclasses',
+  Gateway: 'gateways',
+  HTTPRoute: 'httproutes',
+  Service: 'services',
+  Namespace: 'namespaces',
+};
+/** What a real-server World cleans up after itself in each namespace it used, in this order (then the GatewayClasses it put). */
 const CLEANUP = [
+  // an HTTPRoute's ApiDefinitions are owned by it; routes first, so none is left waiting on them
+  'httproutes',
+  'gateways',
   'endpointslices.discovery.k8s.io',
   'referencegrants',
   'ingresses',
@@ -51,6 +76,7 @@ const CLEANUP = [
   'subgraphs',
   'secrets',
   'configmaps',
+  'services',
   'events',
 ];
 
@@ -63,7 +89,7 @@ export class FakeOnlyError extends Error {
 
 function collectionPath(resource: string, namespace: string | undefined): string {
   const plural = resource.replace(/\.tyk\.tyk\.io$/, '');
-  const ns = namespace ? `/namespaces/${encodeURIComponent(namespace)}` : '';
+  const ns = namespace && !CLUSTER_SCOPED.has(plural) ? `/namespaces/${encodeURIComponent(namespace)}` : '';
   const other = OTHER_GROUPS[plural];
   // "plural.group" names the group; the path takes the plural alone
   if (other !== undefined) return `${other}${ns}/${plural.split('.')[0]}`;
@@ -222,6 +248,8 @@ class RealCluster implements Cluster {
   readonly kind = 'real';
   private readonly admin: AdminClient;
   private readonly namespaces = new Set<string>(['default']);
+  /** cluster-scoped objects this World put (other than Namespaces), "plural/name", removed by close() */
+  private readonly clusterScoped = new Set<string>();
 
   constructor(
     private readonly info: RealApiServerInfo,
@@ -286,18 +314,26 @@ class RealCluster implements Cluster {
   }
 
   async put(obj: KubeObject): Promise<KubeObject> {
-    const namespace = obj.metadata.namespace ?? 'default';
-    await this.ensureNamespace(namespace);
     const resource = PUT_PLURALS[obj.kind] ?? `${obj.kind.toLowerCase()}s`;
+    const clusterScoped = CLUSTER_SCOPED.has(resource);
+    const namespace = clusterScoped ? undefined : (obj.metadata.namespace ?? 'default');
+    if (namespace !== undefined) await this.ensureNamespace(namespace);
+    const { namespace: _given, ...rest } = obj.metadata;
+    const metadata = namespace === undefined ? rest : { ...rest, namespace };
     const path = collectionPath(resource, namespace);
-    const created = await this.admin.call('POST', path, { ...obj, metadata: { ...obj.metadata, namespace } });
+    const created = await this.admin.call('POST', path, { ...obj, metadata });
+    if (resource === 'namespaces') this.namespaces.add(obj.metadata.name);
+    // one already there is replaced below: this World's to remove too
+    else if (clusterScoped) this.clusterScoped.add(`${resource}/${obj.metadata.name}`);
     if (created.status !== 409) {
-      if (created.status >= 300) throw new Error(`create ${obj.kind} ${namespace}/${obj.metadata.name}: ${created.status} ${String(created.json.message ?? '')}`);
+      if (created.status >= 300) throw new Error(`create ${obj.kind} ${namespace ?? ''}/${obj.metadata.name}: ${created.status} ${String(created.json.message ?? '')}`);
       return created.json as unknown as KubeObject;
     }
     const current = await this.admin.must('GET', `${path}/${obj.metadata.name}`);
     const rv = (current.metadata as { resourceVersion: string }).resourceVersion;
-    return (await this.admin.must('PUT', `${path}/${obj.metadata.name}`, { ...obj, metadata: { ...obj.metadata, namespace, resourceVersion: rv } })) as unknown as KubeObject;
+    // a Service keeps the clusterIP the server allocated (it cannot change)
+    const spec = obj.kind === 'Service' ? { ...(current.spec as object), ...(obj.spec as object) } : obj.spec;
+    return (await this.admin.must('PUT', `${path}/${obj.metadata.name}`, { ...obj, ...(spec === undefined ? {} : { spec }), metadata: { ...metadata, resourceVersion: rv } })) as unknown as KubeObject;
   }
 
   async remove(resource: string, namespace: string | undefined, name: string): Promise<void> {
@@ -313,9 +349,15 @@ class RealCluster implements Cluster {
           const items = await this.listObjects(resource, namespace).catch(() => [] as KubeObject[]);
           for (const item of items) {
             if (resource === 'secrets' && (item as { type?: string }).type === 'kubernetes.io/service-account-token') continue;
+            // the API server's own Service (it would make it again)
+            if (resource === 'services' && namespace === 'default' && item.metadata.name === 'kubernetes') continue;
             await this.remove(resource, namespace, item.metadata.name);
           }
         }
+      }
+      for (const key of this.clusterScoped) {
+        const [resource, name] = key.split('/') as [string, string];
+        await this.remove(resource, undefined, name);
       }
     } finally {
       await this.proxy.close();
