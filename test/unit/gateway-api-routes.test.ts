@@ -9,7 +9,7 @@ import t from 'tap';
 import { type Attachment, attachedRoutes, attachRoute, type ParentGateway, parentRefsOf, selectorMatches } from '../../lib/kinds/gateway-api/attach.js';
 import { evaluateGateway, type GatewayReads } from '../../lib/kinds/gateway-api/listeners.js';
 import { DEFAULT_GATEWAY_API_SETTINGS, type Json, type NewCondition } from '../../lib/kinds/gateway-api/model.js';
-import { type BackendFacts, backendServicesOf, MAX_TARGETS, type RouteApi, type RouteTranslation, targetList, translateRoute } from '../../lib/kinds/gateway-api/translate.js';
+import { type BackendFacts, backendServicesOf, MAX_TARGETS, pathProblem, type RouteApi, type RouteTranslation, targetList, translateRoute } from '../../lib/kinds/gateway-api/translate.js';
 import type { KubeObject } from '../../lib/kube/types.js';
 
 const INFRA = 'gateway-conformance-infra';
@@ -80,7 +80,7 @@ function rule(o: { matches?: readonly Json[]; backendRefs?: readonly Json[]; fil
 
 /** The conformance suite's Services: each serves port 8080. */
 function facts(permitted: (namespace: string, name: string) => boolean = () => false): BackendFacts & { asked: string[] } {
-  const services = new Map<string, { port: number }[] | null>();
+  const services = new Map<string, readonly { port: number }[] | null>();
   for (const s of ['infra-backend-v1', 'infra-backend-v2', 'infra-backend-v3']) services.set(`${INFRA}/${s}`, [{ port: 8080 }]);
   services.set(`${WEB}/web-backend`, [{ port: 8080 }]);
   const asked: string[] = [];
@@ -637,9 +637,21 @@ t.test('HTTPS listeners: protocol https and the certificates of the route namesp
   const { translation } = serve(route('r', { parentRefs: [ref('secure')] }), gatewaysOf(parent(gw, reads)));
   const spec = translation.apis[0]?.spec;
   t.equal(spec?.protocol, 'https');
-  t.same(spec?.certificate_secret_names, ['local'], 'a certificate of another namespace is left out (the wiring handles those)');
+  t.same(spec?.certificate_secret_names, ['local'], 'a certificate of another namespace is left out: an ApiDefinition names Secrets of its own namespace');
   t.equal(spec?.domain, 'secure.example.com');
   t.equal(spec?.name, `${INFRA}/r secure.example.com/`);
+
+  // a route of another namespace, whose rule names a backend there: none of the listener's certificates is its own
+  const base = facts();
+  const backends: BackendFacts = { ...base, services: new Map([...base.services, ['elsewhere/svc', [{ port: 80 }]]]) };
+  const far = serve(
+    route('f', { namespace: 'elsewhere', parentRefs: [{ ...ref('secure'), namespace: INFRA }], rules: [rule({ backendRefs: [backend('svc', 80)] })] }),
+    gatewaysOf(parent(gw, reads)),
+    backends,
+  );
+  t.equal(far.attachment.accepted.status, 'True', 'attached (the listener takes routes from All namespaces)');
+  t.equal(far.translation.resolvedRefs.status, 'True', 'its backend resolves');
+  t.same(far.translation.apis, [], 'an HTTPS listener without a certificate of the route’s namespace serves it nothing');
 });
 
 t.test('keys: stable, unique per listener, host and match', async (t) => {
@@ -738,4 +750,27 @@ t.test('unsupported: other filters, backend filters, other rule fields', async (
   ]);
   t.same(tr.apis, []);
   t.equal(cond(tr.resolvedRefs), 'True ResolvedRefs', 'ResolvedRefs is still stated');
+});
+
+t.test('a PathPrefix the specification refuses (rules a CEL-less API server lets through) is named, and nothing is served', async (t) => {
+  for (const [value, problem] of [
+    ['app', /must be an absolute path/],
+    ['/a//b', /must not contain '\/\/'/],
+    ['/a/./b', /must not contain '\/\.\/'/],
+    ['/a/../b', /must not contain '\/\.\.\/'/],
+    ['/a%2fb', /must not contain '%2f'/],
+    ['/a%2Fb', /must not contain '%2F'/],
+    ['/a#b', /must not contain '#'/],
+    ['/a/..', /must not end with '\/\.\.'/],
+    ['/a/.', /must not end with '\/\.'/],
+    ['/a b', /holds a character a path may not/],
+  ] as const) {
+    t.match(pathProblem(value), problem, value);
+    const { translation } = serve(
+      route('r', { parentRefs: [ref('same-namespace')], rules: [rule({ matches: [{ path: { type: 'PathPrefix', value } }], backendRefs: [backend('infra-backend-v1', 8080)] })] }),
+    );
+    t.same(translation.apis, [], `${value}: not served`);
+    t.match(translation.unsupported, [/^spec\.rules\[0\]\.matches\[0\]\.path: /], `${value}: the field named`);
+  }
+  for (const value of ['/', '/a', '/a/b/', "/a-b_c.d~e!$&'()*+,;=:@", '/caf%C3%A9']) t.equal(pathProblem(value), undefined, `${value} is a path`);
 });

@@ -6,7 +6,9 @@
  *
  * - A match is a path prefix: `proxy.listen_path` its value, the path sent upstream unchanged
  *   (`strip_listen_path: false`). Tyk's listen path matches by characters, not by path segment
- *   as Gateway API does (`/v2` also takes `/v2example`).
+ *   as Gateway API does (`/v2` also takes `/v2example`). A value the specification's CRD refuses
+ *   (not absolute, `//`, `/./`, an encoded slash, …: rules only a CEL-capable API server runs)
+ *   is a line of `unsupported` naming it (`pathProblem`).
  * - Backends: core Services with a port, `http://<name>.<namespace>.svc:<port>`; several are
  *   load balanced, each repeated in the target list in proportion to its weight.
  * - Filters: request and response header set/remove (Tyk's global headers), a path prefix
@@ -19,8 +21,9 @@
  * - ResolvedRefs: the first problem's reason (BackendNotFound, InvalidKind, RefNotPermitted),
  *   the message naming each. A rule with no valid backend makes no ApiDefinition: Gateway API
  *   asks for a 500 there; without an API Tyk answers 404.
- * - An HTTPS listener without a certificate that resolved gets no ApiDefinition (its route
- *   still attaches and is counted, as Gateway API asks).
+ * - An HTTPS listener without a certificate that resolved in the route's own namespace gets no
+ *   ApiDefinition (an ApiDefinition names Secrets of its namespace; the route still attaches
+ *   and is counted, as Gateway API asks).
  * - `apis` is sorted by key; a second match identical on the same listener and host is left
  *   out (the first rule wins, as Gateway API's precedence says).
  */
@@ -240,11 +243,32 @@ function matchesOf(rule: Json, r: number, unsupported: string[]): MatchView[] {
     if (type !== 'PathPrefix') {
       ok = false;
       unsupported.push(`${field}.path: ${type} paths are not supported by Tyk (only PathPrefix)`);
+    } else {
+      const problem = pathProblem(value);
+      if (problem !== undefined) {
+        ok = false;
+        unsupported.push(`${field}.path: ${JSON.stringify(value)} ${problem}`);
+      }
     }
     // Gateway API: a trailing slash of a prefix is ignored ("/foo/" is "/foo")
     const prefix = value.length > 1 && value.endsWith('/') ? value.replace(/\/+$/, '') || '/' : value;
     return { prefix: ok ? prefix : undefined };
   });
+}
+
+/** Characters a path value may hold: unreserved and sub-delims, ':', '@', '/', and %-escapes. */
+const PATH_CHARACTERS = /^(?:[-A-Za-z0-9/._~!$&'()*+,;=:@]|%[0-9a-fA-F]{2})+$/;
+
+/**
+ * What makes a PathPrefix value one the specification refuses (its CRD's validation rules, which
+ * an API server without CEL, such as 1.20, does not run); undefined when it is a valid path.
+ */
+export function pathProblem(value: string): string | undefined {
+  if (!value.startsWith('/')) return 'must be an absolute path (start with /)';
+  for (const bad of ['//', '/./', '/../', '%2f', '%2F', '#']) if (value.includes(bad)) return `must not contain '${bad}'`;
+  for (const end of ['/..', '/.']) if (value.endsWith(end)) return `must not end with '${end}'`;
+  if (!PATH_CHARACTERS.test(value)) return "holds a character a path may not (only letters, digits, -._~!$&'()*+,;=:@/ and %-escapes)";
+  return undefined;
 }
 
 function shortHash(text: string): string {
@@ -277,8 +301,10 @@ export function translateRoute(route: KubeObject, attached: readonly AttachedLis
     // no valid backend: no ApiDefinition (Gateway API asks for 500 here; without an API Tyk answers 404)
     if (urls.length === 0) return;
     for (const listener of attached) {
-      // an HTTPS listener none of whose certificates resolved is not served (Programmed=False)
-      if (listener.protocol === 'HTTPS' && listener.certificates.length === 0) continue;
+      // an HTTPS listener none of whose certificates resolved is not served (Programmed=False); nor
+      // is one whose certificates are all in another namespace than the route's (an ApiDefinition
+      // names Secrets of its own namespace)
+      if (listener.protocol === 'HTTPS' && !listener.certificates.some((c) => c.namespace === namespace)) continue;
       const hosts: (string | undefined)[] = listener.hostnames.length === 0 ? [undefined] : [...listener.hostnames];
       for (const host of hosts) {
         for (const match of matches) {
@@ -321,8 +347,8 @@ function apiSpec(namespace: string, routeName: string, listener: AttachedListene
   };
   if (host !== undefined) spec.domain = tykDomain(host);
   if (https) {
-    // only the listener's certificates in the route's own namespace: a certificate of another
-    // namespace is left out here, the wiring handles cross-namespace certificates
+    // only the listener's certificates in the route's own namespace (an ApiDefinition names
+    // Secrets of its own namespace)
     spec.certificate_secret_names = listener.certificates.filter((c) => c.namespace === namespace).map((c) => c.name);
   }
   return spec;
