@@ -11,6 +11,7 @@ import { API_DEFINITION } from '../../lib/kinds/api-definition/kind.js';
 import { GATEWAY, GATEWAY_CLASS, HTTP_ROUTE, ROUTE_LABEL } from '../../lib/kinds/gateway-api/kinds.js';
 import { SERVICE } from '../../lib/kube/kinds.js';
 import type { KubeObject } from '../../lib/kube/types.js';
+import { operatorContext } from '../fixtures/builders.js';
 import { backend, gateway, gatewayClass, httpRoute, listener, service } from '../fixtures/gateway-api.js';
 import type { MemoryTykGateway } from '../memory/gateway.js';
 import { FastWorld, reported } from './world.js';
@@ -297,4 +298,54 @@ t.test('the pause annotation holds a route: reported as paused, nothing written;
   w.apply(simple());
   t.match(routeReport(await w.run()), { action: 'CREATE', result: 'synced' });
   t.ok(served(w).has('/app'));
+});
+
+t.test('a Gateway stands for the OperatorContext its infrastructure.parametersRef names; a class can name one for all its Gateways', async (t) => {
+  const w = world();
+  const other = w.addGateway('http://gw2:8080', { secret: 's2' }) as MemoryTykGateway;
+  w.apply(operatorContext('staging').ce('http://gw2:8080', 's2').build());
+  const gw = w.get(GATEWAY, 'gw') as KubeObject;
+  w.apply({ ...gw, spec: { ...gw.spec, infrastructure: { parametersRef: { group: 'tyk.tyk.io', kind: 'OperatorContext', name: 'staging' } } } });
+  w.apply(simple());
+  const report = await w.run();
+  t.match(routeReport(report), { result: 'synced' });
+  const [api] = generated(w);
+  t.match(api?.spec?.contextRef, { name: 'staging', namespace: 'default' }, 'its ApiDefinition names the context');
+  t.match(reported(report, api?.metadata.name ?? '', 'ApiDefinition'), { result: 'synced', gateway: 'context:default/staging' });
+  t.equal(served(w).size, 0, 'nothing on the default gateway');
+  t.ok(
+    [...other.loaded('api').values()].some((a) => (a.proxy as Json).listen_path === '/app'),
+    'served by the context’s gateway',
+  );
+
+  // the parametersRef taken away: back to the default gateway (a new ApiDefinition, the old one deleted from the other gateway)
+  w.apply({ ...gw, spec: { ...gw.spec } });
+  await w.run();
+  t.ok(served(w).has('/app'), 'on the default gateway again');
+  t.notOk(
+    [...other.loaded('api').values()].some((a) => (a.proxy as Json).listen_path === '/app'),
+    'gone from the context’s gateway',
+  );
+});
+
+t.test('parameters that are not an existing OperatorContext: the class or Gateway is not accepted (InvalidParameters), its routes are Pending and not served', async (t) => {
+  const w = world();
+  const gw = w.get(GATEWAY, 'gw') as KubeObject;
+  w.apply({ ...gw, spec: { ...gw.spec, infrastructure: { parametersRef: { group: 'tyk.tyk.io', kind: 'OperatorContext', name: 'missing' } } } });
+  w.apply(simple());
+  const report = await w.run();
+  t.match(condition(conditionsOf(w.get(GATEWAY, 'gw')), 'Accepted'), { status: 'False', reason: 'InvalidParameters', message: /OperatorContext default\/missing does not exist/ });
+  t.match(condition(conditionsOf(w.get(GATEWAY, 'gw')), 'Programmed'), { status: 'False' });
+  t.match(condition(ourParent(w.get(HTTP_ROUTE, 'web'))?.conditions as Json[], 'Accepted'), { status: 'False', reason: 'Pending', message: /is not accepted/ });
+  t.same(generated(w), []);
+  t.equal(served(w).size, 0);
+  t.equal(report.errors.length, 0);
+
+  const gc = w.get(GATEWAY_CLASS, 'tyk', '') as KubeObject;
+  w.apply({ ...gc, spec: { ...gc.spec, parametersRef: { group: '', kind: 'ConfigMap', name: 'params', namespace: 'default' } } });
+  w.apply({ ...gw, spec: { ...gw.spec } });
+  await w.run();
+  t.match(condition(conditionsOf(w.get(GATEWAY_CLASS, 'tyk', '')), 'Accepted'), { status: 'False', reason: 'InvalidParameters', message: /only an OperatorContext of tyk\.tyk\.io/ });
+  t.match(condition(conditionsOf(w.get(GATEWAY, 'gw')), 'Accepted'), { status: 'False', reason: 'InvalidParameters', message: /its GatewayClass's spec\.parametersRef/ });
+  t.equal(served(w).size, 0);
 });

@@ -58,6 +58,10 @@ export interface ParentGateway {
   readonly gateway: KubeObject;
   readonly eval: GatewayEval;
   readonly ours: boolean;
+  /** the OperatorContext whose gateway it stands for (its parameters); absent: the default gateway */
+  readonly context?: Named;
+  /** why the Gateway itself is not accepted (its parameters): every route asking for it is Pending, with this message */
+  readonly notAccepted?: string;
 }
 
 export interface AttachedListener {
@@ -136,6 +140,7 @@ function refText(p: ParentRefView): string {
 function attachOne(route: KubeObject, parentRef: ParentRefView, parent: ParentGateway, namespaceLabels: (namespace: string) => Labels | undefined): Attachment {
   const routeKey = `${route.metadata.namespace ?? ''}/${route.metadata.name}`;
   const refused = (reason: string, message: string): Attachment => ({ parentRef, accepted: condition('Accepted', 'False', reason, message), listeners: [], route: routeKey });
+  if (parent.notAccepted !== undefined) return refused('Pending', `${refText(parentRef)} is not accepted: ${parent.notAccepted}`);
   const candidates = parent.eval.listeners.filter((l) => (parentRef.sectionName === undefined || l.name === parentRef.sectionName) && (parentRef.port === undefined || l.port === parentRef.port));
   if (candidates.length === 0) return refused('NoMatchingParent', `${refText(parentRef)} has no such listener`);
   const gatewayNamespace = parent.gateway.metadata.namespace ?? '';

@@ -8,21 +8,23 @@
  *   ours after being ours (`released`): every ApiDefinition it generated goes, then (while it
  *   exists) our finalizer. Nothing is deleted that is not labelled for and owned by it.
  * - upsert / quiet (because: sync): its parents (attach.ts) and its rules (translate.ts) make
- *   the ApiDefinitions it should have; a route with anything Tyk cannot serve has none (it is
+ *   the ApiDefinitions it should have, for each gateway its parents stand for (a Gateway's
+ *   OperatorContext: its `contextRef`); a route with anything Tyk cannot serve has none (it is
  *   not half-served: its parents say UnsupportedValue). The finalizer goes on before anything is
  *   created. Nothing to change: quiet (its status may still change: report.ts).
  * - paused (the annotation tyk.tyk.io/reconcile-paused: "true"): a write or removal becomes
  *   quiet, holding what it would have done (reported; nothing written, deleted or patched).
  */
+import { createHash } from 'node:crypto';
 import type { ChildMemory, ChildStep, CompositeDecision, CompositeWrite } from '../../engine/composite.js';
 import { PAUSE_ANNOTATION } from '../../engine/conditions.js';
 import type { KubeObject } from '../../kube/types.js';
 import { API_DEFINITION } from '../api-definition/kind.js';
 import { type Diff, diffGenerated, type Generator, ownedBy, ownerRefs, teardownGenerated, type Wanted } from '../shared/generated.js';
-import { type Attachment, attachRoute } from './attach.js';
+import { type AttachedListener, type Attachment, attachRoute } from './attach.js';
 import { HTTP_ROUTE, ROUTE_LABEL } from './kinds.js';
-import { GATEWAY_API_GROUP } from './model.js';
-import { type BackendFacts, type RouteTranslation, translateRoute } from './translate.js';
+import { GATEWAY_API_GROUP, type Named } from './model.js';
+import { type BackendFacts, type RouteApi, type RouteTranslation, translateRoute } from './translate.js';
 import type { GatewayWorld } from './world.js';
 
 type Json = Record<string, unknown>;
@@ -85,7 +87,7 @@ export function generatedName(namespace: string, route: string, key: string): st
   return `${namespace}-${route}-${key}`;
 }
 
-function wantedOf(route: KubeObject, translation: RouteTranslation): Wanted[] {
+function wantedOf(route: KubeObject, apis: readonly RouteApi[]): Wanted[] {
   const namespace = route.metadata.namespace ?? '';
   const owner = {
     apiVersion: `${HTTP_ROUTE.group}/${HTTP_ROUTE.version}`,
@@ -95,7 +97,7 @@ function wantedOf(route: KubeObject, translation: RouteTranslation): Wanted[] {
     controller: true,
     blockOwnerDeletion: true,
   };
-  return translation.apis.map((api) => {
+  return apis.map((api) => {
     const name = generatedName(namespace, route.metadata.name, api.key);
     return {
       name,
@@ -138,14 +140,43 @@ function decideUnpaused(s: RouteState): RouteDecision {
     (namespace) => s.world.namespaceLabels(namespace),
   );
   if (attachments.length === 0) return wasOurs ? removal('released', teardown(), hasFinalizer) : { what: 'ignore' };
-  const listeners = attachments.flatMap((a) => a.listeners);
-  const translation = translateRoute(route, listeners, s.backends);
+  const translation = translateRoute(
+    route,
+    attachments.flatMap((a) => a.listeners),
+    s.backends,
+  );
   const problems = nameProblems(route);
-  const wanted = translation.unsupported.length > 0 || problems.length > 0 ? [] : dedupe(wantedOf(route, translation));
+  const wanted = translation.unsupported.length > 0 || problems.length > 0 ? [] : dedupe(wantedOf(route, apisByGateway(route, attachments, s)));
   const diff = diffGenerated(ROUTE_GENERATOR, s.name, wanted, s.current, s.memory, { complete: problems.length === 0 });
   const addFinalizer = !hasFinalizer && (wanted.length > 0 || owns);
   const because = { reason: 'sync', attachments, translation, problems, wanted, diff } as const;
   return diff.steps.length > 0 || addFinalizer ? { what: 'upsert', because, steps: diff.steps, addFinalizer } : { what: 'quiet', because };
+}
+
+/**
+ * The route's ApiDefinitions for each gateway its parents stand for: those of Gateways of the
+ * default gateway as translated; those of a Gateway standing for an OperatorContext with its
+ * `contextRef`, under a key of their own (so one route can be served by several gateways).
+ */
+function apisByGateway(route: KubeObject, attachments: readonly Attachment[], s: RouteState): RouteApi[] {
+  const groups = new Map<string, { context?: Named; listeners: AttachedListener[] }>();
+  for (const a of attachments) {
+    const context = s.world.gateways.get(`${a.parentRef.namespace}/${a.parentRef.name}`)?.context;
+    const key = context ? `${context.namespace}/${context.name}` : '';
+    const group = groups.get(key) ?? { ...(context ? { context } : {}), listeners: [] };
+    group.listeners.push(...a.listeners);
+    groups.set(key, group);
+  }
+  return [...groups.entries()].flatMap(([key, g]) => {
+    const apis = translateRoute(route, g.listeners, s.backends).apis;
+    const context = g.context;
+    if (!context) return apis;
+    return apis.map((api) => ({ key: shortHash(`${key}\u0000${api.key}`), spec: { ...api.spec, contextRef: { name: context.name, namespace: context.namespace } } }));
+  });
+}
+
+function shortHash(text: string): string {
+  return createHash('sha256').update(text, 'utf8').digest('hex').slice(0, 9);
 }
 
 /** One wanted object per name (a listener reached through two parentRefs makes the same one). */

@@ -49,7 +49,7 @@ export const GATEWAY_STATUS_PHASE: Phase = {
     const reports: ObjectReport[] = [];
     const version = await bundleVersion(ctx);
     for (const c of world.classes.values()) {
-      const next = classStatus(c.status, version, c.metadata.generation ?? 0, now);
+      const next = classStatus(c.status, version, c.metadata.generation ?? 0, now, world.invalidClasses.get(c.metadata.name));
       const r = await patchIfChanged(ctx, GATEWAY_CLASS, c, next);
       if (r) reports.push(r);
     }

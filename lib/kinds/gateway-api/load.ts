@@ -64,7 +64,7 @@ async function getOr(read: () => Promise<KubeObject | null>): Promise<Got> {
   }
 }
 
-const EMPTY_WORLD: GatewayWorld = { classes: new Map(), gateways: new Map(), namespaceLabels: () => undefined };
+const EMPTY_WORLD: GatewayWorld = { classes: new Map(), gateways: new Map(), namespaceLabels: () => undefined, invalidClasses: new Map() };
 const NO_BACKENDS: BackendFacts = { services: new Map(), permitted: () => false };
 
 /** Whether a parentRef of `route` names a Gateway of ours. */

@@ -71,14 +71,18 @@ export function gatewayStatus(current: unknown, ev: GatewayEval, attached: Reado
   };
 }
 
-/** A GatewayClass's status: Accepted=True `Accepted`; SupportedVersion=True `SupportedVersion` when `bundleVersion` starts with 'v1.', False `UnsupportedVersion` otherwise, Unknown `Pending` when undefined. */
-export function classStatus(current: unknown, bundleVersion: string | undefined, generation: number, now: string): Json {
+/**
+ * A GatewayClass's status: Accepted=True `Accepted` (False `InvalidParameters` with
+ * `invalidParameters`, saying why); SupportedVersion=True `SupportedVersion` when `bundleVersion`
+ * starts with 'v1.', False `UnsupportedVersion` otherwise, Unknown `Pending` when undefined.
+ */
+export function classStatus(current: unknown, bundleVersion: string | undefined, generation: number, now: string, invalidParameters?: string): Json {
   const cur = isObject(current) ? current : {};
   let supported: NewCondition;
   if (bundleVersion === undefined) supported = condition('SupportedVersion', 'Unknown', 'Pending', "the Gateway API CRDs' bundle version is not known yet");
   else if (bundleVersion.startsWith('v1.')) supported = condition('SupportedVersion', 'True', 'SupportedVersion', `Gateway API ${bundleVersion} is supported`);
   else supported = condition('SupportedVersion', 'False', 'UnsupportedVersion', `Gateway API ${bundleVersion} is not supported (only v1.x)`);
-  const accepted = condition('Accepted', 'True', 'Accepted', 'the GatewayClass is accepted');
+  const accepted = invalidParameters === undefined ? condition('Accepted', 'True', 'Accepted', 'the GatewayClass is accepted') : condition('Accepted', 'False', 'InvalidParameters', invalidParameters);
   return { ...cur, conditions: withTimes(cur.conditions, [accepted, supported], generation, now) };
 }
 
