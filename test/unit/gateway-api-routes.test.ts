@@ -449,6 +449,7 @@ t.test('HTTPRouteRequestHeaderModifier: set and remove served, add unsupported',
   ).translation;
   t.same(served.unsupported, []);
   t.same(versionOf(served.apis[0]), { name: 'Default', global_headers: { 'X-Header-Set': 'set-overwrites-values' }, global_headers_remove: ['X-Header-Remove'] });
+  t.equal(served.apis[0]?.spec.response_processors, undefined, 'no response processor without response headers');
   const add = serve(
     route('request-header-modifier', { parentRefs: [ref('same-namespace')], rules: [rule({ filters: [MODIFY('requestHeaderModifier', true)], backendRefs: [backend('infra-backend-v1', 8080)] })] }),
   );
@@ -462,6 +463,7 @@ t.test('HTTPRouteResponseHeaderModifier: set and remove served, add unsupported'
     route('response-header-modifier', { parentRefs: [ref('same-namespace')], rules: [rule({ filters: [MODIFY('responseHeaderModifier', false)], backendRefs: [backend('infra-backend-v1', 8080)] })] }),
   ).translation;
   t.same(versionOf(served.apis[0]), { name: 'Default', global_response_headers: { 'X-Header-Set': 'set-overwrites-values' }, global_response_headers_remove: ['X-Header-Remove'] });
+  t.same(served.apis[0]?.spec.response_processors, [{ name: 'header_injector' }], 'the response processor Tyk before 5.3 needs to apply them');
   const add = serve(
     route('response-header-modifier', { parentRefs: [ref('same-namespace')], rules: [rule({ filters: [MODIFY('responseHeaderModifier', true)], backendRefs: [backend('infra-backend-v1', 8080)] })] }),
   ).translation;

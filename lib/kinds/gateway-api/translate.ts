@@ -11,8 +11,9 @@
  *   is a line of `unsupported` naming it (`pathProblem`).
  * - Backends: core Services with a port, `http://<name>.<namespace>.svc:<port>`; several are
  *   load balanced, each repeated in the target list in proportion to its weight.
- * - Filters: request and response header set/remove (Tyk's global headers), a path prefix
- *   rewrite (`ReplacePrefixMatch`: the listen path stripped, the replacement put before the rest).
+ * - Filters: request and response header set/remove (Tyk's global headers; response ones with
+ *   the `header_injector` response processor Tyk before 5.3 needs), a path prefix rewrite
+ *   (`ReplacePrefixMatch`: the listen path stripped, the replacement put before the rest).
  * - Anything else the route asks for (Exact or RegularExpression paths, header, query or method
  *   matches, header `add`, redirects, mirrors, full-path and hostname rewrites, timeouts,
  *   backend filters, other filters or rule fields) is a line of `unsupported`; a route with any
@@ -345,6 +346,8 @@ function apiSpec(namespace: string, routeName: string, listener: AttachedListene
     proxy,
     version_data: { not_versioned: true, default_version: 'Default', versions: { Default: version } },
   };
+  // Tyk before 5.3 applies response header transforms only with its header_injector response processor (later versions need none, and accept it)
+  if (version.global_response_headers !== undefined || version.global_response_headers_remove !== undefined) spec.response_processors = [{ name: 'header_injector' }];
   if (host !== undefined) spec.domain = tykDomain(host);
   if (https) {
     // only the listener's certificates in the route's own namespace (an ApiDefinition names
