@@ -12,10 +12,10 @@ import { resolveDependents } from '../../lib/events/dependents.js';
 import { collect } from '../../lib/events/refs.js';
 import { parseWatchEvents } from '../../lib/events/watch.js';
 import { loadConfig } from '../../lib/platform/config.js';
-import { ConfigError } from '../../lib/platform/errors.js';
 import { MemoryStore } from '../../lib/store/memory.js';
 import type { SyncRecord } from '../../lib/store/types.js';
 import { auditEventList } from '../fixtures/audit.js';
+import { configProblems, MINIMAL_ENV } from '../fixtures/config.js';
 import { gateway, gatewayClass, httpRoute, listener } from '../fixtures/gateway-api.js';
 
 /** The record of an HTTPRoute we synced, using what `uses` names. */
@@ -110,16 +110,8 @@ t.test('a Service or a ReferenceGrant runs the routes whose records use it', asy
 });
 
 t.test('settings: GATEWAY_CONTROLLER_NAME and GATEWAY_ADDRESSES', async (t) => {
-  const base = { TYK_URL: 'http://tyk:8080', TYK_AUTH: 'secret-gateway-key', WEBHOOK_TOKEN: 'a-webhook-token-of-some-length', RESYNC_TOKEN: 'a-webhook-token-of-some-length' };
-  const problems = (env: Record<string, string>): string[] => {
-    try {
-      loadConfig(env);
-      return [];
-    } catch (err) {
-      if (err instanceof ConfigError) return err.message.split('\n');
-      throw err;
-    }
-  };
+  const base = MINIMAL_ENV;
+  const problems = configProblems;
   t.same(loadConfig(base).gatewayApi, { controllerName: 'tyk.io/gateway-reconciler', addresses: [] });
   t.same(loadConfig({ ...base, GATEWAY_CONTROLLER_NAME: 'example.com/tyk', GATEWAY_ADDRESSES: '203.0.113.7, gw.example.com,2001:db8::1' }).gatewayApi, {
     controllerName: 'example.com/tyk',

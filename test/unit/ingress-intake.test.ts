@@ -10,9 +10,9 @@ import { cloudEventItems, parseCloudEvents } from '../../lib/events/cloudevents.
 import { collect } from '../../lib/events/refs.js';
 import { parseWatchEvents } from '../../lib/events/watch.js';
 import { loadConfig } from '../../lib/platform/config.js';
-import { ConfigError } from '../../lib/platform/errors.js';
 import { auditEventList } from '../fixtures/audit.js';
 import { ingress } from '../fixtures/builders.js';
+import { configProblems, MINIMAL_ENV } from '../fixtures/config.js';
 
 const ING = { resource: 'ingresses', apiGroup: 'networking.k8s.io', version: 'v1' };
 const names = (refs: readonly { namespace: string; name: string }[] | undefined) => (refs ?? []).map((r) => `${r.namespace}/${r.name}`).sort();
@@ -76,16 +76,8 @@ t.test('folding counts Ingresses with the other objects', async (t) => {
 });
 
 t.test('settings: INGRESS_CLASS, WATCH_INGRESS_CLASS, the listen ports', async (t) => {
-  const base = { TYK_URL: 'http://tyk:8080', TYK_AUTH: 'secret-gateway-key', WEBHOOK_TOKEN: 'a-webhook-token-of-some-length', RESYNC_TOKEN: 'a-webhook-token-of-some-length' };
-  const problems = (env: Record<string, string>): string[] => {
-    try {
-      loadConfig(env);
-      return [];
-    } catch (err) {
-      if (err instanceof ConfigError) return err.message.split('\n');
-      throw err;
-    }
-  };
+  const base = MINIMAL_ENV;
+  const problems = configProblems;
   t.same(loadConfig(base).ingress, { className: 'tyk', httpPort: 0, httpsPort: 8443 }, "Tyk Operator's defaults");
   t.equal(loadConfig({ ...base, INGRESS_CLASS: 'internal' }).ingress.className, 'internal');
   t.equal(loadConfig({ ...base, WATCH_INGRESS_CLASS: 'legacy' }).ingress.className, 'legacy', "Tyk Operator's name, when INGRESS_CLASS is unset");

@@ -26,10 +26,13 @@ import { isObject } from '../../platform/guards.js';
 import type { SyncRecord } from '../../store/types.js';
 import { API_DEFINITION } from '../api-definition/kind.js';
 import { groupByLabel } from '../shared/generated.js';
+import { type Got, objectKeys, readOr } from '../shared/object-keys.js';
 import { decideRoute, type RouteState } from './decide.js';
 import { HTTP_ROUTE, ROUTE_LABEL } from './kinds.js';
 import { type BackendFacts, backendServicesOf } from './translate.js';
 import { type GatewayWorld, worldOf } from './world.js';
+
+const KEYS = objectKeys(HTTP_ROUTE.kind);
 
 export interface RouteEntry {
   readonly namespace: string;
@@ -41,28 +44,9 @@ export interface RouteEntry {
   readonly readError?: unknown;
 }
 
-type Got = { obj: KubeObject | null } | { error: unknown };
 type Ports = readonly { readonly port: number; readonly name?: string }[] | null;
 
-const PREFIX = `${HTTP_ROUTE.kind}/`;
 const SERVICES = Symbol('httproute backends');
-
-function keyOf(namespace: string, name: string): string {
-  return `${PREFIX}${namespace}/${name}`;
-}
-
-function splitKey(key: string): { namespace: string; name: string } | undefined {
-  const [kind, namespace, name, ...rest] = key.split('/');
-  return kind === HTTP_ROUTE.kind && namespace && name && rest.length === 0 ? { namespace, name } : undefined;
-}
-
-async function getOr(read: () => Promise<KubeObject | null>): Promise<Got> {
-  try {
-    return { obj: await read() };
-  } catch (error) {
-    return { error };
-  }
-}
 
 const EMPTY_WORLD: GatewayWorld = { classes: new Map(), gateways: new Map(), namespaceLabels: () => undefined, invalidClasses: new Map() };
 const NO_BACKENDS: BackendFacts = { services: new Map(), permitted: () => false };
@@ -84,7 +68,7 @@ function relevant(obj: KubeObject | null, record: SyncRecord | null, world: Gate
 export async function loadRoutes(ctx: RunContext, scope: RunScope): Promise<readonly RouteEntry[]> {
   const all = scope.all === true;
   const namespaces: (string | undefined)[] = all ? (ctx.settings.namespaces ? [...ctx.settings.namespaces] : [undefined]) : [...new Set(scope.namespaces ?? [])].filter((ns) => ctx.watched(ns));
-  const named = new Set((scope.cluster ?? []).filter((r) => r.kind.kind === HTTP_ROUTE.kind).map((r) => keyOf(r.namespace, r.name)));
+  const named = new Set((scope.cluster ?? []).filter((r) => r.kind.kind === HTTP_ROUTE.kind).map((r) => KEYS.of(r.namespace, r.name)));
   if (namespaces.length === 0 && named.size === 0) return [];
   const read = await worldOf(ctx);
   // without a class of ours, only routes we made something for are looked at (their records)
@@ -93,7 +77,7 @@ export async function loadRoutes(ctx: RunContext, scope: RunScope): Promise<read
   const listed = new Set<string>();
   for (const ns of idle ? [] : namespaces) {
     try {
-      for (const o of await ctx.deps.kube.list(HTTP_ROUTE, ns)) found.set(keyOf(o.metadata.namespace ?? '', o.metadata.name), { obj: o });
+      for (const o of await ctx.deps.kube.list(HTTP_ROUTE, ns)) found.set(KEYS.of(o.metadata.namespace ?? '', o.metadata.name), { obj: o });
       listed.add(ns ?? '*');
     } catch (err) {
       // no HTTPRoute CRD: no routes (a record of one is then confirmed gone by a GET below, which fails as well)
@@ -103,16 +87,16 @@ export async function loadRoutes(ctx: RunContext, scope: RunScope): Promise<read
   }
   for (const ns of namespaces) {
     if (!idle && !listed.has(ns ?? '*')) continue;
-    for (const k of await ctx.recordKeys(ns === undefined ? PREFIX : `${PREFIX}${ns}/`)) if (!found.has(k)) named.add(k);
+    for (const k of await ctx.recordKeys(ns === undefined ? KEYS.prefix : `${KEYS.prefix}${ns}/`)) if (!found.has(k)) named.add(k);
   }
   const toGet = [...named].flatMap((k) => {
-    const r = splitKey(k);
+    const r = KEYS.split(k);
     return r && ctx.watched(r.namespace) && !found.has(k) ? [r] : [];
   });
-  const got = await mapLimit(toGet, ctx.settings.concurrency, (r) => getOr(() => ctx.deps.kube.get(HTTP_ROUTE, r.namespace, r.name)));
-  toGet.forEach((r, i) => found.set(keyOf(r.namespace, r.name), got[i] as Got));
+  const got = await mapLimit(toGet, ctx.settings.concurrency, (r) => readOr(() => ctx.deps.kube.get(HTTP_ROUTE, r.namespace, r.name)));
+  toGet.forEach((r, i) => found.set(KEYS.of(r.namespace, r.name), got[i] as Got));
   for (const k of [...found.keys()]) {
-    const r = splitKey(k);
+    const r = KEYS.split(k);
     if (r && !ctx.owns(r.namespace, r.name)) found.delete(k);
   }
   const keys = [...found.keys()];
@@ -134,7 +118,7 @@ export async function loadRoutes(ctx: RunContext, scope: RunScope): Promise<read
     return pending;
   };
   await mapLimit([...found.entries()], ctx.settings.concurrency, async ([key, g]) => {
-    const { namespace, name } = splitKey(key) as { namespace: string; name: string };
+    const { namespace, name } = KEYS.split(key) as { namespace: string; name: string };
     const record = records.get(key) ?? null;
     const empty: RouteState = { namespace, name, route: null, world, backends: NO_BACKENDS, current: new Map(), memory: record?.generated ?? {}, managed: record !== null };
     const base = { namespace, name, key, record };
@@ -191,7 +175,7 @@ function portsOf(service: KubeObject | null): Ports {
 
 /** Under the lock: the route read again, with its backends and ApiDefinitions, and what is at each name its plan would create. */
 export async function readEntry(ctx: RunContext, e: RouteEntry): Promise<RouteEntry> {
-  const got = await getOr(() => ctx.deps.kube.get(HTTP_ROUTE, e.namespace, e.name));
+  const got = await readOr(() => ctx.deps.kube.get(HTTP_ROUTE, e.namespace, e.name));
   if ('error' in got) return { ...e, readError: got.error };
   let current: Map<string, KubeObject | null>;
   try {
@@ -203,7 +187,7 @@ export async function readEntry(ctx: RunContext, e: RouteEntry): Promise<RouteEn
   if (fresh.readError !== undefined) return fresh;
   const d = decideRoute(fresh.state);
   const creates = d.what === 'upsert' ? d.steps.filter((s) => s.op === 'create').map((s) => s.name) : [];
-  const seen = await mapLimit(creates, ctx.settings.concurrency, (n) => getOr(() => ctx.deps.kube.get(API_DEFINITION, e.namespace, n)));
+  const seen = await mapLimit(creates, ctx.settings.concurrency, (n) => readOr(() => ctx.deps.kube.get(API_DEFINITION, e.namespace, n)));
   const failure = seen.find((g): g is { error: unknown } => 'error' in g);
   if (failure) return { ...fresh, readError: failure.error };
   creates.forEach((n, i) => current.set(n, (seen[i] as { obj: KubeObject | null }).obj));

@@ -25,16 +25,16 @@
  * (`ReferenceGrant/<namespace>/*`) as `uses`, so an event about one of them runs the route; and
  * what we last wrote of each generated ApiDefinition.
  */
-import type { ChildMemory, CompositeOutcome } from '../../engine/composite.js';
+import type { CompositeOutcome } from '../../engine/composite.js';
 import { pausedMessage } from '../../engine/conditions.js';
 import { exhaustive } from '../../engine/decide.js';
 import { hashOf } from '../../engine/hash.js';
-import type { Action } from '../../engine/plan.js';
 import type { RunContext } from '../../engine/run-context.js';
-import type { ObjectReport, ObjectResult, ReportReason } from '../../engine/types.js';
+import type { ObjectReport, ObjectResult } from '../../engine/types.js';
 import { describeError, errorCode, InvalidSpecError, RouteError } from '../../platform/errors.js';
 import type { SyncRecord } from '../../store/types.js';
 import { API_DEFINITION } from '../api-definition/kind.js';
+import { failedVerdict, failureFields, outcomeFailures, recordResult, rememberedMemory, reportLine, type Said, syncAction, tell, type Verdict, writtenSummary } from '../shared/generated-report.js';
 import type { RouteBecause } from './decide.js';
 import { HTTP_ROUTE, ROUTE_LABEL } from './kinds.js';
 import type { RouteEntry } from './load.js';
@@ -45,14 +45,6 @@ import { gatewayApiSettings } from './world.js';
 
 export type RouteOutcome = CompositeOutcome<RouteBecause>;
 
-interface Verdict {
-  action: Action;
-  reason: ReportReason;
-  result: ObjectResult;
-  error?: string;
-  code?: string;
-}
-
 /** A name the plan needs, held by an object not labelled for this route (or controlled by another). */
 export function takenError(e: { namespace: string; name: string }, names: readonly string[]): RouteError {
   return new RouteError(
@@ -62,23 +54,15 @@ export function takenError(e: { namespace: string; name: string }, names: readon
 }
 
 function failures(e: RouteEntry, o: RouteOutcome): unknown[] {
-  if (o.what === 'failed') return [o.error];
-  const out: unknown[] = [];
-  const because = o.decision.because;
-  if (because.reason === 'sync' && because.diff.taken.length > 0) out.push(takenError(e, because.diff.taken));
-  if (o.what === 'written') {
-    for (const r of o.results) if (!r.ok) out.push(r.error);
-    if (o.finalizerError !== undefined) out.push(o.finalizerError);
-  }
-  return out;
+  const because = o.what === 'failed' ? undefined : o.decision.because;
+  return outcomeFailures(o, because?.reason === 'sync' && because.diff.taken.length > 0 ? takenError(e, because.diff.taken) : undefined);
 }
 
 function verdict(e: RouteEntry, o: RouteOutcome): Verdict {
-  if (o.what === 'failed' && o.error instanceof InvalidSpecError) return { action: 'NOOP', reason: 'invalid spec', result: 'invalid', error: describeError(o.error), code: errorCode(o.error) };
-  if (o.what === 'failed') return { action: 'NOOP', reason: o.writing ? 'spec changed' : 'read failed', result: 'failed', error: describeError(o.error), code: errorCode(o.error) };
+  if (o.what === 'failed') return failedVerdict(o);
   const d = o.decision;
   const failed = failures(e, o);
-  const failure = failed.length > 0 ? { error: failed.map(describeError).join('; '), code: errorCode(failed[0]) } : {};
+  const failure = failureFields(failed);
   const because = d.because;
   switch (because.reason) {
     case 'paused': {
@@ -88,11 +72,7 @@ function verdict(e: RouteEntry, o: RouteOutcome): Verdict {
     case 'teardown':
       return { action: 'DELETE', reason: because.why === 'released' ? 'parent changed' : 'deleted in cluster', result: failed.length > 0 ? 'failed' : 'deleted', ...failure };
     case 'sync': {
-      const steps = d.what === 'quiet' ? [] : d.steps;
-      const addFinalizer = d.what === 'upsert' && d.addFinalizer;
-      const created = steps.length > 0 && steps.every((s) => s.op === 'create') && !e.record;
-      const action: Action = steps.length === 0 && !addFinalizer ? 'NOOP' : created ? 'CREATE' : 'UPDATE';
-      const reason: ReportReason = action === 'NOOP' ? 'unchanged' : created ? 'created in cluster' : 'spec changed';
+      const { action, reason } = syncAction(d, e.record !== null);
       if (failed.length > 0) return { action, reason, result: 'failed', ...failure };
       const invalid = [...because.problems, ...because.translation.unsupported];
       if (invalid.length > 0) return { action, reason, result: 'invalid', error: invalid.join('; '), code: 'ROUTE_UNSUPPORTED' };
@@ -108,19 +88,7 @@ function verdict(e: RouteEntry, o: RouteOutcome): Verdict {
 }
 
 export function reportRoute(e: RouteEntry, o: RouteOutcome, result?: ObjectResult, extra: Partial<ObjectReport> = {}): ObjectReport {
-  const v = verdict(e, o);
-  return {
-    kind: HTTP_ROUTE.kind,
-    namespace: e.namespace,
-    name: e.name,
-    id: '',
-    action: v.action,
-    reason: v.reason,
-    result: result ?? v.result,
-    ...(v.error !== undefined ? { error: v.error } : {}),
-    ...(v.code !== undefined ? { code: v.code } : {}),
-    ...extra,
-  };
+  return reportLine(HTTP_ROUTE.kind, e, verdict(e, o), result, extra);
 }
 
 /** The record after this pass: null to delete it, undefined to leave it as it is. */
@@ -133,20 +101,8 @@ export function recordOf(e: RouteEntry, o: RouteOutcome, time: string): SyncReco
   const { wanted, diff } = d.because;
   const route = e.state.route;
   const names = wanted.map((w) => w.name);
-  const written = new Map<string, ChildMemory>();
-  if (o.what === 'written')
-    o.decision.steps.forEach((s, i) => {
-      const r = o.results[i];
-      if (r?.ok && r.memory) written.set(s.name, r.memory);
-    });
-  const before = e.record?.generated ?? {};
-  const generated = Object.fromEntries(
-    names.flatMap((n) => {
-      const m = written.get(n) ?? diff.unchanged.get(n) ?? before[n];
-      return m ? [[n, m] as const] : [];
-    }),
-  );
-  const result = v.result === 'waiting' ? 'waiting' : v.result === 'invalid' ? 'invalid' : v.result === 'failed' ? 'failed' : 'synced';
+  const generated = rememberedMemory(o, names, diff.unchanged, e.record?.generated ?? {});
+  const result = recordResult(v);
   const backends = route ? backendServicesOf(route) : [];
   // a backend in another namespace depends on that namespace's ReferenceGrants (events/dependents.ts)
   const crossed = [...new Set(backends.map((b) => b.slice(0, b.indexOf('/'))).filter((ns) => ns !== e.namespace))];
@@ -198,7 +154,7 @@ export async function tellRoute(ctx: RunContext, e: RouteEntry, o: RouteOutcome)
       }
     }
   }
-  const said: { type: 'Normal' | 'Warning'; reason: string; message: string }[] = [];
+  const said: Said[] = [];
   if (o.what === 'failed') said.push({ type: 'Warning', reason: o.error instanceof InvalidSpecError ? 'Invalid' : o.writing ? 'SyncFailed' : 'ReadFailed', message: describeError(o.error) });
   else {
     const v = verdict(e, o);
@@ -207,26 +163,8 @@ export async function tellRoute(ctx: RunContext, e: RouteEntry, o: RouteOutcome)
     if (v.result === 'waiting' && v.error !== undefined) said.push({ type: 'Warning', reason: 'Waiting', message: v.error });
     const failed = failures(e, o);
     if (failed.length > 0) said.push({ type: 'Warning', reason: o.decision.because.reason === 'teardown' ? 'DeleteFailed' : 'SyncFailed', message: failed.map(describeError).join('; ') });
-    if (o.what === 'written' && o.decision.because.reason === 'sync') {
-      const steps = o.decision.steps;
-      const done = (op: string) => steps.filter((s, i) => s.op === op && o.results[i]?.ok).map((s) => s.name);
-      const parts = (
-        [
-          ['created', done('create')],
-          ['updated', done('update')],
-          ['deleted', done('delete')],
-        ] as const
-      )
-        .filter(([, n]) => n.length > 0)
-        .map(([what, n]) => `${what} ${n.join(', ')}`);
-      if (parts.length > 0) said.push({ type: 'Normal', reason: 'Synced', message: `ApiDefinitions ${parts.join('; ')}` });
-    }
+    const written = writtenSummary(o);
+    if (written !== undefined && o.decision.because.reason === 'sync') said.push({ type: 'Normal', reason: 'Synced', message: `ApiDefinitions ${written}` });
   }
-  for (const s of said) {
-    try {
-      await ctx.deps.kube.recordEvent(route, s.type, s.reason, s.message);
-    } catch (err) {
-      ctx.log.warn({ key: e.key, reason: s.reason, err: describeError(err), code: errorCode(err) }, 'event not recorded');
-    }
-  }
+  await tell(ctx, route, e.key, said);
 }

@@ -23,9 +23,12 @@ import type { KubeObject } from '../../kube/types.js';
 import type { SyncRecord } from '../../store/types.js';
 import { API_DEFINITION } from '../api-definition/kind.js';
 import { groupByLabel } from '../shared/generated.js';
+import { type Got, objectKeys, readOr } from '../shared/object-keys.js';
 import { INGRESS_LABEL, type IngressSettings, isOurClass, templateNameOf } from './apis.js';
 import { decideIngress, type IngressState } from './decide.js';
 import { INGRESS } from './kind.js';
+
+const KEYS = objectKeys(INGRESS.kind);
 
 export interface IngressEntry {
   readonly namespace: string;
@@ -44,27 +47,6 @@ export interface IngressLoad {
   readonly entries: readonly IngressEntry[];
 }
 
-type Got = { obj: KubeObject | null } | { error: unknown };
-
-const PREFIX = `${INGRESS.kind}/`;
-
-function keyOf(namespace: string, name: string): string {
-  return `${PREFIX}${namespace}/${name}`;
-}
-
-function splitKey(key: string): { namespace: string; name: string } | undefined {
-  const [kind, namespace, name, ...rest] = key.split('/');
-  return kind === INGRESS.kind && namespace && name && rest.length === 0 ? { namespace, name } : undefined;
-}
-
-async function getOr(read: () => Promise<KubeObject | null>): Promise<Got> {
-  try {
-    return { obj: await read() };
-  } catch (error) {
-    return { error };
-  }
-}
-
 /** A live Ingress of our class, or one we took on (finalizer), or one we have a record of: worth reading further. */
 function relevant(obj: KubeObject | null, record: SyncRecord | null, settings: IngressSettings): boolean {
   if (record) return true;
@@ -80,28 +62,28 @@ export async function loadIngresses(ctx: RunContext, scope: RunScope, settings: 
     try {
       const items = await ctx.deps.kube.list(INGRESS, ns);
       listed.set(ns ?? '*', items);
-      for (const o of items) found.set(keyOf(o.metadata.namespace ?? '', o.metadata.name), { obj: o });
+      for (const o of items) found.set(KEYS.of(o.metadata.namespace ?? '', o.metadata.name), { obj: o });
     } catch (err) {
       ctx.runError(`list ingresses${ns ? ` in ${ns}` : ''}`, err);
     }
   }
   const covered = (ns: string) => listed.has('*') || listed.has(ns);
   // named: by the scope, and by the records that use an ApiDefinition the scope names (a template, a generated one)
-  const named = new Set((scope.cluster ?? []).filter((r) => r.kind.kind === INGRESS.kind).map((r) => keyOf(r.namespace, r.name)));
+  const named = new Set((scope.cluster ?? []).filter((r) => r.kind.kind === INGRESS.kind).map((r) => KEYS.of(r.namespace, r.name)));
   const apiUses = (scope.refs ?? []).filter((r) => r.kind.kind === API_DEFINITION.kind).map((r) => `${API_DEFINITION.kind}/${r.namespace}/${r.name}`);
-  if (apiUses.length > 0) for (const users of await ctx.deps.store.recordsUsing(apiUses)) for (const k of users) if (k.startsWith(PREFIX)) named.add(k);
+  if (apiUses.length > 0) for (const users of await ctx.deps.store.recordsUsing(apiUses)) for (const k of users) if (k.startsWith(KEYS.prefix)) named.add(k);
   // records of listed namespaces: one the listing lacks is confirmed gone with a GET
   const recorded = new Map<string, string[]>();
   for (const ns of namespaces) {
     if (!listed.has(ns ?? '*')) continue;
-    const keys = await ctx.recordKeys(ns === undefined ? PREFIX : `${PREFIX}${ns}/`);
+    const keys = await ctx.recordKeys(ns === undefined ? KEYS.prefix : `${KEYS.prefix}${ns}/`);
     recorded.set(ns ?? '*', keys);
     for (const k of keys) if (!found.has(k)) named.add(k);
   }
   await readNamed(
     ctx,
     [...named].flatMap((k) => {
-      const r = splitKey(k);
+      const r = KEYS.split(k);
       return r && ctx.watched(r.namespace) && !found.has(k) ? [r] : [];
     }),
     found,
@@ -112,7 +94,7 @@ export async function loadIngresses(ctx: RunContext, scope: RunScope, settings: 
   const failedNs = new Map<string, unknown>();
   for (const ns of namespaces) {
     if (!listed.has(ns ?? '*')) continue;
-    const mine = [...found.entries()].some(([k, g]) => (ns === undefined || splitKey(k)?.namespace === ns) && 'obj' in g && relevant(g.obj, null, settings));
+    const mine = [...found.entries()].some(([k, g]) => (ns === undefined || KEYS.split(k)?.namespace === ns) && 'obj' in g && relevant(g.obj, null, settings));
     if (!mine && (recorded.get(ns ?? '*') ?? []).length === 0) continue;
     try {
       const byOwner = groupByLabel(await ctx.deps.kube.list(API_DEFINITION, ns, { labelSelector: INGRESS_LABEL }), INGRESS_LABEL);
@@ -121,7 +103,7 @@ export async function loadIngresses(ctx: RunContext, scope: RunScope, settings: 
       const lost = [...byOwner.keys()].map((k) => ({ namespace: k.slice(0, k.indexOf('/')), name: k.slice(k.indexOf('/') + 1) }));
       await readNamed(
         ctx,
-        lost.filter((r) => !found.has(keyOf(r.namespace, r.name)) && ctx.watched(r.namespace)),
+        lost.filter((r) => !found.has(KEYS.of(r.namespace, r.name)) && ctx.watched(r.namespace)),
         found,
       );
     } catch (err) {
@@ -131,7 +113,7 @@ export async function loadIngresses(ctx: RunContext, scope: RunScope, settings: 
   }
   // a shard run decides its own Ingresses only (a bucket: its names of the namespace)
   for (const k of [...found.keys()]) {
-    const r = splitKey(k);
+    const r = KEYS.split(k);
     if (r && !ctx.owns(r.namespace, r.name)) found.delete(k);
   }
   const keys = [...found.keys()];
@@ -140,7 +122,7 @@ export async function loadIngresses(ctx: RunContext, scope: RunScope, settings: 
   const templates = new Map<string, Promise<Got>>();
   const entries: IngressEntry[] = [];
   await mapLimit([...found.entries()], ctx.settings.concurrency, async ([key, got]) => {
-    const { namespace, name } = splitKey(key) as { namespace: string; name: string };
+    const { namespace, name } = KEYS.split(key) as { namespace: string; name: string };
     const record = records.get(key) ?? null;
     const base = { namespace, name, key, record };
     const empty: IngressState = { namespace, name, ingress: null, template: undefined, current: new Map(), memory: record?.generated ?? {}, managed: record !== null };
@@ -164,8 +146,8 @@ export async function loadIngresses(ctx: RunContext, scope: RunScope, settings: 
 
 /** GETs Ingresses one by one into `found` (a 404 is null). */
 async function readNamed(ctx: RunContext, refs: readonly { namespace: string; name: string }[], found: Map<string, Got>): Promise<void> {
-  const results = await mapLimit(refs, ctx.settings.concurrency, (r) => getOr(() => ctx.deps.kube.get(INGRESS, r.namespace, r.name)));
-  refs.forEach((r, i) => found.set(keyOf(r.namespace, r.name), results[i] as Got));
+  const results = await mapLimit(refs, ctx.settings.concurrency, (r) => readOr(() => ctx.deps.kube.get(INGRESS, r.namespace, r.name)));
+  refs.forEach((r, i) => found.set(KEYS.of(r.namespace, r.name), results[i] as Got));
 }
 
 /**
@@ -193,7 +175,7 @@ async function complete(
   if (templateName !== undefined) {
     // one GET per template and run, however many Ingresses name it
     const cacheKey = `${namespace}/${templateName}`;
-    const pending = templates.get(cacheKey) ?? getOr(() => ctx.deps.kube.get(API_DEFINITION, namespace, templateName));
+    const pending = templates.get(cacheKey) ?? readOr(() => ctx.deps.kube.get(API_DEFINITION, namespace, templateName));
     templates.set(cacheKey, pending);
     const got = await pending;
     if ('error' in got) return { ...e, state: { ...e.state, current: byName }, readError: got.error };
@@ -203,7 +185,7 @@ async function complete(
   if (probe) {
     const d = decideIngress(state, settings);
     const creates = d.what === 'upsert' ? d.steps.filter((s) => s.op === 'create').map((s) => s.name) : [];
-    const seen = await mapLimit(creates, ctx.settings.concurrency, (n) => getOr(() => ctx.deps.kube.get(API_DEFINITION, namespace, n)));
+    const seen = await mapLimit(creates, ctx.settings.concurrency, (n) => readOr(() => ctx.deps.kube.get(API_DEFINITION, namespace, n)));
     const failure = seen.find((g): g is { error: unknown } => 'error' in g);
     if (failure) return { ...e, state, readError: failure.error };
     creates.forEach((n, i) => byName.set(n, (seen[i] as { obj: KubeObject | null }).obj));
@@ -214,7 +196,7 @@ async function complete(
 
 /** Under the lock: the Ingress read again, with its template, its ApiDefinitions and the names its plan would create. */
 export async function readEntry(ctx: RunContext, e: IngressEntry, settings: IngressSettings): Promise<IngressEntry> {
-  const got = await getOr(() => ctx.deps.kube.get(INGRESS, e.namespace, e.name));
+  const got = await readOr(() => ctx.deps.kube.get(INGRESS, e.namespace, e.name));
   if ('error' in got) return { ...e, readError: got.error };
   const fresh: IngressEntry = { namespace: e.namespace, name: e.name, key: e.key, record: e.record, state: { ...e.state, ingress: got.obj, template: undefined, current: new Map() } };
   return complete(ctx, fresh, settings, undefined, new Map(), true);

@@ -22,27 +22,19 @@
 import type { CompositeOutcome } from '../../engine/composite.js';
 import { exhaustive } from '../../engine/decide.js';
 import { hashOf } from '../../engine/hash.js';
-import type { Action } from '../../engine/plan.js';
 import type { RunContext } from '../../engine/run-context.js';
-import type { ObjectReport, ObjectResult, ReportReason } from '../../engine/types.js';
-import { describeError, errorCode, IngressError, InvalidSpecError } from '../../platform/errors.js';
+import type { ObjectReport, ObjectResult } from '../../engine/types.js';
+import { describeError, IngressError, InvalidSpecError } from '../../platform/errors.js';
 import type { SyncRecord } from '../../store/types.js';
 import { API_DEFINITION } from '../api-definition/kind.js';
-import { type ChildMemory, INGRESS_LABEL, type Step, templateNameOf } from './apis.js';
+import { failedVerdict, failureFields, outcomeFailures, recordResult, rememberedMemory, reportLine, type Said, syncAction, tell, type Verdict, writtenSummary } from '../shared/generated-report.js';
+import { type ChildMemory, INGRESS_LABEL, templateNameOf } from './apis.js';
 import type { IngressBecause } from './decide.js';
 import type { IngressEntry } from './load.js';
 import { ingressSettings } from './phase.js';
 
 /** How an Ingress's pass ended (engine/composite.ts). */
 export type Outcome = CompositeOutcome<IngressBecause>;
-
-interface Verdict {
-  action: Action;
-  reason: ReportReason;
-  result: ObjectResult;
-  error?: string;
-  code?: string;
-}
 
 /** A name the plan needs, held by an object not labelled for this Ingress (or controlled by another). */
 export function takenError(e: { namespace: string; name: string }, names: readonly string[]): IngressError {
@@ -54,25 +46,17 @@ export function takenError(e: { namespace: string; name: string }, names: readon
 
 /** The failures of an outcome, one error each (a taken name, a refused write, a lost finalizer). */
 function failures(e: IngressEntry, o: Outcome): unknown[] {
-  if (o.what === 'failed') return [o.error];
-  const out: unknown[] = [];
-  const because = o.decision.because;
-  if (because.reason === 'sync' && because.diff.taken.length > 0) out.push(takenError(e, because.diff.taken));
-  if (o.what === 'written') {
-    for (const r of o.results) if (!r.ok) out.push(r.error);
-    if (o.finalizerError !== undefined) out.push(o.finalizerError);
-  }
-  return out;
+  const because = o.what === 'failed' ? undefined : o.decision.because;
+  return outcomeFailures(o, because?.reason === 'sync' && because.diff.taken.length > 0 ? takenError(e, because.diff.taken) : undefined);
 }
 
 function verdict(e: IngressEntry, o: Outcome): Verdict {
   // an Ingress whose decision threw (ingress.ts): Invalid, as an invalid plan is
-  if (o.what === 'failed' && o.error instanceof InvalidSpecError) return { action: 'NOOP', reason: 'invalid spec', result: 'invalid', error: describeError(o.error), code: errorCode(o.error) };
-  if (o.what === 'failed') return { action: 'NOOP', reason: o.writing ? 'spec changed' : 'read failed', result: 'failed', error: describeError(o.error), code: errorCode(o.error) };
+  if (o.what === 'failed') return failedVerdict(o);
   const d = o.decision;
   const wrote = o.what === 'written' && o.results.some((r) => r.ok);
   const failed = failures(e, o);
-  const failure = failed.length > 0 ? { error: failed.map(describeError).join('; '), code: errorCode(failed[0]) } : {};
+  const failure = failureFields(failed);
   const because = d.because;
   switch (because.reason) {
     case 'wait':
@@ -82,11 +66,7 @@ function verdict(e: IngressEntry, o: Outcome): Verdict {
       return { action: 'DELETE', reason, result: failed.length > 0 ? 'failed' : 'deleted', ...failure };
     }
     case 'sync': {
-      const steps = d.what === 'quiet' ? [] : d.steps;
-      const addFinalizer = d.what === 'upsert' && d.addFinalizer;
-      const created = steps.length > 0 && steps.every((s) => s.op === 'create') && !e.record;
-      const action: Action = steps.length === 0 && !addFinalizer ? 'NOOP' : created ? 'CREATE' : 'UPDATE';
-      const reason: ReportReason = action === 'NOOP' ? 'unchanged' : created ? 'created in cluster' : 'spec changed';
+      const { action, reason } = syncAction(d, e.record !== null);
       if (failed.length > 0) return { action, reason, result: 'failed', ...failure };
       if (because.plan.problems.length > 0) return { action, reason, result: 'invalid', error: because.plan.problems.join('; '), code: 'INGRESS_INVALID' };
       if (because.diff.terminating.length > 0) {
@@ -100,19 +80,7 @@ function verdict(e: IngressEntry, o: Outcome): Verdict {
 }
 
 export function reportIngress(e: IngressEntry, o: Outcome, result?: ObjectResult, extra: Partial<ObjectReport> = {}): ObjectReport {
-  const v = verdict(e, o);
-  return {
-    kind: 'Ingress',
-    namespace: e.namespace,
-    name: e.name,
-    id: '',
-    action: v.action,
-    reason: v.reason,
-    result: result ?? v.result,
-    ...(v.error !== undefined ? { error: v.error } : {}),
-    ...(v.code !== undefined ? { code: v.code } : {}),
-    ...extra,
-  };
+  return reportLine('Ingress', e, verdict(e, o), result, extra);
 }
 
 /** The record after this pass: null to delete it, undefined to leave it as it is. */
@@ -124,7 +92,7 @@ export function recordOf(e: IngressEntry, o: Outcome, time: string): SyncRecord 
   const ingress = e.state.ingress;
   const templateName = ingress ? templateNameOf(ingress) : undefined;
   const template = templateName === undefined ? undefined : `${API_DEFINITION.kind}/${e.namespace}/${templateName}`;
-  const result = v.result === 'waiting' ? 'waiting' : v.result === 'invalid' ? 'invalid' : v.result === 'failed' ? 'failed' : 'synced';
+  const result = recordResult(v);
   let generated: Record<string, ChildMemory> = { ...(e.record?.generated ?? {}) };
   let desiredHash = e.record?.desiredHash ?? '';
   let names: string[] = Object.keys(generated);
@@ -132,19 +100,7 @@ export function recordOf(e: IngressEntry, o: Outcome, time: string): SyncRecord 
     const { plan, diff } = d.because;
     names = plan.apis.map((a) => a.name);
     desiredHash = hashOf(plan.apis.map((a) => a.object));
-    const written = new Map<string, ChildMemory>();
-    if (o.what === 'written')
-      o.decision.steps.forEach((s, i) => {
-        const r = o.results[i];
-        if (r?.ok && r.memory) written.set(s.name, r.memory);
-      });
-    // what is not desired any more is forgotten; what was not written keeps what we knew of it
-    generated = Object.fromEntries(
-      names.flatMap((n) => {
-        const m = written.get(n) ?? diff.unchanged.get(n) ?? generated[n];
-        return m ? [[n, m] as const] : [];
-      }),
-    );
+    generated = rememberedMemory(o, names, diff.unchanged, generated);
   }
   const uses = [...(template ? [template] : []), ...names.map((n) => `${API_DEFINITION.kind}/${e.namespace}/${n}`)];
   return {
@@ -166,7 +122,7 @@ export function recordOf(e: IngressEntry, o: Outcome, time: string): SyncRecord 
 export async function tellIngress(ctx: RunContext, e: IngressEntry, o: Outcome): Promise<void> {
   const ingress = e.state.ingress;
   if (!ingress) return;
-  const said: { type: 'Normal' | 'Warning'; reason: string; message: string }[] = [];
+  const said: Said[] = [];
   if (o.what === 'failed') said.push({ type: 'Warning', reason: o.error instanceof InvalidSpecError ? 'Invalid' : o.writing ? 'SyncFailed' : 'ReadFailed', message: describeError(o.error) });
   else if (o.decision.because.reason === 'wait') said.push({ type: 'Warning', reason: 'Waiting', message: o.decision.because.waiting });
   else {
@@ -174,28 +130,10 @@ export async function tellIngress(ctx: RunContext, e: IngressEntry, o: Outcome):
     if (because.reason === 'sync' && because.plan.problems.length > 0) said.push({ type: 'Warning', reason: 'Invalid', message: because.plan.problems.join('; ') });
     const failed = failures(e, o);
     if (failed.length > 0) said.push({ type: 'Warning', reason: because.reason === 'teardown' ? 'DeleteFailed' : 'SyncFailed', message: failed.map(describeError).join('; ') });
-    if (o.what === 'written') {
-      const steps = o.decision.steps;
-      const done = (op: Step['op']) => steps.filter((s, i) => s.op === op && o.results[i]?.ok).map((s) => s.name);
-      const parts = (
-        [
-          ['created', done('create')],
-          ['updated', done('update')],
-          ['deleted', done('delete')],
-        ] as const
-      )
-        .filter(([, n]) => n.length > 0)
-        .map(([what, n]) => `${what} ${n.join(', ')}`);
-      if (parts.length > 0 && because.reason === 'sync') said.push({ type: 'Normal', reason: 'Synced', message: `ApiDefinitions ${parts.join('; ')}` });
-      if (parts.length > 0 && because.reason === 'teardown' && because.why === 'class changed')
-        said.push({ type: 'Normal', reason: 'Deleted', message: `no longer of class ${ingressSettings(ctx).className}: ApiDefinitions ${parts.join('; ')}` });
-    }
+    const written = writtenSummary(o);
+    if (written !== undefined && because.reason === 'sync') said.push({ type: 'Normal', reason: 'Synced', message: `ApiDefinitions ${written}` });
+    if (written !== undefined && because.reason === 'teardown' && because.why === 'class changed')
+      said.push({ type: 'Normal', reason: 'Deleted', message: `no longer of class ${ingressSettings(ctx).className}: ApiDefinitions ${written}` });
   }
-  for (const s of said) {
-    try {
-      await ctx.deps.kube.recordEvent(ingress, s.type, s.reason, s.message);
-    } catch (err) {
-      ctx.log.warn({ key: e.key, reason: s.reason, err: describeError(err), code: errorCode(err) }, 'event not recorded');
-    }
-  }
+  await tell(ctx, ingress, e.key, said);
 }
