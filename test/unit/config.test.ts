@@ -1,19 +1,11 @@
 import t from 'tap';
 import { DEFAULT_SCHEDULE, loadConfig } from '../../lib/platform/config.js';
-import { ConfigError } from '../../lib/platform/errors.js';
+import { configProblems } from '../fixtures/config.js';
 
 const TOKEN = 'a-webhook-token-of-some-length';
 const base = { TYK_URL: 'http://tyk:8080/', TYK_AUTH: 'secret-gateway-key', WEBHOOK_TOKEN: TOKEN, RESYNC_TOKEN: TOKEN };
 
-function problems(env: Record<string, string>): string[] {
-  try {
-    loadConfig(env);
-  } catch (err) {
-    if (err instanceof ConfigError) return err.message.split('\n');
-    throw err;
-  }
-  return [];
-}
+const problems = configProblems;
 
 t.test('defaults', async (t) => {
   const c = loadConfig(base);

@@ -34,7 +34,20 @@ import type { ObjectReport, ObjectResult } from '../../engine/types.js';
 import { describeError, errorCode, InvalidSpecError, RouteError } from '../../platform/errors.js';
 import type { SyncRecord } from '../../store/types.js';
 import { API_DEFINITION } from '../api-definition/kind.js';
-import { failedVerdict, failureFields, outcomeFailures, recordResult, rememberedMemory, reportLine, type Said, syncAction, tell, type Verdict, writtenSummary } from '../shared/generated-report.js';
+import {
+  failedVerdict,
+  failureFields,
+  outcomeFailures,
+  recordResult,
+  rememberedMemory,
+  reportLine,
+  type Said,
+  syncAction,
+  takenMessage,
+  tell,
+  type Verdict,
+  writtenSummary,
+} from '../shared/generated-report.js';
 import type { RouteBecause } from './decide.js';
 import { HTTP_ROUTE, ROUTE_LABEL } from './kinds.js';
 import type { RouteEntry } from './load.js';
@@ -47,10 +60,7 @@ export type RouteOutcome = CompositeOutcome<RouteBecause>;
 
 /** A name the plan needs, held by an object not labelled for this route (or controlled by another). */
 export function takenError(e: { namespace: string; name: string }, names: readonly string[]): RouteError {
-  return new RouteError(
-    'ROUTE_NAME_TAKEN',
-    `ApiDefinition ${names.map((n) => `${e.namespace}/${n}`).join(', ')} exists without the label ${ROUTE_LABEL}: ${e.name}, or another object controls it: not overwritten`,
-  );
+  return new RouteError('ROUTE_NAME_TAKEN', takenMessage(ROUTE_LABEL, e, names));
 }
 
 function failures(e: RouteEntry, o: RouteOutcome): unknown[] {

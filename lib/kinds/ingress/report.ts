@@ -27,7 +27,20 @@ import type { ObjectReport, ObjectResult } from '../../engine/types.js';
 import { describeError, IngressError, InvalidSpecError } from '../../platform/errors.js';
 import type { SyncRecord } from '../../store/types.js';
 import { API_DEFINITION } from '../api-definition/kind.js';
-import { failedVerdict, failureFields, outcomeFailures, recordResult, rememberedMemory, reportLine, type Said, syncAction, tell, type Verdict, writtenSummary } from '../shared/generated-report.js';
+import {
+  failedVerdict,
+  failureFields,
+  outcomeFailures,
+  recordResult,
+  rememberedMemory,
+  reportLine,
+  type Said,
+  syncAction,
+  takenMessage,
+  tell,
+  type Verdict,
+  writtenSummary,
+} from '../shared/generated-report.js';
 import { type ChildMemory, INGRESS_LABEL, templateNameOf } from './apis.js';
 import type { IngressBecause } from './decide.js';
 import type { IngressEntry } from './load.js';
@@ -38,10 +51,7 @@ export type Outcome = CompositeOutcome<IngressBecause>;
 
 /** A name the plan needs, held by an object not labelled for this Ingress (or controlled by another). */
 export function takenError(e: { namespace: string; name: string }, names: readonly string[]): IngressError {
-  return new IngressError(
-    'INGRESS_NAME_TAKEN',
-    `ApiDefinition ${names.map((n) => `${e.namespace}/${n}`).join(', ')} exists without the label ${INGRESS_LABEL}: ${e.name}, or another object controls it: not overwritten`,
-  );
+  return new IngressError('INGRESS_NAME_TAKEN', takenMessage(INGRESS_LABEL, e, names));
 }
 
 /** The failures of an outcome, one error each (a taken name, a refused write, a lost finalizer). */

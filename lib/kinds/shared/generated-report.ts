@@ -29,6 +29,11 @@ export interface Said {
   readonly message: string;
 }
 
+/** What a name held by an object not its generator's says: the ApiDefinitions, and the label they lack. */
+export function takenMessage(label: string, e: { namespace: string; name: string }, names: readonly string[]): string {
+  return `ApiDefinition ${names.map((n) => `${e.namespace}/${n}`).join(', ')} exists without the label ${label}: ${e.name}, or another object controls it: not overwritten`;
+}
+
 /** The failures of an outcome, one error each: the read or decide failure; `taken` (names held by others); each refused write; a lost finalizer. */
 export function outcomeFailures<B>(o: CompositeOutcome<B>, taken?: Error): unknown[] {
   if (o.what === 'failed') return [o.error];
