@@ -11,9 +11,11 @@ import { API_DEFINITION } from '../../lib/kinds/api-definition/kind.js';
 import { GATEWAY, GATEWAY_CLASS, HTTP_ROUTE, ROUTE_LABEL } from '../../lib/kinds/gateway-api/kinds.js';
 import { SERVICE } from '../../lib/kube/kinds.js';
 import type { KubeObject } from '../../lib/kube/types.js';
-import { operatorContext } from '../fixtures/builders.js';
+import { operatorContext, secret } from '../fixtures/builders.js';
 import { backend, gateway, gatewayClass, httpRoute, listener, service } from '../fixtures/gateway-api.js';
+import { PEM } from '../fixtures/pem.js';
 import type { MemoryTykGateway } from '../memory/gateway.js';
+import { kubeFailure } from '../memory/kube.js';
 import { FastWorld, reported } from './world.js';
 
 type Json = Record<string, unknown>;
@@ -348,4 +350,32 @@ t.test('parameters that are not an existing OperatorContext: the class or Gatewa
   t.match(condition(conditionsOf(w.get(GATEWAY_CLASS, 'tyk', '')), 'Accepted'), { status: 'False', reason: 'InvalidParameters', message: /only an OperatorContext of tyk\.tyk\.io/ });
   t.match(condition(conditionsOf(w.get(GATEWAY, 'gw')), 'Accepted'), { status: 'False', reason: 'InvalidParameters', message: /its GatewayClass's spec\.parametersRef/ });
   t.equal(served(w).size, 0);
+});
+
+t.test('an HTTPS listener: its TLS Secret served as the routes’ certificate; a missing one is InvalidCertificateRef and serves nothing', async (t) => {
+  const w = world();
+  const gw = w.get(GATEWAY, 'gw') as KubeObject;
+  w.apply({ ...gw, spec: { ...gw.spec, listeners: [listener('https', 443, 'HTTPS', { hostname: 'secure.example.com', certificateRefs: [{ group: '', kind: 'Secret', name: 'tls' }] })] } });
+  w.apply(simple());
+  await w.run();
+  t.match(w.get(GATEWAY, 'gw')?.status?.listeners, [{ name: 'https', attachedRoutes: 1 }]);
+  t.match(condition((w.get(GATEWAY, 'gw')?.status?.listeners as Json[])[0]?.conditions as Json[], 'ResolvedRefs'), { status: 'False', reason: 'InvalidCertificateRef' });
+  t.same(generated(w), [], 'no certificate: nothing served on the listener');
+  t.match(condition(ourParent(w.get(HTTP_ROUTE, 'web'))?.conditions as Json[], 'Accepted'), { status: 'True' }, 'the route is attached all the same');
+
+  w.put(secret('tls').tls(PEM.server, PEM.serverKey).build());
+  await w.run();
+  t.match(condition((w.get(GATEWAY, 'gw')?.status?.listeners as Json[])[0]?.conditions as Json[], 'ResolvedRefs'), { status: 'True' });
+  const [api] = generated(w);
+  t.match(api?.spec, { protocol: 'https', certificate_secret_names: ['tls'], domain: 'secure.example.com' }, 'served over TLS with the listener’s certificate, as an ApiDefinition naming it');
+});
+
+t.test('GatewayClasses our RBAC may not list: Gateway API is not served, said in the log, and the run goes on without an error', async (t) => {
+  const w = world();
+  w.apply(simple());
+  w.kube.inject({ op: 'list', kind: 'GatewayClass', times: Infinity, error: () => kubeFailure({ status: 403 }, 'list gatewayclasses') });
+  const report = await w.run();
+  t.same(report.errors, []);
+  t.same(generated(w), []);
+  t.ok(w.log.entries.some((e) => /GatewayClasses may not be listed/.test(String(e.msg))));
 });
