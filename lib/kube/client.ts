@@ -96,6 +96,8 @@ export class KubeClient implements KubeApi, EventSink {
           break;
         }
         const list = this.expectOk(res, 'list', kind, namespace ?? '(all namespaces)') as { items?: unknown; metadata?: { continue?: string } };
+        // an empty metadata-only list is `"items": null` on kube-apiserver 1.20: no items
+        if (list.items === null) list.items = [];
         if (!Array.isArray(list.items)) throw new KubeApiError(res.status, `list ${kind.plural}: answer has no items`);
         // a built-in kind's list items carry no apiVersion and kind (the list does): put them back
         const apiVersion = kind.group === '' ? kind.version : `${kind.group}/${kind.version}`;

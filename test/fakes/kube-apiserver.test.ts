@@ -741,6 +741,16 @@ t.test('list: metadata only when asked for a PartialObjectMetadataList (KubeClie
     ],
     'without the option: the objects',
   );
+
+  // an empty one, as kube-apiserver 1.20 answers it: "items": null (the full list: [])
+  const emptyPage = (await (
+    await fetch(`${fake.url}${APIS}/namespaces/empty/apidefinitions?limit=2`, {
+      headers: { authorization: `Bearer ${fake.token}`, accept: 'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json' },
+    })
+  ).json()) as Json;
+  t.equal(emptyPage.items, null, 'an empty metadata-only list: items null');
+  t.same((await api(fake, 'GET', `${APIS}/namespaces/empty/apidefinitions`)).body.items, [], 'an empty full list: items []');
+  t.same(await client.list(API_DEFINITION, 'empty', { metadataOnly: true }), [], 'KubeClient: null items are no items');
 });
 
 t.test('list: an expired continue token is 410 Expired', async (t) => {

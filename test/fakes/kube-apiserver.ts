@@ -51,7 +51,8 @@
  * - list: sorted by etcd key (namespace/name, byte order), limit/continue with expirable tokens
  *   (410 Expired), remainingItemCount, label selectors (=, ==, !=, in, notin, exists, !exists),
  *   field selectors (metadata.name, metadata.namespace, and per-type fields), metadata only for
- *   `Accept: application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1`;
+ *   `Accept: application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1` (an empty one
+ *   with `"items": null`, as kube-apiserver 1.20 answers it);
  * - watch: replay from a bounded history, 410 as an ERROR event when the resourceVersion is too old,
  *   synthetic ADDED events without a resourceVersion, selector transitions (an object leaving the
  *   selector is DELETED), bookmarks on demand, timeoutSeconds.
@@ -1284,7 +1285,8 @@ export class FakeKubeApiServer {
     // content negotiation as the API server does it: a PartialObjectMetadataList holds each item's metadata alone
     if (/;\s*as=PartialObjectMetadataList\b/.test(String(ctx.req.headers.accept ?? ''))) {
       const partial = items.map((o) => ({ apiVersion: 'meta.k8s.io/v1', kind: 'PartialObjectMetadata', metadata: o.metadata }));
-      return this.sendJson(ctx, 200, { apiVersion: 'meta.k8s.io/v1', kind: 'PartialObjectMetadataList', metadata, items: partial });
+      // kube-apiserver 1.20 answers an empty one with "items": null (design.md), the full list with []
+      return this.sendJson(ctx, 200, { apiVersion: 'meta.k8s.io/v1', kind: 'PartialObjectMetadataList', metadata, items: partial.length === 0 ? null : partial });
     }
     this.sendJson(ctx, 200, {
       apiVersion: t.apiVersion,
