@@ -37,6 +37,7 @@ export const REAL_SUITES = [
   'test/integration/references.test.ts',
   'test/integration/hostile-limits.test.ts',
   'test/integration/replicas-service.test.ts',
+  'test/integration/sharded-tick.test.ts',
   'test/integration/gateway-api.test.ts',
 ];
 
