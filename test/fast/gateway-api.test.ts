@@ -49,6 +49,11 @@ function conditionsOf(o: KubeObject | undefined): Json[] {
 function condition(list: readonly Json[], type: string): Json | undefined {
   return list.find((c) => c.type === type);
 }
+/** The conditions of the Gateway gw's first listener. */
+function firstListenerConditions(w: FastWorld): Json[] {
+  const listeners = (w.get(GATEWAY, 'gw')?.status?.listeners ?? []) as Json[];
+  return (listeners[0]?.conditions ?? []) as Json[];
+}
 function ourParent(route: KubeObject | undefined): Json | undefined {
   return ((route?.status?.parents ?? []) as Json[]).find((p) => p.controllerName === 'tyk.io/gateway-reconciler');
 }
@@ -359,13 +364,13 @@ t.test('an HTTPS listener: its TLS Secret served as the routes’ certificate; a
   w.apply(simple());
   await w.run();
   t.match(w.get(GATEWAY, 'gw')?.status?.listeners, [{ name: 'https', attachedRoutes: 1 }]);
-  t.match(condition((w.get(GATEWAY, 'gw')?.status?.listeners as Json[])[0]?.conditions as Json[], 'ResolvedRefs'), { status: 'False', reason: 'InvalidCertificateRef' });
+  t.match(condition(firstListenerConditions(w), 'ResolvedRefs'), { status: 'False', reason: 'InvalidCertificateRef' });
   t.same(generated(w), [], 'no certificate: nothing served on the listener');
   t.match(condition(ourParent(w.get(HTTP_ROUTE, 'web'))?.conditions as Json[], 'Accepted'), { status: 'True' }, 'the route is attached all the same');
 
   w.put(secret('tls').tls(PEM.server, PEM.serverKey).build());
   await w.run();
-  t.match(condition((w.get(GATEWAY, 'gw')?.status?.listeners as Json[])[0]?.conditions as Json[], 'ResolvedRefs'), { status: 'True' });
+  t.match(condition(firstListenerConditions(w), 'ResolvedRefs'), { status: 'True' });
   const [api] = generated(w);
   t.match(api?.spec, { protocol: 'https', certificate_secret_names: ['tls'], domain: 'secure.example.com' }, 'served over TLS with the listener’s certificate, as an ApiDefinition naming it');
 });
