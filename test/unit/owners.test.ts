@@ -82,6 +82,9 @@ t.test('refusalOf: owned by another, unowned and not adoptable, or free', async 
     'a record of another gateway is no claim here',
   );
   t.match(refusalOf({ ...base, id: OTHER, owner: null, record: { ...ours, id: OTHER, refusal: 'IdClaimed' } }, undefined), { reason: 'AdoptionNotPermitted' }, 'a record of a refusal is no claim');
+  t.match(refusalOf({ ...base, id: OTHER, owner: null, record: ours }, undefined), { reason: 'AdoptionNotPermitted' }, 'a record of another id is no claim on this one');
+  const unowned = { ...API_DEFINITION, ownerSpace: undefined } as typeof API_DEFINITION;
+  t.equal(refusalOf({ ...base, kind: unowned, id: OTHER, owner: teamB }, undefined), undefined, 'a kind whose ids have no owners: nothing is refused');
   t.equal(refusalOf({ ...base, kind: { ...API_DEFINITION, kind: 'Other' } as typeof API_DEFINITION, id: '', owner: null }, undefined), undefined, 'no id: nothing to own');
 });
 
@@ -116,6 +119,8 @@ t.test('contest: one id, several resources: the store owner keeps it, else the o
   ]);
   t.same([...stored.keys()], ['ApiDefinition/team-b/payments'], 'the owner the store names keeps it, young or not');
   t.equal(contest([contestant(older), contestant(younger, { gateway: 'context:x/y', id: OTHER })]).size, 0, 'on different gateways: no contest');
+  const unowned = { ...API_DEFINITION, ownerSpace: undefined, route: undefined } as typeof API_DEFINITION;
+  t.equal(contest([contestant(older, { kind: unowned }), contestant(younger, { kind: unowned, id: OTHER })]).size, 0, 'a kind whose ids have no owners: no contest');
   t.equal(contest([contestant(older, { id: '' }), contestant(younger, { id: '' })]).size, 0, 'no id: no contest');
 });
 
