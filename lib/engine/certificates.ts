@@ -109,7 +109,6 @@ export async function collectCertificates(ctx: RunContext, candidates: Iterable<
 async function collectOn(ctx: RunContext, gateway: string, ids: readonly string[], sent: { n: number }): Promise<void> {
   const owned = new Set(await ctx.deps.store.owned(gateway));
   const mine = ids.filter((id) => owned.has(id));
-  if (mine.length === 0) return;
   const users = await ctx.deps.store.recordsUsing(mine.map((id) => certificateUse(gateway, id)));
   const unused = mine.filter((_, i) => (users[i] ?? []).length === 0);
   if (unused.length === 0) return;

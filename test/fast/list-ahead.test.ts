@@ -8,46 +8,24 @@
  */
 import { createHash } from 'node:crypto';
 import t from 'tap';
-import type { Gateway, GatewayObjectKind, JsonObject, ListVisitor, UpsertHint } from '../../lib/gateway/types.js';
+import type { GatewayObjectKind, JsonObject, ListVisitor } from '../../lib/gateway/types.js';
 import { API_DEFINITION } from '../../lib/kinds/api-definition/kind.js';
 import { SECURITY_POLICY } from '../../lib/kinds/security-policy/kind.js';
 import { planTick } from '../../lib/scale/coordinate.js';
 import { ObservedMemo } from '../../lib/scale/observed-memo.js';
 import { shardScope } from '../../lib/scale/shards.js';
 import { apiDefinition, securityPolicy } from '../fixtures/builders.js';
-import { FastWorld, type MemoryGateway, reported } from './world.js';
+import { DelegatingGateway } from '../memory/delegating-gateway.js';
+import { FastWorld, reported } from './world.js';
 
 /** The in-memory gateway as a client that reads listed bytes sees it: each listed object with the SHA-256 digest of its JSON. */
-class DigestingGateway implements Gateway {
-  constructor(private readonly inner: MemoryGateway) {}
-  get name(): string {
-    return this.inner.name;
-  }
-  get reloadRequired(): boolean {
-    return this.inner.reloadRequired;
-  }
-  list(kind: GatewayObjectKind, visit?: ListVisitor): Promise<Map<string, JsonObject>> {
+class DigestingGateway extends DelegatingGateway {
+  override list(kind: GatewayObjectKind, visit?: ListVisitor): Promise<Map<string, JsonObject>> {
     if (!visit) return this.inner.list(kind);
     return this.inner.list(kind, (id, item) => {
       const body = item.body();
       visit(id, { digest: createHash('sha256').update(JSON.stringify(body)).digest('base64'), body: () => body });
     });
-  }
-  get(kind: GatewayObjectKind, id: string): Promise<JsonObject | null> {
-    return this.inner.get(kind, id);
-  }
-  upsert(kind: GatewayObjectKind, id: string, body: JsonObject, _hint?: UpsertHint): Promise<void> {
-    // the in-memory gateways take no hint
-    return this.inner.upsert(kind, id, body);
-  }
-  remove(kind: GatewayObjectKind, id: string): Promise<void> {
-    return this.inner.remove(kind, id);
-  }
-  reload(): Promise<void> {
-    return this.inner.reload();
-  }
-  ping(): Promise<void> {
-    return this.inner.ping();
   }
 }
 

@@ -5,7 +5,9 @@
  * capturing logger and DEFAULT_RUN_SETTINGS; GatewayTargets over the default in-memory gateway,
  * with OperatorContexts resolving to further in-memory gateways registered by URL
  * (`addGateway`); a URL nobody registered is unreachable, a wrong secret is refused (403).
- * Optionally the process-wide parts a Service gives its runs: an ObservedMemo, a stop signal.
+ * Optionally the process-wide parts a Service gives its runs: an ObservedMemo, a stop signal;
+ * and a certificate store (test/memory/certificates.ts) on the default gateway or on a gateway
+ * added by URL (`certificates`), which the in-memory gateways alone do not have.
  *
  * Drives runReconcile (lib/engine/run.ts) directly: `run(request)` → RunReport. The test
  * side changes the cluster as a user would (apply, delete, remove), the gateway behind our back
@@ -16,6 +18,7 @@
 import type { KindRegistry, ManagedKind } from '../../lib/engine/kind.js';
 import { DEFAULT_RUN_SETTINGS, runReconcile } from '../../lib/engine/run.js';
 import type { ObjectReport, RunDeps, RunReport, RunRequest, RunSettings, StopSignal } from '../../lib/engine/types.js';
+import type { CertificateStore } from '../../lib/gateway/certificates.js';
 import type { ConnectionSettings } from '../../lib/gateway/connection.js';
 import { DEFAULT_TARGET, type GatewayTarget, GatewayTargets } from '../../lib/gateway/targets.js';
 import type { Gateway } from '../../lib/gateway/types.js';
@@ -32,6 +35,7 @@ import { MemoryStore } from '../../lib/store/memory.js';
 import type { Store, SyncRecord } from '../../lib/store/types.js';
 import { FakeClock } from '../harness/clock.js';
 import { capturingLogger } from '../harness/log.js';
+import { DelegatingGateway } from '../memory/delegating-gateway.js';
 import { brokenGateway, MemoryTykDashboard, MemoryTykGateway, unreachable } from '../memory/gateway.js';
 import { MemoryKube } from '../memory/kube.js';
 
@@ -63,14 +67,18 @@ export interface FastWorldOptions {
   /** the kinds the runs serve (the cluster serves their managed and cluster-only kinds); default: the service's (lib/kinds/registry.ts) */
   kinds?: KindRegistry;
   /** wraps the default gateway as the runs reach it (e.g. a client that gives listed objects' digests); the world keeps the in-memory one under it */
-  defaultGateway?: (gateway: MemoryGateway) => Gateway;
+  defaultGateway?: (gateway: Gateway) => Gateway;
   /** what the process keeps from listed gateway objects across runs (lib/scale/observed-memo.ts); absent: none, as in most tests */
   observedMemo?: ObservedMemo;
+  /** the default gateway's certificate store (it has none without); applied before `defaultGateway` wraps it */
+  certificates?: CertificateStore;
 }
 
 interface Registered {
   gateway: MemoryGateway;
   secret: string;
+  /** the gateway as the runs reach it (with a certificate store, when given one) */
+  reached: Gateway;
 }
 
 export class FastWorld {
@@ -105,7 +113,8 @@ export class FastWorld {
     // no renewal by default: it runs on real time, and these tests run on SteppingClock's
     this.settings = { ...DEFAULT_RUN_SETTINGS, lockRenewMs: 0, ...options.settings, ...(options.namespaces ? { namespaces: options.namespaces } : {}) };
     const orgId = this.gateway instanceof MemoryTykDashboard ? this.gateway.orgId : undefined;
-    const reached = options.defaultGateway ? options.defaultGateway(this.gateway) : this.gateway;
+    const withCertificates = options.certificates ? new DelegatingGateway(this.gateway, options.certificates) : this.gateway;
+    const reached = options.defaultGateway ? options.defaultGateway(withCertificates) : withCertificates;
     const defaultTarget: GatewayTarget = { name: DEFAULT_TARGET, gateway: reached, mode: options.mode ?? 'ce', ...(orgId ? { orgId } : {}) };
     const resolve: Resolve = options.resolve ?? (async () => [{ address: '192.0.2.10', family: 4 }]);
     this.targets = new GatewayTargets(defaultTarget, this.kube, (name, settings) => this.connect(name, settings), {
@@ -144,9 +153,10 @@ export class FastWorld {
   // ── other gateways (OperatorContexts) ──
 
   /** A further gateway at `url`; an OperatorContext naming this URL and secret reaches it. */
-  addGateway(url: string, options: { mode?: 'ce' | 'pro'; secret?: string } = {}): MemoryGateway {
+  addGateway(url: string, options: { mode?: 'ce' | 'pro'; secret?: string; certificates?: CertificateStore } = {}): MemoryGateway {
     const gateway = options.mode === 'pro' ? new MemoryTykDashboard({ name: url, clock: this.clock }) : new MemoryTykGateway({ name: url, clock: this.clock });
-    this.registry.set(url.replace(/\/+$/, ''), { gateway, secret: options.secret ?? 'secret' });
+    const reached = options.certificates ? new DelegatingGateway(gateway, options.certificates) : gateway;
+    this.registry.set(url.replace(/\/+$/, ''), { gateway, secret: options.secret ?? 'secret', reached });
     return gateway;
   }
 
@@ -155,7 +165,7 @@ export class FastWorld {
     if (!found) return brokenGateway(name, settings.mode === 'ce', unreachable(name, settings.url));
     if (found.secret !== settings.auth)
       return brokenGateway(name, settings.mode === 'ce', () => new GatewayApiError(403, `gateway ${name}: 403 Attempted administrative access with invalid or missing key! (check TYK_AUTH)`));
-    return found.gateway;
+    return found.reached;
   }
 
   // ── the cluster, as a user changes it ──

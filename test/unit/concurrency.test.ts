@@ -132,3 +132,21 @@ t.test('forEachYielding: every item in order; other work runs between slices, no
   t.equal(fast, 0, 'a short loop runs in one slice');
   clearImmediate(quick);
 });
+
+t.test('forEachYielding: a loop of many items that takes less than its slice gives no turn', async (t) => {
+  // the slice is measured from the loop's start, not from the process's: let the process be older than the slice
+  while (performance.now() < 400);
+  let turns = 0;
+  const other = setImmediate(() => turns++);
+  let seen = 0;
+  await forEachYielding(
+    Array.from({ length: 640 }, (_, i) => i),
+    () => {
+      seen++;
+    },
+    200,
+  );
+  t.equal(seen, 640);
+  t.equal(turns, 0, '640 quick items within 200 ms: one slice');
+  clearImmediate(other);
+});

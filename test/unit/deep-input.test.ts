@@ -88,6 +88,9 @@ t.test('messages: bounded, size refusals name the limit', async (t) => {
   const long = bounded('x'.repeat(10_000));
   t.equal(long.length, MAX_MESSAGE_CHARS);
   t.ok(long.endsWith('\u2026'));
+  const exact = 'y'.repeat(MAX_MESSAGE_CHARS);
+  t.equal(bounded(exact), exact, 'a message of exactly the limit is kept whole');
+  t.equal(bounded(`${exact}z`), `${'y'.repeat(MAX_MESSAGE_CHARS - 1)}\u2026`, 'one more character: cut, marked');
   t.equal(sizeProblem('a', 10, 10), undefined);
   t.equal(sizeProblem('ConfigMap default/x key oas.json', 11, 10), 'ConfigMap default/x key oas.json is 11 bytes, above the limit of 10 bytes');
   const thrown = thrownProblem('built', new RangeError(`Maximum call stack size exceeded ${'y'.repeat(5_000)}`));

@@ -145,3 +145,10 @@ t.test('eventMessage: one line, secrets masked, at most 1024 bytes cut on a char
   const exact = 'x'.repeat(MESSAGE_LIMIT_BYTES);
   t.equal(eventMessage(exact), exact, 'exactly the limit is kept whole');
 });
+
+t.test("a refused reference or context URL: the Warning's reason is the refusal, known from the report's code alone", async (t) => {
+  const refused = (code: string) => outcomeEvent(o({ result: 'failed', reason: 'not permitted', action: 'NOOP', error: 'no ReferenceGrant', code }));
+  t.same(refused('REF_NOT_PERMITTED'), { type: 'Warning', reason: 'RefNotPermitted', message: 'no ReferenceGrant' });
+  t.same(refused('URL_NOT_PERMITTED'), { type: 'Warning', reason: 'UrlNotPermitted', message: 'no ReferenceGrant' });
+  t.match(refused('GATEWAY_API_ERROR'), { reason: 'SyncFailed' }, 'another code is no refusal');
+});

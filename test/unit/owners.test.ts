@@ -8,7 +8,7 @@ import t from 'tap';
 import { conditionsFor } from '../../lib/engine/conditions.js';
 import { decide, recordAfter } from '../../lib/engine/decide.js';
 import { outcomeEvent } from '../../lib/engine/outcome-events.js';
-import { type Contestant, contest, hasOwners, olderFirst, ownerKey, refusalOf } from '../../lib/engine/owners.js';
+import { type Contestant, contest, hasOwners, olderFirst, ownerKey, recordedHere, refusalOf } from '../../lib/engine/owners.js';
 import { API_DEFINITION } from '../../lib/kinds/api-definition/kind.js';
 import { SECURITY_POLICY } from '../../lib/kinds/security-policy/kind.js';
 import { TYK_OAS_API_DEFINITION } from '../../lib/kinds/tyk-oas-api-definition/kind.js';
@@ -52,6 +52,12 @@ t.test('owner keys: per gateway, APIs of both kinds in one id space, policies ap
   t.ok(hasOwners(API_DEFINITION) && hasOwners(TYK_OAS_API_DEFINITION) && hasOwners(SECURITY_POLICY));
 });
 
+t.test('recordedHere: no record is no claim', async (t) => {
+  t.equal(recordedHere({ record: null, gateway: 'default', id: ID }), false);
+  const ours = recordFor('ApiDefinition', 'httpbin').synced('d1', 'o1').build();
+  t.equal(recordedHere({ record: ours, gateway: 'default', id: ours.id }), true);
+});
+
 t.test('refusalOf: owned by another, unowned and not adoptable, or free', async (t) => {
   const obj = apiDefinition('httpbin').build();
   const base = { kind: API_DEFINITION, key: 'ApiDefinition/default/httpbin', obj, record: null, gateway: 'default', present: true };
@@ -76,6 +82,9 @@ t.test('refusalOf: owned by another, unowned and not adoptable, or free', async 
     'a record of another gateway is no claim here',
   );
   t.match(refusalOf({ ...base, id: OTHER, owner: null, record: { ...ours, id: OTHER, refusal: 'IdClaimed' } }, undefined), { reason: 'AdoptionNotPermitted' }, 'a record of a refusal is no claim');
+  t.match(refusalOf({ ...base, id: OTHER, owner: null, record: ours }, undefined), { reason: 'AdoptionNotPermitted' }, 'a record of another id is no claim on this one');
+  const unowned = { ...API_DEFINITION, ownerSpace: undefined } as typeof API_DEFINITION;
+  t.equal(refusalOf({ ...base, kind: unowned, id: OTHER, owner: teamB }, undefined), undefined, 'a kind whose ids have no owners: nothing is refused');
   t.equal(refusalOf({ ...base, kind: { ...API_DEFINITION, kind: 'Other' } as typeof API_DEFINITION, id: '', owner: null }, undefined), undefined, 'no id: nothing to own');
 });
 
@@ -89,6 +98,8 @@ t.test('olderFirst: creationTimestamp, then uid; an object without a timestamp i
     ['c', 'a', 'b', 'd'],
   );
   t.equal(olderFirst(a, a), 0);
+  t.equal(olderFirst(a, c), 1, 'the same second: the higher uid is the younger, whichever side it is on');
+  t.equal(olderFirst(c, a), -1);
 });
 
 t.test('contest: one id, several resources: the store owner keeps it, else the oldest, the same on every run', async (t) => {
@@ -108,6 +119,8 @@ t.test('contest: one id, several resources: the store owner keeps it, else the o
   ]);
   t.same([...stored.keys()], ['ApiDefinition/team-b/payments'], 'the owner the store names keeps it, young or not');
   t.equal(contest([contestant(older), contestant(younger, { gateway: 'context:x/y', id: OTHER })]).size, 0, 'on different gateways: no contest');
+  const unowned = { ...API_DEFINITION, ownerSpace: undefined, route: undefined } as typeof API_DEFINITION;
+  t.equal(contest([contestant(older, { kind: unowned }), contestant(younger, { kind: unowned, id: OTHER })]).size, 0, 'a kind whose ids have no owners: no contest');
   t.equal(contest([contestant(older, { id: '' }), contestant(younger, { id: '' })]).size, 0, 'no id: no contest');
 });
 
@@ -131,6 +144,9 @@ t.test('contest: one domain and listen path: the younger is refused, naming its 
   const oas = contestant(younger, { kind: TYK_OAS_API_DEFINITION, key: 'TykOasApiDefinition/team-a/shop', id: 'oas-id' });
   t.equal(contest([contestant(older), oas]).size, 0, 'listen paths are compared among ApiDefinitions');
   t.equal(contest([contestant(older), contestant(younger, { body: { proxy: {} } }), contestant(younger, { key: 'k', id: 'k', body: undefined })]).size, 0, 'no listen path: nothing to clash');
+  // a kind's route may answer an empty path: it serves no route either
+  const emptyPath = { ...API_DEFINITION, route: () => ({ field: 'spec.path', path: '', domain: '' }) } as typeof API_DEFINITION;
+  t.equal(contest([contestant(older, { kind: emptyPath }), contestant(younger, { kind: emptyPath })]).size, 0, 'an empty path: nothing to clash');
 });
 
 t.test('decide: a write refused by ownership is Failed with the reason, saved once, no write, no claim', async (t) => {

@@ -1,0 +1,162 @@
+/**
+ * The write limit per gateway (lib/engine/write-slots.ts withWriteSlot, GATEWAY_MAX_CONCURRENT_WRITES)
+ * over the fast world's store and clock, with the store's slot calls recorded: without a limit
+ * (0) a write takes no slot at all; a free slot is taken for the write and given back after it,
+ * after a write that throws too; on a full gateway it waits with backoff (25 ms, doubling, at
+ * most 500 ms, on the injected clock) and gives up once the wait has passed with the
+ * GatewayUnavailableError naming the setting, without writing; a slot freed meanwhile is taken;
+ * a slot that cannot be given back is logged and the write's result is still returned.
+ */
+import t from 'tap';
+import { RunContext } from '../../lib/engine/run-context.js';
+import type { RunSettings } from '../../lib/engine/types.js';
+import { withWriteSlot } from '../../lib/engine/write-slots.js';
+import { GatewayUnavailableError, StoreUnavailableError } from '../../lib/platform/errors.js';
+import type { Store } from '../../lib/store/types.js';
+import { FastWorld } from './world.js';
+
+const TTL = 60_000;
+
+interface Slots {
+  w: FastWorld;
+  ctx: RunContext;
+  /** the store's slot calls, "acquire <holder>" / "release <holder>" */
+  calls: string[];
+  /** the clock's sleeps, in ms */
+  sleeps: number[];
+  /** releases still to fail */
+  failReleases: { n: number };
+}
+
+function slots(gatewayWrites: Partial<RunSettings['gatewayWrites']> = {}): Slots {
+  const calls: string[] = [];
+  const failReleases = { n: 0 };
+  const recording = (store: Store): Store =>
+    new Proxy(store, {
+      get(target, prop) {
+        const value = Reflect.get(target, prop, target);
+        if (typeof value !== 'function') return value;
+        if (prop === 'acquireSlot')
+          return async (pool: string, holder: string, limit: number, ttlMs: number) => {
+            const got = await target.acquireSlot(pool, holder, limit, ttlMs);
+            calls.push(`acquire ${holder}${got ? '' : ' (full)'}`);
+            return got;
+          };
+        if (prop === 'releaseSlot')
+          return async (pool: string, holder: string) => {
+            calls.push(`release ${holder}`);
+            if (failReleases.n > 0) {
+              failReleases.n--;
+              throw new StoreUnavailableError('store: connection lost');
+            }
+            return target.releaseSlot(pool, holder);
+          };
+        return value.bind(target);
+      },
+    });
+  const w = new FastWorld({ store: recording, settings: { gatewayWrites: { max: 1, slotTtlMs: TTL, waitMs: 60_000, ...gatewayWrites } } });
+  const sleeps: number[] = [];
+  const sleep = w.clock.sleep.bind(w.clock);
+  w.clock.sleep = (ms: number) => {
+    sleeps.push(ms);
+    return sleep(ms);
+  };
+  return { w, ctx: new RunContext(w.deps, { trigger: 'schedule', scope: { all: true } }), calls, sleeps, failReleases };
+}
+
+/** Whether another run could take a slot of the default gateway now (limit 1); the probe's slot is given back. */
+async function slotFree(w: FastWorld): Promise<boolean> {
+  const got = await w.memoryStore.acquireSlot(w.gateway.name, 'probe', 1, TTL);
+  if (got) await w.memoryStore.releaseSlot(w.gateway.name, 'probe');
+  return got;
+}
+
+/** The holders in the recorded calls, by order of appearance (the run's own holder is a random UUID). */
+function holders(calls: readonly string[]): string[] {
+  return [...new Set(calls.map((c) => c.split(' ')[1] ?? ''))];
+}
+
+t.test('no limit (GATEWAY_MAX_CONCURRENT_WRITES=0): the write runs with no slot taken or given back', async (t) => {
+  const { w, ctx, calls, sleeps } = slots({ max: 0 });
+  t.equal(await withWriteSlot(ctx, w.gateway, async () => 'written'), 'written');
+  t.same(calls, []);
+  t.same(sleeps, []);
+});
+
+t.test('a free slot is taken for the write and given back after it', async (t) => {
+  const { w, ctx, calls, sleeps } = slots();
+  let freeDuring: boolean | undefined;
+  const result = await withWriteSlot(ctx, w.gateway, async () => {
+    freeDuring = await slotFree(w);
+    return 42;
+  });
+  t.equal(result, 42);
+  t.equal(freeDuring, false, 'while the write runs the slot is taken');
+  t.ok(await slotFree(w), 'given back after it');
+  const [own] = holders(calls);
+  t.same(calls, [`acquire ${own}`, `release ${own}`], 'one slot, given back by its holder');
+  t.same(sleeps, [], 'no wait');
+});
+
+t.test('a write that throws gives its slot back too, and its error is the answer', async (t) => {
+  const { w, ctx, calls } = slots();
+  await t.rejects(
+    withWriteSlot(ctx, w.gateway, async () => {
+      throw new Error('gateway said no');
+    }),
+    { message: 'gateway said no' },
+  );
+  t.ok(await slotFree(w));
+  t.match(calls, [/^acquire /, /^release /]);
+});
+
+t.test('a full gateway: backoff from 25 ms, doubling, at most 500 ms, on the clock; past the wait, GatewayUnavailableError and no write', async (t) => {
+  const { w, ctx, sleeps } = slots({ waitMs: 3_000 });
+  t.ok(await w.memoryStore.acquireSlot(w.gateway.name, 'another-run', 1, TTL));
+  const start = w.clock.now();
+  let wrote = false;
+  await t.rejects(
+    withWriteSlot(ctx, w.gateway, async () => {
+      wrote = true;
+    }),
+    GatewayUnavailableError,
+  );
+  t.same(sleeps, [25, 50, 100, 200, 400, 500, 500, 500, 500, 500]);
+  t.equal(w.clock.now() - start, 3_275, 'the first try after the wait gives up');
+  t.notOk(wrote);
+
+  const exact = slots({ waitMs: 775 });
+  t.ok(await exact.w.memoryStore.acquireSlot(exact.w.gateway.name, 'another-run', 1, TTL));
+  const err = await withWriteSlot(exact.ctx, exact.w.gateway, async () => 'written').catch((e: unknown) => e);
+  t.type(err, GatewayUnavailableError);
+  t.match((err as Error).message, /GATEWAY_MAX_CONCURRENT_WRITES/, 'naming the setting');
+  t.same(exact.sleeps, [25, 50, 100, 200, 400], 'a try exactly at the end of the wait is the last');
+});
+
+t.test('a slot freed while it waits is taken', async (t) => {
+  const { w, ctx, calls, sleeps } = slots({ waitMs: 3_000 });
+  t.ok(await w.memoryStore.acquireSlot(w.gateway.name, 'another-run', 1, TTL));
+  const sleep = w.clock.sleep;
+  w.clock.sleep = async (ms: number) => {
+    await sleep(ms);
+    if (sleeps.length === 2) await w.memoryStore.releaseSlot(w.gateway.name, 'another-run');
+  };
+  t.equal(await withWriteSlot(ctx, w.gateway, async () => 'written'), 'written');
+  t.same(sleeps, [25, 50]);
+  const [own] = holders(calls);
+  t.same(calls, [`acquire ${own} (full)`, `acquire ${own} (full)`, `acquire ${own}`, `release ${own}`]);
+  t.ok(await slotFree(w));
+});
+
+t.test("a slot that cannot be given back is logged; the write's result is still the answer", async (t) => {
+  const { w, ctx, failReleases } = slots();
+  failReleases.n = 1;
+  t.equal(await withWriteSlot(ctx, w.gateway, async () => 'written'), 'written');
+  t.match(
+    w.log.entries.filter((e) => e.level === 'warn'),
+    [{ gateway: w.gateway.name, msg: /write slot not released/ }],
+  );
+  t.notOk(await slotFree(w), 'it stays taken until it expires');
+  w.clock.advance(TTL);
+  t.ok(await slotFree(w), 'and then is free');
+});
