@@ -84,6 +84,40 @@ t.test('HTTPRouteSimpleSameNamespace: one route, one ApiDefinition, served in th
   t.match(condition(conditionsOf(w.get(GATEWAY_CLASS, 'tyk', '')), 'Accepted'), { status: 'True', reason: 'Accepted' });
 });
 
+t.test('HTTPRouteTimeoutRequest: the gateway enforces the timeout on every method and path; a change follows; Host goes upstream as sent', async (t) => {
+  const w = world();
+  const timed = (request: string) =>
+    httpRoute('web')
+      .parent('gw')
+      .rule({ path: '/app', backends: [backend('web', 8080)], timeouts: { request } })
+      .build();
+  w.apply(timed('10s'));
+  t.match(routeReport(await w.run()), { result: 'synced' });
+  const timeouts = () => {
+    const version = ((served(w).get('/app')?.version_data as Json | undefined)?.versions as Json | undefined)?.Default as Json | undefined;
+    return ((version?.extended_paths as Json | undefined)?.hard_timeouts ?? []) as Json[];
+  };
+  t.equal(timeouts().length, 9, 'one entry per method');
+  t.ok(
+    timeouts().every((h) => h.path === '.*' && h.timeout === 10),
+    'every path, 10 seconds',
+  );
+  t.match(served(w).get('/app'), { proxy: { preserve_host_header: true } }, 'the backend sees the client’s Host');
+  const before = w.gateway.writes();
+  w.apply(timed('3s'));
+  await w.run();
+  t.ok(
+    timeouts().every((h) => h.timeout === 3),
+    'the new timeout served',
+  );
+  t.equal(w.gateway.writes() - before, 1, 'one gateway write for the change');
+  w.apply(timed('250ms'));
+  const report = await w.run();
+  t.match(routeReport(report), { result: 'invalid' });
+  t.match(ourParent(w.get(HTTP_ROUTE, 'web'))?.conditions, [{ type: 'Accepted', status: 'False', reason: 'UnsupportedValue', message: /timeouts\.request: 250ms is not whole seconds/ }]);
+  t.equal(served(w).get('/app'), undefined, 'a timeout Tyk cannot keep: not served at all');
+});
+
 t.test('a GatewayClass of another controller, its Gateways and their routes are never written', async (t) => {
   const w = world();
   w.put(gatewayClass('other', 'example.com/other'));

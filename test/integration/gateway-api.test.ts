@@ -262,3 +262,22 @@ t.test('a PathPrefix upstream’s CEL rules refuse, on a server that does not ru
   }
   t.same([...served(w).keys()], [], 'neither path is served');
 });
+
+t.test('HTTPRouteTimeoutRequest: the ApiDefinition with its enforced timeouts is accepted by the schema and served; the Host goes upstream as sent', async (t) => {
+  const w = await setUp(t);
+  await w.create(
+    httpRoute('web')
+      .parent('gw')
+      .rule({ path: '/slow', backends: [backend('web', 8080)], timeouts: { request: '1m', backendRequest: '20s' } })
+      .build(),
+  );
+  const report = await w.tick();
+  t.match(routeReport(report), { result: 'synced' });
+  t.same(refused(w), [], 'the API server refused nothing');
+  const [api] = await generated(w);
+  const stored = (((api?.spec?.version_data as Json | undefined)?.versions as Json | undefined)?.Default as Json | undefined)?.extended_paths as Json | undefined;
+  t.equal((stored?.hard_timeouts as Json[] | undefined)?.length, 9, 'stored as written: one enforced timeout per method');
+  const version = ((served(w).get('/slow')?.version_data as Json | undefined)?.versions as Json | undefined)?.Default as Json | undefined;
+  t.match(version, { use_extended_paths: true, extended_paths: { hard_timeouts: [{ path: '.*', method: 'GET', timeout: 20 }] } }, 'the shorter timeout, on every path');
+  t.match(served(w).get('/slow'), { proxy: { preserve_host_header: true } });
+});

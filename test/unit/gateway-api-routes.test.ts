@@ -9,7 +9,18 @@ import t from 'tap';
 import { type Attachment, attachedRoutes, attachRoute, type ParentGateway, parentRefsOf, selectorMatches } from '../../lib/kinds/gateway-api/attach.js';
 import { evaluateGateway, type GatewayReads } from '../../lib/kinds/gateway-api/listeners.js';
 import { DEFAULT_GATEWAY_API_SETTINGS, type Json, type NewCondition } from '../../lib/kinds/gateway-api/model.js';
-import { type BackendFacts, backendServicesOf, MAX_TARGETS, pathProblem, type RouteApi, type RouteTranslation, targetList, translateRoute } from '../../lib/kinds/gateway-api/translate.js';
+import {
+  type BackendFacts,
+  backendServicesOf,
+  durationMs,
+  MAX_TARGETS,
+  pathProblem,
+  type RouteApi,
+  type RouteTranslation,
+  TIMEOUT_METHODS,
+  targetList,
+  translateRoute,
+} from '../../lib/kinds/gateway-api/translate.js';
 import type { KubeObject } from '../../lib/kube/types.js';
 
 const INFRA = 'gateway-conformance-infra';
@@ -177,7 +188,7 @@ t.test('HTTPRouteSimpleSameNamespace: attached to the listener, served on any ho
     use_keyless: true,
     active: true,
     protocol: 'http',
-    proxy: { listen_path: '/', strip_listen_path: false, target_url: target('infra-backend-v1') },
+    proxy: { listen_path: '/', strip_listen_path: false, preserve_host_header: true, target_url: target('infra-backend-v1') },
     version_data: { not_versioned: true, default_version: 'Default', versions: { Default: { name: 'Default' } } },
   });
   t.equal(api?.spec.domain, undefined, 'no hostname: no domain (any host)');
@@ -272,6 +283,10 @@ t.test('HTTPRouteHostnameIntersection: the hostnames served are the intersection
     traffic(all.translation.apis).map((a) => a.domain),
     ['first.com', 'second.com', 'sub.first.com', 'sub.second.com'],
     "a listener without a hostname serves the route's",
+  );
+  t.ok(
+    [s1, s2, s3, s4, all].every((s) => s.translation.apis.every((a) => proxyOf(a).preserve_host_header === true)),
+    'the backend sees the Host the client sent (the conformance echo checks it)',
   );
   t.same(
     attachedRoutes(INTERSECTION, [s1.attachment, s2.attachment, s3.attachment, s4.attachment, s5.attachment]),
@@ -484,8 +499,16 @@ t.test('HTTPRouteRewritePath (prefix): the listen path stripped, the replacement
   const { translation } = serve(r);
   t.same(translation.unsupported, []);
   const byPath = new Map(translation.apis.map((a) => [(a.spec.proxy as Json).listen_path, a.spec.proxy as Json]));
-  t.same(byPath.get('/prefix/one'), { listen_path: '/prefix/one', strip_listen_path: true, target_url: `${target('infra-backend-v1')}/one` }, '/prefix/one/two goes upstream as /one/two');
-  t.same(byPath.get('/strip-prefix'), { listen_path: '/strip-prefix', strip_listen_path: true, target_url: `${target('infra-backend-v1')}/` }, '/strip-prefix/x goes upstream as /x');
+  t.same(
+    byPath.get('/prefix/one'),
+    { listen_path: '/prefix/one', strip_listen_path: true, preserve_host_header: true, target_url: `${target('infra-backend-v1')}/one` },
+    '/prefix/one/two goes upstream as /one/two',
+  );
+  t.same(
+    byPath.get('/strip-prefix'),
+    { listen_path: '/strip-prefix', strip_listen_path: true, preserve_host_header: true, target_url: `${target('infra-backend-v1')}/` },
+    '/strip-prefix/x goes upstream as /x',
+  );
   const balanced = serve(
     route('rw', {
       parentRefs: [ref('same-namespace')],
@@ -691,13 +714,43 @@ function unsupportedOf(r: Json): RouteTranslation {
   return serve(route('unsupported', { parentRefs: [ref('same-namespace')], rules: [{ backendRefs: [backend('infra-backend-v1', 8080)], ...r }] })).translation;
 }
 
-t.test('unsupported: Exact and RegularExpression paths', async (t) => {
-  const exact = unsupportedOf({ matches: [{ path: { type: 'Exact', value: '/exact' } }] });
-  t.same(exact.unsupported, ['spec.rules[0].matches[0].path: Exact paths are not supported by Tyk (only PathPrefix)']);
-  t.same(exact.apis, []);
+const exact = (value: string): Json => ({ path: { type: 'Exact', value } });
+
+t.test('HTTPRouteExactPathMatching (unsupported): Exact paths are UnsupportedValue, naming each, and nothing is served', async (t) => {
+  // Tyk's listen paths are prefixes: an API at /one would also take /one/example, which the test expects to be a 404
+  const tr = serve(
+    route('exact-matching', {
+      parentRefs: [ref('same-namespace')],
+      rules: [rule({ matches: [exact('/one')], backendRefs: [backend('infra-backend-v1', 8080)] }), rule({ matches: [exact('/two')], backendRefs: [backend('infra-backend-v2', 8080)] })],
+    }),
+  ).translation;
+  t.same(tr.unsupported, [
+    'spec.rules[0].matches[0].path: Exact paths are not supported by Tyk (only PathPrefix)',
+    'spec.rules[1].matches[0].path: Exact paths are not supported by Tyk (only PathPrefix)',
+  ]);
+  t.same(tr.apis, []);
   const regex = unsupportedOf({ matches: [prefix('/ok'), { path: { type: 'RegularExpression', value: '/r.*' } }] });
   t.match(regex.unsupported, [/^spec\.rules\[0\]\.matches\[1\]\.path: RegularExpression/]);
   t.same(regex.apis, [], 'one unsupported match: nothing of the route is served');
+});
+
+t.test('HTTPRoutePathMatchOrder (unsupported): its Exact matches are named; its prefixes are not served alone', async (t) => {
+  const tr = serve(
+    route('path-matching-order', {
+      parentRefs: [ref('same-namespace')],
+      rules: [
+        rule({ matches: [exact('/match')], backendRefs: [backend('infra-backend-v1', 8080)] }),
+        rule({ matches: [exact('/match/exact')], backendRefs: [backend('infra-backend-v2', 8080)] }),
+        rule({ matches: [prefix('/match/')], backendRefs: [backend('infra-backend-v3', 8080)] }),
+        rule({ matches: [prefix('/match/prefix/one')], backendRefs: [backend('infra-backend-v2', 8080)] }),
+      ],
+    }),
+  ).translation;
+  t.same(
+    tr.unsupported.map((l) => l.split(':')[0]),
+    ['spec.rules[0].matches[0].path', 'spec.rules[1].matches[0].path'],
+  );
+  t.same(tr.apis, [], 'the prefixes alone would send /match to v3, which the route gives to v1');
 });
 
 t.test('unsupported: header, query parameter and method matches', async (t) => {
@@ -710,29 +763,74 @@ t.test('unsupported: header, query parameter and method matches', async (t) => {
   t.same(tr.apis, []);
 });
 
-t.test('unsupported: redirects', async (t) => {
-  const tr = unsupportedOf({ filters: [{ type: 'RequestRedirect', requestRedirect: { hostname: 'example.org' } }] });
-  t.same(tr.unsupported, ['spec.rules[0].filters[0]: RequestRedirect is not supported by Tyk']);
-  t.same(tr.apis, []);
-});
+const redirect = (requestRedirect: Json): Json => ({ type: 'RequestRedirect', requestRedirect });
+
+for (const [test, filter] of [
+  ['HTTPRouteRedirectHostAndStatus', redirect({ statusCode: 301, hostname: 'example.org' })],
+  ['HTTPRouteRedirectPath', redirect({ path: { type: 'ReplacePrefixMatch', replacePrefixMatch: '/replacement-prefix' } })],
+  ['HTTPRouteRedirectPort', redirect({ port: 8083 })],
+  ['HTTPRouteRedirectScheme', redirect({ scheme: 'https' })],
+  ['HTTPRouteRedirectPortAndScheme', redirect({ port: 8080, scheme: 'https', hostname: 'example.org' })],
+] as const) {
+  t.test(`${test} (unsupported): RequestRedirect is UnsupportedValue, and nothing is served`, async (t) => {
+    // a redirect keeps the request's path (or the rest of it), which no static reply of Tyk's can
+    const tr = unsupportedOf({ matches: [prefix('/redirect')], filters: [filter] });
+    t.same(tr.unsupported, ['spec.rules[0].filters[0]: RequestRedirect is not supported by Tyk']);
+    t.same(tr.apis, []);
+  });
+}
 
 t.test('unsupported: mirrors', async (t) => {
   const tr = unsupportedOf({ filters: [{ type: 'RequestMirror', requestMirror: { backendRef: { name: 'infra-backend-v2', port: 8080 } } }] });
   t.same(tr.unsupported, ['spec.rules[0].filters[0]: RequestMirror is not supported by Tyk']);
 });
 
-t.test('unsupported: timeouts', async (t) => {
-  const tr = unsupportedOf({ timeouts: { request: '10s' } });
-  t.same(tr.unsupported, ['spec.rules[0].timeouts: timeouts are not supported by Tyk']);
-  t.same(tr.apis, []);
+t.test('HTTPRouteTimeoutRequest, HTTPRouteTimeoutBackendRequest: the shorter timeout, whole seconds, every method and path', async (t) => {
+  const served = (timeouts: Json) => {
+    const tr = serve(
+      route('timeout', { parentRefs: [ref('same-namespace')], rules: [rule({ matches: [prefix('/request-timeout')], backendRefs: [backend('infra-backend-v1', 8080)], extra: { timeouts } })] }),
+    ).translation;
+    t.same(tr.unsupported, [], JSON.stringify(timeouts));
+    return versionOf(tr.apis[0]);
+  };
+  const expected = (timeout: number) => ({
+    name: 'Default',
+    use_extended_paths: true,
+    extended_paths: { hard_timeouts: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'HEAD', 'CONNECT', 'TRACE'].map((method) => ({ path: '.*', method, timeout })) },
+  });
+  t.same(served({ request: '10s' }), expected(10), 'request: 10s');
+  t.same(served({ backendRequest: '2s' }), expected(2), 'backendRequest alone');
+  t.same(served({ request: '1m30s', backendRequest: '45s' }), expected(45), 'the shorter of the two');
+  t.same(served({ request: '1h' }), expected(3600), 'hours');
+  t.same(served({ request: '2s500ms500ms' }), expected(3), 'the parts added up');
+  t.same(served({ request: '0s' }), { name: 'Default' }, '0s: no timeout');
+  t.same(served({ request: '0s', backendRequest: '5s' }), expected(5), 'a zero request timeout leaves the backend one');
+  t.same(TIMEOUT_METHODS, ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'HEAD', 'CONNECT', 'TRACE'], 'every method Tyk Operator’s schema allows');
+  t.equal(durationMs('1h2m3s4ms'), 3_723_004);
+  t.equal(durationMs('500ms'), 500);
+  for (const bad of ['', '10', '1.5s', '1d', '123456s', '1s1s1s1s1s', '-1s']) t.equal(durationMs(bad), undefined, `${JSON.stringify(bad)} is not a duration`);
 });
 
-t.test('unsupported: ReplaceFullPath, a hostname rewrite', async (t) => {
+t.test('timeouts Tyk cannot keep are named, and nothing is served', async (t) => {
+  const sub = unsupportedOf({ timeouts: { request: '500ms' } });
+  t.same(sub.unsupported, ["spec.rules[0].timeouts.request: 500ms is not whole seconds (Tyk's enforced timeouts are in seconds)"]);
+  t.same(sub.apis, []);
+  const bad = unsupportedOf({ timeouts: { backendRequest: 'soon', idle: '1s' } });
+  t.same(bad.unsupported, ['spec.rules[0].timeouts.backendRequest: "soon" is not a Gateway API duration (such as 10s, 1m30s, 500ms)', 'spec.rules[0].timeouts.idle: idle is not supported by Tyk']);
+  t.same(unsupportedOf({ timeouts: 'x' }).unsupported, [], 'timeouts that are not an object ask for nothing');
+});
+
+t.test('HTTPRouteRewritePath (full path, unsupported): ReplaceFullPath is UnsupportedValue', async (t) => {
   const full = unsupportedOf({ matches: [prefix('/full/one')], filters: [rewrite({ type: 'ReplaceFullPath', replaceFullPath: '/one' })] });
   t.same(full.unsupported, ['spec.rules[0].filters[0].urlRewrite.path: ReplaceFullPath is not supported by Tyk (only ReplacePrefixMatch)']);
   t.same(full.apis, []);
-  const host = unsupportedOf({ filters: [{ type: 'URLRewrite', urlRewrite: { hostname: 'example.org' } }] });
+});
+
+t.test('HTTPRouteRewriteHost (unsupported): a hostname rewrite is UnsupportedValue', async (t) => {
+  // Tyk sends the client's Host or its target's, never another one
+  const host = unsupportedOf({ matches: [prefix('/one')], filters: [{ type: 'URLRewrite', urlRewrite: { hostname: 'one.example.org' } }] });
   t.same(host.unsupported, ['spec.rules[0].filters[0].urlRewrite.hostname: rewriting the host is not supported by Tyk']);
+  t.same(host.apis, []);
 });
 
 t.test('unsupported: other filters, backend filters, other rule fields', async (t) => {

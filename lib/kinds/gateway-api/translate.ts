@@ -14,9 +14,12 @@
  * - Filters: request and response header set/remove (Tyk's global headers; response ones with
  *   the `header_injector` response processor Tyk before 5.3 needs), a path prefix rewrite
  *   (`ReplacePrefixMatch`: the listen path stripped, the replacement put before the rest).
+ * - Timeouts: the shorter of `request` and `backendRequest` as Tyk's enforced timeout
+ *   (`hard_timeouts`, whole seconds, every method) on every path of each ApiDefinition.
+ * - The client's Host goes upstream (`preserve_host_header`), as Gateway API means.
  * - Anything else the route asks for (Exact or RegularExpression paths, header, query or method
- *   matches, header `add`, redirects, mirrors, full-path and hostname rewrites, timeouts,
- *   backend filters, other filters or rule fields) is a line of `unsupported`; a route with any
+ *   matches, header `add`, redirects, mirrors, full-path and hostname rewrites, timeouts that are
+ *   not whole seconds, backend filters, other filters or rule fields) is a line of `unsupported`; a route with any
  *   such line is not served at all: `apis` is then empty (serving part of it would route its
  *   traffic otherwise than it says).
  * - ResolvedRefs: the first problem's reason (BackendNotFound, InvalidKind, RefNotPermitted),
@@ -159,7 +162,54 @@ function resolveBackends(route: KubeObject, rule: Json, r: number, facts: Backen
   return out;
 }
 
-const KNOWN_RULE_FIELDS = new Set(['name', 'matches', 'filters', 'backendRefs']);
+const KNOWN_RULE_FIELDS = new Set(['name', 'matches', 'filters', 'backendRefs', 'timeouts']);
+
+/** Methods Tyk's enforced timeouts are given for (its API definition takes one entry per method). */
+export const TIMEOUT_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'HEAD', 'CONNECT', 'TRACE'] as const;
+
+/** Gateway API's Duration (GEP-2257): one to four of a number of 1 to 5 digits and its unit. */
+const DURATION = /^(?:[0-9]{1,5}(?:h|ms|m|s)){1,4}$/;
+const UNIT_MS: Record<string, number> = { h: 3_600_000, m: 60_000, s: 1000, ms: 1 };
+
+/** A Gateway API Duration in milliseconds; undefined when it is not one. */
+export function durationMs(text: string): number | undefined {
+  if (!DURATION.test(text)) return undefined;
+  let total = 0;
+  for (const [, n, unit] of text.matchAll(/([0-9]+)(h|ms|m|s)/g)) total += Number(n) * (UNIT_MS[unit ?? ''] ?? 0);
+  return total;
+}
+
+/**
+ * A rule's timeouts as Tyk's enforced timeout in whole seconds: the shorter of `request` and
+ * `backendRequest` that is not zero (Tyk makes one request upstream, never retrying, so both bound
+ * that one request); undefined when neither is set or both are zero (no timeout). A value that is
+ * not a Duration, or a timeout that is not whole seconds (Tyk's enforced timeouts are seconds), is
+ * a line of `unsupported`.
+ */
+function timeoutOf(rule: Json, r: number, unsupported: string[]): number | undefined {
+  if (rule.timeouts === undefined) return undefined;
+  const given = isObject(rule.timeouts) ? rule.timeouts : {};
+  const values: number[] = [];
+  for (const key of Object.keys(given)) {
+    const field = `spec.rules[${r}].timeouts.${key}`;
+    const text = given[key];
+    if (key !== 'request' && key !== 'backendRequest') {
+      unsupported.push(`${field}: ${key} is not supported by Tyk`);
+      continue;
+    }
+    const ms = typeof text === 'string' ? durationMs(text) : undefined;
+    if (ms === undefined) {
+      unsupported.push(`${field}: ${JSON.stringify(text)} is not a Gateway API duration (such as 10s, 1m30s, 500ms)`);
+      continue;
+    }
+    if (ms % 1000 !== 0) {
+      unsupported.push(`${field}: ${String(text)} is not whole seconds (Tyk's enforced timeouts are in seconds)`);
+      continue;
+    }
+    if (ms > 0) values.push(ms / 1000);
+  }
+  return values.length === 0 ? undefined : Math.min(...values);
+}
 const KNOWN_MATCH_FIELDS = new Set(['path']);
 
 interface RuleFilters {
@@ -290,12 +340,13 @@ export function translateRoute(route: KubeObject, attached: readonly AttachedLis
   rulesOf(route).forEach((rule, r) => {
     for (const key of Object.keys(rule)) {
       if (KNOWN_RULE_FIELDS.has(key)) continue;
-      unsupported.push(`spec.rules[${r}].${key}: ${key === 'timeouts' ? 'timeouts are' : `${key} is`} not supported by Tyk`);
+      unsupported.push(`spec.rules[${r}].${key}: ${key} is not supported by Tyk`);
     }
     items(rule.backendRefs).forEach((b, i) => {
       if (items(b.filters).length > 0) unsupported.push(`spec.rules[${r}].backendRefs[${i}].filters: filters on a backend are not supported by Tyk`);
     });
     const filters = filtersOf(rule, r, unsupported);
+    const timeout = timeoutOf(rule, r, unsupported);
     const matches = matchesOf(rule, r, unsupported);
     const targets = resolveBackends(route, rule, r, backends, problems);
     const urls = targetList(targets);
@@ -312,7 +363,7 @@ export function translateRoute(route: KubeObject, attached: readonly AttachedLis
           if (match.prefix === undefined) continue;
           const key = shortHash(JSON.stringify([listener.port, listener.protocol, host ?? '', 'PathPrefix', match.prefix]));
           if (apis.has(key)) continue;
-          apis.set(key, { key, spec: apiSpec(namespace, routeName, listener, host, match.prefix, filters, urls) });
+          apis.set(key, { key, spec: apiSpec(namespace, routeName, listener, host, match.prefix, filters, urls, timeout) });
         }
       }
     }
@@ -324,11 +375,21 @@ export function translateRoute(route: KubeObject, attached: readonly AttachedLis
   return { apis: served, unsupported, resolvedRefs };
 }
 
-function apiSpec(namespace: string, routeName: string, listener: AttachedListener, host: string | undefined, prefix: string, filters: RuleFilters, urls: readonly string[]): Json {
+function apiSpec(
+  namespace: string,
+  routeName: string,
+  listener: AttachedListener,
+  host: string | undefined,
+  prefix: string,
+  filters: RuleFilters,
+  urls: readonly string[],
+  timeout: number | undefined,
+): Json {
   const https = listener.protocol === 'HTTPS';
   const rewrite = filters.prefixRewrite;
   const targets = rewrite === undefined ? urls : urls.map((u) => withPath(u, rewrite));
-  const proxy: Json = { listen_path: prefix, strip_listen_path: rewrite !== undefined, target_url: targets[0] };
+  // the backend sees the client's Host, as Gateway API means (Tyk sends the target's otherwise)
+  const proxy: Json = { listen_path: prefix, strip_listen_path: rewrite !== undefined, preserve_host_header: true, target_url: targets[0] };
   if (targets.length > 1) {
     proxy.enable_load_balancing = true;
     proxy.target_list = [...targets];
@@ -338,6 +399,12 @@ function apiSpec(namespace: string, routeName: string, listener: AttachedListene
   if (filters.removeHeaders.length > 0) version.global_headers_remove = [...filters.removeHeaders];
   if (Object.keys(filters.setResponseHeaders).length > 0) version.global_response_headers = { ...filters.setResponseHeaders };
   if (filters.removeResponseHeaders.length > 0) version.global_response_headers_remove = [...filters.removeResponseHeaders];
+  if (timeout !== undefined) {
+    // an enforced timeout on every path (`.*`, a pattern Tyk's prefix and suffix matching leave
+    // as it is) and method: past it Tyk answers 504
+    version.use_extended_paths = true;
+    version.extended_paths = { hard_timeouts: TIMEOUT_METHODS.map((method) => ({ path: '.*', method, timeout })) };
+  }
   const spec: Json = {
     name: `${namespace}/${routeName} ${host ?? '*'}${prefix}`,
     use_keyless: true,
