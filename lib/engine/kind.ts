@@ -167,6 +167,8 @@ export interface PassReads {
   refuseUnlessGranted(o: PassObject, from: RefFrom, refs: readonly CrossRef[]): Promise<void>;
   /** whether a ReferenceGrant lets `from` name `to` (a grant list that could not be read: true, so what it holds stays held) */
   mayReference(field: string, from: RefFrom, to: RefTo): Promise<boolean>;
+  /** refuses `o` as refuseUnlessGranted does (RefNotPermitted, `message` saying why), for a rule of its kind's own */
+  refuse(o: PassObject, message: string): void;
 }
 
 /** What a gateway object is taken to be without reading it. */

@@ -266,12 +266,23 @@ async function refuseUnlessGranted(ctx: RunContext, d: Draft, from: RefFrom, ref
   for (const r of refs) {
     const checked = await ctx.resolver.grants.check(r.field, from, r.to);
     if (checked.ok) continue;
-    d.targetError = 'refused' in checked ? checked.refused : checked.error;
-    if ('refused' in checked) d.targetRefusal = 'RefNotPermitted';
-    const unresolved: Draft = d;
-    delete unresolved.target;
+    if ('refused' in checked) refuse(d, checked.refused);
+    else unresolved(d, checked.error);
     return;
   }
+}
+
+/** `d` loses its gateway, so nothing more is read or built for it: Failed with `message`. */
+function unresolved(d: Draft, message: string): void {
+  d.targetError = message;
+  const without: Draft = d;
+  delete without.target;
+}
+
+/** `d` refused: RefNotPermitted, `message` saying why. */
+function refuse(d: Draft, message: string): void {
+  unresolved(d, message);
+  d.targetRefusal = 'RefNotPermitted';
 }
 
 /** The record says the object reached its gateway at some point (so a move must clean up there). */
@@ -294,6 +305,10 @@ function passReads(ctx: RunContext, drafts: readonly Draft[]): PassReads {
     refuseUnlessGranted: async (o, from, refs) => {
       const d = draftOf.get(o);
       if (d) await refuseUnlessGranted(ctx, d, from, refs);
+    },
+    refuse: (o, message) => {
+      const d = draftOf.get(o);
+      if (d) refuse(d, message);
     },
     mayReference: async (field, from, to) => {
       const checked = await ctx.resolver.grants.check(field, from, to);

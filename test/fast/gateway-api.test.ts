@@ -7,13 +7,16 @@
  */
 import t from 'tap';
 import type { RunReport } from '../../lib/engine/types.js';
+import { certificateId } from '../../lib/gateway/certificates.js';
 import { API_DEFINITION } from '../../lib/kinds/api-definition/kind.js';
 import { GATEWAY, GATEWAY_CLASS, HTTP_ROUTE, ROUTE_LABEL } from '../../lib/kinds/gateway-api/kinds.js';
-import { SERVICE } from '../../lib/kube/kinds.js';
+import { SECRET, SERVICE } from '../../lib/kube/kinds.js';
+import { REFERENCE_GRANT_V1BETA1 } from '../../lib/kube/reference-grants.js';
 import type { KubeObject } from '../../lib/kube/types.js';
-import { operatorContext, secret } from '../fixtures/builders.js';
+import { apiDefinition, defaultIdOf, operatorContext, secret } from '../fixtures/builders.js';
 import { backend, gateway, gatewayClass, httpRoute, listener, service } from '../fixtures/gateway-api.js';
 import { PEM } from '../fixtures/pem.js';
+import { MemoryCertificates } from '../memory/certificates.js';
 import type { MemoryTykGateway } from '../memory/gateway.js';
 import { kubeFailure } from '../memory/kube.js';
 import { FastWorld, reported } from './world.js';
@@ -407,6 +410,140 @@ t.test('an HTTPS listener: its TLS Secret served as the routes’ certificate; a
   t.match(condition(firstListenerConditions(w), 'ResolvedRefs'), { status: 'True' });
   const [api] = generated(w);
   t.match(api?.spec, { protocol: 'https', certificate_secret_names: ['tls'], domain: 'secure.example.com' }, 'served over TLS with the listener’s certificate, as an ApiDefinition naming it');
+});
+
+/**
+ * The usual shape: a Gateway `edge` in `infra` with an HTTPS listener for every namespace and its
+ * certificate Secret `tls` beside it; the route `web` and its Service in `default`.
+ */
+function edgeWorld(certificateRefs: readonly Json[] = [{ group: '', kind: 'Secret', name: 'tls' }]): { w: FastWorld; certs: MemoryCertificates } {
+  const certs = new MemoryCertificates();
+  const w = new FastWorld({ certificates: certs, settings: { kindSettings: { gatewayApi: { controllerName: 'tyk.io/gateway-reconciler', addresses: [] } } } });
+  w.put(gatewayClass('tyk'));
+  w.put(gateway('edge', 'tyk', [listener('https', 443, 'HTTPS', { hostname: 'secure.example.com', from: 'All', certificateRefs })], 'infra'));
+  w.put(secret('tls').inNamespace('infra').tls(PEM.server, PEM.serverKey).build());
+  w.put(service('web', [8080]));
+  w.apply(
+    httpRoute('web')
+      .parent('edge', { namespace: 'infra' })
+      .rule({ path: '/app', backends: [backend('web', 8080)] })
+      .build(),
+  );
+  return { w, certs };
+}
+
+t.test('an HTTPS listener serves the routes of other namespaces with its certificate; the key stays out of their namespace', async (t) => {
+  const { w, certs } = edgeWorld();
+  const report = await w.run();
+  t.match(routeReport(report), { result: 'synced' });
+  const [api] = generated(w);
+  t.match(api?.spec, { protocol: 'https', domain: 'secure.example.com', certificate_secret_names: ['infra/tls'] }, 'the route’s ApiDefinition names the listener’s Secret with its namespace');
+  t.match(reported(report, api?.metadata.name ?? '', 'ApiDefinition'), { result: 'synced' });
+  const id = certificateId(PEM.server);
+  t.same([...certs.certs.keys()], [id], 'the certificate uploaded to the gateway’s store');
+  t.match(served(w).get('/app'), { protocol: 'https', certificates: [id] }, 'the gateway serves the route over TLS with it');
+  t.same(w.kube.objects(SECRET, 'default'), [], 'no Secret copied into the route’s namespace');
+  const next = await w.run();
+  t.equal(next.gateway.writes, 0, 'a steady state writes nothing');
+  t.equal(certs.uploads, 1, 'uploaded once');
+});
+
+t.test('a listener certificate granted from a third namespace serves routes of any namespace; the grant withdrawn, the listener and the routes lose it', async (t) => {
+  const { w, certs } = edgeWorld([{ group: '', kind: 'Secret', name: 'wildcard', namespace: 'certs' }]);
+  w.put(secret('wildcard').inNamespace('certs').tls(PEM.server, PEM.serverKey).build());
+  const grant: KubeObject = {
+    apiVersion: 'gateway.networking.k8s.io/v1beta1',
+    kind: 'ReferenceGrant',
+    metadata: { name: 'edge-certs', namespace: 'certs' },
+    spec: { from: [{ group: 'gateway.networking.k8s.io', kind: 'Gateway', namespace: 'infra' }], to: [{ group: '', kind: 'Secret', name: 'wildcard' }] },
+  };
+  w.put(grant);
+  await w.run();
+  t.match(generated(w)[0]?.spec, { certificate_secret_names: ['certs/wildcard'] });
+  t.match(served(w).get('/app'), { protocol: 'https', certificates: [certificateId(PEM.server)] });
+  t.equal(certs.uploads, 1);
+  w.remove(REFERENCE_GRANT_V1BETA1, 'edge-certs', 'certs');
+  await w.run();
+  const https = ((w.get(GATEWAY, 'edge', 'infra')?.status?.listeners ?? []) as Json[])[0];
+  t.match(condition((https?.conditions ?? []) as Json[], 'ResolvedRefs'), { status: 'False', reason: 'RefNotPermitted' }, 'the listener says the grant is gone');
+  t.same(generated(w), [], 'the route is no longer served on it');
+  t.equal(served(w).get('/app'), undefined);
+});
+
+t.test('a Secret of another namespace named by an ApiDefinition no route made, in another field, or not its listener’s, is RefNotPermitted; nothing of it is read or uploaded', async (t) => {
+  const { w, certs } = edgeWorld();
+  await w.run();
+  const uploads = certs.uploads;
+  w.put(secret('other').inNamespace('infra').tls(PEM.client, PEM.clientKey).build());
+  w.apply(
+    apiDefinition('sneaky')
+      .patchSpec({ certificate_secret_names: ['infra/tls'] })
+      .build(),
+  );
+  w.apply(
+    apiDefinition('client')
+      .patchSpec({ client_certificate_refs: ['infra/tls'] })
+      .build(),
+  );
+  // the route's own ApiDefinition, edited by hand to name a Secret its listener does not hold
+  const [mine] = generated(w);
+  if (!mine) throw new Error('no generated ApiDefinition');
+  w.apply({ ...mine, spec: { ...mine.spec, certificate_secret_names: ['infra/other'] } });
+  w.resetCounts();
+  const sneaky = await w.runFor(API_DEFINITION, 'sneaky');
+  t.match(reported(sneaky, 'sneaky'), {
+    result: 'failed',
+    code: 'REF_NOT_PERMITTED',
+    error: /certificate_secret_names: Secret infra\/tls is in another namespace; only the ApiDefinitions an HTTPRoute makes may name one/,
+  });
+  const client = await w.runFor(API_DEFINITION, 'client');
+  t.match(reported(client, 'client'), { result: 'failed', code: 'REF_NOT_PERMITTED', error: /client_certificate_refs: Secret infra\/tls is in another namespace/ });
+  t.equal(w.kube.count('get', SECRET.kind), 0, 'no Secret was read for them');
+  const edited = await w.runFor(API_DEFINITION, mine.metadata.name);
+  t.match(reported(edited, mine.metadata.name), {
+    result: 'failed',
+    code: 'REF_NOT_PERMITTED',
+    error: /Secret infra\/other is in another namespace and is not the certificate of an HTTPS listener HTTPRoute default\/web is attached to/,
+  });
+  t.equal(w.kube.count('get', SECRET.kind), 1, 'only the listener’s own Secret, read to evaluate the Gateway');
+  t.equal(certs.uploads, uploads, 'nothing uploaded');
+  t.equal(await w.gateway.get('api', defaultIdOf('sneaky')), null, 'nothing sent');
+  // the next run of the route undoes the edit, and the listener’s certificate is served again
+  await w.run();
+  t.match(generated(w)[0]?.spec, { certificate_secret_names: ['infra/tls'] });
+});
+
+t.test('the Gateway API side unreadable: the route’s ApiDefinition is not decided, and what the gateway serves stays', async (t) => {
+  const { w } = edgeWorld();
+  await w.run();
+  const [mine] = generated(w);
+  if (!mine) throw new Error('no generated ApiDefinition');
+  w.kube.inject({ op: 'list', kind: 'GatewayClass', times: Infinity, error: () => kubeFailure({ status: 500 }, 'list gatewayclasses') });
+  const report = await w.runFor(API_DEFINITION, mine.metadata.name);
+  t.match(reported(report, mine.metadata.name), { action: 'NOOP', reason: 'read failed', code: 'KUBE_API_ERROR' }, 'a read that failed, not a refusal');
+  t.match(served(w).get('/app'), { protocol: 'https' }, 'still served');
+});
+
+t.test('a foreign Secret named by an ApiDefinition claiming a route of another uid, or a route that does not exist: refused', async (t) => {
+  const { w } = edgeWorld();
+  await w.run();
+  const [mine] = generated(w);
+  if (!mine) throw new Error('no generated ApiDefinition');
+  const forged: KubeObject = {
+    ...mine,
+    metadata: {
+      name: 'forged',
+      namespace: 'default',
+      labels: { [ROUTE_LABEL]: 'web' },
+      ownerReferences: [{ apiVersion: 'gateway.networking.k8s.io/v1', kind: 'HTTPRoute', name: 'web', uid: 'not-the-route', controller: true }],
+    },
+  };
+  w.apply(forged);
+  const report = await w.runFor(API_DEFINITION, 'forged');
+  t.match(reported(report, 'forged'), { result: 'failed', code: 'REF_NOT_PERMITTED', error: /not controlled by HTTPRoute default\/web/ });
+  const orphan: KubeObject = { ...forged, metadata: { ...forged.metadata, name: 'orphan', labels: { [ROUTE_LABEL]: 'gone' }, ownerReferences: [] } };
+  w.apply(orphan);
+  t.match(reported(await w.runFor(API_DEFINITION, 'orphan'), 'orphan'), { result: 'failed', code: 'REF_NOT_PERMITTED', error: /HTTPRoute default\/gone does not exist/ });
 });
 
 t.test('GatewayClasses our RBAC may not list: Gateway API is not served, said in the log, and the run goes on without an error', async (t) => {

@@ -27,7 +27,9 @@ import type { KubeObject } from '../../lib/kube/types.js';
 import { DEFAULT_CRD_DIR } from '../fakes/crd-schema.js';
 import { GATEWAY_API_CRDS, REFERENCE_GRANT_CRD } from '../fakes/kube-apiserver.js';
 import { auditEventList } from '../fixtures/audit.js';
+import { secret } from '../fixtures/builders.js';
 import { backend, gateway, gatewayClass, httpRoute, listener, service } from '../fixtures/gateway-api.js';
+import { certId, PEM } from '../fixtures/pem.js';
 import { reported, type World, worldFor } from '../harness/world.js';
 
 type Json = Record<string, unknown>;
@@ -281,3 +283,36 @@ t.test('HTTPRouteTimeoutRequest: the ApiDefinition with its enforced timeouts is
   t.match(version, { use_extended_paths: true, extended_paths: { hard_timeouts: [{ path: '.*', method: 'GET', timeout: 20 }] } }, 'the shorter timeout, on every path');
   t.match(served(w).get('/slow'), { proxy: { preserve_host_header: true } });
 });
+
+t.test(
+  'an HTTPS listener in the Gateway’s namespace serves a route of another: its ApiDefinition names the Secret with its namespace, the schema keeps it, the certificate is uploaded and served, no Secret copied',
+  async (t) => {
+    const w = await setUp(t);
+    await w.kube.put({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'infra' } });
+    await w.kube.put(secret('edge-tls').inNamespace('infra').tls(PEM.server, PEM.serverKey).build());
+    await w.kube.put(
+      gateway('edge', 'tyk', [listener('https', 443, 'HTTPS', { hostname: 'secure.example.com', from: 'All', certificateRefs: [{ group: '', kind: 'Secret', name: 'edge-tls' }] })], 'infra'),
+    );
+    await w.create(
+      httpRoute('web')
+        .parent('edge', { namespace: 'infra' })
+        .rule({ path: '/secure', backends: [backend('web', 8080)] })
+        .build(),
+    );
+    const report = await w.tick();
+    t.same(report.errors, []);
+    t.match(routeReport(report), { result: 'synced' });
+    t.same(refused(w), [], 'the API server refused nothing');
+    const [api] = await generated(w);
+    t.same(api?.spec?.certificate_secret_names, ['infra/edge-tls'], 'stored as written');
+    t.match(reported(report, api?.metadata.name ?? '', 'ApiDefinition'), { result: 'synced' });
+    const id = certId(PEM.server);
+    t.ok(w.tyk.certs().get(id)?.hasPrivate, 'the certificate is in the gateway’s store, with its key');
+    t.match(served(w).get('/secure'), { protocol: 'https', domain: 'secure.example.com', certificates: [id] });
+    t.same(
+      (await w.kube.listObjects('secrets', 'default')).map((s) => s.metadata.name),
+      [],
+      'no Secret in the route’s namespace',
+    );
+  },
+);

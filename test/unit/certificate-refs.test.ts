@@ -6,14 +6,24 @@
  */
 import { inspect } from 'node:util';
 import t from 'tap';
-import { resolveCertificates, SecretText, secretNamesOf } from '../../lib/kinds/shared/certificate-refs.js';
+import { foreignSecretsOf, resolveCertificates, SecretText, secretKey, secretNamesOf } from '../../lib/kinds/shared/certificate-refs.js';
 import type { KubeObject } from '../../lib/kube/types.js';
 import { secret } from '../fixtures/builders.js';
 import { certId, PEM } from '../fixtures/pem.js';
 
+/** A lookup by "namespace/name" over Secrets of any namespace (the tests below that care about namespaces use `secretsAt`). */
 const secrets = (...list: KubeObject[]) => {
   const byName = new Map(list.map((s) => [s.metadata.name, s]));
-  return (name: string) => byName.get(name) ?? null;
+  return (key: string) => byName.get(key.slice(key.indexOf('/') + 1)) ?? null;
+};
+/** A lookup that answers only the exact "namespace/name" keys given, and records what it was asked. */
+const secretsAt = (entries: Record<string, KubeObject>) => {
+  const asked: string[] = [];
+  const lookup = (key: string) => {
+    asked.push(key);
+    return entries[key] ?? null;
+  };
+  return { lookup, asked };
 };
 const serverTls = secret('server-tls').tls(PEM.server, PEM.serverKey).build();
 const clientCert = secret('client-cert').tls(PEM.client).build();
@@ -107,4 +117,35 @@ t.test('SecretText never prints its text', async (t) => {
   const shown = [JSON.stringify({ text }), String(text), `${text}`, inspect({ text }, { depth: 5 }), inspect(text)];
   for (const s of shown) t.notMatch(s, /PRIVATE|MII/, s);
   t.equal(text.reveal(), PEM.serverKey);
+});
+
+t.test('names with a namespace: looked up there, named so in uses, messages and uploads; foreignSecretsOf finds them', async (t) => {
+  const { lookup, asked } = secretsAt({ 'team/own': serverTls, 'infra/gateway-tls': serverTls });
+  const r = resolveCertificates({ certificate_secret_names: ['own', 'infra/gateway-tls'] }, 'team', lookup, 'org1', 'default');
+  t.same(asked, ['team/own', 'infra/gateway-tls'], 'a plain name in the object’s namespace, a qualified one in its own');
+  if (!r.ok) throw new Error('not ok');
+  t.same(r.fields, { certificates: [certId(PEM.server, 'org1')] }, 'the same certificate twice is one id');
+  t.same(
+    r.uses.filter((u) => u.startsWith('Secret/')),
+    ['Secret/team/own', 'Secret/infra/gateway-tls'],
+  );
+  t.same(
+    r.uploads.map((u) => u.secret),
+    ['team/own'],
+    'one upload for the one certificate',
+  );
+  const missing = resolveCertificates({ certificate_secret_names: ['infra/gone'] }, 'team', secretsAt({}).lookup, '', 'default');
+  t.match(missing, { ok: false, waiting: 'Secret infra/gone does not exist', uses: ['Secret/infra/gone'] });
+  t.equal(secretKey('x', 'ns'), 'ns/x');
+  t.equal(secretKey('other/x', 'ns'), 'other/x');
+  t.same(
+    foreignSecretsOf({ certificate_secret_names: ['a', 'ns/b', 'infra/c'], client_certificate_refs: ['far/d'], upstream_certificate_refs: { '*': 'up/e' } }, 'ns'),
+    [
+      { field: 'certificate_secret_names', key: 'infra/c' },
+      { field: 'client_certificate_refs', key: 'far/d' },
+      { field: 'upstream_certificate_refs.*', key: 'up/e' },
+    ],
+    'the fields and keys of Secrets of other namespaces; its own namespace written out is its own',
+  );
+  t.same(foreignSecretsOf(undefined, 'ns'), []);
 });

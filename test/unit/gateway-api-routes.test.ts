@@ -640,7 +640,7 @@ t.test('GatewayWithAttachedRoutes: routes counted per listener, unresolved ones 
   t.same(attachedRoutes(one, twice), new Map([['http', 1]]), 'a route reaching a listener through two parentRefs counts once');
 });
 
-t.test('HTTPS listeners: protocol https and the certificates of the route namespace', async (t) => {
+t.test('HTTPS listeners: protocol https and every certificate of the listener, by name in the route namespace, namespace/name in another', async (t) => {
   const gw = gateway('secure', [
     https(
       'https',
@@ -662,7 +662,7 @@ t.test('HTTPS listeners: protocol https and the certificates of the route namesp
   const { translation } = serve(route('r', { parentRefs: [ref('secure')] }), gatewaysOf(parent(gw, reads)));
   const spec = translation.apis[0]?.spec;
   t.equal(spec?.protocol, 'https');
-  t.same(spec?.certificate_secret_names, ['local'], 'a certificate of another namespace is left out: an ApiDefinition names Secrets of its own namespace');
+  t.same(spec?.certificate_secret_names, ['local', `${WEB}/far`], 'a certificate of another namespace named with its namespace');
   t.equal(spec?.domain, 'secure.example.com');
   t.equal(spec?.name, `${INFRA}/r secure.example.com/`);
 
@@ -676,7 +676,14 @@ t.test('HTTPS listeners: protocol https and the certificates of the route namesp
   );
   t.equal(far.attachment.accepted.status, 'True', 'attached (the listener takes routes from All namespaces)');
   t.equal(far.translation.resolvedRefs.status, 'True', 'its backend resolves');
-  t.same(far.translation.apis, [], 'an HTTPS listener without a certificate of the route’s namespace serves it nothing');
+  t.same(
+    far.translation.apis.map((a) => a.spec.certificate_secret_names),
+    [[`${INFRA}/local`, `${WEB}/far`]],
+    'a route of another namespace is served with the listener’s certificates, each named with its namespace',
+  );
+  const none = serve(route('n', { parentRefs: [ref('secure')] }), gatewaysOf(parent(gw, { secrets: new Map(), permitted: () => true })));
+  t.equal(none.attachment.accepted.status, 'True', 'attached to a listener whose certificates did not resolve');
+  t.same(none.translation.apis, [], 'an HTTPS listener without a certificate serves nothing');
 });
 
 t.test('keys: stable, unique per listener, host and match', async (t) => {

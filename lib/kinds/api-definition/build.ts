@@ -132,7 +132,7 @@ export async function beginApiDefinitions(ctx: RunContext): Promise<KindPhase> {
   const policies = await runPolicies(ctx);
   return {
     async pass(reads: PassReads, objects: readonly PassObject[]): Promise<KindPass> {
-      const secrets = await readSecrets(reads, (obj) => obj.spec);
+      const secrets = await readSecrets(ctx, reads, objects, (obj) => obj.spec);
       const graphs = await loadGraphs(reads, objects);
       return {
         build: (o) => buildApi(o, policies, secrets, graphs),

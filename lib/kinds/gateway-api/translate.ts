@@ -25,9 +25,10 @@
  * - ResolvedRefs: the first problem's reason (BackendNotFound, InvalidKind, RefNotPermitted),
  *   the message naming each. A rule with no valid backend makes no ApiDefinition: Gateway API
  *   asks for a 500 there; without an API Tyk answers 404.
- * - An HTTPS listener without a certificate that resolved in the route's own namespace gets no
- *   ApiDefinition (an ApiDefinition names Secrets of its namespace; the route still attaches
- *   and is counted, as Gateway API asks).
+ * - An HTTPS listener: `protocol: https` and its certificate Secrets in
+ *   `certificate_secret_names`, by name in the route's namespace, as `<namespace>/<name>` in
+ *   another (lib/kinds/shared/foreign-secrets.ts). One without a certificate that resolved gets
+ *   no ApiDefinition (the route still attaches and is counted, as Gateway API asks).
  * - `apis` is sorted by key; a second match identical on the same listener and host is left
  *   out (the first rule wins, as Gateway API's precedence says).
  */
@@ -353,10 +354,8 @@ export function translateRoute(route: KubeObject, attached: readonly AttachedLis
     // no valid backend: no ApiDefinition (Gateway API asks for 500 here; without an API Tyk answers 404)
     if (urls.length === 0) return;
     for (const listener of attached) {
-      // an HTTPS listener none of whose certificates resolved is not served (Programmed=False); nor
-      // is one whose certificates are all in another namespace than the route's (an ApiDefinition
-      // names Secrets of its own namespace)
-      if (listener.protocol === 'HTTPS' && !listener.certificates.some((c) => c.namespace === namespace)) continue;
+      // an HTTPS listener none of whose certificates resolved is not served (Programmed=False)
+      if (listener.protocol === 'HTTPS' && listener.certificates.length === 0) continue;
       const hosts: (string | undefined)[] = listener.hostnames.length === 0 ? [undefined] : [...listener.hostnames];
       for (const host of hosts) {
         for (const match of matches) {
@@ -417,9 +416,9 @@ function apiSpec(
   if (version.global_response_headers !== undefined || version.global_response_headers_remove !== undefined) spec.response_processors = [{ name: 'header_injector' }];
   if (host !== undefined) spec.domain = tykDomain(host);
   if (https) {
-    // only the listener's certificates in the route's own namespace (an ApiDefinition names
-    // Secrets of its own namespace)
-    spec.certificate_secret_names = listener.certificates.filter((c) => c.namespace === namespace).map((c) => c.name);
+    // the listener's certificates: by name in the route's namespace, else as namespace/name (the
+    // ApiDefinition phase lets a route's ApiDefinition name those of its listeners only)
+    spec.certificate_secret_names = listener.certificates.map((c) => (c.namespace === namespace ? c.name : `${c.namespace}/${c.name}`));
   }
   return spec;
 }

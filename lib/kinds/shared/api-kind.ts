@@ -11,21 +11,32 @@ import type { KubeObject, NamespacedName } from '../../kube/types.js';
 import { SECURITY_POLICY } from '../security-policy/kind.js';
 import { referencingPolicies } from './api-links.js';
 import { apiRefOf } from './api-resolver.js';
-import { type CertificateResolution, resolveCertificates, secretNamesOf } from './certificate-refs.js';
+import { type CertificateResolution, resolveCertificates, secretKey, secretNamesOf } from './certificate-refs.js';
+import { refuseForeignSecrets } from './foreign-secrets.js';
 
 /** "namespace/name" of a Secret read for a desired state → the object (null: 404); one that could not be read is absent. */
 export type SecretsRead = ReadonlyMap<string, KubeObject | null>;
 
-/** The Secrets `specOf` names for certificates, in each object's own namespace, read once each. */
-export function readSecrets(reads: PassReads, specOf: (obj: KubeObject) => Record<string, unknown> | undefined): Promise<SecretsRead> {
-  return reads.get(SECRET, (o) => secretNamesOf(specOf(o.obj)).map((name) => ({ namespace: o.ref.namespace, name })));
+/**
+ * The Secrets `specOf` names for certificates, read once each: in each object's own namespace,
+ * or (an HTTPRoute's ApiDefinitions only) its listener's in another, once foreign-secrets.ts
+ * let the object name it; an object it refused reads nothing.
+ */
+export async function readSecrets(ctx: RunContext, reads: PassReads, objects: readonly PassObject[], specOf: (obj: KubeObject) => Record<string, unknown> | undefined): Promise<SecretsRead> {
+  await refuseForeignSecrets(ctx, reads, objects, specOf);
+  return reads.get(SECRET, (o) =>
+    secretNamesOf(specOf(o.obj)).map((name) => {
+      const key = secretKey(name, o.ref.namespace);
+      const at = key.indexOf('/');
+      return { namespace: key.slice(0, at), name: key.slice(at + 1) };
+    }),
+  );
 }
 
 /** Certificates of a live API (none while it is being deleted, or when it names none), with what they make wait or invalid. */
 export function certificatesOf(o: Building, spec: Record<string, unknown> | undefined, secrets: SecretsRead): CertificateResolution | undefined {
   if (o.obj.metadata.deletionTimestamp || !spec || secretNamesOf(spec).length === 0) return undefined;
-  const namespace = o.ref.namespace;
-  return resolveCertificates(spec, namespace, (name) => secrets.get(`${namespace}/${name}`) ?? null, o.target.orgId ?? '', o.target.name);
+  return resolveCertificates(spec, o.ref.namespace, (key) => secrets.get(key) ?? null, o.target.orgId ?? '', o.target.name);
 }
 
 /** The run's SecurityPolicies (listed once per run); undefined when they could not be listed. */

@@ -2,7 +2,9 @@
  * Certificates from Secrets: an ApiDefinition's `certificate_secret_names`,
  * `client_certificate_refs`, `upstream_certificate_refs` and `pinned_public_keys_refs` name
  * Secrets (`kubernetes.io/tls`: `tls.crt`, `tls.key`) in the API's namespace, as Tyk Operator
- * took them. Pure: the Secrets are read by the load stage and handed in.
+ * took them; `certificate_secret_names` of an ApiDefinition an HTTPRoute made may also name
+ * `<namespace>/<name>`, its listener's certificate (foreign-secrets.ts says when that is
+ * allowed, before anything is read). Pure: the Secrets are read by the load stage and handed in.
  *
  * `secretNamesOf(spec)` lists the Secrets a spec names. `resolveCertificates` turns them into:
  * - the fields Tyk expects, holding the certificate store's ids (org id + SHA-256 of the leaf,
@@ -29,8 +31,8 @@ import { isObject, stringItems } from '../../platform/guards.js';
 
 export { CERTIFICATE_USE_PREFIX, type CertificateUpload, certificateUse, SecretText } from '../../engine/certificates.js';
 
-/** A Secret as the load stage read it: the object, null when the API server said 404. */
-export type SecretLookup = (name: string) => KubeObject | null;
+/** A Secret as the load stage read it, by "namespace/name": the object, null when the API server said 404. */
+export type SecretLookup = (key: string) => KubeObject | null;
 
 export type CertificateResolution =
   | { readonly ok: true; readonly fields: JsonObject; readonly uploads: readonly CertificateUpload[]; readonly contentHash: string; readonly uses: readonly string[] }
@@ -55,9 +57,34 @@ function entriesOf(value: unknown): [string, string][] {
 
 /** The Secrets a spec names, each once, in the order met. */
 export function secretNamesOf(spec: Record<string, unknown> | undefined): string[] {
+  return [...new Set(secretFieldsOf(spec).map((f) => f.name))];
+}
+
+/** Each Secret name a spec gives, with the field giving it. */
+function secretFieldsOf(spec: Record<string, unknown> | undefined): { field: string; name: string }[] {
   if (!spec) return [];
-  const names = [...LIST_REFS.flatMap((r) => stringItems(spec[r.field])), ...MAP_REFS.flatMap((r) => entriesOf(spec[r.field]).map(([, name]) => name))];
-  return [...new Set(names)];
+  return [
+    ...LIST_REFS.flatMap((r) => stringItems(spec[r.field]).map((name) => ({ field: r.field, name }))),
+    ...MAP_REFS.flatMap((r) => entriesOf(spec[r.field]).map(([domain, name]) => ({ field: `${r.field}.${domain}`, name }))),
+  ];
+}
+
+/**
+ * The field where a Secret of another namespace may be named, as `<namespace>/<name>`: a
+ * server certificate, and only in the ApiDefinitions an HTTPRoute makes (foreign-secrets.ts).
+ */
+export const FOREIGN_SECRET_FIELD = 'certificate_secret_names';
+
+/** "namespace/name" of a name a spec gives: one with a slash names its namespace, any other is in `namespace`. */
+export function secretKey(name: string, namespace: string): string {
+  return name.includes('/') ? name : `${namespace}/${name}`;
+}
+
+/** The names a spec gives that are Secrets of a namespace other than `namespace`, with their fields. */
+export function foreignSecretsOf(spec: Record<string, unknown> | undefined, namespace: string): { field: string; key: string }[] {
+  return secretFieldsOf(spec)
+    .map((f) => ({ field: f.field, key: secretKey(f.name, namespace) }))
+    .filter((f) => !f.key.startsWith(`${namespace}/`));
 }
 
 function decoded(secret: KubeObject, key: string): string | undefined {
@@ -80,24 +107,26 @@ interface Material {
  */
 export function resolveCertificates(spec: Record<string, unknown>, namespace: string, lookup: SecretLookup, orgId: string, gateway: string): CertificateResolution {
   const names = secretNamesOf(spec);
-  const secretUses = names.map((n) => `Secret/${namespace}/${n}`);
+  const qualified = (name: string) => secretKey(name, namespace);
+  const secretUses = names.map((n) => `Secret/${qualified(n)}`);
   const material = new Map<string, Material>();
   for (const name of names) {
-    const secret = lookup(name);
-    if (secret === null) return { ok: false, waiting: `Secret ${namespace}/${name} does not exist`, uses: secretUses };
+    const at = qualified(name);
+    const secret = lookup(at);
+    if (secret === null) return { ok: false, waiting: `Secret ${at} does not exist`, uses: secretUses };
     const crt = decoded(secret, 'tls.crt');
-    if (crt === undefined) return { ok: false, invalid: `Secret ${namespace}/${name} has no tls.crt`, uses: secretUses };
+    if (crt === undefined) return { ok: false, invalid: `Secret ${at} has no tls.crt`, uses: secretUses };
     const key = decoded(secret, 'tls.key');
     // refused by size before any parsing (input-limits.ts)
     const big =
-      sizeProblem(`Secret ${namespace}/${name} tls.crt`, Buffer.byteLength(crt), MAX_CERTIFICATE_BYTES) ??
-      (key === undefined ? undefined : sizeProblem(`Secret ${namespace}/${name} tls.key`, Buffer.byteLength(key), MAX_CERTIFICATE_BYTES));
+      sizeProblem(`Secret ${at} tls.crt`, Buffer.byteLength(crt), MAX_CERTIFICATE_BYTES) ??
+      (key === undefined ? undefined : sizeProblem(`Secret ${at} tls.key`, Buffer.byteLength(key), MAX_CERTIFICATE_BYTES));
     if (big !== undefined) return { ok: false, invalid: big, uses: secretUses };
     let id: string;
     try {
       id = certificateId(crt, orgId);
     } catch (err) {
-      return { ok: false, invalid: `Secret ${namespace}/${name}: tls.crt: ${describeError(err)}`, uses: secretUses };
+      return { ok: false, invalid: `Secret ${at}: tls.crt: ${describeError(err)}`, uses: secretUses };
     }
     material.set(name, { id, pem: key === undefined ? `${crt}\n` : `${crt}\n${key}\n`, hasKey: key !== undefined });
   }
@@ -108,7 +137,7 @@ export function resolveCertificates(spec: Record<string, unknown>, namespace: st
     const ids = [...stringItems(spec[ref.into])];
     for (const name of refs) {
       const m = material.get(name) as Material;
-      if (ref.needsKey && !m.hasKey) return { ok: false, invalid: `${ref.field}: Secret ${namespace}/${name} has no tls.key`, uses: secretUses };
+      if (ref.needsKey && !m.hasKey) return { ok: false, invalid: `${ref.field}: Secret ${qualified(name)} has no tls.key`, uses: secretUses };
       if (!ids.includes(m.id)) ids.push(m.id);
     }
     fields[ref.into] = ids;
@@ -119,7 +148,7 @@ export function resolveCertificates(spec: Record<string, unknown>, namespace: st
     const map: JsonObject = isObject(spec[ref.into]) ? { ...(spec[ref.into] as JsonObject) } : {};
     for (const [domain, name] of refs) {
       const m = material.get(name) as Material;
-      if (ref.needsKey && !m.hasKey) return { ok: false, invalid: `${ref.field}.${domain}: Secret ${namespace}/${name} has no tls.key`, uses: secretUses };
+      if (ref.needsKey && !m.hasKey) return { ok: false, invalid: `${ref.field}.${domain}: Secret ${qualified(name)} has no tls.key`, uses: secretUses };
       map[domain] = m.id;
     }
     fields[ref.into] = map;
@@ -133,7 +162,7 @@ export function resolveCertificates(spec: Record<string, unknown>, namespace: st
     const known = chosen.get(m.id);
     if (!known || (m.hasKey && !known.m.hasKey)) chosen.set(m.id, { name, m });
   }
-  const uploads = [...chosen.values()].map(({ name, m }): CertificateUpload => ({ id: m.id, pem: new SecretText(m.pem), secret: `${namespace}/${name}` }));
+  const uploads = [...chosen.values()].map(({ name, m }): CertificateUpload => ({ id: m.id, pem: new SecretText(m.pem), secret: qualified(name) }));
   const certUses = uploads.map((u) => certificateUse(gateway, u.id));
   return { ok: true, fields, uploads, contentHash: content.digest('hex'), uses: [...secretUses, ...certUses] };
 }

@@ -56,8 +56,8 @@ export async function beginTykOasApis(ctx: RunContext, objects: readonly PassObj
     earlierApis(ctx),
   );
   return {
-    async pass(reads: PassReads): Promise<KindPass> {
-      const secrets = await readSecrets(reads, certificateSpecOf);
+    async pass(reads: PassReads, passing: readonly PassObject[]): Promise<KindPass> {
+      const secrets = await readSecrets(ctx, reads, passing, certificateSpecOf);
       const configMaps = await reads.get(CONFIG_MAP, (o) => {
         const ref = configMapRefOf(o.obj);
         return 'invalid' in ref ? [] : [ref];
