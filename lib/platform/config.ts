@@ -84,9 +84,10 @@ export interface Config {
   /**
    * Gateway API: GATEWAY_CONTROLLER_NAME, the GatewayClass `controllerName` we serve (default
    * tyk.io/gateway-reconciler); GATEWAY_ADDRESSES, the gateway's public addresses (IPs or
-   * hostnames, comma-separated) our Gateways' status shows
+   * hostnames, comma-separated) our Gateways' status shows; GATEWAY_HTTP_PORT / GATEWAY_HTTPS_PORT,
+   * the Tyk port (listen_port) routes of HTTP and HTTPS listeners are served on (0: Tyk's own)
    */
-  gatewayApi: { controllerName: string; addresses: string[] };
+  gatewayApi: { controllerName: string; addresses: string[]; httpPort: number; httpsPort: number };
   /**
    * Full runs over more objects than SHARD_SIZE are sharded (lib/triggers/schedule.ts): sent as
    * messages to SHARD_QUEUE_URL (an SQS queue; serverless.yml sets it on Lambda), or, without
@@ -236,7 +237,12 @@ function gatewayApi(env: Env, problems: Problems): Config['gatewayApi'] {
   const addresses = list(env, 'GATEWAY_ADDRESSES');
   const bad = addresses.find((a) => a.length > 253 || !ADDRESS.test(a));
   if (bad !== undefined) problems.add('GATEWAY_ADDRESSES', `"${bad}" is not an IP address or a hostname`);
-  return { controllerName, addresses };
+  return {
+    controllerName,
+    addresses,
+    httpPort: integer(env, 'GATEWAY_HTTP_PORT', 0, 0, 65535, problems),
+    httpsPort: integer(env, 'GATEWAY_HTTPS_PORT', 8443, 0, 65535, problems),
+  };
 }
 
 /**

@@ -109,14 +109,21 @@ t.test('a Service or a ReferenceGrant runs the routes whose records use it', asy
   t.same(collect(items).ignored, { 'no resource uses it': 1 }, 'a Service no route uses runs nothing');
 });
 
-t.test('settings: GATEWAY_CONTROLLER_NAME and GATEWAY_ADDRESSES', async (t) => {
+t.test('settings: GATEWAY_CONTROLLER_NAME, GATEWAY_ADDRESSES, GATEWAY_HTTP_PORT and GATEWAY_HTTPS_PORT', async (t) => {
   const base = MINIMAL_ENV;
   const problems = configProblems;
-  t.same(loadConfig(base).gatewayApi, { controllerName: 'tyk.io/gateway-reconciler', addresses: [] });
-  t.same(loadConfig({ ...base, GATEWAY_CONTROLLER_NAME: 'example.com/tyk', GATEWAY_ADDRESSES: '203.0.113.7, gw.example.com,2001:db8::1' }).gatewayApi, {
-    controllerName: 'example.com/tyk',
-    addresses: ['203.0.113.7', 'gw.example.com', '2001:db8::1'],
-  });
+  t.same(loadConfig(base).gatewayApi, { controllerName: 'tyk.io/gateway-reconciler', addresses: [], httpPort: 0, httpsPort: 8443 });
+  t.same(
+    loadConfig({ ...base, GATEWAY_CONTROLLER_NAME: 'example.com/tyk', GATEWAY_ADDRESSES: '203.0.113.7, gw.example.com,2001:db8::1', GATEWAY_HTTP_PORT: '8081', GATEWAY_HTTPS_PORT: '0' }).gatewayApi,
+    {
+      controllerName: 'example.com/tyk',
+      addresses: ['203.0.113.7', 'gw.example.com', '2001:db8::1'],
+      httpPort: 8081,
+      httpsPort: 0,
+    },
+  );
+  t.same(problems({ ...base, GATEWAY_HTTPS_PORT: '70000' }), ['GATEWAY_HTTPS_PORT: must be a whole number from 0 to 65535, got "70000"']);
+  t.same(problems({ ...base, GATEWAY_HTTP_PORT: 'http' }), ['GATEWAY_HTTP_PORT: must be a whole number from 0 to 65535, got "http"']);
   t.match(problems({ ...base, GATEWAY_CONTROLLER_NAME: 'no-slash' }), [/^GATEWAY_CONTROLLER_NAME: must be a domain-prefixed path/]);
   t.same(problems({ ...base, GATEWAY_ADDRESSES: 'ok.example.com,not an address' }), ['GATEWAY_ADDRESSES: "not an address" is not an IP address or a hostname']);
 });

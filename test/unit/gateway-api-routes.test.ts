@@ -177,7 +177,7 @@ t.test('HTTPRouteSimpleSameNamespace: attached to the listener, served on any ho
   const r = route('gateway-conformance-infra-test', { parentRefs: [ref('same-namespace')] });
   const { attachment, translation } = serve(r);
   t.equal(accepted(attachment), 'True Accepted');
-  t.same(attachment.listeners, [{ name: 'http', port: 80, protocol: 'HTTP', hostnames: [], certificates: [] }]);
+  t.same(attachment.listeners, [{ name: 'http', port: 80, protocol: 'HTTP', hostnames: [], certificates: [], tykPort: 0 }]);
   t.equal(cond(translation.resolvedRefs), 'True ResolvedRefs');
   t.same(translation.unsupported, []);
   t.equal(translation.apis.length, 1);
@@ -686,18 +686,19 @@ t.test('HTTPS listeners: protocol https and every certificate of the listener, b
   t.same(none.translation.apis, [], 'an HTTPS listener without a certificate serves nothing');
 });
 
-t.test('keys: stable, unique per listener, host and match', async (t) => {
+t.test('keys: stable, one per protocol, host and match; listeners of one protocol sharing a host make one ApiDefinition', async (t) => {
   const gw = gateway('two', [http('a', 80, { hostname: 'a.com' }), http('b', 8080, { hostname: 'a.com' })]);
   const r = route('r', {
     parentRefs: [ref('two')],
     hostnames: ['a.com'],
     rules: [rule({ matches: [prefix('/x'), prefix('/y')], backendRefs: [backend('infra-backend-v1', 8080)] }), rule({ matches: [prefix('/x')], backendRefs: [backend('infra-backend-v2', 8080)] })],
   });
-  const { translation } = serve(r, gatewaysOf(parent(gw)));
-  t.equal(translation.apis.length, 4, "two listeners (ports) x two prefixes; the second rule's /x is shadowed by the first");
-  t.equal(new Set(translation.apis.map((a) => a.key)).size, 4);
+  const { attachment, translation } = serve(r, gatewaysOf(parent(gw)));
+  t.equal(attachment.listeners.length, 2, 'attached to both listeners');
+  t.same(translation.apis.map((a) => proxyOf(a).listen_path).sort(), ['/x', '/y'], 'Tyk serves a domain and listen path once whatever the port: two listeners, one ApiDefinition per path');
+  t.equal(new Set(translation.apis.map((a) => a.key)).size, 2);
   t.ok(
-    translation.apis.filter((a) => (a.spec.proxy as Json).listen_path === '/x').every((a) => (a.spec.proxy as Json).target_url === target('infra-backend-v1')),
+    translation.apis.filter((a) => proxyOf(a).listen_path === '/x').every((a) => proxyOf(a).target_url === target('infra-backend-v1')),
     'the first rule wins an identical match',
   );
   const again = serve(r, gatewaysOf(parent(gw))).translation;
@@ -705,6 +706,26 @@ t.test('keys: stable, unique per listener, host and match', async (t) => {
     again.apis.map((a) => a.key),
     translation.apis.map((a) => a.key),
   );
+});
+
+t.test('Tyk ports: HTTPS routes on GATEWAY_HTTPS_PORT (8443 by default), HTTP ones on GATEWAY_HTTP_PORT (Tyk’s own by default); a host on both is served over HTTPS', async (t) => {
+  const both = gateway('both', [
+    http('http', 80, { hostname: 'a.com' }),
+    https('https', 443, [{ group: '', kind: 'Secret', name: 'tls' }], { hostname: 'a.com' }),
+    http('other', 8080, { hostname: 'b.com' }),
+  ]);
+  const reads: GatewayReads = { secrets: new Map([[`${INFRA}/tls`, 'tls']]), permitted: () => true };
+  const r = route('r', { parentRefs: [ref('both')], rules: [rule({ matches: [prefix('/p')], backendRefs: [backend('infra-backend-v1', 8080)] })] });
+  const byDomain = (apis: readonly RouteApi[]) => new Map(apis.map((a) => [String(a.spec.domain), a.spec]));
+  const defaults = byDomain(serve(r, gatewaysOf(parent(both, reads))).translation.apis);
+  t.same([...defaults.keys()].sort(), ['a.com', 'b.com']);
+  t.match(defaults.get('a.com'), { protocol: 'https', listen_port: 8443 }, 'a.com on both listeners: served once, over TLS, on 8443');
+  t.match(defaults.get('b.com'), { protocol: 'http' });
+  t.equal(defaults.get('b.com')?.listen_port, undefined, 'HTTP on Tyk’s own port: no listen_port');
+  const evaluated = (settings: typeof S) => ({ gateway: both, eval: evaluateGateway(both, reads, settings), ours: true });
+  const moved = byDomain(serve(r, gatewaysOf(evaluated({ ...S, httpPort: 8081, httpsPort: 0 }))).translation.apis);
+  t.equal(moved.get('a.com')?.listen_port, undefined, 'GATEWAY_HTTPS_PORT=0: HTTPS on Tyk’s own port (use_ssl)');
+  t.equal(moved.get('b.com')?.listen_port, 8081, 'GATEWAY_HTTP_PORT');
 });
 
 t.test('backendServicesOf: the Services to read, deduplicated, sorted', async (t) => {

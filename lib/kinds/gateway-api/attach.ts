@@ -70,6 +70,8 @@ export interface AttachedListener {
   readonly protocol: string;
   readonly hostnames: readonly string[];
   readonly certificates: readonly Named[];
+  /** the Tyk port its routes are served on (`listen_port`); 0: Tyk's own */
+  readonly tykPort: number;
 }
 
 export interface Attachment {
@@ -152,7 +154,7 @@ function attachOne(route: KubeObject, parentRef: ParentRefView, parent: ParentGa
   for (const l of allowing) {
     const hostnames = intersectHostnames(l.hostname, routeHosts);
     if (hostnames === undefined) continue;
-    listeners.push({ name: l.name, port: l.port, protocol: l.protocol, hostnames, certificates: l.certificates });
+    listeners.push({ name: l.name, port: l.port, protocol: l.protocol, hostnames, certificates: l.certificates, tykPort: l.tykPort });
   }
   if (listeners.length === 0) return refused('NoMatchingListenerHostname', `no listener of ${refText(parentRef)} has a hostname matching the route's hostnames (${routeHosts.join(', ')})`);
   return { parentRef, accepted: condition('Accepted', 'True', 'Accepted', `accepted by ${refText(parentRef)}`), listeners, route: routeKey };

@@ -24,10 +24,14 @@
  *   when accepted with at least one listener programmed. Programmed does not wait for
  *   addresses: with GATEWAY_ADDRESSES empty, the status lists none (they are optional) and the
  *   Gateway is still Programmed.
+ * - Each listener's routes are served on one Tyk port (`tykPort`): GATEWAY_HTTPS_PORT for HTTPS
+ *   (default 8443), GATEWAY_HTTP_PORT for HTTP (default 0, Tyk's own listen port). A Tyk port
+ *   serves one protocol, so HTTP and HTTPS routes need two; the listener's own `port` is the one
+ *   clients use in front of the gateway.
  */
 import type { KubeObject } from '../../kube/types.js';
 import { isObject, nonEmpty } from '../../platform/guards.js';
-import { condition, GATEWAY_API_GROUP, type GatewayApiSettings, HTTP_ROUTE, type Json, type Named, type NewCondition } from './model.js';
+import { condition, GATEWAY_API_GROUP, type GatewayApiSettings, HTTP_ROUTE, type Json, type Named, type NewCondition, tykPortFor } from './model.js';
 
 export interface SecretRef {
   readonly field: string;
@@ -66,6 +70,8 @@ export interface ListenerEval {
   /** HTTPS: the Secrets that resolved (to serve its TLS) */
   readonly certificates: readonly Named[];
   readonly allowedRoutes: AllowedRoutes;
+  /** the Tyk port its routes are served on (GATEWAY_HTTP_PORT / GATEWAY_HTTPS_PORT); 0: Tyk's own */
+  readonly tykPort: number;
 }
 
 export interface GatewayEval {
@@ -153,7 +159,7 @@ function certificateProblems(gateway: KubeObject, refs: readonly SecretRef[], re
   return { problems, certificates };
 }
 
-function evaluateListener(gateway: KubeObject, all: readonly Json[], i: number, refs: readonly SecretRef[], reads: GatewayReads): ListenerEval {
+function evaluateListener(gateway: KubeObject, all: readonly Json[], i: number, refs: readonly SecretRef[], reads: GatewayReads, settings: GatewayApiSettings): ListenerEval {
   const l = all[i] ?? {};
   const name = str(l.name, '');
   const protocol = str(l.protocol, '');
@@ -208,13 +214,14 @@ function evaluateListener(gateway: KubeObject, all: readonly Json[], i: number, 
     conditions,
     certificates,
     allowedRoutes: { ...allowed, kinds },
+    tykPort: tykPortFor(protocol, settings),
   };
 }
 
-export function evaluateGateway(gateway: KubeObject, reads: GatewayReads, _settings: GatewayApiSettings): GatewayEval {
+export function evaluateGateway(gateway: KubeObject, reads: GatewayReads, settings: GatewayApiSettings): GatewayEval {
   const all = listenersOf(gateway);
   const refs = certificateRefsOf(gateway);
-  const listeners = all.map((_, i) => evaluateListener(gateway, all, i, refs, reads));
+  const listeners = all.map((_, i) => evaluateListener(gateway, all, i, refs, reads, settings));
   const addresses = Array.isArray(gateway.spec?.addresses) && gateway.spec.addresses.length > 0;
   const anyAccepted = listeners.some((l) => l.accepted);
   const conflicted = listeners.filter((l) => l.conditions.some((c) => c.type === 'Conflicted' && c.status === 'True'));

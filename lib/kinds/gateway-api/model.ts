@@ -32,6 +32,18 @@ export interface GatewayApiSettings {
   readonly controllerName: string;
   /** GATEWAY_ADDRESSES: the gateway's public addresses, each an IP or a hostname, for Gateway status.addresses */
   readonly addresses: readonly string[];
+  /** GATEWAY_HTTP_PORT: the Tyk port HTTP listeners' routes are served on (`listen_port`); 0 or absent: Tyk's own listen port */
+  readonly httpPort?: number;
+  /** GATEWAY_HTTPS_PORT: the Tyk port HTTPS listeners' routes are served on; 0: Tyk's own listen port; absent: DEFAULT_HTTPS_PORT */
+  readonly httpsPort?: number;
+}
+
+/** Where HTTPS routes are served unless GATEWAY_HTTPS_PORT says otherwise: 8443, as Tyk Operator's TLS Ingresses. */
+export const DEFAULT_HTTPS_PORT = 8443;
+
+/** The Tyk port (`listen_port`) a listener's routes are served on; 0: Tyk's own listen port. */
+export function tykPortFor(protocol: string, settings: GatewayApiSettings): number {
+  return protocol === 'HTTPS' ? (settings.httpsPort ?? DEFAULT_HTTPS_PORT) : (settings.httpPort ?? 0);
 }
 
 export const DEFAULT_GATEWAY_API_SETTINGS: GatewayApiSettings = { controllerName: DEFAULT_CONTROLLER_NAME, addresses: [] };

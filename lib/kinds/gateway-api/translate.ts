@@ -29,7 +29,12 @@
  *   `certificate_secret_names`, by name in the route's namespace, as `<namespace>/<name>` in
  *   another (lib/kinds/shared/foreign-secrets.ts). One without a certificate that resolved gets
  *   no ApiDefinition (the route still attaches and is counted, as Gateway API asks).
- * - `apis` is sorted by key; a second match identical on the same listener and host is left
+ * - Ports: each ApiDefinition is served on its listener's Tyk port (`listen_port`: the
+ *   listener's `tykPort`, GATEWAY_HTTP_PORT / GATEWAY_HTTPS_PORT; none when 0). Tyk serves a
+ *   domain and listen path once whatever the port, so listeners of one protocol that share a
+ *   hostname make one ApiDefinition, and a host and path on both an HTTP and an HTTPS listener is
+ *   served over HTTPS only.
+ * - `apis` is sorted by key; a second match identical on the same protocol and host is left
  *   out (the first rule wins, as Gateway API's precedence says).
  */
 import { createHash } from 'node:crypto';
@@ -47,7 +52,7 @@ export interface BackendFacts {
 }
 
 export interface RouteApi {
-  /** stable, short, unique within the route: first 9 hex of sha256 of what identifies it (listener port/protocol, hostname, match) */
+  /** stable, short, unique within the route: first 9 hex of sha256 of what identifies it (listener protocol, hostname, match) */
   readonly key: string;
   /** the ApiDefinition spec (Tyk classic API definition fields) */
   readonly spec: Json;
@@ -338,6 +343,7 @@ export function translateRoute(route: KubeObject, attached: readonly AttachedLis
   const unsupported: string[] = [];
   const problems: Problem[] = [];
   const apis = new Map<string, RouteApi>();
+  const routes = new Map<string, { protocol: string; at: string }>();
   rulesOf(route).forEach((rule, r) => {
     for (const key of Object.keys(rule)) {
       if (KNOWN_RULE_FIELDS.has(key)) continue;
@@ -360,9 +366,11 @@ export function translateRoute(route: KubeObject, attached: readonly AttachedLis
       for (const host of hosts) {
         for (const match of matches) {
           if (match.prefix === undefined) continue;
-          const key = shortHash(JSON.stringify([listener.port, listener.protocol, host ?? '', 'PathPrefix', match.prefix]));
+          // one per protocol, host and path: Tyk serves a domain and listen path once, whatever the port
+          const key = shortHash(JSON.stringify([listener.protocol, host ?? '', 'PathPrefix', match.prefix]));
           if (apis.has(key)) continue;
           apis.set(key, { key, spec: apiSpec(namespace, routeName, listener, host, match.prefix, filters, urls, timeout) });
+          routes.set(key, { protocol: listener.protocol, at: `${host ?? ''}\u0000${match.prefix}` });
         }
       }
     }
@@ -370,7 +378,14 @@ export function translateRoute(route: KubeObject, attached: readonly AttachedLis
   const first = problems[0];
   const resolvedRefs =
     first === undefined ? condition('ResolvedRefs', 'True', 'ResolvedRefs', 'all references resolved') : condition('ResolvedRefs', 'False', first.reason, problems.map((p) => p.message).join('; '));
-  const served = unsupported.length > 0 ? [] : [...apis.values()].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+  // the same host and path on an HTTP and an HTTPS listener: Tyk serves it once (its listen-path
+  // collisions ignore ports), so over TLS
+  const secure = new Set([...routes.values()].filter((v) => v.protocol === 'HTTPS').map((v) => v.at));
+  const kept = [...apis.values()].filter((a) => {
+    const v = routes.get(a.key);
+    return v === undefined || v.protocol === 'HTTPS' || !secure.has(v.at);
+  });
+  const served = unsupported.length > 0 ? [] : kept.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
   return { apis: served, unsupported, resolvedRefs };
 }
 
@@ -415,6 +430,8 @@ function apiSpec(
   // Tyk before 5.3 applies response header transforms only with its header_injector response processor (later versions need none, and accept it)
   if (version.global_response_headers !== undefined || version.global_response_headers_remove !== undefined) spec.response_processors = [{ name: 'header_injector' }];
   if (host !== undefined) spec.domain = tykDomain(host);
+  // the Tyk port of the listener's protocol (a Tyk port serves one protocol); none: Tyk's own
+  if (listener.tykPort > 0) spec.listen_port = listener.tykPort;
   if (https) {
     // the listener's certificates: by name in the route's namespace, else as namespace/name (the
     // ApiDefinition phase lets a route's ApiDefinition name those of its listeners only)
