@@ -50,6 +50,14 @@ export class KubeApiError extends AnswerError {
   readonly code: string = 'KUBE_API_ERROR';
 }
 
+/** A write asked of a preview of the API server (lib/kube/overlay.ts): a bug, never a change to the cluster. */
+export class OverlayWriteError extends ReconcilerError {
+  readonly code = 'OVERLAY_WRITE';
+  constructor(what: string) {
+    super(`${what}: refused, this is a preview (nothing is written to the API server)`, { context: { what } });
+  }
+}
+
 /** The API server refused a write because the object changed (409). Re-read and retry. */
 export class KubeConflictError extends KubeApiError {
   override readonly code = 'KUBE_CONFLICT';
