@@ -18,6 +18,7 @@ import type { TLSSocket } from 'node:tls';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { CLOUDEVENTS_TYPES } from './events/cloudevents.js';
 import type { Service } from './service.js';
+import { admission } from './triggers/admission.js';
 import { auditWebhook } from './triggers/audit.js';
 import { admit } from './triggers/authorize.js';
 import { cloudEventsWebhook } from './triggers/cloudevents.js';
@@ -119,6 +120,7 @@ export function buildApp(svc: Service, options: AppOptions = {}): FastifyInstanc
   app.post('/webhooks/audit', route(auditWebhook));
   app.post('/webhooks/cloudevents', route(cloudEventsWebhook));
   app.post('/resync', route(resync));
+  app.post('/admission', route(admission));
   app.post('/shards', route(shardEndpoint));
   app.post('/schedule', route(scheduleEndpoint));
   app.get('/healthz', route({ guard: 'open', handle: healthz }));

@@ -26,6 +26,7 @@ import type { Resolve, UrlPolicy } from './gateway/url-policy.js';
 import { API_DEFINITION } from './kinds/api-definition/kind.js';
 import { REGISTRY } from './kinds/registry.js';
 import { KubeClient } from './kube/client.js';
+import { type Overlaid, OverlayKube } from './kube/overlay.js';
 import { ReferenceGrants } from './kube/reference-grants.js';
 import type { KubeApi } from './kube/types.js';
 import { discardMetrics, type Figure, type MetricsSink } from './metrics/catalogue.js';
@@ -172,10 +173,12 @@ export class Service {
   }
 
   /** The credentials the webhooks (WEBHOOK_TOKEN) or /resync (RESYNC_TOKEN) require. */
-  access(route: 'webhook' | 'resync' | 'metrics'): RouteAccess {
+  access(route: 'webhook' | 'resync' | 'metrics' | 'admission'): RouteAccess {
     const { config } = this;
     // /metrics is open like the probes unless METRICS_TOKEN is set; scrapers present no client certificate
     if (route === 'metrics') return { tokens: config.metricsTokens, allowUnauthenticated: true, clientCertRequired: false };
+    // /admission writes nothing: open unless ADMISSION_TOKEN or ADMISSION_CLIENT_CERT asks for more
+    if (route === 'admission') return { tokens: config.admission.tokens, allowUnauthenticated: true, clientCertRequired: config.admission.clientCert };
     return {
       tokens: route === 'webhook' ? config.webhookTokens : config.resyncTokens,
       allowUnauthenticated: config.allowUnauthenticated,
@@ -233,6 +236,16 @@ export class Service {
     // loaded on the first tick: the webhook functions' bundles keep it out of what they load at start
     const { planTick } = await import('./scale/coordinate.js');
     return planTick(this.runDeps(), this.config.shards.size);
+  }
+
+  /**
+   * A dry run that sees `objects` as they would be stored (lib/kube/overlay.ts: an admission
+   * review's object, plan's files) and writes nothing to the API server, the gateways or the
+   * store's records; throws ShuttingDownError once shutdown() was called.
+   */
+  async preview(request: Omit<RunRequest, 'dryRun'>, objects: readonly Overlaid[]): Promise<RunReport> {
+    if (this.stopping) throw new ShuttingDownError();
+    return runReconcile({ ...this.runDeps(), kube: new OverlayKube(this.parts.kube, objects) }, { ...request, dryRun: true });
   }
 
   /** Runs the reconcile; throws ShuttingDownError once shutdown() was called. */

@@ -147,7 +147,7 @@ async function decidePhase(
 
   if (ctx.request.dryRun === true) {
     const quiet = planned.map((p) => {
-      const done: Done = { ...p, record: p.loaded.record, report: reportOf(p.loaded, p.decision, dryRunResult(p.decision)) };
+      const done: Done = { ...p, record: p.loaded.record, report: reportOf(p.loaded, p.decision, dryRunResult(p.decision), dryRunError(p.decision)) };
       if (!unreported(p)) reports.push(done.report);
       return done;
     });
@@ -159,12 +159,18 @@ async function decidePhase(
   return { quiet, writers: writes.map(toWrite), decideAll };
 }
 
-/** What a dry run reports for a decision: a quiet outcome that held, failed or paused it as such, a wait as waiting, else planned. */
+/** A quiet outcome's error and code, as a dry run reports them (why it waits, is invalid, failed, is paused). */
+function dryRunError(d: Decision): Partial<ObjectReport> {
+  if (d.what !== 'quiet' || d.outcome.error === undefined) return {};
+  return { error: d.outcome.error, ...(d.outcome.code !== undefined ? { code: d.outcome.code } : {}) };
+}
+
+/** What a dry run reports for a decision: a quiet outcome that held, failed, paused or found it invalid as such, a wait as waiting, else planned. */
 function dryRunResult(d: Decision): ObjectResult {
   switch (d.what) {
     case 'quiet': {
       const result = d.outcome.result;
-      return result === 'failed' || result === 'held' || result === 'paused' ? result : d.action === 'WAIT' ? 'waiting' : 'planned';
+      return result === 'failed' || result === 'held' || result === 'paused' || result === 'invalid' ? result : d.action === 'WAIT' ? 'waiting' : 'planned';
     }
     case 'upsert':
     case 'remove':

@@ -13,6 +13,7 @@
  * the shard's namespaces, deciding only the shard's objects: what a phase adds to a later one
  * joins only when it is the shard's (phase.ts owned), as a full run finds those in its own
  * listings; what a full run does once per tick is the coordinator's (lib/scale/coordinate.ts).
+ * A run may stop after a named phase (RunRequest.until): a preview of one kind.
  *
  * Guarantees: nothing is deleted from a gateway because a read failed or was partial; an
  * object whose read failed is reported and left alone; object failures are reported, never
@@ -60,6 +61,7 @@ export async function runReconcile(deps: RunDeps, request: RunRequest): Promise<
     // one report per object: a later step's report of an object takes the place of an earlier one's
     for (const r of result.reports) reports.set(`${r.kind}/${r.namespace}/${r.name}`, r);
     if (result.calls) calls.push(result.calls);
+    if (request.until === phase.name) break;
   }
   return finishReport(ctx, [...reports.values()], sumCalls(calls), replicasOf(ctx));
 }

@@ -95,7 +95,7 @@ export interface RunScope {
   cluster?: readonly ClusterRef[];
 }
 
-export type Trigger = 'schedule' | 'watch' | 'audit' | 'resync' | 'cloudevents';
+export type Trigger = 'schedule' | 'watch' | 'audit' | 'resync' | 'cloudevents' | 'admission';
 
 export interface RunRequest {
   trigger: Trigger;
@@ -113,6 +113,11 @@ export interface RunRequest {
    * objects one by one (a shard is a small part of a gateway) where a full run would list them.
    */
   shard?: Shard;
+  /**
+   * The last phase to run (a Phase's name): the run stops after it. A dry run that previews one
+   * kind needs only the phases up to its own (an admission review's: lib/triggers/admission.ts).
+   */
+  until?: string;
 }
 
 export type ObjectResult =

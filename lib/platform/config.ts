@@ -37,6 +37,12 @@ export interface Config {
   resyncTokens: string[];
   /** METRICS_TOKEN: when set, GET /metrics needs one of these; empty: open, like the probes */
   metricsTokens: string[];
+  /**
+   * POST /admission: open by default (it writes nothing, and its answers say nothing of objects
+   * the requester could not read); ADMISSION_TOKEN requires a bearer token, and
+   * ADMISSION_CLIENT_CERT=true a client certificate TLS_CLIENT_CA verifies
+   */
+  admission: { tokens: string[]; clientCert: boolean };
   allowUnauthenticated: boolean;
   /** cron expression; undefined when RESYNC_SCHEDULE=off (the schedule comes from outside) */
   resyncSchedule?: string;
@@ -316,6 +322,8 @@ export function loadConfig(env: Env): Config {
   const webhookTokens = tokens(env, 'WEBHOOK_TOKEN', problems);
   const resyncTokens = tokens(env, 'RESYNC_TOKEN', problems);
   const metricsTokens = tokens(env, 'METRICS_TOKEN', problems);
+  const admissionClientCert = bool(env, 'ADMISSION_CLIENT_CERT', problems);
+  if (admissionClientCert && value(env, 'TLS_CLIENT_CA') === undefined) problems.add('ADMISSION_CLIENT_CERT', 'needs TLS_CLIENT_CA (the CA that signs the API server’s client certificate)');
   const allowUnauthenticated = bool(env, 'ALLOW_UNAUTHENTICATED', problems);
   if (!allowUnauthenticated) {
     if (webhookTokens.length === 0) problems.add('WEBHOOK_TOKEN', 'is required (or set ALLOW_UNAUTHENTICATED=true to run without authentication)');
@@ -334,6 +342,7 @@ export function loadConfig(env: Env): Config {
     webhookTokens,
     resyncTokens,
     metricsTokens,
+    admission: { tokens: tokens(env, 'ADMISSION_TOKEN', problems), clientCert: admissionClientCert },
     allowUnauthenticated,
     ...(resyncSchedule !== undefined ? { resyncSchedule } : {}),
     port: port(env, problems),

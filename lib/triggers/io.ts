@@ -36,9 +36,10 @@ export type HttpFunction = (svc: Service, input: HttpInput) => Promise<HttpOutpu
 /**
  * Who may call a route: `webhook` (WEBHOOK_TOKEN, a client certificate under TLS_CLIENT_CA, the
  * per-source rate limit), `resync` (RESYNC_TOKEN, the client certificate), `metrics`
- * (METRICS_TOKEN when set), `open` (the probes).
+ * (METRICS_TOKEN when set), `admission` (ADMISSION_TOKEN and ADMISSION_CLIENT_CERT when set;
+ * open otherwise), `open` (the probes).
  */
-export type RouteGuard = 'webhook' | 'resync' | 'metrics' | 'open';
+export type RouteGuard = 'webhook' | 'resync' | 'metrics' | 'admission' | 'open';
 
 /** A route: its guard, checked before the body is read, and its handling once the caller is let in. */
 export interface HttpRoute {

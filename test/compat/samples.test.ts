@@ -16,6 +16,10 @@
  * Each sample runs under Tyk Operator's CRDs (a cluster where Tyk Operator was installed) and,
  * against the fake API server, under ours (deploy/crds): they prune differently (theirs drop a
  * policy's access_rights_array[].kind), so some outcomes differ (EXPECTED_UNDER_OURS).
+ *
+ * For each object, the admission webhook's verdict on it as stored agrees with the run's: denied
+ * where the run finds it invalid or refuses it (with the run's message), admitted otherwise, with
+ * a warning where it waits.
  */
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
@@ -27,6 +31,7 @@ import type { KubeObject } from '../../lib/kube/types.js';
 import { defaultIdOf, secret } from '../fixtures/builders.js';
 import { certId, PEM } from '../fixtures/pem.js';
 import { realApiServerFromEnv } from '../harness/real-apiserver.js';
+import { sameVerdict } from '../harness/verdicts.js';
 import { startWorld, type World } from '../harness/world.js';
 import { referencePath } from './reference.js';
 
@@ -242,6 +247,7 @@ for (const { name: crdSet, crds, expected: EXPECTED_HERE, file, core, docs, mode
       if (doc.kind === 'Ingress') await checkIngress(t, w, doc, final);
       else if (o.result === 'unchanged' && !NO_GATEWAY_ID.has(doc.kind)) t.ok(status?.api_id ?? status?.id ?? status?.pol_id, `${key} has its gateway id in status`);
       if (o.result === 'unchanged' && doc.kind === 'SubGraph') t.ok(status?.linked_by_api, `${key} is linked by the ApiDefinition serving it`);
+      await sameVerdict(t, w, key, doc, o);
       const keepsTransaction = crds === undefined ? doc.kind !== 'SecurityPolicy' : !THEIR_STATUS_HAS_NO_TRANSACTION.has(doc.kind);
       if (/^(invalid|failed)/.test(seen) && keepsTransaction) t.match(status, { latestTransaction: { status: 'Failed', error: /./ } }, `${key}: the status says why`);
       if (!['unchanged', 'skipped'].includes(o.result)) {

@@ -104,15 +104,15 @@ t.test('refused documents: a missing ConfigMap or key, not JSON, no x-tyk-api-ga
   );
   await w.create(tykOasApi('plain').build());
   const report = await w.tick();
-  t.match(oasReport(report, 'nomap'), { result: 'invalid', error: /ConfigMap default\/nomap does not exist/ });
+  t.match(oasReport(report, 'nomap'), { result: 'waiting', error: /ConfigMap default\/nomap does not exist/ }, 'a ConfigMap not created yet is waited for');
   t.match(oasReport(report, 'nokey'), { result: 'invalid', error: /ConfigMap default\/nokey has no key oas\.json/ });
   t.match(oasReport(report, 'notjson'), { result: 'invalid', error: /not valid JSON/ });
   t.match(oasReport(report, 'plain'), { result: 'invalid', error: /has no x-tyk-api-gateway/ });
   t.equal(w.tyk.writes(), 0, 'nothing sent');
-  t.match((await w.get('nomap', 'default', OAS))?.status, { latestTransaction: { status: 'Failed', error: /ConfigMap default\/nomap does not exist/ } });
+  t.match((await w.get('nomap', 'default', OAS))?.status, { latestTransaction: { status: 'Pending', error: /ConfigMap default\/nomap does not exist/ } });
   const events = await w.events('nomap', 'default', 'TykOasApiDefinition');
   t.ok(
-    events.some((e) => e.type === 'Warning' && /does not exist/.test(e.message)),
+    events.some((e) => /does not exist/.test(e.message)),
     'kubectl describe shows why',
   );
 

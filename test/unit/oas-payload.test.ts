@@ -33,7 +33,7 @@ t.test('the document: read from data or binaryData, parsed; each refusal names t
   t.same(read, { ok: true, doc, contentHash: hashOf(text) });
   const binary = { ...configMap('a').build(), data: undefined, binaryData: { 'oas.json': Buffer.from(text).toString('base64') } };
   t.match(oasDocumentOf(r, binary), { ok: true, doc });
-  t.same(oasDocumentOf(r, null), { ok: false, invalid: 'ConfigMap default/a does not exist' });
+  t.same(oasDocumentOf(r, null), { ok: false, waiting: 'ConfigMap default/a does not exist' }, 'a ConfigMap not created yet is waited for, as a Secret is');
   t.same(oasDocumentOf(r, configMap('a').withText('other', text).build()), { ok: false, invalid: 'ConfigMap default/a has no key oas.json' });
   t.same(oasDocumentOf(r, configMap('a').withText('oas.json', '{"x": ').build()), { ok: false, invalid: 'ConfigMap default/a key oas.json is not valid JSON' });
   t.same(oasDocumentOf(r, configMap('a').withText('oas.json', '[1]').build()), { ok: false, invalid: 'ConfigMap default/a key oas.json is not a JSON object' });

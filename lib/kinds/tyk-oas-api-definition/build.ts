@@ -31,7 +31,7 @@ function buildOas(o: Building, resolveApi: ResolveApi, secrets: SecretsRead, con
   const doc = oasDocumentOf(ref, configMaps.get(`${ref.namespace}/${ref.name}`) ?? null);
   const certs = certificatesOf(o, certificateSpecOf(obj), secrets);
   const uses = [ref.use, ...(certs?.uses ?? [])];
-  if (!doc.ok) return { id: fallbackId, invalid: doc.invalid, uses, statusFields: oasStatusFields(obj, undefined, undefined) };
+  if (!doc.ok) return { id: fallbackId, ...('waiting' in doc ? { waiting: doc.waiting } : { invalid: doc.invalid }), uses, statusFields: oasStatusFields(obj, undefined, undefined) };
   const early = { uses, statusFields: oasStatusFields(obj, undefined, doc.contentHash) };
   const id = oasIdOf(doc.doc, obj);
   if (certs && !certs.ok) return 'waiting' in certs ? { id, waiting: certs.waiting, ...early } : { id, invalid: certs.invalid, ...early };

@@ -54,12 +54,16 @@ export function configMapRefOf(obj: KubeObject): ConfigMapRef | { invalid: strin
   return { namespace, name, keyName, use: configMapUse(namespace, name) };
 }
 
-export type OasDocument = { readonly ok: true; readonly doc: JsonObject; readonly contentHash: string } | { readonly ok: false; readonly invalid: string };
+export type OasDocument =
+  | { readonly ok: true; readonly doc: JsonObject; readonly contentHash: string }
+  /** the ConfigMap does not exist (yet): the API waits for it, as for a Secret */
+  | { readonly ok: false; readonly waiting: string }
+  | { readonly ok: false; readonly invalid: string };
 
 /** The document `ref` names in `configMap` (null: the API server said it does not exist). */
 export function oasDocumentOf(ref: ConfigMapRef, configMap: KubeObject | null): OasDocument {
   const where = `ConfigMap ${ref.namespace}/${ref.name}`;
-  if (configMap === null) return { ok: false, invalid: `${where} does not exist` };
+  if (configMap === null) return { ok: false, waiting: `${where} does not exist` };
   const text = textOf(configMap, ref.keyName);
   if (text === undefined) return { ok: false, invalid: `${where} has no key ${ref.keyName}` };
   const big = sizeProblem(`${where} key ${ref.keyName}`, Buffer.byteLength(text), MAX_DOCUMENT_BYTES);
