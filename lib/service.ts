@@ -26,7 +26,7 @@ import type { Resolve, UrlPolicy } from './gateway/url-policy.js';
 import { API_DEFINITION } from './kinds/api-definition/kind.js';
 import { REGISTRY } from './kinds/registry.js';
 import { KubeClient } from './kube/client.js';
-import { type Overlaid, OverlayKube } from './kube/overlay.js';
+import type { Overlaid } from './kube/overlay.js';
 import { ReferenceGrants } from './kube/reference-grants.js';
 import type { KubeApi } from './kube/types.js';
 import { discardMetrics, type Figure, type MetricsSink } from './metrics/catalogue.js';
@@ -245,6 +245,8 @@ export class Service {
    */
   async preview(request: Omit<RunRequest, 'dryRun'>, objects: readonly Overlaid[]): Promise<RunReport> {
     if (this.stopping) throw new ShuttingDownError();
+    // loaded on first use: the webhook functions' bundles keep it out of what they load at start
+    const { OverlayKube } = await import('./kube/overlay.js');
     return runReconcile({ ...this.runDeps(), kube: new OverlayKube(this.parts.kube, objects) }, { ...request, dryRun: true });
   }
 

@@ -39,6 +39,8 @@ export const REAL_SUITES = [
   'test/integration/replicas-service.test.ts',
   'test/integration/sharded-tick.test.ts',
   'test/integration/gateway-api.test.ts',
+  // only here: the API server calls the admission webhook (the fake does not)
+  'test/real/admission-webhook.test.ts',
 ];
 
 /** Gateway API's CRDs as the tests' copies of their schemas (ReferenceGrant, GatewayClass, Gateway, HTTPRoute): the suites create grants, classes, Gateways and routes. */

@@ -86,10 +86,6 @@ const REFUSALS: Readonly<Record<string, string>> = {
   LISTEN_PATH_CLASH: 'ListenPathClash',
 };
 
-function named(o: ObjectReport): string {
-  return `${o.kind} ${o.namespace}/${o.name}`;
-}
-
 /** Why a report denies its object (the condition reason and the HTTP code), or undefined when it does not. */
 function denial(o: ObjectReport): { reason: string; code: number } | undefined {
   if (o.result === 'invalid') return { reason: o.code === 'ROUTE_UNSUPPORTED' ? 'UnsupportedValue' : 'Invalid', code: 422 };
@@ -100,16 +96,19 @@ function denial(o: ObjectReport): { reason: string; code: number } | undefined {
 /**
  * The verdict of a dry run's reports on the objects a review looked at (`self`: the reviewed
  * object's own report is named bare, the others as the resources its change would leave so).
- * Pure.
+ * A resource of another namespace than the reviewed object's is named by its kind only, without
+ * its message: a review tells the requester nothing of what it could not read. Pure.
  */
-export function verdictOf(reports: readonly ObjectReport[], self: { readonly kind: string; readonly namespace: string; readonly name: string } | undefined): Verdict {
+export function verdictOf(reports: readonly ObjectReport[], self: { readonly kind: string; readonly namespace: string; readonly name: string } | undefined, namespace: string): Verdict {
   const isSelf = (o: ObjectReport) => self !== undefined && o.kind === self.kind && o.namespace === self.namespace && o.name === self.name;
+  // a resource of another namespace (one a grant lets use the reviewed object) is named by its kind alone, without its message
+  const named = (o: ObjectReport) => (o.namespace === namespace ? `${o.kind} ${o.namespace}/${o.name}` : `a ${o.kind} of another namespace`);
   const denials: string[] = [];
   const warnings: string[] = [];
   let first: { reason: string; code: number } | undefined;
   for (const o of reports) {
     const d = denial(o);
-    const message = o.error ?? o.reason;
+    const message = o.namespace === namespace ? (o.error ?? o.reason) : o.reason;
     if (d !== undefined) {
       first ??= d;
       denials.push(isSelf(o) ? `${d.reason}: ${message}` : `${named(o)} would be ${d.reason}: ${message}`);
@@ -177,6 +176,7 @@ export async function review(svc: Service, r: Review): Promise<Verdict> {
   return verdictOf(
     report.objects.filter((o) => concerned.has(`${o.kind}/${o.namespace}/${o.name}`)),
     self,
+    obj.metadata.namespace ?? '',
   );
 }
 

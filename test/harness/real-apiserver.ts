@@ -105,7 +105,7 @@ export class AdminClient {
     this.agent = new Agent({ connect: { ca: info.ca } });
   }
 
-  async call(method: string, path: string, body?: unknown, contentType = 'application/json'): Promise<{ status: number; json: Record<string, unknown> }> {
+  async call(method: string, path: string, body?: unknown, contentType = 'application/json'): Promise<{ status: number; json: Record<string, unknown>; warnings: string[] }> {
     const res = await request(`${this.info.url}${path}`, {
       method: method as 'GET',
       dispatcher: this.agent,
@@ -121,7 +121,12 @@ export class AdminClient {
     } catch {
       json = { message: text };
     }
-    return { status: res.statusCode, json };
+    // the API server passes an admission webhook's warnings on as `Warning: 299 - "<text>"` headers
+    const warning = res.headers.warning;
+    const warnings = (Array.isArray(warning) ? warning : warning === undefined ? [] : [warning]).flatMap((h) =>
+      [...h.matchAll(/299 - "((?:[^"\\]|\\.)*)"/g)].map((m) => (m[1] ?? '').replace(/\\(.)/g, '$1')),
+    );
+    return { status: res.statusCode, json, warnings };
   }
 
   /** Like call, but throws on a status ≥ 300 (other than those allowed). */
