@@ -110,7 +110,7 @@ t.test('a dry run: planned, waiting or failed, as decided; nothing written, noth
   t.match(reported(dry, 'b'), { action: 'CREATE', result: 'planned' });
   t.match(reported(dry, 'far'), { result: 'failed' });
   t.match(reported(dry, 'p', 'SecurityPolicy'), { action: 'WAIT', result: 'waiting' });
-  t.same(dry.gateway, { writes: 0, reloads: 0 });
+  t.same(dry.gateway, { writes: 1, reloads: 1 }, 'what the planned write would cost');
   t.equal(w.gateway.writes(), 0);
   t.equal(w.kube.count('patchStatus') + w.kube.count('patchFinalizers') + w.kube.count('createEvent'), 0);
   t.equal(await w.record(API_DEFINITION, 'b'), null, 'no record');
