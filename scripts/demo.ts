@@ -130,6 +130,8 @@ const made = { runs: 0, writes: 0, reloads: 0 };
 
 function counted(report: RunReport): RunReport {
   made.runs++;
+  // a dry run's writes and reloads are what its plan would cost: none made
+  if (report.dryRun) return report;
   made.writes += report.gateway.writes;
   made.reloads += report.gateway.reloads;
   return report;
@@ -352,7 +354,7 @@ async function stepPolicy(p: Playground): Promise<void> {
 
 async function stepDryRun(p: Playground): Promise<void> {
   cmd(`kubectl patch tykpolicies ${POLICY} --type merge -p '{"spec":{"rate":50}}'`);
-  cmd(`curl -s -X POST -H "Authorization: Bearer $RESYNC_TOKEN" 'localhost:8080/resync?dryRun=true' | jq '.objects[] | {kind, name, action, reason, result}'`);
+  cmd(`curl -s -X POST -H "Authorization: Bearer $RESYNC_TOKEN" 'localhost:8080/resync?dryRun=true' | jq '.objects[] | {kind, name, action, reason, result, changes}'`);
   await kubectlEdit(p, 'SecurityPolicy', POLICY, (spec) => {
     spec.rate = 50;
   });
@@ -365,9 +367,13 @@ async function stepDryRun(p: Playground): Promise<void> {
   expect(pol.action === 'UPDATE' && pol.result === 'planned', `the dry run planned ${pol.action} → ${pol.result} for the policy, expected UPDATE → planned`);
   expect(entry(report, 'ApiDefinition', API).action === 'NOOP', 'the dry run would touch the API');
   const rate = (p.tyk.loaded('policy').get(POLICY_ID) as { rate?: number } | undefined)?.rate;
-  expect(report.gateway.writes === 0 && p.tyk.writes() === writesBefore && p.kube.count('PATCH') === patchesBefore, 'the dry run wrote something');
+  for (const c of pol.changes ?? []) note(`  ${c.path}: ${JSON.stringify(c.before)} → ${JSON.stringify(c.after)}`);
+  expect(pol.changes?.some((c) => c.path === 'rate' && c.before === 100 && c.after === 50) === true, `the dry run's changes for the policy are ${JSON.stringify(pol.changes)}, expected rate 100 → 50`);
+  expect(p.tyk.writes() === writesBefore && p.kube.count('PATCH') === patchesBefore, 'the dry run wrote something');
   expect(rate === 100, `the gateway's policy rate is ${rate}, expected it untouched at 100`);
-  result(`dry run: 1 update planned, 0 writes, 0 status patches; the gateway's policy still allows rate 100 (drop dryRun=true to apply 50).`);
+  result(
+    `dry run: 1 update planned, 0 writes made (applying it would cost ${plural(report.gateway.writes, 'write')} and ${plural(report.gateway.reloads, 'reload')}), 0 status patches; the gateway's policy still allows rate 100 (drop dryRun=true to apply 50).`,
+  );
 }
 
 async function stepDelete(p: Playground): Promise<void> {

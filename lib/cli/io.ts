@@ -11,6 +11,8 @@ export interface CliIo {
   err(line: string): void;
   /** the settings (TYK_*, KUBECONFIG, …), as the service reads them */
   readonly env: Readonly<Record<string, string | undefined>>;
+  /** stderr is a terminal (progress lines are for a person watching); absent: it is not */
+  readonly errIsTerminal?: boolean;
 }
 
 /** A bad argument or option: one line naming it; exit 2. */

@@ -8,7 +8,8 @@
  *
  * Around it: a full run's gateway list read ahead of the API server (list-ahead.ts), the contest
  * over ids and routes (owners.ts), MAX_DELETES_PER_RUN (delete-limit.ts, and a shard's share of
- * its tick's), a dry run's report of every decision, and writes in chunks under a deadline.
+ * its tick's), a dry run's report of every decision (a planned write's changes, field by field,
+ * and what the writes would cost: preview.ts), and writes in chunks under a deadline.
  * Names no kind. Throws only StoreUnavailableError.
  */
 import type { NamespacedName } from '../kube/types.js';
@@ -23,6 +24,7 @@ import { type Done, finalize } from './finalize.js';
 import type { ManagedKind, PhaseResult, RegistryEntry } from './kind.js';
 import { type Found, type Identity, loadDesired, loadOrphans, loadState, readObjects } from './load.js';
 import { type Contestant, contest, type Refusal } from './owners.js';
+import { previewWrites } from './preview.js';
 import { type RunContext, reportOf } from './run-context.js';
 import type { ObjectReport, ObjectResult, RunScope } from './types.js';
 
@@ -59,7 +61,7 @@ export async function runKind(ctx: RunContext, kind: ManagedKind, scope: RunScop
   if (empty) return { done: [], reports: [], calls: NO_CALLS };
   const reports: ObjectReport[] = [];
   // what the first decision loaded is let go here: the writers are read again under their locks
-  const { quiet, writers, decideAll } = await decidePhase(ctx, kind, scope, reports);
+  const { quiet, writers, decideAll, previewed } = await decidePhase(ctx, kind, scope, reports);
   const refresh = async (batch: readonly Identity[]) => decideAll(await readObjects(ctx, batch), false);
   const applied: Done[] = [];
   const calls: GatewayCalls[] = [];
@@ -77,7 +79,7 @@ export async function runKind(ctx: RunContext, kind: ManagedKind, scope: RunScop
     applied.push(...chunk.done);
     calls.push(chunk.calls);
   }
-  return { done: [...quiet, ...applied], reports, calls: sumCalls(calls) };
+  return { done: [...quiet, ...applied], reports, calls: previewed ?? sumCalls(calls) };
 }
 
 /** The phase most kinds are: `kind` over the request's part for it and what earlier phases asked it to follow; its outcome kept for later phases. */
@@ -102,15 +104,16 @@ export function kindEntry(kind: ManagedKind): RegistryEntry {
 
 /**
  * Loads and decides one kind; finalizes the objects that write nothing (or, in a dry run,
- * reports every decision). Returns those, the writers as the apply stage takes them (toWrite),
- * and how to decide a batch again.
+ * reports every decision, a write's with its changes). Returns those, the writers as the apply
+ * stage takes them (toWrite), how to decide a batch again, and, in a dry run, what its writes
+ * would cost.
  */
 async function decidePhase(
   ctx: RunContext,
   kind: ManagedKind,
   scope: RunScope,
   reports: ObjectReport[],
-): Promise<{ quiet: Done[]; writers: ToWrite[]; decideAll: (batch: readonly Found[], preferList: boolean) => Promise<Planned[]> }> {
+): Promise<{ quiet: Done[]; writers: ToWrite[]; decideAll: (batch: readonly Found[], preferList: boolean) => Promise<Planned[]>; previewed?: GatewayCalls }> {
   const listing = scope.all === true || (scope.namespaces ?? []).length > 0;
   const ahead = await listAhead(ctx, kind, listing);
   const desired = await loadDesired(ctx, kind, scope);
@@ -146,12 +149,15 @@ async function decidePhase(
   else planned = holdDeletions(planned, tickLimitError(deletions, limit.max));
 
   if (ctx.request.dryRun === true) {
-    const quiet = planned.map((p) => {
-      const done: Done = { ...p, record: p.loaded.record, report: reportOf(p.loaded, p.decision, dryRunResult(p.decision), dryRunError(p.decision)) };
+    const preview = ctx.request.decisionsOnly === true ? undefined : await previewWrites(ctx, planned);
+    const quiet = planned.map((p, i) => {
+      const changes = preview?.changes[i];
+      const extra = { ...dryRunError(p.decision), ...(changes ? { changes: [...changes] } : {}) };
+      const done: Done = { ...p, record: p.loaded.record, report: reportOf(p.loaded, p.decision, dryRunResult(p.decision), extra) };
       if (!unreported(p)) reports.push(done.report);
       return done;
     });
-    return { quiet, writers: [], decideAll };
+    return { quiet, writers: [], decideAll, ...(preview ? { previewed: preview.calls } : {}) };
   }
   const { nothing, writes } = byWhatTheyDo(planned);
   const quiet = await mapLimit(nothing, ctx.settings.concurrency, (p) => finalize(ctx, p));

@@ -12,6 +12,7 @@ import type { ListSizes } from '../scale/list-sizes.js';
 import type { ObservedMemo } from '../scale/observed-memo.js';
 import type { Shard } from '../scale/shards.js';
 import type { Store } from '../store/types.js';
+import type { FieldChange } from './changes.js';
 import type { BackoffSettings } from './error-policy.js';
 import type { ClusterRef, KindRegistry, ObjectRef } from './kind.js';
 import type { Action, Reason } from './plan.js';
@@ -102,6 +103,11 @@ export interface RunRequest {
   scope: RunScope;
   dryRun?: boolean;
   /**
+   * A dry run that needs only the decisions (an admission review's verdict): no field changes,
+   * so no gateway object is read again for them (preview.ts).
+   */
+  decisionsOnly?: boolean;
+  /**
    * Epoch ms by which the run must be done (a Lambda's time limit). Writes are then applied in
    * chunks; a chunk not started by the deadline is left, unlocked and untouched, to the next run.
    */
@@ -180,6 +186,11 @@ export interface ObjectReport {
   code?: string;
   /** the API server refused the status patch (the object keeps its old status): its message */
   statusError?: string;
+  /**
+   * a dry run's planned write only: what it would change on the gateway, field by field
+   * (changes.ts; secrets masked); empty for a deletion (the object goes)
+   */
+  changes?: FieldChange[];
 }
 
 export interface RunReport {
@@ -188,7 +199,10 @@ export interface RunReport {
   dryRun: boolean;
   startedAt: string;
   durationMs: number;
-  /** gateway writes and reloads made by this run, over all gateways; a gateway of several replicas: its replicas, and those its last read could not reach */
+  /**
+   * gateway writes and reloads made by this run, over all gateways (a dry run: those its planned
+   * writes would make); a gateway of several replicas: its replicas, and those its last read could not reach
+   */
   gateway: { writes: number; reloads: number; replicas?: { gateway: string; replicas: readonly string[]; unreadable: readonly string[] }[] };
   objects: ObjectReport[];
   errors: { stage: string; code: string; message: string }[];

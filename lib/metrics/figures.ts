@@ -5,7 +5,7 @@
  * A run's figures come from its RunReport, the same facts the report and the log give:
  * objects by kind/action/result, drift (reason "drifted on gateway" → changed, "missing on
  * gateway" → missing), lock contention (deferred because another invocation held the lock;
- * "out of time", "shutting down" and "store unavailable" are not contention), writes and reloads. Its outcome is ok when the report has
+ * "out of time", "shutting down" and "store unavailable" are not contention), writes and reloads (made: a dry run's, what it would cost, are not counted). Its outcome is ok when the report has
  * no run-level error, partial when it has some, failed when the run threw. A gateway of several
  * replicas sets its replicas gauge: served, and unreadable (left out of the run). A full run (scope
  * all, not a dry run) that ends ok sets the last-success gauge to `nowMs`.
@@ -45,8 +45,10 @@ export function runFigures(request: RunRequest, outcome: RunOutcome, seconds: nu
     if (o.result === 'deferred' && !NOT_CONTENTION.has(o.reason)) add('lock_contention_total', { kind: o.kind });
   }
   out.push(...tally.values());
-  if (report.gateway.writes > 0) out.push({ name: 'gateway_writes_total', labels: {}, value: report.gateway.writes });
-  if (report.gateway.reloads > 0) out.push({ name: 'gateway_reloads_total', labels: {}, value: report.gateway.reloads });
+  // a dry run's writes and reloads are what it would cost, none made
+  const made = request.dryRun === true ? { writes: 0, reloads: 0 } : report.gateway;
+  if (made.writes > 0) out.push({ name: 'gateway_writes_total', labels: {}, value: made.writes });
+  if (made.reloads > 0) out.push({ name: 'gateway_reloads_total', labels: {}, value: made.reloads });
   for (const r of report.gateway.replicas ?? []) {
     out.push({ name: 'gateway_replicas', labels: { gateway: r.gateway, state: 'served' }, value: r.replicas.length - r.unreadable.length });
     out.push({ name: 'gateway_replicas', labels: { gateway: r.gateway, state: 'unreadable' }, value: r.unreadable.length });

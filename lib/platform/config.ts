@@ -309,7 +309,12 @@ function withService(settings: ConnectionSettings, service: GatewayService | und
   return service === undefined ? settings : { ...settings, service };
 }
 
-export function loadConfig(env: Env): Config {
+/** What a reader of the settings serves: `serving: false` (the command line) takes no requests, so it needs no WEBHOOK_TOKEN or RESYNC_TOKEN. */
+export interface LoadOptions {
+  serving?: boolean;
+}
+
+export function loadConfig(env: Env, options: LoadOptions = {}): Config {
   const problems = new Problems();
   const tyk = parseConnection({
     TYK_MODE: value(env, 'TYK_MODE'),
@@ -325,7 +330,7 @@ export function loadConfig(env: Env): Config {
   const admissionClientCert = bool(env, 'ADMISSION_CLIENT_CERT', problems);
   if (admissionClientCert && value(env, 'TLS_CLIENT_CA') === undefined) problems.add('ADMISSION_CLIENT_CERT', 'needs TLS_CLIENT_CA (the CA that signs the API server’s client certificate)');
   const allowUnauthenticated = bool(env, 'ALLOW_UNAUTHENTICATED', problems);
-  if (!allowUnauthenticated) {
+  if (!allowUnauthenticated && options.serving !== false) {
     if (webhookTokens.length === 0) problems.add('WEBHOOK_TOKEN', 'is required (or set ALLOW_UNAUTHENTICATED=true to run without authentication)');
     if (resyncTokens.length === 0) problems.add('RESYNC_TOKEN', 'is required (or set ALLOW_UNAUTHENTICATED=true to run without authentication)');
   }

@@ -140,10 +140,10 @@ function emptyScope(scope: RunScope): boolean {
  */
 function previewOf(scope: RunScope): Omit<RunRequest, 'dryRun'> {
   const routed = (scope.refs ?? []).map((r) => r.kind).filter((k) => k.route !== undefined);
-  if (routed.length === 0) return { trigger: 'admission', scope };
+  if (routed.length === 0) return { trigger: 'admission', scope, decisionsOnly: true };
   const names = new Set(routed.map((k) => k.plural));
   const last = [...REGISTRY.phases].reverse().find((p) => names.has(p.name));
-  return { trigger: 'admission', scope: { all: true }, ...(last ? { until: last.name } : {}) };
+  return { trigger: 'admission', scope: { all: true }, decisionsOnly: true, ...(last ? { until: last.name } : {}) };
 }
 
 /** "Kind/namespace/name" of each object a scope names. */

@@ -13,7 +13,7 @@ import { isObject } from '../platform/guards.js';
 import type { Service } from '../service.js';
 import type { HttpInput, HttpRoute } from './io.js';
 
-interface ResyncParams {
+export interface ResyncParams {
   kind?: string;
   namespace?: string;
   name?: string;
@@ -52,7 +52,7 @@ function parseParams(input: HttpInput): ResyncParams {
   return { kind: text('kind'), namespace: text('namespace'), name: text('name'), dryRun: dry === true || dry === 'true' || dry === '' };
 }
 
-function resyncScope(params: ResyncParams): RunScope {
+export function resyncScope(params: ResyncParams): RunScope {
   // a held kind (SubGraph, SuperGraph) is named on its own; without a kind, the managed kinds and the makers (Ingress, HTTPRoute) are guessed
   const held = params.kind === undefined ? undefined : findHeldKind(params.kind);
   const makers = params.kind === undefined ? MAKER_KINDS : [findMakerKind(params.kind)].filter((k) => k !== undefined);

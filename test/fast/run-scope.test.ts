@@ -110,23 +110,25 @@ t.test('a dry run: planned, waiting or failed, as decided; nothing written, noth
   t.match(reported(dry, 'b'), { action: 'CREATE', result: 'planned' });
   t.match(reported(dry, 'far'), { result: 'failed' });
   t.match(reported(dry, 'p', 'SecurityPolicy'), { action: 'WAIT', result: 'waiting' });
-  t.same(dry.gateway, { writes: 0, reloads: 0 });
+  t.same(dry.gateway, { writes: 1, reloads: 1 }, 'what the planned write would cost');
   t.equal(w.gateway.writes(), 0);
   t.equal(w.kube.count('patchStatus') + w.kube.count('patchFinalizers') + w.kube.count('createEvent'), 0);
   t.equal(await w.record(API_DEFINITION, 'b'), null, 'no record');
   t.equal(await w.locked('ApiDefinition/default/b'), false);
 });
 
-t.test('a dry run reports an object with nothing to do, or an invalid one, as planned: neither waiting nor what a run would record', async (t) => {
+t.test('a dry run reports an object with nothing to do as planned, and an invalid one as invalid with why, as the run then records it', async (t) => {
   const w = new FastWorld();
   w.apply(apiDefinition('quiet').build());
   await w.run();
   w.apply(apiDefinition('bad').unsupported().build());
+  w.resetCounts();
   const dry = await w.run({ dryRun: true });
   t.match(reported(dry, 'quiet'), { action: 'NOOP', reason: 'unchanged', result: 'planned' });
-  t.match(reported(dry, 'bad'), { action: 'NOOP', result: 'planned' });
-  t.same(dry.counts, { planned: 2 });
-  t.match(reported(await w.run(), 'bad'), { result: 'invalid' }, 'what the run itself records');
+  t.match(reported(dry, 'bad'), { action: 'NOOP', result: 'invalid', error: /^unsupported: graphql\.graph_ref/ });
+  t.same(dry.counts, { planned: 1, invalid: 1 });
+  t.equal(w.gateway.writes(), 0, 'nothing written');
+  t.match(reported(await w.run(), 'bad'), { result: 'invalid', error: reported(dry, 'bad').error }, 'what the run itself records');
 });
 
 t.test('without a deadline every write goes in one batch: one reload', async (t) => {

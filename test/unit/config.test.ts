@@ -85,6 +85,9 @@ t.test('tokens are required unless ALLOW_UNAUTHENTICATED=true', async (t) => {
   const c = loadConfig({ TYK_URL: 'http://t', TYK_AUTH: 'k', ALLOW_UNAUTHENTICATED: 'true' });
   t.equal(c.allowUnauthenticated, true);
   t.same(c.webhookTokens, []);
+  const cli = loadConfig({ TYK_URL: 'http://t', TYK_AUTH: 'k' }, { serving: false });
+  t.same([cli.webhookTokens, cli.resyncTokens, cli.allowUnauthenticated], [[], [], false], 'the command line serves no request: it needs no token');
+  t.throws(() => loadConfig({ TYK_AUTH: 'k' }, { serving: false }), /TYK_URL/, 'the other settings are checked as ever');
 });
 
 t.test("REDIS_CLUSTER: REDIS_URL as a Redis Cluster's seeds", async (t) => {

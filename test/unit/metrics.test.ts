@@ -77,6 +77,8 @@ t.test('runFigures: partial and failed runs, scoped and dry runs set no last suc
   ]);
   t.same(find(runFigures({ trigger: 'resync', scope: { namespaces: ['default'] } }, { report: report([]) }, 1, NOW), 'last_full_run_success_timestamp_seconds'), [], 'a namespace is not a full run');
   t.same(find(runFigures({ ...FULL, dryRun: true }, { report: report([]) }, 1, NOW), 'last_full_run_success_timestamp_seconds'), [], 'a dry run changes nothing');
+  const dry = runFigures({ ...FULL, dryRun: true }, { report: report([], { dryRun: true, gateway: { writes: 2, reloads: 1 } }) }, 1, NOW);
+  t.same([...find(dry, 'gateway_writes_total'), ...find(dry, 'gateway_reloads_total')], [], 'a dry run’s writes and reloads are what it would cost: none counted');
 });
 
 t.test('runFigures: a gateway of several replicas sets its gauge, served and unreadable; a gateway of one sets none', async (t) => {
