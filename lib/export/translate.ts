@@ -266,8 +266,8 @@ export function exportResources(contents: GatewayContents, settings: ExportSetti
   for (const [id, doc] of sortedEntries(contents.oas, oasName)) {
     const name = apiNames.take(oasName(doc), 'api');
     resources.push(...oasResources(id, doc, name, settings));
-    // a policy's api_name for a Tyk OAS API comes from its status.name, which an imported resource has only after its first sync
-    apis.set(id, { kind: 'TykOasApiDefinition', id, name, grantName: name, body: doc });
+    // a policy's api_name for a Tyk OAS API is its document's name (lib/kinds/shared/api-resolver.ts)
+    apis.set(id, { kind: 'TykOasApiDefinition', id, name, grantName: nonEmpty(oasInfo(doc).name) ?? name, body: doc });
     adopts(id, name);
   }
   for (const [id, policy] of sortedEntries(contents.policies, (p) => nonEmpty(p.name) ?? '')) {

@@ -43,6 +43,7 @@ const USERS = '5f0e4b1c2d3a4e5f60718293a4b5c6d7';
 const PETSTORE = '9c8b7a6f5e4d3c2b1a0f9e8d7c6b5a49';
 const GOLD = '64b0f1c2d3e4f5a6b7c8d9e0';
 const PARTNER = '64b0f1c2d3e4f5a6b7c8d9e1';
+const PETS = '64b0f1c2d3e4f5a6b7c8d9e2';
 
 /** What a team built by hand: three Classic APIs (two of the same name), one Tyk OAS API, two policies (one granting an API the gateway no longer has). */
 async function handManagedGateway(w: World): Promise<void> {
@@ -90,6 +91,13 @@ async function handManagedGateway(w: World): Promise<void> {
       [ORDERS]: { api_id: ORDERS, api_name: 'Orders API', versions: ['Default'] },
       [USERS]: { api_id: USERS, api_name: 'Users (v2)', versions: ['Default'], allowed_urls: [{ url: '/users/me', methods: ['GET'] }] },
     },
+  });
+  await tykCall(w, 'POST', '/tyk/policies', {
+    id: PETS,
+    name: 'Pets',
+    active: true,
+    state: 'active',
+    access_rights: { [PETSTORE]: { api_id: PETSTORE, api_name: 'Petstore', versions: ['Default'] } },
   });
   await tykCall(w, 'POST', '/tyk/policies', {
     id: PARTNER,
@@ -144,7 +152,16 @@ t.test('export from a hand-managed Tyk Gateway, then import into an empty cluste
   const found = byKindName(objects);
   t.same(
     [...found.keys()].sort(),
-    ['ApiDefinition/orders-api', 'ApiDefinition/orders-api-2', 'ApiDefinition/users-v2', 'ConfigMap/petstore', 'SecurityPolicy/gold-plan', 'SecurityPolicy/partner', 'TykOasApiDefinition/petstore'],
+    [
+      'ApiDefinition/orders-api',
+      'ApiDefinition/orders-api-2',
+      'ApiDefinition/users-v2',
+      'ConfigMap/petstore',
+      'SecurityPolicy/gold-plan',
+      'SecurityPolicy/partner',
+      'SecurityPolicy/pets',
+      'TykOasApiDefinition/petstore',
+    ],
     'one resource per API and policy, named from their names, unique',
   );
   for (const o of objects) t.equal(o.metadata.namespace, NS, `${o.kind}/${o.metadata.name} goes to the namespace asked`);
@@ -184,7 +201,7 @@ t.test('export from a hand-managed Tyk Gateway, then import into an empty cluste
   w1.tyk.resetCalls();
   const first = await w2.tick();
   const ours = first.objects.filter((o) => o.namespace === NS);
-  t.equal(ours.length, 6, 'every custom resource was looked at');
+  t.equal(ours.length, 7, 'every custom resource was looked at');
   // without a record, the engine writes what it adopts once (lib/engine/plan.ts): the same content, so the gateway ends as it was
   for (const o of ours) t.match(o, { result: 'synced', reason: 'adopted from gateway' }, `${o.kind}/${o.name} adopted its object, refused nothing, created nothing`);
   t.equal(w1.tyk.count('DELETE'), 0, 'nothing deleted');
@@ -215,6 +232,7 @@ t.test('export --out writes one file per resource, named <kind>-<name>.yaml, wit
     'configmap-petstore.yaml',
     'securitypolicy-gold-plan.yaml',
     'securitypolicy-partner.yaml',
+    'securitypolicy-pets.yaml',
     'tykoasapidefinition-petstore.yaml',
   ]);
   const partner = await readFile(join(dir, 'x', 'securitypolicy-partner.yaml'), 'utf8');
