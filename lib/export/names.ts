@@ -3,7 +3,8 @@
  *
  * `dnsName(raw, fallback)`: a DNS-1123 label (lower-case letters, digits and '-', starting and
  * ending with a letter or digit, at most 63 characters) made from an API's or policy's name:
- * lower-cased, every run of other characters one '-'; `fallback` when nothing is left.
+ * accents dropped, lower-cased, every run of other characters one '-'; `fallback` when nothing
+ * is left.
  * `NameSet.take(raw, fallback)`: the same, made unique within the set by a `-2`, `-3`, … suffix
  * (the suffix fits within 63 characters).
  */
@@ -18,6 +19,7 @@ export function dnsName(raw: string, fallback: string): string {
   const base = trimDashes(
     raw
       .normalize('NFKD')
+      .replace(/[\u0300-\u036f]/g, '')
       .toLowerCase()
       .replace(/[^a-z0-9]+/g, '-'),
   );
