@@ -10,7 +10,8 @@
  *   and lib/gateway/tyk-dashboard.ts take for adoption).
  * - What the gateway adds itself is left out: the Go zero values its echo fills every field of
  *   its model with (absent and zero are the same to it), the object ids it makes up (a Classic
- *   API's `id`, a policy's `_id`, an OAS document's `info.dbId`). What is left is what the
+ *   API's `id`, a policy's `_id`, an OAS document's `info.dbId`), a Dashboard's timestamps
+ *   (`date_created`, `last_updated`). What is left is what the
  *   object holds, so the payload code (lib/kinds/…/payload.ts) builds from the spec a body the
  *   gateway already agrees with on every field it names (checked by `exactness` in the tests).
  * - A policy's `access_rights` entry for an exported API becomes an `access_rights_array`
@@ -125,6 +126,9 @@ function fitSchema(kind: string, spec: JsonObject, notes: string[]): JsonObject 
   return out;
 }
 
+/** What a Tyk Dashboard keeps of its own on APIs and policies (its object id, its timestamps): never ours to send. */
+const DASHBOARD_OWNED = ['_id', 'date_created', 'last_updated'];
+
 /** The certificate-id fields of a Classic API: ids in the gateway's store, which no Secret of the cluster holds. */
 const CERTIFICATE_ID_FIELDS = ['certificates', 'client_certificates', 'upstream_certificates', 'pinned_public_keys'];
 
@@ -162,6 +166,7 @@ function metadata(name: string, namespace: string): KubeObject['metadata'] {
 function classicResource(id: string, api: JsonObject, name: string, settings: ExportSettings): Exported {
   const notes: string[] = [];
   const body = stripped(api);
+  for (const owned of DASHBOARD_OWNED) delete body[owned];
   delete body.id;
   delete body.is_oas;
   body.api_id = id;
@@ -217,7 +222,8 @@ function accessEntry(entry: JsonObject, api: ApiEntry, namespace: string, notes:
 function policyResource(id: string, policy: JsonObject, name: string, apis: ReadonlyMap<string, ApiEntry>, settings: ExportSettings): Exported {
   const notes: string[] = [];
   const body = stripped(policy);
-  delete body._id;
+  for (const owned of DASHBOARD_OWNED) delete body[owned];
+  if (body.id === undefined) notes.push(`id: the policy has no id of its own; the import sets it to ${id} (its Dashboard _id), as Tyk Operator adopts a Dashboard policy`);
   body.id = id;
   const access = isObject(body.access_rights) ? body.access_rights : {};
   const kept: JsonObject = {};

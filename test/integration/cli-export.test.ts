@@ -250,3 +250,90 @@ t.test('export: a gateway that refuses the secret fails with one line, exit 1, n
   t.match(last, /^gateway-reconciler export: /);
   t.notMatch(err.join('\n'), /wrong-secret-value/);
 });
+
+/** The Dashboard's own API, as a person with curl uses it. */
+async function dashboardCall(w: World, path: string, body: unknown): Promise<unknown> {
+  const dashboard = w.dashboard;
+  if (!dashboard) throw new Error('not a pro world');
+  const res = await request(`${dashboard.url}${path}`, { method: 'POST', headers: { authorization: dashboard.secret, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const text = await res.body.text();
+  if (res.statusCode >= 300) throw new Error(`POST ${path}: ${res.statusCode} ${text}`);
+  return JSON.parse(text);
+}
+
+t.test('TYK_MODE=pro: export from a hand-managed Tyk Dashboard, import into an empty cluster and store, then silent', async (t) => {
+  const w1 = await worldFor(t, { mode: 'pro' });
+  const dashboard = w1.dashboard;
+  if (!dashboard) throw new Error('no Dashboard');
+  const version = { not_versioned: true, default_version: 'Default', versions: { Default: { name: 'Default' } } };
+  await dashboardCall(w1, '/api/apis', {
+    api_definition: {
+      api_id: ORDERS,
+      name: 'Orders API',
+      use_keyless: true,
+      active: true,
+      proxy: { listen_path: '/orders/', target_url: 'http://orders:8080', strip_listen_path: true },
+      version_data: version,
+    },
+  });
+  await dashboardCall(w1, '/api/apis/oas', oasDocument('Petstore', { id: PETSTORE, listenPath: '/petstore/' }));
+  // made in the Dashboard's UI: no id of its own, only the Dashboard's _id
+  await dashboardCall(w1, '/api/portal/policies', {
+    name: 'Gold plan',
+    active: true,
+    state: 'active',
+    rate: 100,
+    per: 1,
+    access_rights: {
+      [ORDERS]: { api_id: ORDERS, api_name: 'Orders API', versions: ['Default'] },
+      [PETSTORE]: { api_id: PETSTORE, api_name: 'Petstore', versions: ['Default'] },
+    },
+  });
+  const mid = [...dashboard.policies().keys()][0] as string;
+  const env = { TYK_MODE: 'pro', TYK_URL: dashboard.url, TYK_AUTH: dashboard.secret, TYK_ORG: dashboard.orgId };
+
+  const { code, out, err } = await exportCli(['--namespace', NS], env);
+  t.equal(code, 0, err.join(' | '));
+  t.ok(
+    err.includes(`export: Gold plan: id: the policy has no id of its own; the import sets it to ${mid} (its Dashboard _id), as Tyk Operator adopts a Dashboard policy`),
+    'a policy without an id of its own is pinned by its _id, and said',
+  );
+  const objects = (loadAllYaml(out.join('\n')) as unknown[]).map(plain);
+  const found = byKindName(objects);
+  t.same([...found.keys()].sort(), ['ApiDefinition/orders-api', 'ConfigMap/petstore', 'SecurityPolicy/gold-plan', 'TykOasApiDefinition/petstore']);
+  const gold = found.get('SecurityPolicy/gold-plan') as KubeObject;
+  t.equal(gold.spec?.id, mid, 'spec.id is the Dashboard’s _id');
+  for (const owned of ['_id', 'date_created', 'last_updated']) t.notOk(owned in (gold.spec ?? {}), `the Dashboard's ${owned} is left out`);
+  t.same(
+    gold.spec?.access_rights_array,
+    [
+      { name: 'petstore', namespace: NS, kind: 'TykOasApiDefinition', versions: ['Default'] },
+      { name: 'orders-api', namespace: NS, versions: ['Default'] },
+    ],
+    'granted by resource',
+  );
+  const apisBefore = structuredClone([...dashboard.apis()]);
+  const oasBefore = structuredClone([...dashboard.oasApis()]);
+  const policyBefore = structuredClone(dashboard.policies().get(mid));
+
+  const w2 = await worldFor(t, { mode: 'pro', env: { ...env, ADOPT_NAMESPACES: NS } });
+  for (const o of [...objects].sort((a, b) => Number(b.kind === 'ConfigMap') - Number(a.kind === 'ConfigMap'))) await w2.create(o);
+  dashboard.resetCalls();
+  const first = await w2.tick();
+  const ours = first.objects.filter((o) => o.namespace === NS);
+  t.equal(ours.length, 3);
+  for (const o of ours) t.match(o, { result: 'synced', reason: 'adopted from gateway' }, `${o.kind}/${o.name} adopted its object`);
+  t.equal(dashboard.count('DELETE'), 0, 'nothing deleted');
+  t.same([...dashboard.apis()], apisBefore, 'the APIs are as they were');
+  t.same([...dashboard.oasApis()], oasBefore, 'the OAS APIs are as they were');
+  t.equal(dashboard.policies().size, 1, 'no policy added');
+  const { id: _newId, last_updated: _u1, ...policyAfter } = dashboard.policies().get(mid) ?? {};
+  const { id: _oldId, last_updated: _u2, ...policyWas } = policyBefore ?? {};
+  t.same(policyAfter, policyWas, 'the policy is as it was, but for the id it now carries (and the Dashboard’s last_updated)');
+  t.equal(dashboard.policies().get(mid)?.id, mid);
+
+  dashboard.resetCalls();
+  const second = await w2.tick();
+  t.equal(dashboard.writes(), 0, 'the next run makes no Dashboard write');
+  for (const o of second.objects.filter((x) => x.namespace === NS)) t.match(o, { action: 'NOOP', reason: 'unchanged' }, `${o.kind}/${o.name} unchanged`);
+});
