@@ -10,6 +10,7 @@ import { loadAllYaml } from '@kubernetes/client-node';
 import t from 'tap';
 import { parseExportArgs } from '../../lib/cli/export.js';
 import { UsageError } from '../../lib/cli/io.js';
+import { main } from '../../lib/cli/main.js';
 import { hashOf, managedHash } from '../../lib/engine/hash.js';
 import { defaultId } from '../../lib/engine/ids.js';
 import { dnsName, NameSet } from '../../lib/export/names.js';
@@ -271,4 +272,25 @@ t.test('arguments: --namespace, --out, = forms; a bad one is a UsageError naming
   ];
   for (const [args, message] of bad) t.throws(() => parseExportArgs(args), message, args.join(' '));
   t.throws(() => parseExportArgs(['--bogus']), UsageError);
+});
+
+t.test('the command through main(): --help, a bad argument (exit 2), a missing setting (exit 1), one line each, no stack', async (t) => {
+  const run = async (argv: string[], env: Record<string, string> = {}) => {
+    const out: string[] = [];
+    const err: string[] = [];
+    const code = await main(argv, { out: (l) => out.push(l), err: (l) => err.push(l), env });
+    return { code, out, err };
+  };
+  const help = await run(['export', '--help']);
+  t.equal(help.code, 0);
+  t.match(help.out.join('\n'), /--namespace NS[\s\S]*--out DIR[\s\S]*Examples:[\s\S]*ADOPT_NAMESPACES/);
+  const listed = await run(['--help']);
+  t.match(listed.out.join('\n'), /export\s+write the resources that adopt what a gateway already serves/);
+  const bad = await run(['export', '--namespace', 'Bad_Name']);
+  t.same(bad, { code: 2, out: [], err: [`gateway-reconciler export: --namespace "Bad_Name" is not a valid namespace name (lower-case letters, digits and '-')`] });
+  const unset = await run(['export'], { TYK_AUTH: 'a-secret-value-1234', HTTP_TIMEOUT_MS: '5' });
+  t.equal(unset.code, 1);
+  t.equal(unset.err.length, 1, 'one line');
+  t.match(unset.err[0], /^gateway-reconciler export: TYK_URL: is required.*; HTTP_TIMEOUT_MS: must be milliseconds from 100 to 120000, got "5"$/);
+  t.notMatch(unset.err[0] as string, /a-secret-value-1234|\n|at /, 'no secret, no stack');
 });
