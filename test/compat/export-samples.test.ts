@@ -114,6 +114,7 @@ for (const { file, core, docs } of samples) {
     t.equal(ours.length, objects.length - count('ConfigMap'), 'every custom resource is looked at');
     for (const o of ours) t.match(o, { result: 'synced', reason: 'adopted from gateway' }, `${o.kind}/${o.name} adopted its object`);
     t.equal(w1.tyk.count('DELETE'), 0, 'nothing deleted');
+    t.equal(w1.tyk.writes(), ours.length, 'one write per adopted object, no more');
     t.same(held(), before, 'the gateway holds what it held (up to Go zero values: an empty list and null are the same to Tyk)');
 
     w1.tyk.resetCalls();
