@@ -337,3 +337,31 @@ t.test('TYK_MODE=pro: export from a hand-managed Tyk Dashboard, import into an e
   t.equal(dashboard.writes(), 0, 'the next run makes no Dashboard write');
   for (const o of second.objects.filter((x) => x.namespace === NS)) t.match(o, { action: 'NOOP', reason: 'unchanged' }, `${o.kind}/${o.name} unchanged`);
 });
+
+t.test('export from a Tyk Gateway 3.1 (no OAS or policy API): its Classic APIs, and one line for each API it lacks', async (t) => {
+  const w = await worldFor(t, { tyk: { version: '3.1' } });
+  await tykCall(w, 'POST', '/tyk/apis', {
+    api_id: ORDERS,
+    name: 'Orders API',
+    use_keyless: true,
+    active: true,
+    proxy: { listen_path: '/orders/', target_url: 'http://orders:8080' },
+    version_data: { not_versioned: true, default_version: 'Default', versions: { Default: { name: 'Default' } } },
+  });
+  w.tyk.reloadNow();
+  const { code, out, err } = await exportCli([], { TYK_URL: w.tyk.url, TYK_AUTH: w.tyk.secret });
+  t.equal(code, 0, err.join(' | '));
+  t.ok(
+    err.some((l) => l.startsWith('export: no Tyk OAS APIs exported: ')),
+    'the OAS API it lacks is said',
+  );
+  t.ok(
+    err.some((l) => l.startsWith('export: no policies exported: ')),
+    'the policy API it lacks is said',
+  );
+  const objects = (loadAllYaml(out.join('\n')) as unknown[]).map(plain);
+  t.same(
+    objects.map((o) => `${o.kind}/${o.metadata.name}/${String(o.spec?.api_id)}`),
+    [`ApiDefinition/orders-api/${ORDERS}`],
+  );
+});
