@@ -4,7 +4,10 @@
  * the command line's main(), its YAML applied to an EMPTY cluster with an EMPTY store (a
  * second world, on the same gateway, with the ADOPT_NAMESPACES the export asked for), then
  * runs of the reconciler: every resource adopts its object (nothing created beside it, nothing
- * refused), the gateway holds the same objects afterwards, and the run after makes no write.
+ * refused); the first run writes each object once (the engine writes what it adopts without a
+ * record of its own) with what the gateway already held, so the gateway holds the same objects
+ * afterwards; the run after makes no write. The same against a Tyk Dashboard, and from a Tyk
+ * Gateway 3.1.
  * Also: the exported spec builds, through our payload code, a body the gateway already agrees
  * with on every field it names (the engine's managed hash of the gateway's echo is the body's).
  */
