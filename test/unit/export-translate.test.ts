@@ -147,7 +147,7 @@ t.test('a Tyk OAS API (its Classic form skipped): a ConfigMap with the document,
   const ref = configMapRefOf(api.object);
   if ('invalid' in ref) throw new Error(ref.invalid);
   const read = oasDocumentOf(ref, cm);
-  if (!read.ok) throw new Error(read.invalid);
+  if (!read.ok) throw new Error('waiting' in read ? read.waiting : read.invalid);
   t.notOk('dbId' in ((read.doc['x-tyk-api-gateway'] as JsonObject).info as JsonObject), 'the Dashboard’s and gateway’s own dbId left out');
   t.equal(oasIdOf(read.doc, api.object), id, 'the id is pinned in the document');
   const built = tykOasPayload(api.object, read.doc, id);
