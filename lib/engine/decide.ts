@@ -30,7 +30,7 @@ import type { Owner, SyncRecord } from '../store/types.js';
 import type { CertificateUpload } from './certificates.js';
 import { PAUSE_ANNOTATION, pausedMessage } from './conditions.js';
 import { type BackoffSettings, dispose } from './error-policy.js';
-import { hashOf } from './hash.js';
+import { hashOf, managedHash } from './hash.js';
 import { gatewayIdFor } from './ids.js';
 import { thrownProblem } from './input-limits.js';
 import type { ManagedKind, ObjectRef } from './kind.js';
@@ -156,6 +156,12 @@ export interface OwnerClaim {
 export interface Upsert {
   readonly body: JsonObject;
   readonly addFinalizer: boolean;
+  /**
+   * The gateway already holds this body, in every field it has (an object adopted as it is: no
+   * record, and its managed hash is the body's own): the id is claimed, the finalizer added and
+   * the record saved as for a write, and nothing is sent.
+   */
+  readonly inPlace?: true;
   readonly retire?: Retire;
   /** certificates to have in the gateway's store before the body is sent */
   readonly certificates?: readonly CertificateUpload[];
@@ -408,6 +414,10 @@ export function decide(l: Loaded, m: Moment): Decision {
   const addFinalizer = !(l.obj.metadata.finalizers ?? []).includes(l.kind.finalizer);
   const certificates = l.certificates && l.certificates.length > 0 ? { certificates: l.certificates } : {};
   const claim = facts ? { claim: ownerClaim(facts, l.obj) } : {};
+  // adopted from the gateway, which holds exactly what would be sent: nothing to send (an import's first run writes nothing)
+  if (reason === 'adopted from gateway' && !retire && l.observed !== undefined && l.observed.hash === managedHash(l.body, l.body)) {
+    return { ...common, action: 'NOOP', reason, id, what: 'upsert', write: { body: l.body, addFinalizer, inPlace: true }, patchStatus: true, next, ...claim, ...extra };
+  }
   return { ...common, action, reason, id, what: 'upsert', write: { body: l.body, addFinalizer, ...retireField, ...certificates }, patchStatus: true, next, ...claim, ...extra };
 }
 

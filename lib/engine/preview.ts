@@ -51,6 +51,8 @@ export async function previewWrites(ctx: RunContext, planned: readonly Planned[]
         return [];
       case 'upsert': {
         if (!gw) return undefined;
+        // adopted as it is: nothing sent, nothing changes
+        if (decision.write.inPlace) return [];
         writes += 1 + (decision.write.certificates?.length ?? 0);
         touched.add(gw);
         if (loaded.observedBody === null || loaded.observedBody === undefined) return fieldChanges(decision.write.body, undefined);

@@ -119,3 +119,66 @@ t.test('ADOPT_NAMESPACES: an unowned gateway object under another id than the de
   t.match(reported(await adopting.run(), 'pinned', 'ApiDefinition', 'team-c'), { action: 'UPDATE', reason: 'adopted from gateway', result: 'synced' });
   t.match(await adopting.gateway.get('api', 'operator-made'), { name: 'pinned', proxy: { listen_path: '/pinned' } });
 });
+
+/** What a flushed store leaves of `name`: nothing (its record and its owner entry gone). */
+async function forget(w: FastWorld, name: string): Promise<void> {
+  await w.memoryStore.deleteRecord(`ApiDefinition/default/${name}`);
+  await w.memoryStore.releaseOwner(`default/api/${defaultIdOf(name)}`, `ApiDefinition/default/${name}`);
+}
+
+t.test('an object the gateway holds exactly as it would be sent, with no record: adopted as it is, no write, no reload; then unchanged', async (t) => {
+  const w = new FastWorld();
+  w.apply(apiDefinition('x').build());
+  await w.run();
+  await forget(w, 'x');
+  t.same(await w.memoryStore.getRecords(['ApiDefinition/default/x']), [null], 'the record is gone');
+  w.resetCounts();
+  const report = await w.run();
+  t.match(reported(report, 'x'), { action: 'NOOP', reason: 'adopted from gateway', result: 'synced' });
+  t.same(report.gateway, { writes: 0, reloads: 0 }, 'nothing sent, nothing reloaded');
+  t.equal(w.gateway.count('upsert'), 0);
+  t.match(await w.memoryStore.getRecords(['ApiDefinition/default/x']), [{ result: 'synced' }], 'recorded as after a write');
+  t.same(await w.memoryStore.owners([`default/api/${defaultIdOf('x')}`]), [{ ref: 'ApiDefinition/default/x', uid: w.api('x')?.metadata.uid }], 'the id claimed');
+  t.match(reported(await w.run(), 'x'), { action: 'NOOP', reason: 'unchanged', result: 'unchanged' }, 'the next run: unchanged');
+  t.equal(w.gateway.count('upsert'), 0, 'still no write');
+});
+
+t.test('adopted as it is, a resource without our finalizer gets it; one that differs on the gateway is written once', async (t) => {
+  const w = new FastWorld();
+  const id = defaultIdOf('bare');
+  w.apply(apiDefinition('bare').build());
+  await w.run();
+  const body = await w.gateway.get('api', id);
+  // a resource without our finalizer, whose object the gateway holds as it would be sent (what an import applies)
+  const fresh = new FastWorld();
+  await fresh.gateway.upsert('api', id, body ?? {});
+  await fresh.gateway.reload();
+  fresh.apply(apiDefinition('bare').build());
+  const adopted = await fresh.run();
+  t.match(reported(adopted, 'bare'), { action: 'NOOP', reason: 'adopted from gateway', result: 'synced' });
+  t.same(fresh.api('bare')?.metadata.finalizers, ['finalizers.tyk.io/apidefinition'], 'the finalizer added, so its deletion removes the object');
+  t.equal(adopted.gateway.writes, 0);
+
+  const drifted = new FastWorld();
+  await drifted.gateway.upsert('api', id, { ...(body ?? {}), name: 'edited by hand' });
+  await drifted.gateway.reload();
+  drifted.apply(apiDefinition('bare').build());
+  const updated = await drifted.run();
+  t.match(reported(updated, 'bare'), { action: 'UPDATE', reason: 'adopted from gateway', result: 'synced' });
+  t.equal(updated.gateway.writes, 1, 'a field it sends differs: written once');
+  t.match(await drifted.gateway.get('api', id), { name: 'bare' });
+});
+
+t.test('adopting as it is keeps the adoption rules: an identical unowned object under a pinned id is refused outside ADOPT_NAMESPACES', async (t) => {
+  const maker = new FastWorld({ settings: { adoptNamespaces: ['team-c'] } });
+  const pinned = apiDefinition('pinned').inNamespace('team-c').withApiId('operator-made').build();
+  maker.apply(pinned);
+  await maker.run();
+  const body = await maker.gateway.get('api', 'operator-made');
+  const w = new FastWorld();
+  await w.gateway.upsert('api', 'operator-made', body ?? {});
+  await w.gateway.reload();
+  w.apply(pinned);
+  t.match(reported(await w.run(), 'pinned', 'ApiDefinition', 'team-c'), { action: 'NOOP', reason: 'AdoptionNotPermitted', result: 'failed', code: 'ADOPTION_NOT_PERMITTED' });
+  t.same(w.api('pinned', 'team-c')?.metadata.finalizers ?? [], [], 'no finalizer: nothing of it is ours');
+});
