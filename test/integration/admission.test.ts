@@ -93,8 +93,15 @@ t.test('a listen path an older resource serves: denied with ListenPathClash and 
 
 t.test('a valid new resource: admitted, no warning, nothing written; the same object applied syncs', async (t) => {
   const w = await worldFor(t);
+  await w.create(apiDefinition('already').build());
+  await w.tick();
   const res = await writesNothing(t, w, () => review(w, admissionReview('CREATE', apiDefinition('fresh').build()).build()));
   t.same(res.body.response, { uid: res.body.response.uid, allowed: true });
+  t.same(
+    w.tyk.calls.map((c) => `${c.method} ${c.path}`),
+    ['GET /tyk/apis'],
+    'one gateway read: the list the listen-path contest needs',
+  );
   await w.create(apiDefinition('fresh').build());
   t.match(reported(await w.tick(), 'fresh'), { result: 'synced' });
 });
