@@ -64,17 +64,23 @@ async function writesNothing<T>(t: Test, w: World, fn: () => Promise<T>): Promis
   return out;
 }
 
-t.test('a listen path an older resource serves: denied with ListenPathClash and the engine’s message; nothing written', async (t) => {
-  const w = await worldFor(t);
+/** An ApiDefinition `older` serving `path`, synced: what a younger one naming that path clashes with. */
+async function olderServing(w: World, path: string): Promise<void> {
   await w.create(
     apiDefinition('older')
-      .withSpec({ name: 'older', use_keyless: true, protocol: 'http', active: true, proxy: { target_url: 'http://a.example', listen_path: '/shared', strip_listen_path: true } })
+      .patchSpec({ proxy: { target_url: 'http://a.example', listen_path: path, strip_listen_path: true } })
       .build(),
   );
   await w.tick();
-  const younger = apiDefinition('younger')
-    .withSpec({ name: 'younger', use_keyless: true, protocol: 'http', active: true, proxy: { target_url: 'http://b.example', listen_path: '/shared', strip_listen_path: true } })
-    .build();
+}
+
+/** An ApiDefinition `name` asking for `path`. */
+const asking = (name: string, path: string) => apiDefinition(name).patchSpec({ proxy: { target_url: 'http://b.example', listen_path: path, strip_listen_path: true } });
+
+t.test('a listen path an older resource serves: denied with ListenPathClash and the engine’s message; nothing written', async (t) => {
+  const w = await worldFor(t);
+  await olderServing(w, '/shared');
+  const younger = asking('younger', '/shared').build();
   // the API server stamps the reviewed object when it would be stored: later than the older one, to the second
   const body = admissionReview('CREATE', { ...younger, metadata: { ...younger.metadata, creationTimestamp: new Date(Date.now() + 2_000).toISOString().replace(/\.\d+Z$/, 'Z') } }).build();
   const res = await writesNothing(t, w, () => review(w, body));
@@ -157,20 +163,9 @@ t.test('a TykOasApiDefinition whose ConfigMap is not created yet: admitted with 
 
 t.test('deletions, objects being deleted, our own writes and other kinds: admitted without a look', async (t) => {
   const w = await worldFor(t);
-  await w.create(
-    apiDefinition('older')
-      .withSpec({ name: 'older', use_keyless: true, protocol: 'http', active: true, proxy: { target_url: 'http://a.example', listen_path: '/shared', strip_listen_path: true } })
-      .build(),
-  );
-  await w.tick();
+  await olderServing(w, '/shared');
   await sleep(1_100);
-  const clash = apiDefinition('younger').withSpec({
-    name: 'younger',
-    use_keyless: true,
-    protocol: 'http',
-    active: true,
-    proxy: { target_url: 'http://b.example', listen_path: '/shared', strip_listen_path: true },
-  });
+  const clash = asking('younger', '/shared');
   w.resetCounts();
   const own = await w.svc.ownUsername();
   t.ok(own, 'the service knows its user');

@@ -46,6 +46,7 @@ import { INGRESS } from '../../lib/kinds/ingress/kind.js';
 import { SECURITY_POLICY } from '../../lib/kinds/security-policy/kind.js';
 import { EventRecorder, type EventSink, type EventType, type KubeEvent, type RecordedEvent } from '../../lib/kube/events.js';
 import { ENDPOINT_SLICE, ENDPOINT_SLICE_V1BETA1, EVENT, NAMESPACE, OPERATOR_CONTEXT, SECRET, SERVICE } from '../../lib/kube/kinds.js';
+import { labelSelectorTest } from '../../lib/kube/overlay.js';
 import { REFERENCE_GRANT_V1, REFERENCE_GRANT_V1BETA1 } from '../../lib/kube/reference-grants.js';
 import type { KubeApi, KubeObject, ListOptions, ResourceKind } from '../../lib/kube/types.js';
 import type { Clock } from '../../lib/platform/clock.js';
@@ -195,7 +196,7 @@ export class MemoryKube implements KubeApi, EventSink {
   async list(kind: ResourceKind, namespace?: string, options: ListOptions = {}): Promise<KubeObject[]> {
     await this.faults.enter({ op: 'list', kind: kind.kind, ...(namespace !== undefined ? { namespace } : {}) });
     this.refuseUnserved(kind, 'list');
-    const selects = labelMatcher(options.labelSelector);
+    const selects = labelSelectorTest(options.labelSelector);
     return this.objects(kind, namespace).filter((o) => selects(o.metadata.labels ?? {}));
   }
 
@@ -523,23 +524,6 @@ function foldStringData(obj: KubeObject): void {
 }
 
 /** A label selector's equality and existence terms as a predicate; other syntax → KubeApiError 400. */
-function labelMatcher(selector: string | undefined): (labels: Record<string, string>) => boolean {
-  const terms = (selector ?? '')
-    .split(',')
-    .map((t) => t.trim())
-    .filter((t) => t !== '');
-  const tests = terms.map((term): ((labels: Record<string, string>) => boolean) => {
-    const m = /^(!?)([A-Za-z0-9][-A-Za-z0-9_./]*)$|^([A-Za-z0-9][-A-Za-z0-9_./]*)\s*(==|=|!=)\s*([-A-Za-z0-9_.]*)$/.exec(term);
-    if (!m) throw new KubeApiError(400, `list: 400 unable to parse requirement: ${term}`, { context: { reason: 'BadRequest' } });
-    if (m[2] !== undefined) {
-      const key = m[2];
-      return m[1] === '!' ? (l) => !Object.hasOwn(l, key) : (l) => Object.hasOwn(l, key);
-    }
-    const [key, op, value] = [m[3] as string, m[4], m[5] as string];
-    return op === '!=' ? (l) => l[key] !== value : (l) => l[key] === value;
-  });
-  return (labels) => tests.every((test) => test(labels));
-}
 
 /** The error KubeClient throws for a call that fails `how` (`what`: e.g. 'list apidefinitions "(all namespaces)"'). */
 export function kubeFailure(how: FailHow, what: string): Error {
