@@ -398,7 +398,7 @@ t.test('osls package, offline and without AWS credentials: one artifact per func
     .filter((r) => r.Type === 'AWS::ApiGatewayV2::Route')
     .map((r) => r.Properties.RouteKey)
     .sort();
-  t.same(routes, ['GET /healthz', 'GET /readyz', 'POST /resync', 'POST /webhooks/audit', 'POST /webhooks/cloudevents', 'POST /webhooks/watch']);
+  t.same(routes, ['GET /healthz', 'GET /readyz', 'POST /admission', 'POST /resync', 'POST /webhooks/audit', 'POST /webhooks/cloudevents', 'POST /webhooks/watch']);
   const rules = resources.filter((r) => r.Type === 'AWS::Events::Rule').map((r) => r.Properties.ScheduleExpression);
   t.same(rules, ['rate(5 minutes)']);
 
