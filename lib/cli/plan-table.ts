@@ -92,6 +92,9 @@ export function planTable(report: RunReport): string[] {
   const objects = report.objects.filter(changing).length;
   const { writes, reloads } = report.gateway;
   const cost = `${plural(writes, 'gateway write')}, ${plural(reloads, 'reload')}`;
-  lines.push(objects === 0 ? `Nothing would change (${cost}).` : `${plural(objects, 'object')} would change, ${plural(fields, 'field')} (${cost}).`);
+  const incomplete = planProblems(report).length;
+  const summary = objects === 0 ? `Nothing would change (${cost}).` : `${plural(objects, 'object')} would change, ${plural(fields, 'field')} (${cost}).`;
+  // a plan some reads failed for says so first: what it lists is only what could be read
+  lines.push(incomplete === 0 ? summary : `Incomplete: ${plural(incomplete, 'problem')} (on stderr). Of what could be read: ${summary.charAt(0).toLowerCase()}${summary.slice(1)}`);
   return lines;
 }

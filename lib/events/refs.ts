@@ -87,6 +87,11 @@ export function findDependencyKind(name: string, group = ''): DependencyKind | u
   return kind !== undefined && DEPENDENCY_GROUPS[kind] === group ? kind : undefined;
 }
 
+/** Whether `scope` names nothing to look at (no run is needed for it). */
+export function isEmptyScope(scope: RunScope): boolean {
+  return !scope.all && (scope.refs ?? []).length === 0 && (scope.namespaces ?? []).length === 0 && (scope.cluster ?? []).length === 0;
+}
+
 export interface Intake {
   scope: RunScope;
   /** events taken (each names something we reconcile) */

@@ -20,7 +20,7 @@
  * not an AdmissionReview is a 400 naming what is wrong.
  */
 import type { ObjectReport, RunReport, RunRequest, RunScope } from '../engine/types.js';
-import { collect } from '../events/refs.js';
+import { collect, isEmptyScope } from '../events/refs.js';
 import { fromAnyShape } from '../events/shapes.js';
 import { REGISTRY } from '../kinds/registry.js';
 import type { KubeObject, ResourceKind } from '../kube/types.js';
@@ -128,10 +128,6 @@ export function reviewResponse(uid: string, verdict: Verdict): Record<string, un
   return { apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response };
 }
 
-function emptyScope(scope: RunScope): boolean {
-  return !scope.all && (scope.refs ?? []).length === 0 && (scope.namespaces ?? []).length === 0 && (scope.cluster ?? []).length === 0;
-}
-
 /**
  * The dry run a review needs: what an event about the object would run; but where that names
  * an object of a kind that serves routes (domain and listen path), every object of its kind and
@@ -164,7 +160,7 @@ export async function review(svc: Service, r: Review): Promise<Verdict> {
   let concerned: Set<string>;
   try {
     const { scope } = collect(await svc.dependents([item]));
-    if (emptyScope(scope)) return { allowed: true };
+    if (isEmptyScope(scope)) return { allowed: true };
     concerned = namedIn(scope);
     report = await svc.preview(previewOf(scope), [{ kind: r.resource, object: typed }]);
   } catch (err) {

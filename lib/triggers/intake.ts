@@ -11,7 +11,7 @@
  */
 
 import type { Trigger } from '../engine/types.js';
-import { collect, type EventItem } from '../events/refs.js';
+import { collect, type EventItem, isEmptyScope } from '../events/refs.js';
 import { describeError, errorCode, ShuttingDownError } from '../platform/errors.js';
 import type { Service } from '../service.js';
 import type { HttpOutput } from './io.js';
@@ -24,7 +24,7 @@ export async function runIntake(svc: Service, trigger: Trigger, items: EventItem
   const gatewayService = svc.gatewayService;
   const intake = collect(await svc.dependents(items), { seen, maxRefs: svc.webhookLimits.maxRefs, ...(gatewayService ? { gatewayService } : {}) });
   const { scope } = intake;
-  const empty = !scope.all && (scope.refs ?? []).length === 0 && (scope.namespaces ?? []).length === 0 && (scope.cluster ?? []).length === 0;
+  const empty = isEmptyScope(scope);
   const taken = { accepted: intake.accepted, ignored: intake.ignored, ...(intake.folded ? { folded: intake.folded } : {}) };
   if (empty) return { statusCode: 200, body: { ...taken, report: null } };
   if (svc.webhookAnswer === 'accepted') {

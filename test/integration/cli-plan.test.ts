@@ -163,6 +163,7 @@ t.test('a gateway that cannot be read: the plan is incomplete, exit 1, no secret
   const ran = await cli({ ...env, TYK_URL: 'http://127.0.0.1:1', HTTP_TIMEOUT_MS: '2000' }, 'plan');
   t.equal(ran.code, 1, ran.out.join('\n'));
   t.match(ran.err.join('\n'), /incomplete/);
+  t.match(ran.out.at(-1), /^Incomplete: \d+ problems? \(on stderr\)\. Of what could be read: nothing would change/, "the table's last line says the plan is incomplete");
   t.notMatch([...ran.out, ...ran.err].join('\n'), env.TYK_AUTH as string);
 });
 
