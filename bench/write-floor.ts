@@ -16,6 +16,10 @@
  * reload, then the gateway's list, read whole, once it shows them (10 ms after the reload, and
  * again every 10 ms until it does).
  *
+ * `runUpdates`, the drift's writes (the gateway holds every object, some of them edited there):
+ * PUT each drifted object's definition (/tyk/apis/{id}, at most `concurrency` at a time), then
+ * one group reload.
+ *
  * Same URLs, credentials and bodies as our clients send (the body is the one
  * apiDefinitionPayload builds from the spec), over undici with keep-alive agents of its own.
  * Every answer must be a 2xx, else the floor throws: a floor that failed its writes is not the
@@ -64,7 +68,7 @@ export class WriteFloor {
   }
 
   /** One request; its answer, parsed (what every client does with one). */
-  private async send(agent: Agent, method: 'PATCH' | 'POST' | 'GET', url: string, headers: Record<string, string>, body?: unknown): Promise<unknown> {
+  private async send(agent: Agent, method: 'PATCH' | 'POST' | 'PUT' | 'GET', url: string, headers: Record<string, string>, body?: unknown): Promise<unknown> {
     const text = body === undefined ? undefined : JSON.stringify(body);
     const go = () => request(url, { method, headers: { accept: 'application/json', ...headers }, ...(text !== undefined ? { body: text } : {}), dispatcher: agent });
     const res = await go().catch((err: unknown) => (isReset(err) ? go() : Promise.reject(err)));
@@ -138,6 +142,18 @@ export class WriteFloor {
       if (lists >= 20) throw new Error(`write floor: the gateway lists ${Array.isArray(listed) ? listed.length : 'no list'} APIs, not ${objects.length}`);
     }
     return { ms: Math.round(performance.now() - start), requests: objects.length + 1 + lists };
+  }
+
+  async runUpdates(objects: readonly WriteFloorObject[]): Promise<WriteFloorRun> {
+    const t = this.target;
+    const tyk = t.tykUrl.replace(/\/+$/, '');
+    const tykAuth = { 'x-tyk-authorization': t.tykSecret, 'content-type': 'application/json' };
+    const start = performance.now();
+    await mapLimit(objects, this.concurrency, async (o) => {
+      await this.send(this.tykAgent, 'PUT', `${tyk}/tyk/apis/${encodeURIComponent(o.id)}`, tykAuth, o.body);
+    });
+    await this.send(this.tykAgent, 'GET', `${tyk}/tyk/reload/group`, tykAuth);
+    return { ms: Math.round(performance.now() - start), requests: objects.length + 1 };
   }
 
   async close(): Promise<void> {
