@@ -3,8 +3,8 @@
  * Pool per origin) with keep-alive (idle connections closed after 10 s, or sooner when the
  * server's Keep-Alive header says so), pipelining 1 (one request per connection at a time, as
  * HTTP/1.1 servers expect), up to `connections` connections per origin (sized for the run's
- * concurrency), HTTP/1.1 only, the TLS settings on every https: connection; `request()` from
- * undici, the body read as it arrives, aborted at the deadline. What full runs use (the
+ * concurrency), HTTP/1.1 only, the TLS settings on every https: connection; undici's
+ * `request()` (the Agent's own), the body read as it arrives, aborted at the deadline. What full runs use (the
  * self-hosted server, the `schedule` and `shard` functions); the webhook functions never import
  * this module, so their bundles hold no undici (scripts/bundle.ts). Holds ./http.ts's contract:
  * the same answers, errors and messages as ./http-node.ts (a URL's credentials go as Basic
@@ -15,7 +15,7 @@
  * the same turn takes another connection: a caller sending one request after the other uses
  * two connections, in turn, where Node's agent uses one.
  */
-import { Agent, type Dispatcher, request } from 'undici';
+import { Agent, type Dispatcher } from 'undici';
 import {
   closedTransport,
   cutOff,
@@ -113,13 +113,10 @@ export class UndiciTransport implements HttpTransport {
   private async exchange(req: HttpRequest, signal: AbortSignal, fail: (err: unknown) => void, failed: () => boolean): Promise<HttpResponse> {
     if (this.closed) throw closedTransport();
     const { url, headers, body } = prepare(req);
-    if (url.username !== '' || url.password !== '') {
-      // as Node's http.request does with a URL's credentials
-      headers.authorization ??= `Basic ${Buffer.from(`${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}`).toString('base64')}`;
-      url.username = '';
-      url.password = '';
-    }
-    const res = await request(url, { dispatcher: this.agent, method: req.method, headers, body: body ?? null, signal }).catch(asNodeSays);
+    // as Node's http.request does with a URL's credentials
+    if (url.username !== '' || url.password !== '') headers.authorization ??= `Basic ${Buffer.from(`${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}`).toString('base64')}`;
+    // the Agent's own request() (undici's request() with this dispatcher): its bundle needs no more of undici (scripts/bundle.ts)
+    const res = await this.agent.request({ origin: url.origin, path: `${url.pathname}${url.search}`, method: req.method, headers, body: body ?? null, signal }).catch(asNodeSays);
     // the body's errors reach whoever reads it; one left unread (destroyed below) has nobody to tell
     res.body.on('error', () => {});
     try {
