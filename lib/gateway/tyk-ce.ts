@@ -93,7 +93,7 @@ export interface TykGatewayOptions {
   maxResponseBytes?: number;
   /** told of every request (the metrics) */
   observe?: GatewayObserver;
-  /** makes the connection pool (lib/platform/http.ts), chosen where the service is built; default Node's own (./http-node.ts) */
+  /** makes the connection pool (lib/platform/http.ts), chosen where the service is built; default Node's own (lib/platform/http-node.ts) */
   transport?: TransportFactory;
 }
 

@@ -131,7 +131,7 @@ export interface TykDashboardOptions {
   observe?: GatewayObserver;
   /** how long a complete policy list is trusted to say an id is absent; default 5 s (0: list on every miss) */
   listFreshMs?: number;
-  /** makes the connection pool (lib/platform/http.ts), chosen where the service is built; default Node's own (./http-node.ts) */
+  /** makes the connection pool (lib/platform/http.ts), chosen where the service is built; default Node's own (lib/platform/http-node.ts) */
   transport?: TransportFactory;
 }
 
