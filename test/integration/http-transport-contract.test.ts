@@ -1,15 +1,18 @@
 /**
  * The HTTP transport's contract (lib/platform/http.ts), held by both implementations, Node's own
  * (lib/platform/http-node.ts) and undici's (lib/platform/http-undici.ts): every test below runs
- * once per implementation, against loopback servers (plain and TLS) over real sockets: answers of any
- * status are answers; everything else is a TransportError that says whether it timed out and
- * carries no header value, URL credential or query; a reset before any answer is retried once;
- * the timeout is one deadline for connect, headers and the whole body (a body read as it
- * arrives too: a slow drip is cut off at it); an answer above maxResponseBytes is refused as
- * soon as its length or its bytes say so; connections are pooled; an agent's TLS
- * settings (CA, client certificate and key, verification, SNI name) are applied, also as a
- * kubeconfig gives them to KubeClient; close() lets a request in flight finish and refuses new
- * ones.
+ * once per implementation, against loopback servers (plain and TLS) over real sockets: answers of
+ * any status are answers (JSON or text; a non-2xx read as text even with `consume`); everything
+ * else is a TransportError that says whether it timed out and carries no header value, URL
+ * credential or query; a reset before the whole answer (before the headers, or mid-body) is
+ * retried once; the timeout is one deadline for connect, headers and the whole body (a body read
+ * as it arrives too: a slow drip is cut off at it); what `consume` throws fails the request; an
+ * answer above maxResponseBytes is refused as soon as its Content-Length or its bytes (chunked)
+ * say so; connections are pooled and kept alive (requests one after the other: one connection
+ * with Node's agent, two in turn with undici's pool, see lib/platform/http-undici.ts); a
+ * transport's TLS settings (CA, client certificate and key, verification, SNI name, the name a
+ * certificate is checked against) are applied, also as a kubeconfig gives them to KubeClient;
+ * close() lets a request in flight finish and refuses new ones.
  */
 import { readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -289,7 +292,7 @@ for (const [kind, make] of IMPLEMENTATIONS) {
       t.equal((await httpRequest({ method: 'GET', url: `${fits.url}/one`, timeoutMs: 1_000, maxResponseBytes: 1_000, consume: collect })).json, 1_000);
     });
 
-    t.test('a reset before any answer is retried once on a fresh connection; twice is a failure', async (t) => {
+    t.test('a reset before the whole answer is retried once on a fresh connection; twice is a failure', async (t) => {
       let drops = 0;
       const server = await plain(t, (req, res) => {
         if (drops > 0) {
@@ -336,7 +339,7 @@ for (const [kind, make] of IMPLEMENTATIONS) {
       t.equal(always.requests.length, 2, 'two attempts');
     });
 
-    t.test('an agent pools keep-alive connections; close() lets a request in flight finish, then refuses new ones', async (t) => {
+    t.test('a transport pools keep-alive connections; close() lets a request in flight finish, then refuses new ones', async (t) => {
       let release: (() => void) | undefined;
       const server = await plain(t, (req, res) => {
         if (req.url === '/slow') {
@@ -372,10 +375,10 @@ for (const [kind, make] of IMPLEMENTATIONS) {
       t.same((await slow).json, { slow: true }, 'which completes');
       await closing;
       const refused = await transportError(t, httpRequest({ method: 'GET', url: `${server.url}/n`, timeoutMs: 500, agent }));
-      t.match(refused.message, /agent is closed/, 'a closed agent refuses new requests');
+      t.match(refused.message, /agent is closed/, 'a closed transport refuses new requests');
     });
 
-    t.test('TLS: the CA, a client certificate and key, verification off, the SNI name', async (t) => {
+    t.test('TLS: the CA, a client certificate and key, verification off, the SNI name, the name a certificate is checked against', async (t) => {
       const server = await secure(t, (_req, res) => json(res, 200, { ok: true }));
       const port = new URL(server.url).port;
       const localhost = `https://localhost:${port}/x`;
