@@ -114,7 +114,7 @@ for (const [kind, make] of IMPLEMENTATIONS) {
       const server = await plain(t, (req, res, body) => {
         if (req.url === '/json') return json(res, 201, { echo: body, type: req.headers['content-type'] });
         if (req.url === '/text') {
-          res.writeHead(503, { 'content-type': 'text/plain', 'x-many': ['a', 'b'] as unknown as string });
+          res.writeHead(503, { 'content-type': 'text/plain', 'x-many': ['a', 'b'] as unknown as string, 'set-cookie': ['a=1', 'b=2'] });
           return res.end('\uFEFFunavailable, try later');
         }
         res.writeHead(204);
@@ -137,7 +137,15 @@ for (const [kind, make] of IMPLEMENTATIONS) {
       t.equal(text.status, 503, 'an error status is an answer, not a failure');
       t.equal(text.text, 'unavailable, try later', 'text, a byte order mark dropped');
       t.equal(text.json, undefined, 'not JSON: json is undefined');
-      t.same(text.headers['x-many'], ['a', 'b'].join(', '), 'headers as Node gives them');
+      t.same(text.headers['x-many'], ['a', 'b'].join(', '), 'headers as Node gives them: repeated values joined');
+      t.same(text.headers['set-cookie'], ['a=1', 'b=2'], 'set-cookie a list');
+
+      // a URL's credentials go as Basic authorization, decoded, as Node sends them; never in the request line
+      const port = new URL(server.url).port;
+      await httpRequest({ method: 'GET', url: `http://us%40er:p%20ss@127.0.0.1:${port}/auth?x=1`, timeoutMs: 2_000 });
+      const basic = server.requests.at(-1);
+      t.equal(basic?.headers.authorization, `Basic ${Buffer.from('us@er:p ss').toString('base64')}`);
+      t.equal(basic?.url, '/auth?x=1', 'the path and query as given');
 
       const empty = await httpRequest({ method: 'DELETE', url: `${server.url}/none`, timeoutMs: 2_000 });
       t.same({ status: empty.status, text: empty.text, json: empty.json }, { status: 204, text: '', json: undefined });
