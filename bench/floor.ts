@@ -14,17 +14,19 @@
  *
  * Same URLs and credentials as our clients (KubeClient: `<server>/apis/tyk.tyk.io/v1alpha1/
  * apidefinitions?limit=500&continue=...` with the kubeconfig's bearer token; TykGatewayClient:
- * `<TYK_URL>/tyk/apis` with x-tyk-authorization), over undici with keep-alive agents of its
- * own (kept across floor runs, as our clients keep theirs across runs; a request that meets a
+ * `<TYK_URL>/tyk/apis` with x-tyk-authorization), over undici's pooled client as full runs
+ * use it (./write-floor.ts floorAgent: keep-alive, pipelining 1, HTTP/1.1), agents of its own
+ * (kept across floor runs, as our clients keep theirs across runs; a request that meets a
  * reset pooled socket is sent once more, as lib/platform/http.ts does). A floor run that does
  * not see N objects, N gateway APIs and N records throws: it would not be the job's floor.
  */
 import { performance } from 'node:perf_hooks';
 import { Redis } from 'ioredis';
-import { Agent, request } from 'undici';
+import { type Agent, request } from 'undici';
 import { readJsonItems } from '../lib/platform/json-items.js';
 import type { Store } from '../lib/store/types.js';
 import { isReset } from './shared.js';
+import { floorAgent } from './write-floor.js';
 
 export interface FloorTarget {
   kubeUrl: string;
@@ -52,8 +54,8 @@ interface ListPage {
 }
 
 export class Floor {
-  private readonly kubeAgent = new Agent({ keepAliveTimeout: 10_000, connections: 16 });
-  private readonly tykAgent = new Agent({ keepAliveTimeout: 10_000, connections: 16 });
+  private readonly kubeAgent = floorAgent(16);
+  private readonly tykAgent = floorAgent(16);
   private readonly redis: Redis | undefined;
 
   constructor(private readonly target: FloorTarget) {

@@ -21,9 +21,14 @@
  * one group reload.
  *
  * Same URLs, credentials and bodies as our clients send (the body is the one
- * apiDefinitionPayload builds from the spec), over undici with keep-alive agents of its own.
- * Every answer must be a 2xx, else the floor throws: a floor that failed its writes is not the
- * job's floor. The bench runs each on the fakes as seeding left them (bench/run.ts).
+ * apiDefinitionPayload builds from the spec), over the fastest client we have: undici's pooled
+ * client (`floorAgent`: keep-alive, pipelining 1, HTTP/1.1, as lib/platform/http-undici.ts
+ * sets it up for full runs), one Agent for the API server and one for the gateway, each with as
+ * many connections as the floor's concurrency. Every answer must be a 2xx, else the floor
+ * throws: a floor that failed its writes is not the job's floor. The bench runs each on the
+ * fakes as seeding left them (bench/run.ts), at each of WRITE_FLOOR_CONCURRENCIES (8, 16, 32,
+ * 64), and reports each (WriteFloorFigure) and the best of them (`bestWriteFloor`: the most
+ * objects a second).
  */
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -52,6 +57,32 @@ export interface WriteFloorRun {
   requests: number;
 }
 
+/** The concurrencies the write floors are measured at: the reconciler's own (8) and wider. */
+export const WRITE_FLOOR_CONCURRENCIES: readonly number[] = [8, 16, 32, 64];
+
+/** A write floor at one concurrency, as the bench reports it. */
+export interface WriteFloorFigure {
+  concurrency: number;
+  ms: number;
+  objectsPerSec: number;
+  requests: number;
+  /** CPU of this process (the floor's client) and of the fakes during it, ms */
+  cpuMs: number;
+  fakesCpuMs: number;
+}
+
+/** The fastest of a phase's write floors (the most objects a second; of equals, the lower concurrency); undefined for none. */
+export function bestWriteFloor<F extends Pick<WriteFloorFigure, 'concurrency' | 'objectsPerSec'>>(figures: readonly F[]): F | undefined {
+  let best: F | undefined;
+  for (const f of figures) if (!best || f.objectsPerSec > best.objectsPerSec || (f.objectsPerSec === best.objectsPerSec && f.concurrency < best.concurrency)) best = f;
+  return best;
+}
+
+/** undici's pooled client as the floors use it: keep-alive 10 s, pipelining 1, HTTP/1.1, up to `connections` per origin (lib/platform/http-undici.ts's settings). */
+export function floorAgent(connections: number): Agent {
+  return new Agent({ connections, pipelining: 1, keepAliveTimeout: 10_000, keepAliveMaxTimeout: 10_000, allowH2: false });
+}
+
 const FINALIZER = 'finalizers.tyk.io/apidefinition';
 
 export class WriteFloor {
@@ -63,8 +94,8 @@ export class WriteFloor {
     private readonly target: WriteFloorTarget,
     private readonly concurrency: number,
   ) {
-    this.kubeAgent = new Agent({ keepAliveTimeout: 10_000, connections: concurrency });
-    this.tykAgent = new Agent({ keepAliveTimeout: 10_000, connections: concurrency });
+    this.kubeAgent = floorAgent(concurrency);
+    this.tykAgent = floorAgent(concurrency);
   }
 
   /** One request; its answer, parsed (what every client does with one). */

@@ -9,6 +9,10 @@
  * only over HTTPS); with TLS_CLIENT_CA the webhooks and /resync also need a client
  * certificate signed by that CA.
  *
+ * Every run here, scheduled or from a request, sends its requests to the API server and the
+ * gateways over undici's pooled client (lib/platform/http-undici.ts), sized for a run's
+ * concurrency (runConnections).
+ *
  * With a setting missing or malformed it prints one line per bad setting, naming it, and
  * exits with status 2; no stack trace. SIGTERM and SIGINT stop the schedule (no run starts
  * after them), let runs in flight stop writing, settle, record and release within
@@ -19,9 +23,10 @@ import cron from 'node-cron';
 import { PrometheusMetrics } from './metrics/prometheus.js';
 import { type Config, loadConfig } from './platform/config.js';
 import { ConfigError, describeError, ShuttingDownError } from './platform/errors.js';
+import { undiciTransports } from './platform/http-undici.js';
 import { createLogger } from './platform/log.js';
 import { type AppOptions, buildApp } from './server.js';
-import { createService, type Service } from './service.js';
+import { createService, runConnections, type Service } from './service.js';
 import { loadRedisCluster } from './store/redis.js';
 import { tickToShardQueue } from './triggers/shard-queue.js';
 
@@ -47,7 +52,7 @@ async function main(): Promise<void> {
     }
     logger = createLogger(config.logLevel);
     if (config.redisCluster) await loadRedisCluster();
-    svc = createService(config, process.env, { log: logger, metrics: new PrometheusMetrics() });
+    svc = createService(config, process.env, { log: logger, metrics: new PrometheusMetrics(), transport: undiciTransports({ connections: runConnections() }) });
   } catch (err) {
     if (err instanceof ConfigError) {
       for (const p of err.problems) process.stderr.write(`gateway-reconciler: ${p.setting}: ${p.message}\n`);

@@ -6,8 +6,12 @@
  * account, the Tyk gateway client — with TYK_GATEWAY_SERVICE a ReplicaGateway over one client per
  * ready endpoint of the gateway's Service —, Redis or the in-process store) and, unless given one, the
  * logger of ./log-lines.ts (JSON lines on stdout; the self-hosted server passes pino's, which
- * writes the same lines). Tests and embedders pass already-built parts through `parts` instead. Throws ConfigError when no kubeconfig can be
- * found.
+ * writes the same lines). Tests and embedders pass already-built parts through `parts` instead.
+ * `parts.transport` is the HTTP transport every client it builds (API server, gateways,
+ * Dashboards, replicas) sends through (lib/platform/http.ts): Node's own by default (the webhook
+ * functions, whose bundles must stay small); the self-hosted server and the full-run functions
+ * pass undici's pooled client, sized by `runConnections`. Throws ConfigError when no kubeconfig
+ * can be found.
  */
 import { KubeConfig } from '@kubernetes/client-node';
 import { DEFAULT_RUN_SETTINGS, type RunDeps, type RunReport, type RunRequest, type RunSettings, runReconcile } from './engine/run.js';
@@ -34,6 +38,8 @@ import { gatewayCallFigures, requestFigures, runFigures } from './metrics/figure
 import { type Clock, systemClock } from './platform/clock.js';
 import type { Config } from './platform/config.js';
 import { ConfigError, describeError, ShuttingDownError } from './platform/errors.js';
+import { DEFAULT_CONNECTIONS, type TransportFactory } from './platform/http.js';
+import { nodeTransports } from './platform/http-node.js';
 import type { Logger } from './platform/log.js';
 import { createLineLogger } from './platform/log-lines.js';
 import { SharedCheck } from './platform/shared-check.js';
@@ -64,6 +70,8 @@ export interface ServiceParts {
   closers: (() => Promise<void>)[];
   /** how an OperatorContext's host is resolved for CONTEXT_URL_ALLOW's checks; default the system resolver */
   resolve?: Resolve;
+  /** the HTTP transport of the clients createService builds (see the header); default Node's own */
+  transport?: TransportFactory;
 }
 
 export interface ReadinessCheck {
@@ -400,15 +408,16 @@ export function loadKubeConfig(config: Config, env: Record<string, string | unde
 export function createService(config: Config, env: Record<string, string | undefined>, parts: Partial<ServiceParts> = {}): Service {
   const log = parts.log ?? createLineLogger(config.logLevel);
   const closers: (() => Promise<void>)[] = [...(parts.closers ?? [])];
+  const transport = parts.transport ?? nodeTransports();
   let kube = parts.kube;
   if (!kube) {
     const clock = parts.clock ?? systemClock;
-    const client = new KubeClient(loadKubeConfig(config, env), { timeoutMs: config.httpTimeoutMs, now: () => clock.now(), secrets: secretsOf(config) });
+    const client = new KubeClient(loadKubeConfig(config, env), { timeoutMs: config.httpTimeoutMs, now: () => clock.now(), secrets: secretsOf(config), transport });
     closers.push(() => client.close());
     kube = client;
   }
   const metrics = parts.metrics ?? discardMetrics;
-  const factory = parts.factory ?? gatewayFactory(config.httpTimeoutMs, config.gatewayMaxResponseBytes, (call) => metrics.record(gatewayCallFigures(call)));
+  const factory = parts.factory ?? gatewayFactory(config.httpTimeoutMs, config.gatewayMaxResponseBytes, (call) => metrics.record(gatewayCallFigures(call)), transport);
   let gateway = parts.gateway;
   if (!gateway) {
     const { mode, url, auth, org, insecureSkipVerify, service } = config.tyk;
@@ -425,6 +434,7 @@ export function createService(config: Config, env: Record<string, string | undef
             timeoutMs: config.httpTimeoutMs,
             maxResponseBytes: config.gatewayMaxResponseBytes,
             observe: (call) => metrics.record(gatewayCallFigures(call)),
+            transport,
           });
           return new ReplicaGateway(DEFAULT_TARGET, pieces.discover, pieces.clientFor, { log, now: () => clock.now() });
         },
@@ -453,6 +463,15 @@ export function createService(config: Config, env: Record<string, string | undef
   return new Service(config, { kube, gateway, factory, store, clock: parts.clock ?? systemClock, log, settings: parts.settings ?? {}, metrics, closers, ...resolve });
 }
 
+/**
+ * Connections per origin for a full run's transport: room for the run's requests in flight
+ * (`concurrency`, twice over: a run's steps nest, and a webhook's run may overlap it), at least
+ * the default. A ceiling, not a reservation: a pool opens connections as requests need them.
+ */
+export function runConnections(settings: Partial<RunSettings> = {}): number {
+  return Math.max(DEFAULT_CONNECTIONS, 2 * (settings.concurrency ?? DEFAULT_RUN_SETTINGS.concurrency));
+}
+
 /** The secret values of the settings, which no Kubernetes Event may carry. */
 export function secretsOf(config: Config): string[] {
   const secrets = [config.tyk.auth, ...config.webhookTokens, ...config.resyncTokens, ...config.metricsTokens];
@@ -466,10 +485,11 @@ export function secretsOf(config: Config): string[] {
  * on the first call a pro connection makes, not when this module loads: a CE deployment (and
  * a Lambda's cold start) never loads it, and its bundle keeps it in a chunk of its own.
  */
-function gatewayFactory(timeoutMs: number, maxResponseBytes: number, observe: GatewayObserver): GatewayFactory {
+function gatewayFactory(timeoutMs: number, maxResponseBytes: number, observe: GatewayObserver, transport: TransportFactory): GatewayFactory {
   return (name: string, s: ConnectionSettings, connect?: ConnectOptions) => {
     const options = {
       name,
+      transport,
       url: s.url,
       secret: s.auth,
       insecureSkipVerify: s.insecureSkipVerify,

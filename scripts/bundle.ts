@@ -93,7 +93,10 @@ export class ServerConfiguration { constructor() { ${NOT_BUNDLED("@kubernetes/cl
  * 3. `undici` (Agent and ProxyAgent, to build fetch dispatchers in applySecurityAuthentication;
  *    fetch, for the generated API clients) → a module whose Agent and ProxyAgent throw when
  *    constructed and whose fetch is Node's own. We call neither: KubeClient sends its requests
- *    through lib/platform/http.ts (node:https), so no Lambda bundle holds undici (~330 KB, ~50 ms).
+ *    through the transport the service chose (lib/platform/http.ts), so a webhook function's
+ *    bundle (Node's own transport, lib/platform/http-node.ts) holds no undici (~330 KB, ~50 ms).
+ *    The full-run functions (schedule, shard) send over undici's pooled client
+ *    (lib/platform/http-undici.ts), and bundle the part of undici it uses: see trimUndici.
  * 4. `hpagent`, `socks-proxy-agent` and `socks` (for a kubeconfig's proxy-url: createAgent,
  *    which applyToHTTPSOptions calls, and createDispatcher) → agents that construct, and throw
  *    only if a connection is asked of them (~75 KB: socks, ip-address, smart-buffer). KubeClient
@@ -172,6 +175,38 @@ function trimKubeClient(): esbuild.Plugin {
         const { version } = JSON.parse(readFileSync(args.path, 'utf8')) as { version?: string };
         return { contents: JSON.stringify({ version }), loader: 'json' };
       });
+    },
+  };
+}
+
+/**
+ * undici, for lib/platform/http-undici.ts (the full-run functions: schedule, shard). Its entry
+ * point loads all of undici (fetch, WebSocket, EventSource, the cache stores, the mocks,
+ * interceptors, proxy agents: ~570 KB loaded at start); the transport takes only the Agent and
+ * its request(). So `undici`, imported by that module, becomes the Agent's own module and the
+ * request API put on the dispatchers' prototype, as undici's index.js does, leaving ~320 KB
+ * (145 KB of it llhttp's WebAssembly, the SIMD build and its fallback). Measured on the schedule
+ * bundle, loaded at start: 391 KB on Node's transport, 946 KB with the whole of undici, 703 KB
+ * trimmed. The
+ * transport's contract tests run the module itself; test/e2e/package.test.ts checks the bundle
+ * holds undici's Agent and none of the rest. Should undici move those files, this build fails.
+ */
+const UNDICI_AGENT = `
+import Agent from 'undici/lib/dispatcher/agent.js';
+import Dispatcher from 'undici/lib/dispatcher/dispatcher.js';
+import api from 'undici/lib/api/index.js';
+Object.assign(Dispatcher.prototype, api);
+export { Agent };
+`;
+
+function trimUndici(): esbuild.Plugin {
+  return {
+    name: 'trim-undici',
+    setup(build) {
+      build.onResolve({ filter: /^undici$/ }, (args) =>
+        args.importer.endsWith('/lib/platform/http-undici.ts') ? { path: 'undici', namespace: 'undici-agent', pluginData: dirname(args.importer) } : undefined,
+      );
+      build.onLoad({ filter: /.*/, namespace: 'undici-agent' }, (args) => ({ contents: UNDICI_AGENT, resolveDir: args.pluginData as string, loader: 'js' }));
     },
   };
 }
@@ -369,7 +404,7 @@ export async function bundleAll(options: BundleOptions = {}): Promise<BundleResu
         // metafile paths relative to the repository root
         absWorkingDir: ROOT,
         logLevel: 'warning',
-        plugins: options.trim === false ? [] : [trimKubeClient(), trimUnusedFeatures(), ioredisCommanderFast(), builtinsByRequire()],
+        plugins: options.trim === false ? [] : [trimKubeClient(), trimUndici(), trimUnusedFeatures(), ioredisCommanderFast(), builtinsByRequire()],
       });
       await writeFile(join(outRoot, 'meta', `${name}.json`), JSON.stringify(result.metafile));
       const entry = join(outdir, 'index.mjs');

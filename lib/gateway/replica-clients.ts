@@ -17,6 +17,7 @@
  */
 
 import type { KubeApi } from '../kube/types.js';
+import type { TransportFactory } from '../platform/http.js';
 import type { ConnectionSettings } from './connection.js';
 import { EndpointSliceDiscovery, type GatewayService, type Replica } from './endpoint-slices.js';
 import { DEFAULT_TARGET } from './targets.js';
@@ -38,6 +39,8 @@ export interface ReplicaClientOptions {
   observe?: GatewayObserver;
   /** the CAs a replica's certificate must chain to (PEM); default the system's */
   ca?: string;
+  /** the HTTP transport of the replicas' clients (lib/platform/http.ts); default Node's own */
+  transport?: TransportFactory;
 }
 
 /** The discovery and the per-replica clients of the default gateway (see the header). */
@@ -58,6 +61,7 @@ export function replicaGateway(kube: KubeApi, tyk: ConnectionSettings, service: 
         reload: 'node',
         ...(scheme === 'https' ? { tlsServerName: base.hostname } : {}),
         ...(options.ca !== undefined ? { ca: options.ca } : {}),
+        ...(options.transport ? { transport: options.transport } : {}),
         ...(options.maxResponseBytes !== undefined ? { maxResponseBytes: options.maxResponseBytes } : {}),
         ...(observe ? { observe: (call) => observe({ ...call, gateway: DEFAULT_TARGET }) } : {}),
       }),

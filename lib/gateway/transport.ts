@@ -1,6 +1,6 @@
 /**
- * One HTTP call to a gateway or Dashboard admin API: `httpRequest` with the client's agent
- * and timeout, where a transport failure (refused, reset, dropped, timed out) becomes a
+ * One HTTP call to a gateway or Dashboard admin API: a request over the client's transport
+ * (lib/platform/http.ts: Node's or undici's, as the service chose) with its timeout, where a transport failure (refused, reset, dropped, timed out) becomes a
  * GatewayUnavailableError naming the target, and an answer above the request's
  * `maxResponseBytes` a GatewayResponseTooLargeError naming the target and the setting
  * (GATEWAY_MAX_RESPONSE_BYTES). The request headers, which carry the secret, never reach
@@ -19,7 +19,7 @@
 import type { GatewayCallFigure } from '../metrics/catalogue.js';
 import { GatewayResponseTooLargeError, GatewayUnavailableError } from '../platform/errors.js';
 import { isObject, nonEmpty } from '../platform/guards.js';
-import { type HttpRequest, type HttpResponse, httpRequest, ResponseTooLargeError, TransportError } from '../platform/http.js';
+import { type HttpRequest, type HttpResponse, type HttpTransport, ResponseTooLargeError, TransportError } from '../platform/http.js';
 
 /** Told of every call a gateway client makes (lib/metrics). */
 export type GatewayObserver = (call: GatewayCallFigure) => void;
@@ -30,6 +30,8 @@ export interface CallTarget {
   /** the target's name, for the observer */
   readonly name: string;
   readonly observe?: GatewayObserver;
+  /** the client's connection pool, with its TLS settings */
+  readonly transport: HttpTransport;
 }
 
 export async function gatewayCall(target: CallTarget, req: HttpRequest): Promise<HttpResponse> {
@@ -42,7 +44,7 @@ export async function gatewayCall(target: CallTarget, req: HttpRequest): Promise
     }
   };
   try {
-    const res = await httpRequest(req);
+    const res = await target.transport.request(req);
     tell(`${Math.floor(res.status / 100)}xx`);
     return res;
   } catch (err) {

@@ -61,7 +61,8 @@ import { isIP, type LookupFunction } from 'node:net';
 import { checkServerIdentity } from 'node:tls';
 import { GatewayApiError, GatewayRejectedError, GatewayUnsupportedError } from '../platform/errors.js';
 import { isObject } from '../platform/guards.js';
-import { type HttpAgent, type HttpRequest, type HttpResponse, makeAgent, redactUrl, type TlsOptions } from '../platform/http.js';
+import { type HttpRequest, type HttpResponse, redactUrl, type TlsOptions, type TransportFactory } from '../platform/http.js';
+import { nodeTransports } from '../platform/http-node.js';
 import { JsonItemsError, readJsonItemBytes, readJsonItems } from '../platform/json-items.js';
 import { type CertificateStore, certificateId, type Uploaded } from './certificates.js';
 import { ListedIds } from './listed-ids.js';
@@ -92,6 +93,8 @@ export interface TykGatewayOptions {
   maxResponseBytes?: number;
   /** told of every request (the metrics) */
   observe?: GatewayObserver;
+  /** makes the connection pool (lib/platform/http.ts), chosen where the service is built; default Node's own (lib/platform/http-node.ts) */
+  transport?: TransportFactory;
 }
 
 /** The kinds a Tyk Gateway has (the developer portal's are the Dashboard's only). */
@@ -154,7 +157,6 @@ export class TykGatewayClient implements Gateway, CertificateStore {
   private readonly secret: string;
   private readonly timeoutMs: number;
   private readonly maxResponseBytes: number | undefined;
-  private readonly agent: HttpAgent;
   private readonly target: CallTarget;
   private readonly reloadPath: string;
   /** the ids of the last complete list of each kind, by their objects' digests */
@@ -166,14 +168,14 @@ export class TykGatewayClient implements Gateway, CertificateStore {
     this.secret = options.secret;
     this.timeoutMs = options.timeoutMs ?? 10_000;
     this.maxResponseBytes = options.maxResponseBytes;
-    this.agent = makeAgent({
+    const transport = (options.transport ?? nodeTransports())({
       ...(options.insecureSkipVerify ? { rejectUnauthorized: false } : {}),
       ...(options.lookup ? { lookup: options.lookup } : {}),
       ...(options.ca !== undefined ? { ca: options.ca } : {}),
       ...(options.tlsServerName !== undefined ? verifiedAs(options.tlsServerName) : {}),
     });
     this.reloadPath = options.reload === 'node' ? '/tyk/reload' : '/tyk/reload/group';
-    this.target = { label: `gateway ${options.name}`, name: options.name, ...(options.observe ? { observe: options.observe } : {}) };
+    this.target = { label: `gateway ${options.name}`, name: options.name, transport, ...(options.observe ? { observe: options.observe } : {}) };
   }
 
   /** Reads the list as it arrives (json-items.ts): each object is kept as it is parsed, or handed to `visit` as it is read, with its digest (listed-ids.ts). */
@@ -337,7 +339,7 @@ export class TykGatewayClient implements Gateway, CertificateStore {
   }
 
   async close(): Promise<void> {
-    await this.agent.close();
+    await this.target.transport.close();
   }
 
   private isTykNotFound(res: HttpResponse): boolean {
@@ -382,7 +384,6 @@ export class TykGatewayClient implements Gateway, CertificateStore {
       ...(consume === undefined ? {} : { consume }),
       timeoutMs: this.timeoutMs,
       ...(this.maxResponseBytes === undefined ? {} : { maxResponseBytes: this.maxResponseBytes }),
-      agent: this.agent,
     });
   }
 

@@ -107,7 +107,8 @@ import { randomBytes } from 'node:crypto';
 import type { LookupFunction } from 'node:net';
 import { GatewayApiError, GatewayRejectedError } from '../platform/errors.js';
 import { isObject, nonEmpty } from '../platform/guards.js';
-import { type HttpAgent, type HttpResponse, makeAgent, redactUrl } from '../platform/http.js';
+import { type HttpResponse, redactUrl, type TransportFactory } from '../platform/http.js';
+import { nodeTransports } from '../platform/http-node.js';
 import { type CertificateStore, certificateId, type Uploaded } from './certificates.js';
 import { oasApiId, withOasId, withoutOasFields } from './oas.js';
 import { answerMessage, type CallTarget, type GatewayObserver, gatewayCall, isAuthorisationFailure } from './transport.js';
@@ -130,6 +131,8 @@ export interface TykDashboardOptions {
   observe?: GatewayObserver;
   /** how long a complete policy list is trusted to say an id is absent; default 5 s (0: list on every miss) */
   listFreshMs?: number;
+  /** makes the connection pool (lib/platform/http.ts), chosen where the service is built; default Node's own (lib/platform/http-node.ts) */
+  transport?: TransportFactory;
 }
 
 const APIS = '/api/apis';
@@ -218,7 +221,6 @@ export class TykDashboardClient implements Gateway, CertificateStore {
   private readonly secret: string;
   private readonly timeoutMs: number;
   private readonly maxResponseBytes: number | undefined;
-  private readonly agent: HttpAgent;
   private readonly target: CallTarget;
   private readonly listFreshMs: number;
   /** when the last complete policy list started (epoch ms) */
@@ -243,8 +245,8 @@ export class TykDashboardClient implements Gateway, CertificateStore {
     this.timeoutMs = options.timeoutMs ?? 10_000;
     this.maxResponseBytes = options.maxResponseBytes;
     this.listFreshMs = options.listFreshMs ?? 5_000;
-    this.agent = makeAgent({ ...(options.insecureSkipVerify ? { rejectUnauthorized: false } : {}), ...(options.lookup ? { lookup: options.lookup } : {}) });
-    this.target = { label: `dashboard ${options.name}`, name: options.name, ...(options.observe ? { observe: options.observe } : {}) };
+    const transport = (options.transport ?? nodeTransports())({ ...(options.insecureSkipVerify ? { rejectUnauthorized: false } : {}), ...(options.lookup ? { lookup: options.lookup } : {}) });
+    this.target = { label: `dashboard ${options.name}`, name: options.name, transport, ...(options.observe ? { observe: options.observe } : {}) };
   }
 
   /** The Dashboard's lists are read whole (one JSON object each, not a bare list); `visit` then takes each object. */
@@ -320,7 +322,7 @@ export class TykDashboardClient implements Gateway, CertificateStore {
   }
 
   async close(): Promise<void> {
-    await this.agent.close();
+    await this.target.transport.close();
   }
 
   /** The Dashboard URL without credentials, for logs and /readyz. */
@@ -750,7 +752,6 @@ export class TykDashboardClient implements Gateway, CertificateStore {
       ...(raw === undefined ? {} : { rawBody: raw.text, contentType: raw.contentType }),
       timeoutMs: this.timeoutMs,
       ...(this.maxResponseBytes === undefined ? {} : { maxResponseBytes: this.maxResponseBytes }),
-      agent: this.agent,
     });
   }
 }

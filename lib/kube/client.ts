@@ -1,7 +1,9 @@
 /**
  * KubeApi over HTTP: @kubernetes/client-node's KubeConfig supplies the server and the
  * credentials (kubeconfig file or in-cluster service account, token refresh and exec plugins
- * included); requests go over Node's https (lib/platform/http.ts) with a timeout on every call.
+ * included); requests go over the transport the service chose (lib/platform/http.ts: Node's own by
+ * default, undici's for full runs), made with the kubeconfig's TLS settings (made again when they
+ * change), with a timeout on every call.
  *
  * Guarantees (see ./types.ts): get → null only on 404; list follows `continue` to the end or
  * throws (an expired continue token restarts the list, at most twice); finalizer changes
@@ -16,7 +18,8 @@
 import { hostname } from 'node:os';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { KubeApiError, KubeConflictError, KubeUnavailableError } from '../platform/errors.js';
-import { type HttpAgent, type HttpResponse, httpRequest, makeAgent, TransportError } from '../platform/http.js';
+import { type HttpResponse, type HttpTransport, TransportError, type TransportFactory } from '../platform/http.js';
+import { nodeTransports } from '../platform/http-node.js';
 import { EventRecorder, type EventSink, type EventType, type KubeEvent, type RecordedEvent } from './events.js';
 import { EVENT } from './kinds.js';
 import type { KubeApi, KubeObject, ListOptions, ResourceKind } from './types.js';
@@ -34,6 +37,8 @@ export interface KubeClientOptions {
   secrets?: readonly string[];
   /** reportingInstance of our Events; default the host name (the pod's name in Kubernetes) */
   instance?: string;
+  /** makes the connection pool (lib/platform/http.ts), chosen where the service is built; default Node's own (lib/platform/http-node.ts) */
+  transport?: TransportFactory;
 }
 
 type Query = Record<string, string | number | undefined>;
@@ -52,7 +57,8 @@ export class KubeClient implements KubeApi, EventSink {
   private readonly timeoutMs: number;
   private readonly pageSize: number;
   private readonly conflictRetries: number;
-  private agent?: { agent: HttpAgent; fingerprint: string };
+  private readonly transports: TransportFactory;
+  private transport?: { transport: HttpTransport; fingerprint: string };
   private readonly events: EventRecorder;
 
   constructor(
@@ -62,6 +68,7 @@ export class KubeClient implements KubeApi, EventSink {
     this.timeoutMs = options.timeoutMs ?? 10_000;
     this.pageSize = options.pageSize ?? 500;
     this.conflictRetries = options.conflictRetries ?? 5;
+    this.transports = options.transport ?? nodeTransports();
     this.events = new EventRecorder(this, {
       component: 'gateway-reconciler',
       instance: (options.instance ?? hostname()).slice(0, 128),
@@ -239,14 +246,13 @@ export class KubeClient implements KubeApi, EventSink {
     if (opts.auth) headers.authorization = `Basic ${Buffer.from(opts.auth).toString('base64')}`;
     if (options.accept) headers.accept = options.accept;
     try {
-      return await httpRequest({
+      return await this.transportFor(opts).request({
         method,
         url: joinUrl(server, path, options.query),
         headers,
         body: options.body,
         contentType: options.contentType,
         timeoutMs: this.timeoutMs,
-        agent: this.agentFor(opts),
       });
     } catch (err) {
       if (err instanceof TransportError) throw new KubeUnavailableError(`API server: ${err.message}`, { cause: err });
@@ -254,21 +260,21 @@ export class KubeClient implements KubeApi, EventSink {
     }
   }
 
-  private agentFor(opts: HttpsOpts): HttpAgent {
+  private transportFor(opts: HttpsOpts): HttpTransport {
     const fingerprint = [opts.ca, opts.cert, opts.key, opts.rejectUnauthorized, opts.servername].map((v) => String(v ?? '')).join('\u0000');
-    if (this.agent?.fingerprint !== fingerprint) {
-      void this.agent?.agent.close();
-      this.agent = {
+    if (this.transport?.fingerprint !== fingerprint) {
+      void this.transport?.transport.close();
+      this.transport = {
         fingerprint,
-        agent: makeAgent({ ca: opts.ca, cert: opts.cert, key: opts.key, rejectUnauthorized: opts.rejectUnauthorized, servername: opts.servername }),
+        transport: this.transports({ ca: opts.ca, cert: opts.cert, key: opts.key, rejectUnauthorized: opts.rejectUnauthorized, servername: opts.servername }),
       };
     }
-    return this.agent.agent;
+    return this.transport.transport;
   }
 
   async close(): Promise<void> {
-    await this.agent?.agent.close();
-    this.agent = undefined;
+    await this.transport?.transport.close();
+    this.transport = undefined;
   }
 }
 

@@ -35,6 +35,8 @@ const WEBHOOKS = ['watch', 'audit', 'cloudevents'];
  * trimming in scripts/bundle.ts.
  */
 const WEBHOOK_LIMIT_KB = 400;
+/** The functions that run full runs, over undici's pooled client (functions/schedule.ts, functions/shard.ts); the others keep Node's own. */
+const FULL_RUNS = ['schedule', 'shard'];
 const TOKEN = 'package-test-token-0123456789';
 
 /**
@@ -197,10 +199,21 @@ t.test('npm run bundle: one working bundle per function, small where it matters'
       inputs.some((p) => /node_modules\/(node-fetch|whatwg-url|tr46|ws|tar-fs)\//.test(p)),
       `${name}: no node-fetch, whatwg-url, tr46, ws, tar-fs`,
     );
-    t.notOk(
-      inputs.some((p) => /node_modules\/undici\//.test(p)),
-      `${name}: no undici (lib/platform/http.ts is node:http and node:https; @kubernetes/client-node's fetch dispatchers are left out)`,
-    );
+    if (FULL_RUNS.includes(name)) {
+      t.ok(inputs.includes('lib/platform/http-undici.ts'), `${name}: a full run's requests go over undici's pooled client`);
+      t.ok(
+        inputs.some((p) => p.endsWith('node_modules/undici/lib/dispatcher/agent.js')),
+        `${name}: undici's Agent is in the bundle`,
+      );
+      t.notOk(
+        inputs.some((p) => /node_modules\/undici\/(index\.js|lib\/(web\/(websocket|eventsource|cache)|mock|cache|interceptor)\/)/.test(p)),
+        `${name}: of undici, only the Agent and its request() (scripts/bundle.ts trimUndici): no entry point, WebSocket, EventSource, caches, mocks or interceptors`,
+      );
+    } else
+      t.notOk(
+        inputs.some((p) => /node_modules\/undici\//.test(p) || p === 'lib/platform/http-undici.ts'),
+        `${name}: no undici (lib/platform/http-node.ts is node:http and node:https; @kubernetes/client-node's fetch dispatchers are left out)`,
+      );
     t.notOk(
       inputs.some((p) => /node_modules\/(pino|sonic-boom|thread-stream|pino-std-serializers|@pinojs\/redact)\//.test(p)),
       `${name}: no pino (Lambda logs through lib/platform/log-lines.ts)`,
@@ -277,6 +290,17 @@ t.test('npm run bundle: one working bundle per function, small where it matters'
   t.match(JSON.parse(answer.body), { accepted: 1, report: { objects: [{ name: 'bundled', action: 'CREATE', result: 'synced' }] } });
   t.ok(tyk.loaded('api').has('ZGVmYXVsdC9idW5kbGVk'), 'the API is on the gateway');
   t.equal((kube.getObject('apidefinitions', 'default', 'bundled')?.status as { api_id?: string } | undefined)?.api_id, 'ZGVmYXVsdC9idW5kbGVk', 'and its status says so');
+
+  // the schedule bundle: a full run over undici's pooled client, as bundled (trimUndici)
+  kube.put(apiDefinition('scheduled').build());
+  const scheduled = await node<{ counts: Record<string, number>; errors: number }>(
+    `const { handler } = await import(${JSON.stringify(urls.schedule)});
+     const r = await handler({ time: '2026-01-01T00:00:00Z' }, { getRemainingTimeInMillis: () => 60_000 });
+     process.stdout.write(JSON.stringify(r) + '\\n', () => process.exit(0));`,
+    env,
+  );
+  t.match(scheduled, { counts: { synced: 1, unchanged: 1 }, errors: 0 }, `the schedule bundle's full run: ${JSON.stringify(scheduled)}`);
+  t.ok(tyk.loaded('api').has('ZGVmYXVsdC9zY2hlZHVsZWQ'), 'its API is on the gateway');
 
   // pro mode: the Tyk Dashboard client comes from its chunk, loaded on first use
   kube.put(apiDefinition('on-dashboard').build());

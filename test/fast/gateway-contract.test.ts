@@ -1,8 +1,9 @@
 /**
  * The Gateway contract (test/memory/contract.ts) against both implementations, per mode:
- * MemoryTykGateway, TykGatewayClient against the Tyk Gateway fake, and a ReplicaGateway over
+ * MemoryTykGateway, TykGatewayClient against the Tyk Gateway fake (over Node's own transport and
+ * over undici's pooled client, lib/platform/http-*.ts), and a ReplicaGateway over
  * three replicas (to the engine, one gateway); MemoryTykDashboard and
- * TykDashboardClient against the Dashboard fake. Then the same writes through both, whose
+ * TykDashboardClient against the Dashboard fake (over each transport). Then the same writes through both, whose
  * reads must agree field for field (up to the ids and times each gateway makes up).
  */
 import t from 'tap';
@@ -10,6 +11,8 @@ import { ReplicaGateway } from '../../lib/gateway/replicas.js';
 import { TykGatewayClient } from '../../lib/gateway/tyk-ce.js';
 import { TykDashboardClient } from '../../lib/gateway/tyk-dashboard.js';
 import type { Gateway, GatewayObjectKind, JsonObject } from '../../lib/gateway/types.js';
+import type { TransportFactory } from '../../lib/platform/http.js';
+import { undiciTransports } from '../../lib/platform/http-undici.js';
 import type { FaultSpec } from '../fakes/faults.js';
 import { startFakeTykDashboard } from '../fakes/tyk-dashboard.js';
 import type { CallRecord } from '../fakes/tyk-fake-base.js';
@@ -71,9 +74,9 @@ function httpFaults(inject: (spec: FaultSpec<CallRecord>) => unknown, where: (op
 /** The kinds the contract covers (the developer portal's are tested against the Dashboard fake: test/fakes/tyk-dashboard-portal.test.ts). */
 type TykKind = 'api' | 'policy' | 'oas';
 
-async function httpCe(): Promise<GatewaySubject> {
+async function httpCe(transport?: TransportFactory): Promise<GatewaySubject> {
   const fake = await startFakeTykGateway({ reloadDelayMs: 1 });
-  const client = new TykGatewayClient({ name: 'default', url: fake.url, secret: fake.secret, timeoutMs: 5_000 });
+  const client = new TykGatewayClient({ name: 'default', url: fake.url, secret: fake.secret, timeoutMs: 5_000, ...(transport ? { transport } : {}) });
   const where = (op: GatewayFaultOp, kind: GatewayObjectKind): Where => {
     const base = { api: '/tyk/apis', policy: '/tyk/policies', oas: '/tyk/apis/oas' }[kind as TykKind];
     if (op === 'list') return { method: 'GET', path: base };
@@ -94,9 +97,9 @@ async function httpCe(): Promise<GatewaySubject> {
   };
 }
 
-async function httpPro(): Promise<GatewaySubject> {
+async function httpPro(transport?: TransportFactory): Promise<GatewaySubject> {
   const fake = await startFakeTykDashboard();
-  const client = new TykDashboardClient({ name: 'default', url: fake.url, secret: fake.secret, timeoutMs: 5_000 });
+  const client = new TykDashboardClient({ name: 'default', url: fake.url, secret: fake.secret, timeoutMs: 5_000, ...(transport ? { transport } : {}) });
   const where = (op: GatewayFaultOp, kind: GatewayObjectKind): Where => {
     const base = { api: '/api/apis', policy: '/api/portal/policies', oas: '/api/apis/oas' }[kind as TykKind];
     // OAS APIs are listed with the others; written by a PUT first
@@ -118,10 +121,12 @@ async function httpPro(): Promise<GatewaySubject> {
 }
 
 gatewayContract(t, 'MemoryTykGateway (ce)', 'ce', memoryCe);
-gatewayContract(t, 'TykGatewayClient over HTTP (ce)', 'ce', httpCe);
+gatewayContract(t, 'TykGatewayClient over HTTP (ce)', 'ce', () => httpCe());
+gatewayContract(t, "TykGatewayClient over undici's pooled client (ce)", 'ce', () => httpCe(undiciTransports()));
 gatewayContract(t, 'ReplicaGateway over three MemoryTykGateways (ce)', 'ce', memoryReplicas);
 gatewayContract(t, 'MemoryTykDashboard (pro)', 'pro', memoryPro);
-gatewayContract(t, 'TykDashboardClient over HTTP (pro)', 'pro', httpPro);
+gatewayContract(t, 'TykDashboardClient over HTTP (pro)', 'pro', () => httpPro());
+gatewayContract(t, "TykDashboardClient over undici's pooled client (pro)", 'pro', () => httpPro(undiciTransports()));
 
 /** What each gateway makes up on its own (ids, times) is masked; everything else must agree. */
 function masked(body: JsonObject | null): unknown {

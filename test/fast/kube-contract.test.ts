@@ -1,6 +1,7 @@
 /**
  * The KubeApi contract (test/memory/contract.ts) against both implementations: MemoryKube,
- * and our KubeClient over HTTP against the loopback API server (which serves our CRDs).
+ * and our KubeClient over HTTP against the loopback API server (which serves our CRDs), over
+ * each HTTP transport (lib/platform/http-node.ts, lib/platform/http-undici.ts).
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -9,6 +10,8 @@ import { KubeConfig } from '@kubernetes/client-node';
 import t from 'tap';
 import { KubeClient } from '../../lib/kube/client.js';
 import type { KubeObject } from '../../lib/kube/types.js';
+import type { TransportFactory } from '../../lib/platform/http.js';
+import { undiciTransports } from '../../lib/platform/http-undici.js';
 import { type FaultSpec, startFakeKubeApiServer } from '../fakes/kube-apiserver.js';
 import { FakeClock } from '../harness/clock.js';
 import { type KubeFaultOp, type KubeSubject, kubeContract } from '../memory/contract.js';
@@ -41,12 +44,12 @@ const WHERE: Record<KubeFaultOp, Pick<FaultSpec, 'method' | 'path'>> = {
   patchStatus: { method: 'PATCH', path: new RegExp(`^${COLLECTION}/[^/]+/status$`) },
 };
 
-async function overHttp(): Promise<KubeSubject> {
+async function overHttp(transport?: TransportFactory): Promise<KubeSubject> {
   const fake = await startFakeKubeApiServer();
   const dir = await mkdtemp(join(tmpdir(), 'gr-contract-'));
   const kc = new KubeConfig();
   kc.loadFromFile(await fake.writeKubeconfig(dir));
-  const client = new KubeClient(kc, { timeoutMs: 5_000, instance: 'contract' });
+  const client = new KubeClient(kc, { timeoutMs: 5_000, instance: 'contract', ...(transport ? { transport } : {}) });
   return {
     api: client,
     seed: async (obj) => fake.put(obj) as KubeObject,
@@ -70,4 +73,5 @@ async function overHttp(): Promise<KubeSubject> {
 }
 
 kubeContract(t, 'MemoryKube', memory);
-kubeContract(t, 'KubeClient over HTTP', overHttp);
+kubeContract(t, "KubeClient over HTTP (Node's own)", () => overHttp());
+kubeContract(t, "KubeClient over HTTP (undici's pooled client)", () => overHttp(undiciTransports()));

@@ -21,9 +21,12 @@ import type { KubeObject } from '../../lib/kube/types.js';
 import { PrometheusMetrics } from '../../lib/metrics/prometheus.js';
 import type { Clock } from '../../lib/platform/clock.js';
 import { loadConfig } from '../../lib/platform/config.js';
+import type { HttpTransport, TransportFactory, TransportKind } from '../../lib/platform/http.js';
+import { nodeTransports } from '../../lib/platform/http-node.js';
+import { undiciTransports } from '../../lib/platform/http-undici.js';
 import { type Logger, silentLogger } from '../../lib/platform/log.js';
 import { buildApp } from '../../lib/server.js';
-import { createService, loadKubeConfig, type Service, secretsOf } from '../../lib/service.js';
+import { createService, loadKubeConfig, runConnections, type Service, secretsOf } from '../../lib/service.js';
 import { RedisStore } from '../../lib/store/redis.js';
 import type { FakeKubeApiServerOptions } from '../fakes/kube-apiserver.js';
 import { type FakeTykDashboard, type FakeTykDashboardOptions, startFakeTykDashboard } from '../fakes/tyk-dashboard.js';
@@ -98,6 +101,8 @@ export interface WorldOptions {
   log?: Logger;
   /** items per list page the service's API-server client asks for (default: the client's) */
   kubePageSize?: number;
+  /** the service's HTTP transport (lib/platform/http.ts): Node's own (default, as the webhook functions) or undici's (as full runs) */
+  transport?: TransportKind;
 }
 
 export { capturingLogger, type LogEntry } from './log.js';
@@ -129,6 +134,8 @@ export class World {
   private readonly retired: Service[] = [];
   /** what every key of `store` starts with (set by startWorld) */
   storePrefix = '';
+  /** the requests the services sent through their HTTP transport (WorldOptions.transport), by its kind */
+  transportRequests: Record<TransportKind, number> = { node: 0, undici: 0 };
 
   constructor(
     readonly clock: OffsetClock,
@@ -344,8 +351,11 @@ export async function startWorld(options: WorldOptions = {}): Promise<World> {
   const clock = new OffsetClock();
   // one registry per world, shared by its services, as one process's /metrics
   const metrics = new PrometheusMetrics({ defaultMetrics: false });
+  const chosen: TransportFactory = options.transport === 'undici' ? undiciTransports({ connections: runConnections(options.settings) }) : nodeTransports();
+  const transportRequests: Record<TransportKind, number> = { node: 0, undici: 0 };
+  const transport: TransportFactory = (tls) => counting(chosen(tls), transportRequests);
   const kubeClient = (pageSize: number) => {
-    const client = new KubeClient(loadKubeConfig(config, env), { pageSize, timeoutMs: config.httpTimeoutMs, now: () => clock.now(), secrets: secretsOf(config) });
+    const client = new KubeClient(loadKubeConfig(config, env), { pageSize, timeoutMs: config.httpTimeoutMs, now: () => clock.now(), secrets: secretsOf(config), transport });
     return { kube: client, closers: [() => client.close()] };
   };
   const newService = () =>
@@ -355,6 +365,7 @@ export async function startWorld(options: WorldOptions = {}): Promise<World> {
       clock,
       metrics,
       log: options.log ?? silentLogger,
+      transport,
       settings: { settle: { budgetMs: 3_000, initialDelayMs: 15, maxDelayMs: 200, reloadEveryMs: 150 }, ...options.settings },
     });
   const svc = newService();
@@ -364,5 +375,21 @@ export async function startWorld(options: WorldOptions = {}): Promise<World> {
     await rm(dir, { recursive: true, force: true });
   });
   world.storePrefix = storePrefix;
+  world.transportRequests = transportRequests;
   return world;
+}
+
+/** A transport that counts the requests sent through it, by its kind (World.transportRequests). */
+function counting(transport: HttpTransport, counts: Record<TransportKind, number>): HttpTransport {
+  return {
+    kind: transport.kind,
+    get closed() {
+      return transport.closed;
+    },
+    request: (req) => {
+      counts[transport.kind] += 1;
+      return transport.request(req);
+    },
+    close: () => transport.close(),
+  };
 }

@@ -2,7 +2,9 @@
  * Faults a serverless deployment meets, through HTTP with real Redis and the loopback fakes:
  * locks that are short-lived and renewed while their holder works (a dead invocation blocks
  * its objects for a TTL of seconds; a slow one keeps them), and a shutdown in the middle of a
- * run (it stops writing, settles and records what it wrote, and releases its locks).
+ * run (it stops writing, settles and records what it wrote, and releases its locks). The
+ * concurrent full runs and the restarted gateway send over undici's pooled client, as full runs
+ * are deployed; the others over Node's own.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import t, { type Test } from 'tap';
@@ -137,7 +139,8 @@ t.test('Redis killed mid-run: no further write starts, the run answers 503; once
 });
 
 t.test('eight concurrent invocations over the same 200 objects: one write per object, then one per change', async (t) => {
-  const w = await worldFor(t);
+  // full runs, over undici's pooled client as they are deployed
+  const w = await worldFor(t, { transport: 'undici' });
   const names = Array.from({ length: 200 }, (_, i) => `api-${String(i).padStart(3, '0')}`);
   for (const n of names) await w.create(apiDefinition(n).build());
   const invocations = Array.from({ length: 8 }, () => w.anotherInvocation());
@@ -189,7 +192,7 @@ t.test('GATEWAY_MAX_CONCURRENT_WRITES holds every invocation together under the 
 });
 
 t.test('a gateway restarted empty drops the first reload: the run re-issues it and every API is served again, one write each', async (t) => {
-  const w = await worldFor(t);
+  const w = await worldFor(t, { transport: 'undici' });
   const names = ['a', 'b', 'c', 'd'];
   for (const n of names) await w.create(apiDefinition(n).build());
   await w.tick();

@@ -3,7 +3,8 @@
  * endpoints of the gateway's Service (EndpointSlices on the loopback API server), two Tyk Gateway
  * fakes here. A run writes each API to both, reloads each on its own node (never the group),
  * reports the replicas; a replica that joins is served by the full run that its EndpointSlice's
- * watch event starts, and another Service's slice starts nothing.
+ * watch event starts, and another Service's slice starts nothing. The service sends over undici's
+ * pooled client (its replicas' clients too), as the self-hosted server does.
  */
 import t, { type Test } from 'tap';
 import type { KubeObject } from '../../lib/kube/types.js';
@@ -29,7 +30,8 @@ function slice(name: string, service: string, endpoints: { pod: string; gw: Fake
 
 /** A World with TYK_GATEWAY_SERVICE=tyk/gateway-svc:http, its gateway fake and two more; the EndpointSlice version its API server serves. */
 async function replicasWorld(t: Test) {
-  const w = await worldFor(t, { env: { TYK_GATEWAY_SERVICE: 'tyk/gateway-svc:http' }, kube: { resources: [ENDPOINT_SLICE_TYPE] }, tyk: { reloadDelayMs: 1 } });
+  // the replicas' clients over undici's pooled client, as a full run's (lib/main.ts)
+  const w = await worldFor(t, { env: { TYK_GATEWAY_SERVICE: 'tyk/gateway-svc:http' }, kube: { resources: [ENDPOINT_SLICE_TYPE] }, tyk: { reloadDelayMs: 1 }, transport: 'undici' });
   const v: 'v1' | 'v1beta1' = w.kube.kind === 'real' ? 'v1beta1' : 'v1';
   const more: FakeTykGateway[] = [];
   for (let i = 0; i < 2; i++) {
@@ -47,8 +49,14 @@ t.test('the default gateway as its replicas: every API on each, a node reload ea
   await w.kube.put(slice('gateway-svc-b', 'gateway-svc', [{ pod: 'gw-1', gw: second }], v));
 
   await w.create(apiDefinition('httpbin').build());
+  for (const calls of [w.kube, w.tyk, second, third]) calls.resetCalls();
+  const sent = w.transportRequests.undici;
   const first = await w.tick();
   t.match(reported(first, 'httpbin'), { result: 'synced' }, 'synced');
+  if (w.kube.kind === 'fake') {
+    const seen = w.kube.calls.length + w.tyk.calls.length + second.calls.length + third.calls.length;
+    t.equal(w.transportRequests.undici - sent, seen, 'every call the API server and the replicas saw came over undici');
+  }
   t.same(first.gateway.replicas, [{ gateway: 'default', replicas: ['gw-0', 'gw-1'], unreadable: [] }], 'the replicas reported');
   for (const [name, gw] of [
     ['gw-0', w.tyk],

@@ -12,7 +12,11 @@ import { certificateId } from '../../lib/gateway/certificates.js';
 import { TykDashboardClient, type TykDashboardOptions } from '../../lib/gateway/tyk-dashboard.js';
 import type { JsonObject } from '../../lib/gateway/types.js';
 import { GatewayApiError, GatewayRejectedError, GatewayUnavailableError, InvalidSpecError } from '../../lib/platform/errors.js';
+import { undiciTransports } from '../../lib/platform/http-undici.js';
 import { DASHBOARD_VARIANTS, type FakeTykDashboard, type FakeTykDashboardOptions, startFakeTykDashboard } from '../fakes/tyk-dashboard.js';
+
+/** The clients here send over undici's pooled client, as full runs do (the fast tier's contract tests use Node's own). */
+const UNDICI = undiciTransports();
 
 const SECRET = 'dashboard-user-key-0123456789abcdef';
 
@@ -43,7 +47,7 @@ async function setupOn(tt: Test, options: FakeTykDashboardOptions = {}): Promise
   const d = await startFakeTykDashboard({ secret: SECRET, ...options });
   tt.teardown(() => d.close());
   const fresh = (extra: Partial<TykDashboardOptions> = {}): TykDashboardClient => {
-    const c = new TykDashboardClient({ name: 'default', url: `${d.url}/`, secret: SECRET, timeoutMs: 2000, ...extra });
+    const c = new TykDashboardClient({ transport: UNDICI, name: 'default', url: `${d.url}/`, secret: SECRET, timeoutMs: 2000, ...extra });
     tt.teardown(() => c.close());
     return c;
   };
@@ -681,7 +685,7 @@ for (const variant of DASHBOARD_VARIANTS) {
       });
       t.equal(seed.status, 200);
       const [mid] = [...dash.policies().keys()];
-      const client = new TykDashboardClient({ name: 'pro', url: dash.url, secret: dash.secret });
+      const client = new TykDashboardClient({ transport: UNDICI, name: 'pro', url: dash.url, secret: dash.secret });
       t.teardown(() => client.close());
       t.match(await client.get('policy', mid as string), { _id: mid, name: 'legacy' });
       await client.upsert('policy', mid as string, { name: 'legacy', active: true, rate: 5 });

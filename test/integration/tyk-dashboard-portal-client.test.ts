@@ -15,8 +15,12 @@ import { TykGatewayClient } from '../../lib/gateway/tyk-ce.js';
 import { TykDashboardClient } from '../../lib/gateway/tyk-dashboard.js';
 import type { JsonObject } from '../../lib/gateway/types.js';
 import { GatewayApiError, GatewayRejectedError, GatewayUnsupportedError } from '../../lib/platform/errors.js';
+import { undiciTransports } from '../../lib/platform/http-undici.js';
 import { type FakeTykDashboard, startFakeTykDashboard } from '../fakes/tyk-dashboard.js';
 import { startFakeTykGateway } from '../fakes/tyk-gateway.js';
+
+/** The clients here send over undici's pooled client, as full runs do (the fast tier's contract tests use Node's own). */
+const UNDICI = undiciTransports();
 
 const SECRET = 'dashboard-user-key-0123456789abcdef';
 type Entry = Record<string, unknown>;
@@ -24,7 +28,7 @@ type Entry = Record<string, unknown>;
 async function setup(t: Test): Promise<{ d: FakeTykDashboard; client: TykDashboardClient }> {
   const d = await startFakeTykDashboard({ secret: SECRET });
   t.teardown(() => d.close());
-  const client = new TykDashboardClient({ name: 'default', url: d.url, secret: SECRET, timeoutMs: 2000 });
+  const client = new TykDashboardClient({ transport: UNDICI, name: 'default', url: d.url, secret: SECRET, timeoutMs: 2000 });
   t.teardown(() => client.close());
   return { d, client };
 }
@@ -197,7 +201,7 @@ t.test('a 403 that does not refuse the key is not reported as a TYK_AUTH problem
   t.type(denied, GatewayApiError);
   t.match(String((denied as Error).message), /403 access denied.*\(check TYK_AUTH\)/, 'a refused permission names the key');
 
-  const wrongKey = new TykDashboardClient({ name: 'default', url: d.url, secret: 'not-the-key-0123456789', timeoutMs: 2000 });
+  const wrongKey = new TykDashboardClient({ transport: UNDICI, name: 'default', url: d.url, secret: 'not-the-key-0123456789', timeoutMs: 2000 });
   t.teardown(() => wrongKey.close());
   const unauthorised = await wrongKey.get('portal-catalogue', catalogueId(['p1'])).catch((e: unknown) => e);
   t.match(String((unauthorised as Error).message), /401 Not authorised \(check TYK_AUTH\)/, 'a 401 names the key');
@@ -206,7 +210,7 @@ t.test('a 403 that does not refuse the key is not reported as a TYK_AUTH problem
 t.test("a catalogue answered as a list of one (the SDK swagger's schema) reads and writes the same", async (t) => {
   const d = await startFakeTykDashboard({ secret: SECRET, catalogueAnswer: 'list' });
   t.teardown(() => d.close());
-  const client = new TykDashboardClient({ name: 'default', url: d.url, secret: SECRET, timeoutMs: 2000 });
+  const client = new TykDashboardClient({ transport: UNDICI, name: 'default', url: d.url, secret: SECRET, timeoutMs: 2000 });
   t.teardown(() => client.close());
   t.equal(await client.get('portal-catalogue', catalogueId(['p1'])), null, 'none: absent');
   await client.upsert('portal-catalogue', catalogueId(['p1']), { apis: [{ name: 'One', policy_id: 'p1', docs: { doc_type: 'swagger_custom_url', documentation: 'https://x' } }] });
@@ -289,7 +293,7 @@ t.test('descriptions have nothing of their own on the Dashboard: every id reads 
 t.test('a Tyk Gateway refuses every portal kind, saying the portal needs a Dashboard, without a call', async (t) => {
   const gw = await startFakeTykGateway();
   t.teardown(() => gw.close());
-  const client = new TykGatewayClient({ name: 'default', url: gw.url, secret: gw.secret, timeoutMs: 2000 });
+  const client = new TykGatewayClient({ transport: UNDICI, name: 'default', url: gw.url, secret: gw.secret, timeoutMs: 2000 });
   t.teardown(() => client.close());
   for (const kind of ['portal-description', 'portal-catalogue', 'portal-configuration'] as const) {
     for (const call of [() => client.list(kind), () => client.get(kind, 'x'), () => client.upsert(kind, 'x', {}), () => client.remove(kind, 'x')]) {

@@ -11,8 +11,12 @@ import { certificateId } from '../../lib/gateway/certificates.js';
 import { TykGatewayClient, type TykGatewayOptions } from '../../lib/gateway/tyk-ce.js';
 import type { JsonObject } from '../../lib/gateway/types.js';
 import { errorCode, GatewayApiError, GatewayRejectedError, GatewayResponseTooLargeError, GatewayUnavailableError, GatewayUnsupportedError, InvalidSpecError } from '../../lib/platform/errors.js';
+import { undiciTransports } from '../../lib/platform/http-undici.js';
 import { type FakeTykGateway, type FakeTykOptions, startFakeTykGateway } from '../fakes/tyk-gateway.js';
 import { PEM } from '../fixtures/pem.js';
+
+/** The clients here send over undici's pooled client, as full runs do (the fast tier's contract tests use Node's own). */
+const UNDICI = undiciTransports();
 
 interface Test {
   teardown(fn: () => unknown): void;
@@ -21,7 +25,7 @@ interface Test {
 async function setup(tt: Test, options: FakeTykOptions = {}, extra: Partial<TykGatewayOptions> = {}): Promise<{ gw: FakeTykGateway; client: TykGatewayClient }> {
   const gw = await startFakeTykGateway({ secret: 'ce-secret-0123456789', reloadDelayMs: 1, ...options });
   tt.teardown(() => gw.close());
-  const client = new TykGatewayClient({ name: 'default', url: gw.url, secret: gw.secret, timeoutMs: 2000, ...extra });
+  const client = new TykGatewayClient({ transport: UNDICI, name: 'default', url: gw.url, secret: gw.secret, timeoutMs: 2000, ...extra });
   tt.teardown(() => client.close());
   return { gw, client };
 }
@@ -105,7 +109,7 @@ t.test('a 404 that is not Tyk’s JSON (a proxy’s page) is an error, never "ab
   await fails(tt, client.remove('api', 'a'), GatewayApiError, /delete API a: 404/, 'a proxy 404 on DELETE');
   gw.inject({ method: 'POST', path: '/tyk/apis', status: 400, body: { status: 'error', message: 'Request malformed' } });
   await fails(tt, client.upsert('api', 'a', api('a')), GatewayRejectedError, /rejected by the gateway: Request malformed/, 'a 400');
-  const wrong = new TykGatewayClient({ name: 'x', url: gw.url, secret: 'wrong', timeoutMs: 2000 });
+  const wrong = new TykGatewayClient({ transport: UNDICI, name: 'x', url: gw.url, secret: 'wrong', timeoutMs: 2000 });
   tt.teardown(() => wrong.close());
   await fails(tt, wrong.list('api'), GatewayApiError, /403 .*check TYK_AUTH/, 'a wrong secret');
 });
@@ -199,7 +203,7 @@ t.test('the certificate store: upload once per certificate, the id known before,
   // the gateway refusing what it cannot decode, and a wrong secret: told apart
   gw.inject({ method: 'POST', path: '/tyk/certs', status: 403, body: { status: 'error', message: 'Failed to decode certificate' } });
   await tt.rejects(client.uploadCertificate(cert, org), GatewayRejectedError);
-  const wrong = new TykGatewayClient({ name: 'default', url: gw.url, secret: 'not-the-secret-0123', timeoutMs: 2000 });
+  const wrong = new TykGatewayClient({ transport: UNDICI, name: 'default', url: gw.url, secret: 'not-the-secret-0123', timeoutMs: 2000 });
   tt.teardown(() => wrong.close());
   const denied = await wrong.uploadCertificate(cert, org).catch((e: unknown) => e);
   tt.ok(denied instanceof GatewayApiError && !(denied instanceof GatewayRejectedError), 'a wrong secret is no rejection of the certificate');
@@ -338,7 +342,7 @@ t.test('OAS APIs: error classes', async (tt) => {
   tt.same(visited, ['a:A', 'b:undefined']);
   gw.inject({ method: 'PUT', path: '/tyk/apis/oas/o1', drop: true, times: 2 });
   await fails(tt, client.upsert('oas', 'o1', oasApi('o1')), GatewayUnavailableError, /gateway default/, 'a dropped connection');
-  const wrong = new TykGatewayClient({ name: 'x', url: gw.url, secret: 'not-the-secret', timeoutMs: 2000 });
+  const wrong = new TykGatewayClient({ transport: UNDICI, name: 'x', url: gw.url, secret: 'not-the-secret', timeoutMs: 2000 });
   tt.teardown(() => wrong.close());
   await fails(tt, wrong.upsert('oas', 'o1', oasApi('o1')), GatewayApiError, /403 .*check TYK_AUTH/, 'a wrong secret');
 
@@ -352,7 +356,7 @@ t.test('GATEWAY_MAX_RESPONSE_BYTES: a list or a read longer than the limit is re
   const { gw, client } = await setup(t);
   for (let i = 0; i < 20; i++) await client.upsert('api', `big-${i}`, api(`big-${i}`));
   gw.reloadNow();
-  const small = new TykGatewayClient({ name: 'default', url: gw.url, secret: gw.secret, timeoutMs: 2000, maxResponseBytes: 8_192 });
+  const small = new TykGatewayClient({ transport: UNDICI, name: 'default', url: gw.url, secret: gw.secret, timeoutMs: 2000, maxResponseBytes: 8_192 });
   t.teardown(() => small.close());
   const listed = await small.list('api').then(
     () => undefined,
@@ -379,7 +383,7 @@ t.test("reload 'node': GET /tyk/reload reloads the gateway reached, not through 
   );
   tt.ok(await client.get('api', 'a1'), 'the write is loaded: the node reload did not need the channel');
 
-  const group = new TykGatewayClient({ name: 'default', url: gw.url, secret: gw.secret, timeoutMs: 2000 });
+  const group = new TykGatewayClient({ transport: UNDICI, name: 'default', url: gw.url, secret: gw.secret, timeoutMs: 2000 });
   tt.teardown(() => group.close());
   await group.upsert('api', 'a2', api('a2'));
   await reloaded(group, gw);
@@ -395,7 +399,7 @@ t.test('TLS: a gateway reached at its address is verified against tlsServerName,
   tt.teardown(() => gw.close());
   tt.match(gw.url, /^https:\/\/127\.0\.0\.1:\d+$/, 'served over HTTPS at an address');
   const client = (extra: Partial<TykGatewayOptions>): TykGatewayClient => {
-    const c = new TykGatewayClient({ name: 'tyk-gateway-0', url: gw.url, secret: gw.secret, timeoutMs: 2000, ...extra });
+    const c = new TykGatewayClient({ transport: UNDICI, name: 'tyk-gateway-0', url: gw.url, secret: gw.secret, timeoutMs: 2000, ...extra });
     tt.teardown(() => c.close());
     return c;
   };
