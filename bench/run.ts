@@ -10,7 +10,8 @@
  * BENCH_REDIS=1, is its own redis-server. All share the machine's cores, so wall times include
  * waiting for them, as a reconciler waits for a real API server and gateway.
  *
- * SETTINGS. The service's production defaults (DEFAULT_RUN_SETTINGS; settle: read back 250 ms
+ * SETTINGS. The service's clients send over undici's pooled client, as the self-hosted server's
+ * do (BENCH_TRANSPORT=node: Node's own http, as the webhook functions'). The service's production defaults (DEFAULT_RUN_SETTINGS; settle: read back 250 ms
  * after the reload), except WEBHOOK_RATE_LIMIT=0: the storm comes from one address per sender,
  * far above the default 600 requests/minute; HTTP_TIMEOUT_MS, when set in the bench's environment,
  * is passed through (N = 50,000 needs ~60 s for the gateway's list). The gateway fake applies a reload 5 ms after it is
@@ -144,18 +145,21 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import type { FastifyInstance } from 'fastify';
 import { hashOf } from '../lib/engine/hash.js';
-import { scheduledRun } from '../lib/triggers/schedule.js';
 import { defaultId } from '../lib/engine/ids.js';
 import { plan } from '../lib/engine/plan.js';
 import { DEFAULT_RUN_SETTINGS, type RunReport } from '../lib/engine/run.js';
 import { apiDefinitionPayload } from '../lib/kinds/api-definition/payload.js';
 import { loadConfig } from '../lib/platform/config.js';
+import type { TransportFactory } from '../lib/platform/http.js';
+import { nodeTransports } from '../lib/platform/http-node.js';
+import { undiciTransports } from '../lib/platform/http-undici.js';
 import { silentLogger } from '../lib/platform/log.js';
 import { buildApp } from '../lib/server.js';
-import { createService, type Service } from '../lib/service.js';
+import { createService, runConnections, type Service } from '../lib/service.js';
 import { MemoryStore } from '../lib/store/memory.js';
 import { createRedisStore } from '../lib/store/redis.js';
 import type { Store } from '../lib/store/types.js';
+import { scheduledRun } from '../lib/triggers/schedule.js';
 import { bundleAll } from '../scripts/bundle.js';
 import { startOwnRedis, type TestRedis } from '../test/harness/redis.js';
 import { COLDSTART_TARGETS, type ColdStartResult, coldStartTargets, measureColdStart, printColdStart } from './coldstart.js';
@@ -168,7 +172,7 @@ import { type ProfileSummary, profiled } from './profile.js';
 import { type Counts, type Endpoints, objectName, percentile, REPLICA_SERVICE } from './shared.js';
 import type { StormApi, StormResult } from './storm-child.js';
 import { type StormPlan, stormPlan } from './storm-plan.js';
-import { WriteFloor, type WriteFloorObject } from './write-floor.js';
+import { bestWriteFloor, WRITE_FLOOR_CONCURRENCIES, WriteFloor, type WriteFloorFigure, type WriteFloorObject } from './write-floor.js';
 
 const N = Number(process.env.BENCH_N ?? 10_000);
 const USE_REDIS = process.env.BENCH_REDIS === '1';
@@ -176,8 +180,8 @@ const COLDSTART = process.env.BENCH_COLDSTART !== '0';
 const STORM = process.env.BENCH_STORM !== '0';
 const WRITE_FLOOR = process.env.BENCH_WRITE_FLOOR !== '0';
 const TICK = process.env.BENCH_TICK === '1';
-/** the concurrencies the write floors are measured at, from the reconciler's own to a wide one; each phase is held to the fastest */
-const WRITE_FLOOR_CONCURRENCY = [DEFAULT_RUN_SETTINGS.concurrency, 16, 32, 64];
+/** the transport of the measured service's clients: undici's pooled client, as every full run of the self-hosted server (BENCH_TRANSPORT=node: Node's own, as the webhook functions) */
+const TRANSPORT = process.env.BENCH_TRANSPORT ?? 'undici';
 const PROFILE = process.env.BENCH_PROFILE;
 const PROFILE_FIRST = process.env.BENCH_PROFILE_FIRST;
 const PROFILE_RESTART = process.env.BENCH_PROFILE_RESTART;
@@ -226,6 +230,7 @@ function badSetting(message: string): never {
   process.exit(2);
 }
 if (!Number.isInteger(N) || N < 1) badSetting(`BENCH_N must be a positive integer, not ${process.env.BENCH_N}`);
+if (TRANSPORT !== 'undici' && TRANSPORT !== 'node') badSetting(`BENCH_TRANSPORT must be undici or node, not ${TRANSPORT}`);
 if (PROFILE_FAKES_PHASE !== 'first' && PROFILE_FAKES_PHASE !== 'storm') badSetting(`BENCH_PROFILE_FAKES_PHASE must be first or storm, not ${PROFILE_FAKES_PHASE}`);
 
 setFlagsFromString('--expose-gc');
@@ -239,11 +244,6 @@ function median(values: readonly number[]): number {
   const s = [...values].sort((a, b) => a - b);
   const mid = Math.floor(s.length / 2);
   return s.length % 2 === 1 ? (s[mid] as number) : ((s[mid - 1] as number) + (s[mid] as number)) / 2;
-}
-
-/** The fastest of a floor's runs at several concurrencies. */
-function fastest(figures: readonly WriteFloorFigure[]): WriteFloorFigure | undefined {
-  return figures.reduce<WriteFloorFigure | undefined>((best, f) => (best === undefined || f.ms < best.ms ? f : best), undefined);
 }
 
 function ratio(ms: number, floorMs: number): number {
@@ -315,17 +315,6 @@ interface Phase {
   ratioToWriteFloor?: number;
   /** store round trips per gateway write (first and restart: per object written; 0 without writes) */
   storeRoundTripsPerObject: number;
-}
-
-/** A write floor (bench/write-floor.ts) at one concurrency. */
-interface WriteFloorFigure {
-  concurrency: number;
-  ms: number;
-  objectsPerSec: number;
-  requests: number;
-  /** CPU of this process (the floor's client) and of the fakes during it, ms */
-  cpuMs: number;
-  fakesCpuMs: number;
 }
 
 /** The write floors of the phases that write: creating every object, and the drift's updates; empty when skipped. */
@@ -466,7 +455,7 @@ async function measureWriteFloors(fakes: Helper<FakesApi>, endpoints: Endpoints)
     ['first', 'create'],
     ['restart', 'gateway'],
   ] as const) {
-    for (const concurrency of WRITE_FLOOR_CONCURRENCY) {
+    for (const concurrency of WRITE_FLOOR_CONCURRENCIES) {
       const wf = new WriteFloor(target, concurrency);
       try {
         await resetFakes(fakes);
@@ -484,7 +473,14 @@ async function measureWriteFloors(fakes: Helper<FakesApi>, endpoints: Endpoints)
           const d = await wf.runUpdates(drifted);
           const usedDrift = process.cpuUsage(cpuDrift);
           const counts = await fakes.call('counts');
-          floors.drift.push({ concurrency, ms: d.ms, objectsPerSec: Math.round(drifted.length / (d.ms / 1000)), requests: d.requests, cpuMs: Math.round((usedDrift.user + usedDrift.system) / 1000), fakesCpuMs: counts.fakesCpuMs });
+          floors.drift.push({
+            concurrency,
+            ms: d.ms,
+            objectsPerSec: Math.round(drifted.length / (d.ms / 1000)),
+            requests: d.requests,
+            cpuMs: Math.round((usedDrift.user + usedDrift.system) / 1000),
+            fakesCpuMs: counts.fakesCpuMs,
+          });
         }
       } finally {
         await wf.close();
@@ -492,6 +488,11 @@ async function measureWriteFloors(fakes: Helper<FakesApi>, endpoints: Endpoints)
     }
   }
   return floors;
+}
+
+/** The measured service's transport (BENCH_TRANSPORT), as lib/main.ts sets undici's up. */
+function transportOf(): TransportFactory {
+  return TRANSPORT === 'node' ? nodeTransports() : undiciTransports({ connections: runConnections() });
 }
 
 async function fullRun(bench: Bench, svc: Service): Promise<Phase> {
@@ -669,10 +670,6 @@ function atMost(name: string, value: number, limit: number): BenchTarget {
   return { name, pass: value <= limit, value, limit };
 }
 
-function atLeast(name: string, value: number, limit: number): BenchTarget {
-  return { name, pass: value >= limit, value, limit: `>= ${limit}` };
-}
-
 function exactly(name: string, value: number, want: number): BenchTarget {
   return { name, pass: value === want, value, limit: `= ${want}` };
 }
@@ -691,7 +688,7 @@ interface Phases {
 const BASELINE_N = 10_000;
 /** Where each run leaves its figures, and where a run above BASELINE_N finds the baseline's (BENCH_BASELINE: another file). */
 const RESULTS_DIR = join(homedir(), '.cache', 'gateway-reconciler', 'bench');
-const resultsFile = (n: number): string => join(RESULTS_DIR, `last-${n}-${USE_REDIS ? 'redis' : 'memory'}${TICK ? '-tick' : ''}.json`);
+const resultsFile = (n: number): string => join(RESULTS_DIR, `last-${n}-${USE_REDIS ? 'redis' : 'memory'}${TICK ? '-tick' : ''}${TRANSPORT === 'node' ? '-node' : ''}.json`);
 const baselineFile = process.env.BENCH_BASELINE ?? resultsFile(BASELINE_N);
 
 /** The highest peak RSS of the full-run phases (those both sizes have). */
@@ -743,7 +740,7 @@ function targetsOf(p: Phases): BenchTarget[] {
   ] as const) {
     if (ph.ratioToWriteFloor !== undefined) out.push(atMost(`${name}: wall time / its fastest write floor (concurrency ${ph.writeFloorConcurrency})`, ph.ratioToWriteFloor, limit));
   }
-  if (p.drift.ratioToFloorAndWrites !== undefined) out.push(atMost('drift: wall time / (floor + its writes\' fastest floor)', p.drift.ratioToFloorAndWrites, TARGET.driftRatio));
+  if (p.drift.ratioToFloorAndWrites !== undefined) out.push(atMost("drift: wall time / (floor + its writes' fastest floor)", p.drift.ratioToFloorAndWrites, TARGET.driftRatio));
   if (N > BASELINE_N) {
     const peak = highestPeak(p);
     const base = baseline?.peakRssMb;
@@ -831,7 +828,8 @@ function printTable(p: Phases): void {
   console.log(line(header));
   for (const r of cells) console.log(line(r));
   console.log(`\nsteady runs (ms): ${p.steady.runsMs.join(', ')}; floor runs (ms): ${p.steady.floorRunsMs.join(', ')}`);
-  if (p.drift.writesFloorMs !== undefined) console.log(`drift: ${p.drift.wallMs} ms against its floor ${p.drift.floorMs} ms + its writes' fastest floor ${p.drift.writesFloorMs} ms: ${p.drift.ratioToFloorAndWrites}`);
+  if (p.drift.writesFloorMs !== undefined)
+    console.log(`drift: ${p.drift.wallMs} ms against its floor ${p.drift.floorMs} ms + its writes' fastest floor ${p.drift.writesFloorMs} ms: ${p.drift.ratioToFloorAndWrites}`);
   for (const [name, ph] of present) for (const e of ph.runErrorSample) console.log(`run error, ${name}: ${e}`);
   console.log(`store calls, steady: ${kv(p.steady.store.calls)}${p.steady.store.redisCommands ? `; Redis commands: ${kv(p.steady.store.redisCommands)}` : ''}`);
   const s = p.storm;
@@ -884,7 +882,7 @@ async function main(): Promise<number> {
     node: process.version,
     loadAvg1m: Math.round((loadavg()[0] ?? 0) * 10) / 10,
   };
-  console.log(`gateway-reconciler bench: N=${N}, store=${USE_REDIS ? 'redis' : 'memory'}`);
+  console.log(`gateway-reconciler bench: N=${N}, store=${USE_REDIS ? 'redis' : 'memory'}, transport=${TRANSPORT}, full runs: ${TICK ? 'scheduled ticks (sharded above SHARD_SIZE)' : 'one run each'}`);
   console.log(`machine: ${machine.cpus} CPUs (${machine.cpuModel}), ${machine.memGb} GB, node ${machine.node}, load average ${machine.loadAvg1m} at start\n`);
 
   const sample = apiDefinition('team-a', 'api-00001', 1);
@@ -936,7 +934,7 @@ async function main(): Promise<number> {
       // takes longer than the default 10 s to arrive, as it would from a real gateway.
       ...(process.env.HTTP_TIMEOUT_MS ? { HTTP_TIMEOUT_MS: process.env.HTTP_TIMEOUT_MS } : {}),
     };
-    svc = createService(loadConfig(env), env, { store: bench.counter.wrap(rawStore), log: silentLogger, metrics: bench.metrics });
+    svc = createService(loadConfig(env), env, { store: bench.counter.wrap(rawStore), log: silentLogger, metrics: bench.metrics, transport: transportOf() });
     app = buildApp(svc);
     app.addHook('onResponse', async (req, reply) => {
       if (req.url.startsWith('/webhooks/')) webhookServer.handledMs.push(reply.elapsedTime);
@@ -1010,7 +1008,7 @@ async function main(): Promise<number> {
     console.log(`phase replicas (a steady state over ${REPLICAS} replicas of the gateway, interleaved with their floor) ...`);
     const replicaUrls = await fakes.call('replicas', { count: REPLICAS - 1 });
     const replicaEnv = { ...env, TYK_GATEWAY_SERVICE: `${REPLICA_SERVICE.namespace}/${REPLICA_SERVICE.name}:${REPLICA_SERVICE.port}` };
-    replicaSvc = createService(loadConfig(replicaEnv), replicaEnv, { store: bench.counter.wrap(rawStore), log: silentLogger, metrics: bench.metrics });
+    replicaSvc = createService(loadConfig(replicaEnv), replicaEnv, { store: bench.counter.wrap(rawStore), log: silentLogger, metrics: bench.metrics, transport: transportOf() });
     replicaFloor = new Floor({ ...floorTarget, tykUrls: replicaUrls });
     const replicated = replicaSvc;
     await floorRun(replicaFloor); // warm-up, unmeasured
@@ -1055,7 +1053,7 @@ async function main(): Promise<number> {
 
     // after the phases, so that the floors' client (in this process) is in no phase's memory
     if (WRITE_FLOOR) {
-      console.log(`write floors (concurrency ${WRITE_FLOOR_CONCURRENCY.join(' and ')}) ...`);
+      console.log(`write floors (concurrency ${WRITE_FLOOR_CONCURRENCIES.join(' and ')}) ...`);
       writeFloors = await measureWriteFloors(fakes, endpoints);
       for (const [phase, figures] of Object.entries(writeFloors) as [string, WriteFloorFigure[]][]) {
         for (const f of figures)
@@ -1067,10 +1065,10 @@ async function main(): Promise<number> {
         [first, writeFloors.first],
         [restart, writeFloors.restart],
       ] as const) {
-        const best = fastest(figures);
+        const best = bestWriteFloor(figures);
         if (best) Object.assign(ph, { writeFloorMs: best.ms, writeFloorConcurrency: best.concurrency, ratioToWriteFloor: ratio(ph.wallMs, best.ms) });
       }
-      const driftWrites = fastest(writeFloors.drift);
+      const driftWrites = bestWriteFloor(writeFloors.drift);
       if (driftWrites) Object.assign(drift, { writesFloorMs: driftWrites.ms, ratioToFloorAndWrites: ratio(drift.wallMs, drift.floorMs + driftWrites.ms) });
     }
 
@@ -1123,6 +1121,7 @@ async function main(): Promise<number> {
     n: N,
     store: USE_REDIS ? 'redis' : 'memory',
     fullRuns: TICK ? 'tick' : 'run',
+    transport: TRANSPORT,
     machine,
     settings: { settle: DEFAULT_RUN_SETTINGS.settle, concurrency: DEFAULT_RUN_SETTINGS.concurrency, pageSize: PAGE_SIZE, webhookRateLimit: 0, rssLimitMb: TARGET.rssMb },
     micro,
