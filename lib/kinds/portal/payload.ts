@@ -28,11 +28,14 @@
 
 import { hashOf } from '../../engine/hash.js';
 import type { CatalogueWrite } from '../../gateway/portal.js';
-import { catalogueEntryIds, catalogueId, PORTAL_CONFIGURATION_ID } from '../../gateway/portal.js';
+import { catalogueId, PORTAL_CONFIGURATION_ID } from '../../gateway/portal.js';
 import type { JsonObject } from '../../gateway/types.js';
 import type { KubeObject } from '../../kube/types.js';
-import { isObject, nonBlank, trimmed } from '../../platform/guards.js';
+import { isObject, nonBlank } from '../../platform/guards.js';
 import { type NamespacedName, nsName } from '../shared/api-links.js';
+import { ownedIds, refOf } from './refs.js';
+
+export { ownedIds, refOf };
 
 /** The entry fields of Tyk's catalogue model that a description can set, sent as given. */
 const ENTRY_FIELDS = ['name', 'short_description', 'long_description', 'show', 'auth_type', 'is_keyless', 'version', 'config', 'fields', 'documentation'] as const;
@@ -51,13 +54,6 @@ function omitted(v: unknown): boolean {
   if (v === undefined || v === null || v === false || v === 0 || v === '') return true;
   if (Array.isArray(v)) return v.length === 0;
   return isObject(v) && Object.keys(v).length === 0;
-}
-
-/** A reference {name, namespace?} with the namespace defaulted; undefined when it names nothing. */
-export function refOf(v: unknown, namespace: string): NamespacedName | undefined {
-  if (!isObject(v)) return undefined;
-  const name = trimmed(v.name);
-  return name === undefined ? undefined : { namespace: trimmed(v.namespace) ?? namespace, name };
 }
 
 /** The text the Dashboard stores for `docs` (see the header). */
@@ -215,11 +211,6 @@ export function catalogueDesired(obj: KubeObject, declared: DeclaredEntries, oth
   // `release` depends on the record, so it is left out of the hash (the write it causes is an id change)
   const hash = hashOf(write);
   return { id: catalogueId(ids), body: { ...write, ...(release.length > 0 ? { release } : {}) } as unknown as JsonObject, hash };
-}
-
-/** The policy ids a catalogue id names ([] for another id). */
-export function ownedIds(id: string | undefined): string[] {
-  return id === undefined ? [] : (catalogueEntryIds(id) ?? []);
 }
 
 /** Spec fields of a PortalConfig that are not the Dashboard's configuration. */

@@ -16,7 +16,7 @@ import { SECURITY_POLICY } from '../security-policy/kind.js';
 import { tykRef } from '../shared/cross-refs.js';
 import { API_DESCRIPTION, PORTAL_API_CATALOGUE } from './kinds.js';
 import type { PortalRun } from './load.js';
-import { ownedIds, refOf } from './payload.js';
+import { ownedIds, refOf } from './refs.js';
 
 /** The run's PortalRun, under this key in RunContext.shared (made by the portal's phase: phases.ts). */
 export const PORTAL_RUN = Symbol('portal run');
