@@ -10,8 +10,9 @@
  *   end when all are in use. The lease is renewed (the same acquireSlots call, which also takes
  *   more while some are free) when a write starts once half the slots' ttl has passed since the
  *   last renewal, so slots held by a live pass do not expire under it, and a dead holder's
- *   expire after slotTtlMs as before. A lease that holds none (every slot is another's) asks
- *   again with backoff, as a single write does.
+ *   expire after slotTtlMs as before. A lease smaller than wanted (other invocations held slots)
+ *   asks for more when a write ends while others wait; one that holds none (every slot is
+ *   another's) asks again with backoff, as a single write does.
  * - elsewhere (a write outside a pass): one slot per write (acquireSlot, releaseSlot).
  * Across invocations the slots of a gateway never exceed the limit (the store's guarantee);
  * a write whose slot expired while it ran (it outlived slotTtlMs) is no longer counted, as
@@ -164,6 +165,8 @@ class Lease {
   give(): void {
     this.inUse--;
     this.waiters.shift()?.();
+    // writes still wait and the lease is smaller than wanted (others held slots when it was taken): try to grow it
+    if (this.waiters.length > 0 && this.held < this.size && this.asking === undefined) this.ask().catch(() => undefined);
   }
 
   async close(): Promise<void> {

@@ -494,9 +494,9 @@ function storeContract(t: Test, makeStore: MakeStore): void {
       ]),
       [true, false, true],
     );
-    t.equal(await store.lock('b', 'Z', L), 'acquired', 'b given back despite a dirty mark');
-    t.equal(await store.release('b', 'Z'), 'dirty', "d's mark and b's: force release leaves marks for the next holder");
-    t.equal(await store.lock('d', 'Z', L), 'acquired', 'd given back');
+    t.equal(await store.lock('b', 'Z', L), 'acquired', 'b given back');
+    t.equal(await store.lock('d', 'Z', L), 'acquired', 'd given back despite its dirty mark');
+    t.equal(await store.release('d', 'Z'), 'dirty', 'and the mark left for the next holder');
   });
 
   t.test('putRecords: one call, the generation check and the uses index per record; an older generation refuses that record only', async (t) => {
