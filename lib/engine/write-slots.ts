@@ -90,7 +90,11 @@ class Leases {
     private readonly expected: ReadonlyMap<string, number>,
   ) {}
 
-  of(gateway: string): Lease {
+  private closed = false;
+
+  /** The pass's lease on `gateway`; none once the pass's writes ended (a write still coming takes a slot of its own). */
+  of(gateway: string): Lease | undefined {
+    if (this.closed) return undefined;
     let lease = this.byGateway.get(gateway);
     if (lease === undefined) {
       const { max } = this.ctx.settings.gatewayWrites;
@@ -102,6 +106,7 @@ class Leases {
   }
 
   async close(): Promise<void> {
+    this.closed = true;
     await Promise.all([...this.byGateway.values()].map((lease) => lease.close()));
   }
 }
