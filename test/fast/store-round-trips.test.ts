@@ -5,14 +5,15 @@
  * again) make a few calls per batch of objects (locks, owner claims, write slots and records
  * taken and saved together: lib/engine/locks.ts, apply.ts, write-slots.ts, run-context.ts's
  * RecordWriter), not several per object; a steady run makes 3 (and a scheduled run's sweep of
- * the certificates it uploaded, one more). And the write limit per
+ * the certificates it uploaded, one more); a composite kind's run (Ingresses) batches its locks
+ * and records too (lib/engine/composite.ts). And the write limit per
  * gateway still holds when each run takes its slots as a lease: two runs writing to one
  * gateway at GATEWAY_MAX_CONCURRENT_WRITES=2 never have more than 2 writes in flight.
  */
 import t from 'tap';
 import { API_DEFINITION } from '../../lib/kinds/api-definition/kind.js';
 import type { Store } from '../../lib/store/types.js';
-import { apiDefinition } from '../fixtures/builders.js';
+import { apiDefinition, ingress } from '../fixtures/builders.js';
 import { MemoryTykGateway } from '../memory/gateway.js';
 import { FastWorld } from './world.js';
 
@@ -103,4 +104,29 @@ t.test('GATEWAY_MAX_CONCURRENT_WRITES=2 with leases: two runs writing to one gat
   const unlimited = await peakOf(0);
   t.equal(unlimited.synced, 20);
   t.ok(unlimited.peak > 2, `without the limit the two runs write ${unlimited.peak} at once: the test above can fail`);
+});
+
+t.test('a composite kind too: 60 Ingresses written in one run lock, record and release their objects in batches', async (t) => {
+  const calls = new Map<string, number>();
+  const w = new FastWorld({ store: counting(calls) });
+  w.apply(
+    apiDefinition('tpl')
+      .template()
+      .withSpec({ name: 'tpl', protocol: 'http', use_keyless: true, active: true, proxy: { target_url: 'http://example.com' } })
+      .build(),
+  );
+  const n = 60;
+  for (let i = 0; i < n; i++) w.apply(ingress(`web-${i}`).withClass('tyk').withTemplate('tpl').withRule(`web-${i}.example.com`, '/', 'web', 80).build());
+  const report = await w.run();
+  const ingresses = report.objects.filter((o) => o.kind === 'Ingress');
+  t.equal(ingresses.length, n);
+  t.ok(
+    ingresses.every((o) => o.result === 'synced'),
+    'every Ingress written',
+  );
+  t.equal(report.objects.filter((o) => o.kind === 'ApiDefinition' && o.result === 'synced').length, n, 'and the ApiDefinitions it made, in the same run');
+  t.equal(calls.get('lock') ?? 0, 0, 'no lock taken one by one');
+  t.equal(calls.get('putRecord') ?? 0, 0, 'no record saved one by one');
+  t.ok(total(calls) <= 30, `${2 * n} objects written in at most 30 store round trips (${said(calls)})`);
+  t.equal(await w.locked('Ingress/default/web-0'), false, 'the locks given back');
 });
