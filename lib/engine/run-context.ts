@@ -14,7 +14,7 @@ import { describeError, errorCode } from '../platform/errors.js';
 import type { Logger } from '../platform/log.js';
 import { inPart } from '../scale/shards.js';
 import { SnapshotReader } from '../scale/snapshot.js';
-import type { Store, SyncRecord } from '../store/types.js';
+import type { OwnerClaimEntry, Store, SyncRecord } from '../store/types.js';
 import type { GatewayCalls } from './calls.js';
 import { mapLimit } from './concurrency.js';
 import type { Decision, Loaded } from './decide.js';
@@ -223,11 +223,14 @@ export const RECORD_CHUNK = 500;
  * records per store call (putRecords, the same compare-and-set on generation as putRecord; a
  * record refused for an older generation is reported to `kept`). A queued record reaches the
  * store only at a flush, so whoever queues flushes before the record must be there: before the
- * object's lock is given back, and at the end of the stage. A flush throws what the store
- * throws (StoreUnavailableError); the records it was saving are dropped from the queue.
+ * object's lock is given back, and at the end of the stage. reclaim() queues an owner claim
+ * the same way (an object that writes nothing whose owner entry was missing: claimOwners at the
+ * flush, after the records). A flush throws what the store throws (StoreUnavailableError); what
+ * it was saving is dropped from the queue.
  */
 export class RecordWriter {
   private queued = new Map<string, SyncRecord>();
+  private claims = new Map<string, OwnerClaimEntry>();
 
   constructor(
     private readonly store: Store,
@@ -241,25 +244,38 @@ export class RecordWriter {
     this.queued.set(record.key, record);
   }
 
-  /** How many records wait for a flush. */
+  /** Queues an owner claim made again for an object that writes nothing (its entry was missing), for the next flush. */
+  reclaim(claim: OwnerClaimEntry): void {
+    this.claims.set(claim.key, claim);
+  }
+
+  /** How many records and claims wait for a flush. */
   get pending(): number {
-    return this.queued.size;
+    return this.queued.size + this.claims.size;
   }
 
   /** Saves what is queued; throws what the store throws. */
   async flush(): Promise<void> {
-    if (this.queued.size === 0) return;
+    if (this.pending === 0) return;
     const records = [...this.queued.values()];
+    const claims = [...this.claims.values()];
     this.queued = new Map();
-    const chunks: SyncRecord[][] = [];
-    for (let i = 0; i < records.length; i += RECORD_CHUNK) chunks.push(records.slice(i, i + RECORD_CHUNK));
-    await mapLimit(chunks, this.concurrency, async (chunk) => {
+    this.claims = new Map();
+    await mapLimit(inChunks(records), this.concurrency, async (chunk) => {
       const stored = await this.store.putRecords(chunk);
       chunk.forEach((record, i) => {
         if (stored[i] === false) this.kept(record);
       });
     });
+    await mapLimit(inChunks(claims), this.concurrency, (chunk) => this.store.claimOwners(chunk));
   }
+}
+
+/** `items` in runs of at most RECORD_CHUNK; none for none. */
+function inChunks<T>(items: readonly T[]): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < items.length; i += RECORD_CHUNK) out.push(items.slice(i, i + RECORD_CHUNK));
+  return out;
 }
 
 function concurrencyOf(settings: RunSettings): number {

@@ -6,14 +6,15 @@
  * taken and saved together: lib/engine/locks.ts, apply.ts, write-slots.ts, run-context.ts's
  * RecordWriter), not several per object; a steady run makes 3 (and a scheduled run's sweep of
  * the certificates it uploaded, one more); a composite kind's run (Ingresses) batches its locks
- * and records too (lib/engine/composite.ts). And the write limit per
+ * and records too (lib/engine/composite.ts); owner entries claimed again for objects that write
+ * nothing go in one call. And the write limit per
  * gateway still holds when each run takes its slots as a lease: two runs writing to one
  * gateway at GATEWAY_MAX_CONCURRENT_WRITES=2 never have more than 2 writes in flight.
  */
 import t from 'tap';
 import { API_DEFINITION } from '../../lib/kinds/api-definition/kind.js';
 import type { Store } from '../../lib/store/types.js';
-import { apiDefinition, ingress } from '../fixtures/builders.js';
+import { apiDefinition, defaultIdOf, ingress } from '../fixtures/builders.js';
 import { MemoryTykGateway } from '../memory/gateway.js';
 import { FastWorld } from './world.js';
 
@@ -129,4 +130,24 @@ t.test('a composite kind too: 60 Ingresses written in one run lock, record and r
   t.equal(calls.get('putRecord') ?? 0, 0, 'no record saved one by one');
   t.ok(total(calls) <= 30, `${2 * n} objects written in at most 30 store round trips (${said(calls)})`);
   t.equal(await w.locked('Ingress/default/web-0'), false, 'the locks given back');
+});
+
+t.test('owner entries missing for objects that write nothing are claimed again together, at the stage’s flush', async (t) => {
+  const calls = new Map<string, number>();
+  const w = new FastWorld({ store: counting(calls) });
+  const n = 120;
+  for (let i = 0; i < n; i++) w.apply(apiDefinition(`api-${i}`).build());
+  await w.run();
+  const keys = Array.from({ length: n }, (_, i) => `default/api/${defaultIdOf(`api-${i}`)}`);
+  for (let i = 0; i < n; i++) await w.memoryStore.releaseOwner(keys[i] as string, `ApiDefinition/default/api-${i}`);
+  calls.clear();
+  const report = await w.run();
+  t.equal(report.objects.filter((o) => o.result === 'unchanged').length, n, 'nothing written');
+  t.equal(calls.get('claimOwner') ?? 0, 0, 'none claimed one by one');
+  t.equal(calls.get('claimOwners'), 1, `all in one call (${said(calls)})`);
+  const owners = await w.memoryStore.owners(keys);
+  t.ok(
+    owners.every((o, i) => o?.ref === `ApiDefinition/default/api-${i}`),
+    'every owner entry back',
+  );
 });
