@@ -6,11 +6,16 @@
  * - under the lock each object is re-read and decided again (`refresh`), so a change since
  *   the load is never overwritten; then its write is carried out: finalizer first, then the
  *   gateway, then the retirement of an old id or of its copy on its old gateway.
- * - each gateway write takes one of the gateway's write slots (GATEWAY_MAX_CONCURRENT_WRITES,
- *   in the store, so every invocation together stays under it) and gives it back after.
+ * - the pass's owner claims (an upsert claims its id before anything is written for it) are
+ *   made together before its writes, one store call per 500 (claimOwners); a write skipped
+ *   because the run stops before the pass claims nothing.
+ * - each gateway write holds one of the gateway's write slots (GATEWAY_MAX_CONCURRENT_WRITES,
+ *   in the store, so every invocation together stays under it): the pass's lease of them per
+ *   gateway (write-slots.ts withSlotLeases: taken in one store call, given back in one).
  * - settle: per gateway, one reload (where the gateway needs one), then a read-back until the
  *   writes are visible, re-issuing a lost reload with backoff within the budget.
- * - finalize (finalize.ts) records what happened; then each lock is released. An object
+ * - finalize (finalize.ts) records what happened (queued in ctx.records, flushed in batches
+ *   when the pass ends, before its locks are released); then each lock is released. An object
  *   marked dirty while we held its lock is refreshed and applied again before its lock is
  *   released (bounded by maxDirtyPasses), so an event that arrived meanwhile is never lost.
  *
@@ -26,6 +31,7 @@ import type { Gateway, JsonObject } from '../gateway/types.js';
 import type { KubeObject } from '../kube/types.js';
 import type { FieldDifference } from '../platform/compare.js';
 import { describeError, errorCode, InvalidSpecError, OwnershipError } from '../platform/errors.js';
+import type { Owner } from '../store/types.js';
 import { type GatewayCalls, sumCalls } from './calls.js';
 import { uploadCertificates } from './certificates.js';
 import { mapLimit } from './concurrency.js';
@@ -37,7 +43,7 @@ import { underLocks } from './locks.js';
 import { hasOwners, ownerKey } from './owners.js';
 import { type RunContext, reportOf } from './run-context.js';
 import type { ObjectReport } from './types.js';
-import { withWriteSlot } from './write-slots.js';
+import { withSlotLeases, withWriteSlot } from './write-slots.js';
 
 /** An object with what load found and what was decided (`D`: which of the decision's variants). */
 export interface Planned<D extends Decision = Decision> {
@@ -99,7 +105,13 @@ export async function applyLocked(ctx: RunContext, batch: readonly ToWrite[], re
     batch,
     (w) => w.id.key,
     async (held) => {
-      const pass = await applyPass(ctx, await refresh(held.map((w) => w.id)));
+      let pass: Awaited<ReturnType<typeof applyPass>>;
+      try {
+        pass = await applyPass(ctx, await refresh(held.map((w) => w.id)));
+      } finally {
+        // the pass's records, saved before its locks are given back (also when it failed: what it recorded stands)
+        await ctx.records.flush();
+      }
       calls.push(pass.calls);
       // skipped in a dirty re-run: what the first pass did stands
       for (const [p, reason] of pass.skipped) if (!out.has(p.loaded.key)) skipped.push(reportOf(p.loaded, p.decision, 'deferred', { reason }));
@@ -117,24 +129,27 @@ export async function applyLocked(ctx: RunContext, batch: readonly ToWrite[], re
  */
 async function applyPass(ctx: RunContext, planned: readonly Planned[]): Promise<{ done: Done[]; skipped: Map<Planned, 'shutting down' | 'store unavailable'>; calls: GatewayCalls }> {
   const skipped = new Map<Planned, NonNullable<ReturnType<RunContext['writesHeld']>>>();
-  const written = await mapLimit(planned, ctx.settings.concurrency, (p): Promise<Written | undefined> => {
-    const d = p.decision;
-    switch (d.what) {
-      case 'quiet':
-        return Promise.resolve(undefined);
-      case 'upsert':
-      case 'remove': {
-        const held = ctx.writesHeld();
-        if (held !== undefined) {
-          skipped.set(p, held);
+  const claimed = ctx.writesHeld() === undefined ? await claimOwners(ctx, planned) : new Map<Planned, Claimed>();
+  const written = await withSlotLeases(ctx, writesPerGateway(planned), () =>
+    mapLimit(planned, ctx.settings.concurrency, (p): Promise<Written | undefined> => {
+      const d = p.decision;
+      switch (d.what) {
+        case 'quiet':
           return Promise.resolve(undefined);
+        case 'upsert':
+        case 'remove': {
+          const held = ctx.writesHeld();
+          if (held !== undefined) {
+            skipped.set(p, held);
+            return Promise.resolve(undefined);
+          }
+          return carryOut(ctx, { loaded: p.loaded, decision: d }, claimed.get(p));
         }
-        return carryOut(ctx, { loaded: p.loaded, decision: d });
+        default:
+          return exhaustive(d);
       }
-      default:
-        return exhaustive(d);
-    }
-  });
+    }),
+  );
   const carried = written.filter((w): w is Written => w !== undefined);
   const reloads = await settle(ctx, carried);
   const done = await mapLimit(planned, ctx.settings.concurrency, (p, i) => {
@@ -159,8 +174,45 @@ async function applyPass(ctx: RunContext, planned: readonly Planned[]): Promise<
   };
 }
 
-/** Carries out one write; a failure is kept in what it did (`carried`), never thrown. */
-async function carryOut(ctx: RunContext, { loaded, decision }: Planned<WriteDecision>): Promise<Written> {
+/** How many writes each gateway (by name) is to take in a pass: the size of its write-slot lease. */
+function writesPerGateway(planned: readonly Planned[]): Map<string, number> {
+  const counts = new Map<string, number>();
+  for (const p of planned) {
+    const name = p.loaded.target?.gateway.name;
+    if (p.decision.what !== 'quiet' && name !== undefined) counts.set(name, (counts.get(name) ?? 0) + 1);
+  }
+  return counts;
+}
+
+/** An owner claim's answer: the owner after it, or why it could not be asked (the write fails with it). */
+type Claimed = { readonly owner: Owner } | { readonly error: unknown };
+
+/** Owner claims per store call. */
+const CLAIM_CHUNK = 500;
+
+/**
+ * The pass's owner claims (the upserts that write to a gateway and claim their id), made before
+ * any of its writes in one store call per CLAIM_CHUNK; a store that fails fails those writes
+ * (as their own claim failing would), not the pass.
+ */
+async function claimOwners(ctx: RunContext, planned: readonly Planned[]): Promise<Map<Planned, Claimed>> {
+  const claiming = planned.flatMap((p) => (p.decision.what === 'upsert' && p.decision.claim !== undefined && p.loaded.target ? [{ p, claim: p.decision.claim }] : []));
+  const out = new Map<Planned, Claimed>();
+  const parts: (typeof claiming)[] = [];
+  for (let i = 0; i < claiming.length; i += CLAIM_CHUNK) parts.push(claiming.slice(i, i + CLAIM_CHUNK));
+  await mapLimit(parts, ctx.settings.concurrency, async (part) => {
+    try {
+      const owners = await ctx.deps.store.claimOwners(part.map(({ claim }) => ({ key: claim.key, owner: claim.as })));
+      part.forEach(({ p }, i) => out.set(p, { owner: owners[i] as Owner }));
+    } catch (error) {
+      for (const { p } of part) out.set(p, { error });
+    }
+  });
+  return out;
+}
+
+/** Carries out one write (`claimed`: its owner claim's answer, made for the pass); a failure is kept in what it did (`carried`), never thrown. */
+async function carryOut(ctx: RunContext, { loaded, decision }: Planned<WriteDecision>, claimed: Claimed | undefined): Promise<Written> {
   const target = loaded.target;
   const touched: Gateway[] = [];
   let obj = loaded.obj;
@@ -186,7 +238,7 @@ async function carryOut(ctx: RunContext, { loaded, decision }: Planned<WriteDeci
       case 'upsert': {
         const upsert = decision.write;
         // the id is claimed before anything is written for it: of two resources naming it, one writes
-        await claimOwner(ctx, decision);
+        await claimedBy(ctx, decision, claimed);
         if (upsert.addFinalizer && obj) obj = await ctx.deps.kube.addFinalizer(loaded.kind, obj, loaded.kind.finalizer);
         // adopted as it is: the gateway holds the body already; what load read of it is what a read-back would find
         if (upsert.inPlace) return written({ obj, sent, touched, writes, visible: true, observedBody: loaded.observedBody ?? null, observedHash: loaded.observed?.hash ?? '', differences: [] });
@@ -225,12 +277,14 @@ async function carryOut(ctx: RunContext, { loaded, decision }: Planned<WriteDeci
   }
 }
 
-/** Claims the decision's id for its resource; another resource holding it fails the write (nothing was sent). */
-async function claimOwner(ctx: RunContext, decision: Extract<WriteDecision, { what: 'upsert' }>): Promise<void> {
+/** The decision's id as claimed for its resource (claimOwners); another resource holding it fails the write (nothing was sent). */
+async function claimedBy(ctx: RunContext, decision: Extract<WriteDecision, { what: 'upsert' }>, claimed: Claimed | undefined): Promise<void> {
   const claim = decision.claim;
   if (claim === undefined) return;
-  const owner = await ctx.deps.store.claimOwner(claim.key, claim.as);
-  if (owner.ref !== claim.as.ref)
+  // not claimed for the pass (writes were held when it began): claimed on its own
+  const answer = claimed ?? { owner: await ctx.deps.store.claimOwner(claim.key, claim.as) };
+  if ('error' in answer) throw answer.error;
+  if (answer.owner.ref !== claim.as.ref)
     throw new OwnershipError('ID_CLAIMED', `the id ${decision.id} on gateway ${decision.gateway ?? 'default'} is owned by another resource; choose another spec id (or none)`);
 }
 

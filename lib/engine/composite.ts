@@ -6,9 +6,11 @@
  *
  * load (the kind's) ─► decide (the kind's, pure, contained: a throw is that object's Invalid)
  * ─► `quiet`: settle (record, Events) and report; `upsert` / `remove`: lock the object
- * (locks.ts: renewed, dirty passes), read it again (the kind's `reread`), decide again, carry
- * the decision out (the finalizer first; one create, replace or delete per child; the finalizer
- * last on a removal), settle, release. Dry runs write nothing (writers reported `planned`); a
+ * (locks.ts: renewed, dirty passes; the writers together, in batches), read it again (the
+ * kind's `reread`), decide again, carry the decision out (the finalizer first; one create,
+ * replace or delete per child; the finalizer last on a removal), settle, release. Records are
+ * queued in the run's RecordWriter and saved together: the quiet objects' when all are settled,
+ * a locked pass's before its locks are given back. Dry runs write nothing (writers reported `planned`); a
  * stopping process defers writers; a lock held elsewhere defers (the holder runs again).
  *
  * The decision is the same vocabulary as a managed object's (decide.ts): `quiet | upsert |
@@ -134,12 +136,65 @@ export function compositePhase<E extends CompositeEntry, B>(kind: CompositeKind<
   };
 }
 
-/** Every entry of `scope` reconciled: the reports, and the children written or let go (to follow). */
+/**
+ * Every entry of `scope` reconciled: the reports (in the order loaded), and the children written
+ * or let go (to follow). The entries that write nothing are settled first, their records saved
+ * together; then the writers are locked together (locks.ts: in batches) and each is read,
+ * decided and carried out again under its lock, the pass's records saved together before the
+ * locks are given back.
+ */
 export async function runComposite<E extends CompositeEntry, B>(ctx: RunContext, kind: CompositeKind<E, B>, scope: RunScope): Promise<{ reports: ObjectReport[]; touched: FollowRef[] }> {
   const entries = await kind.load(ctx, scope);
   const touched = new Touched();
-  const done = await mapLimit(entries, ctx.settings.concurrency, (e) => one(ctx, kind, e, touched));
-  return { reports: done.filter((r): r is ObjectReport => r !== undefined), touched: touched.refs() };
+  const writers: Writer<E, B>[] = [];
+  let first: (ObjectReport | Writer<E, B> | undefined)[];
+  try {
+    first = await mapLimit(entries, ctx.settings.concurrency, async (e) => {
+      const decided = await unlessWrite(ctx, kind, e, touched);
+      if ('done' in decided) return decided.done;
+      const decision = decided.write;
+      if (ctx.request.dryRun === true) return kind.report(e, { what: 'decided', decision }, 'planned');
+      if (ctx.stopping()) return kind.report(e, { what: 'decided', decision }, 'deferred', { reason: 'shutting down' });
+      const writer = { e, decision };
+      writers.push(writer);
+      return writer;
+    });
+  } finally {
+    await ctx.records.flush();
+  }
+  const written = new Map<Writer<E, B>, ObjectReport | undefined>();
+  const refused = await underLocks(
+    ctx,
+    writers,
+    (w) => w.e.key,
+    async (held) => {
+      try {
+        await mapLimit(held, ctx.settings.concurrency, async (w) => {
+          // under the lock: read again, decide again, and carry out what is still to write
+          const fresh = await kind.reread(ctx, w.e);
+          const again = await unlessWrite(ctx, kind, fresh, touched);
+          written.set(w, 'done' in again ? again.done : await carryOut(ctx, kind, fresh, again.write, touched));
+        });
+      } finally {
+        // the pass's records, saved before its locks are given back
+        await ctx.records.flush();
+      }
+    },
+  );
+  const deferred = new Set(refused);
+  const locked = new Set<unknown>(writers);
+  const reports = first.map((r) => {
+    if (!locked.has(r)) return r as ObjectReport | undefined;
+    const w = r as Writer<E, B>;
+    return deferred.has(w) ? kind.report(w.e, { what: 'decided', decision: w.decision }, 'deferred') : written.get(w);
+  });
+  return { reports: reports.filter((r): r is ObjectReport => r !== undefined), touched: touched.refs() };
+}
+
+/** An entry decided to write, as the locked stage takes it. */
+interface Writer<E extends CompositeEntry, B> {
+  readonly e: E;
+  readonly decision: CompositeWrite<B>;
 }
 
 /** "namespace/name" of children written, and of those let go: followed, optional (they may be gone). */
@@ -154,28 +209,6 @@ class Touched {
       return { namespace: k.slice(0, at), name: k.slice(at + 1), optional: true };
     });
   }
-}
-
-/** One object: decided on what the load found; under its lock when that writes. Undefined: not ours, not reported. */
-async function one<E extends CompositeEntry, B>(ctx: RunContext, kind: CompositeKind<E, B>, e: E, touched: Touched): Promise<ObjectReport | undefined> {
-  const first = await unlessWrite(ctx, kind, e, touched);
-  if ('done' in first) return first.done;
-  const decision = first.write;
-  if (ctx.request.dryRun === true) return kind.report(e, { what: 'decided', decision }, 'planned');
-  if (ctx.stopping()) return kind.report(e, { what: 'decided', decision }, 'deferred', { reason: 'shutting down' });
-  let report: ObjectReport | undefined;
-  const refused = await underLocks(
-    ctx,
-    [e.key],
-    (key) => key,
-    async () => {
-      // under the lock: read again, decide again, and carry out what is still to write
-      const fresh = await kind.reread(ctx, e);
-      const again = await unlessWrite(ctx, kind, fresh, touched);
-      report = 'done' in again ? again.done : await carryOut(ctx, kind, fresh, again.write, touched);
-    },
-  );
-  return refused.length > 0 ? kind.report(e, { what: 'decided', decision }, 'deferred') : report;
 }
 
 /**
@@ -225,8 +258,8 @@ async function settle<E extends CompositeEntry, B>(ctx: RunContext, kind: Compos
   if (next === null) {
     if (e.record) await ctx.deps.store.deleteRecord(e.key);
   } else if (next !== undefined && !sameRecord(e.record, next)) {
-    const stored = await ctx.deps.store.putRecord(next);
-    if (!stored) ctx.log.info({ key: e.key }, 'a newer record exists; kept it');
+    // saved with the others at the stage's flush (ctx.records), before the lock is given back
+    ctx.records.put(next);
   }
   if (next !== undefined) for (const r of kind.released?.(e, e.record, next) ?? []) touched.add(r.namespace, r.name);
   await kind.tell(ctx, e, outcome);

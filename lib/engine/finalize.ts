@@ -5,7 +5,12 @@
  * finalizer of a deleted object, and tells the outcome in Kubernetes Events
  * (outcome-events.ts). A status patch the API server refuses goes in the report
  * (`statusError`) and in a Warning, without failing anything else; an Event that cannot be
- * recorded is logged. Throws only StoreUnavailableError.
+ * recorded is logged. Records are not saved one by one: they are queued in the run's
+ * RecordWriter (ctx.records, run-context.ts), and the caller flushes it (one store call for up
+ * to 500 records; an owner entry claimed again for a quiet object likewise) before it gives
+ * the object's lock back (apply.ts) or ends its stage (phase.ts), so a record is still saved
+ * before its lock is released; a flush that fails (StoreUnavailableError) fails the pass as a
+ * save did. Throws only StoreUnavailableError.
  */
 
 import type { JsonObject } from '../gateway/types.js';
@@ -38,7 +43,7 @@ export function finalize(ctx: RunContext, { loaded: l, decision: d }: Planned<Qu
     const q = d.outcome;
     let record: SyncRecord | null = l.record;
     if (q.save) record = await save(ctx, q.save);
-    if (d.reclaim) await ctx.deps.store.claimOwner(d.reclaim.key, d.reclaim.as);
+    if (d.reclaim) ctx.records.reclaim({ key: d.reclaim.key, owner: d.reclaim.as });
     if (d.patchStatus && record) record = await patch(record);
     return { record, report: reportOf(l, d, q.result, { ...(q.error ? { error: q.error } : {}), ...(q.code ? { code: q.code } : {}) }) };
   });
@@ -159,9 +164,9 @@ function happenedOf(d: WriteDecision, c: Carried): Happened {
   }
 }
 
+/** Queues the record in the run's RecordWriter (saved in a batch at the stage's next flush, before the lock is given back). */
 async function save(ctx: RunContext, record: SyncRecord): Promise<SyncRecord> {
-  const stored = await ctx.deps.store.putRecord(record);
-  if (!stored) ctx.log.info({ key: record.key, generation: record.generation }, 'a newer record exists; kept it');
+  ctx.records.put(record);
   return record;
 }
 

@@ -2,14 +2,16 @@
  * Holding the store's locks while work runs: the one way every phase takes, keeps and gives
  * back the locks of the objects it writes. It works on store keys only.
  *
- * - acquire: each item's key is locked with lockTtlMs. A key another holder has is marked dirty
- *   there (that holder runs it again before it lets go) and answered to the caller, who reports
- *   it deferred. A failure while locking releases what was taken, then is thrown.
+ * - acquire: each item's key is locked with lockTtlMs, LOCK_CHUNK keys per store call (lockAll:
+ *   one round trip for up to 500 objects). A key another holder has is marked dirty there (that
+ *   holder runs it again before it lets go) and answered to the caller, who reports it
+ *   deferred. A failure while locking releases what was (or may have been) taken, then is thrown.
  * - renew: while work runs, the held locks are renewed every lockRenewMs (real time, as the
  *   store's TTLs; unref'd timers that never keep a process alive; 0: never), so lockTtlMs can be
  *   short: a holder that dies blocks its keys for one TTL, one that works long keeps them. A
  *   renewal that finds a lock gone is logged; a failed renewal is logged and tried again.
- * - dirty passes: `pass` runs over the held items; each lock is then released, and the items
+ * - dirty passes: `pass` runs over the held items; each lock is then released (releaseAll, or
+ *   forceReleaseAll, LOCK_CHUNK keys per store call), and the items
  *   marked dirty meanwhile (the store kept their lock) run again, up to maxDirtyPasses passes.
  *   The last pass, or any pass once the process is stopping, gives its locks back regardless
  *   (forceRelease): a dirty mark left then stays for the next run. A lock found expired at its
@@ -20,7 +22,7 @@
 import { randomUUID } from 'node:crypto';
 import { describeError, errorCode } from '../platform/errors.js';
 import type { Logger } from '../platform/log.js';
-import type { Store } from '../store/types.js';
+import type { LockEntry, LockOutcome, Store } from '../store/types.js';
 import { mapLimit } from './concurrency.js';
 import type { RunSettings } from './types.js';
 
@@ -57,7 +59,7 @@ export async function underLocks<T>(ctx: LockContext, items: readonly T[], keyOf
         // stopping: no further pass; a dirty mark stays for the next run (forceRelease leaves it)
         current = await release(ctx, current, releasing, n >= ctx.settings.maxDirtyPasses || ctx.stopping());
       } catch (err) {
-        await Promise.allSettled(current.map((h) => ctx.deps.store.forceRelease(h.key, h.token)));
+        await giveBack(ctx, current);
         throw err;
       }
     }
@@ -67,40 +69,76 @@ export async function underLocks<T>(ctx: LockContext, items: readonly T[], keyOf
   return refused;
 }
 
-/** Takes each item's lock; if taking one throws, releases those taken and rethrows. */
+/** Keys per store call when locking and releasing: one round trip each. */
+export const LOCK_CHUNK = 500;
+
+/**
+ * Takes each item's lock, LOCK_CHUNK keys per store call (lockAll); if taking some throws,
+ * gives back what may have been taken (the failed call's keys included: tokens are ours
+ * alone, so giving back one never taken is a no-op), then rethrows.
+ */
 async function acquire<T>(ctx: LockContext, items: readonly T[], keyOf: (item: T) => string): Promise<{ held: Held<T>[]; refused: T[] }> {
   const held: Held<T>[] = [];
   const refused: T[] = [];
+  const unsure: Held<T>[] = [];
+  const wanted = items.map((item): Held<T> => ({ item, key: keyOf(item), token: randomUUID() }));
   try {
-    await mapLimit(items, ctx.settings.concurrency, async (item) => {
-      const key = keyOf(item);
-      const token = randomUUID();
-      const outcome = await ctx.deps.store.lock(key, token, ctx.settings.lockTtlMs);
-      if (outcome === 'acquired') held.push({ item, key, token });
-      else refused.push(item);
+    await mapLimit(chunked(wanted, LOCK_CHUNK), ctx.settings.concurrency, async (chunk) => {
+      let outcomes: LockOutcome[];
+      try {
+        outcomes = await ctx.deps.store.lockAll(chunk.map(entryOf), ctx.settings.lockTtlMs);
+      } catch (err) {
+        unsure.push(...chunk);
+        throw err;
+      }
+      chunk.forEach((h, i) => {
+        if (outcomes[i] === 'acquired') held.push(h);
+        else refused.push(h.item);
+      });
     });
   } catch (err) {
-    await Promise.allSettled(held.map((h) => ctx.deps.store.forceRelease(h.key, h.token)));
+    await giveBack(ctx, [...held, ...unsure]);
     throw err;
   }
   return { held, refused };
 }
 
-/** Gives back each lock after a pass (`last`: regardless of dirty marks); answers those kept for another pass. */
+/** Gives back each lock after a pass (`last`: regardless of dirty marks), LOCK_CHUNK per store call; answers those kept for another pass. */
 async function release<T>(ctx: LockContext, current: readonly Held<T>[], releasing: Set<Held<T>>, last: boolean): Promise<Held<T>[]> {
-  const again = await mapLimit(current, ctx.settings.concurrency, async (h) => {
-    releasing.add(h);
-    if (last) {
-      await ctx.deps.store.forceRelease(h.key, h.token);
-      return undefined;
-    }
-    const outcome = await ctx.deps.store.release(h.key, h.token);
-    if (outcome === 'lost') ctx.log.warn({ key: h.key }, 'lock expired before release');
-    if (outcome !== 'dirty') return undefined;
-    releasing.delete(h);
-    return h;
+  for (const h of current) releasing.add(h);
+  const parts = chunked(current, LOCK_CHUNK);
+  if (last) {
+    await mapLimit(parts, ctx.settings.concurrency, (chunk) => ctx.deps.store.forceReleaseAll(chunk.map(entryOf)));
+    return [];
+  }
+  const again: Held<T>[] = [];
+  await mapLimit(parts, ctx.settings.concurrency, async (chunk) => {
+    const outcomes = await ctx.deps.store.releaseAll(chunk.map(entryOf));
+    chunk.forEach((h, i) => {
+      const outcome = outcomes[i];
+      if (outcome === 'lost') ctx.log.warn({ key: h.key }, 'lock expired before release');
+      if (outcome !== 'dirty') return;
+      releasing.delete(h);
+      again.push(h);
+    });
   });
-  return again.filter((h): h is Held<T> => h !== undefined);
+  return again;
+}
+
+/** Gives the locks back regardless of dirty marks, after a failure; never throws. */
+async function giveBack<T>(ctx: LockContext, held: readonly Held<T>[]): Promise<void> {
+  await Promise.allSettled(chunked(held, LOCK_CHUNK).map((chunk) => ctx.deps.store.forceReleaseAll(chunk.map(entryOf))));
+}
+
+function entryOf<T>(h: Held<T>): LockEntry {
+  return { key: h.key, token: h.token };
+}
+
+/** `items` in consecutive runs of at most `size`. */
+function chunked<T>(items: readonly T[], size: number): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
+  return out;
 }
 
 /**

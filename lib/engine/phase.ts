@@ -2,7 +2,7 @@
  * One kind's phase, the same for every kind: load (load.ts: one Loaded per object, the kind's
  * view from ManagedKind.begin) ─► decide (decide.ts: one pure Decision per object and pass, from
  * one clock reading) ─► for objects that write nothing, finalize (finalize.ts: record, status,
- * Events); for the others, apply (apply.ts: lock, re-read and decide again under the lock,
+ * Events; their records saved together, in batches, when they are all finalized); for the others, apply (apply.ts: lock, re-read and decide again under the lock,
  * write, settle, finalize, release). It returns its reports and what each object ended with
  * (the kind's outcome: RunContext.outcomes, which later phases read).
  *
@@ -160,7 +160,13 @@ async function decidePhase(
     return { quiet, writers: [], decideAll, ...(preview ? { previewed: preview.calls } : {}) };
   }
   const { nothing, writes } = byWhatTheyDo(planned);
-  const quiet = await mapLimit(nothing, ctx.settings.concurrency, (p) => finalize(ctx, p));
+  let quiet: Done[];
+  try {
+    quiet = await mapLimit(nothing, ctx.settings.concurrency, (p) => finalize(ctx, p));
+  } finally {
+    // their records, in batches (ctx.records), before the writers are locked
+    await ctx.records.flush();
+  }
   for (const d of quiet) if (!unreported(d)) reports.push(d.report);
   return { quiet, writers: writes.map(toWrite), decideAll };
 }

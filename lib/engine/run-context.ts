@@ -2,7 +2,8 @@
  * The state of one run: its dependencies, settings, the MAX_DELETES_PER_RUN allowance used so
  * far, run-level errors, what each kind's phase ended with (outcomes) and the objects earlier phases ask a later one
  * to look at (follow), listings read once per run (listOnce), per-run values a kind keeps
- * between its phases (shared), and the report helpers. What a run cost the gateways is not
+ * between its phases (shared), the records waiting to be saved in one batch (records: a
+ * RecordWriter, flushed before any lock is given back), and the report helpers. What a run cost the gateways is not
  * kept here: each stage returns it (calls.ts) and the run adds it up. Shared by the stages; no
  * I/O of its own except through the dependencies it holds.
  */
@@ -13,7 +14,9 @@ import { describeError, errorCode } from '../platform/errors.js';
 import type { Logger } from '../platform/log.js';
 import { inPart } from '../scale/shards.js';
 import { SnapshotReader } from '../scale/snapshot.js';
+import type { OwnerClaimEntry, Store, SyncRecord } from '../store/types.js';
 import type { GatewayCalls } from './calls.js';
+import { mapLimit } from './concurrency.js';
 import type { Decision, Loaded } from './decide.js';
 import type { Done } from './finalize.js';
 import type { KindRegistry, ManagedKind } from './kind.js';
@@ -30,6 +33,8 @@ export class RunContext {
   readonly log: Logger;
   /** a shard run's view of its tick's snapshot of the gateways (snapshot.ts); undefined for other runs */
   readonly snapshot: SnapshotReader | undefined;
+  /** records saved in batches: finalize queues, the stages flush (before a lock is given back, at a phase's end) */
+  readonly records: RecordWriter;
   /** gateway deletions let through by MAX_DELETES_PER_RUN so far: the run's allowance used, read before each phase decides */
   deletions = 0;
   private readonly listings = new Map<ResourceKind, Promise<KubeObject[] | undefined>>();
@@ -47,6 +52,7 @@ export class RunContext {
     this.startedAt = deps.clock.now();
     this.log = deps.log.child({ runId: this.runId, trigger: request.trigger });
     this.resolver = deps.targets.forRun();
+    this.records = new RecordWriter(deps.store, concurrencyOf(deps.settings), (record) => this.log.info({ key: record.key, generation: record.generation }, 'a newer record exists; kept it'));
     const shard = request.shard;
     if (shard) this.log = this.log.child({ shard: `${shard.index + 1}/${shard.count}`, tick: shard.runId });
     this.snapshot = shard ? new SnapshotReader(deps.store, shard.runId, this.log) : undefined;
@@ -206,4 +212,72 @@ export function finishReport(ctx: RunContext, objects: ObjectReport[], calls: Ga
   };
   ctx.log.info({ counts, writes: calls.writes, reloads: calls.reloads, errors: ctx.errors.length, durationMs: report.durationMs }, 'run finished');
   return report;
+}
+
+/** Records per store call when a RecordWriter flushes: one round trip each. */
+export const RECORD_CHUNK = 500;
+
+/**
+ * Records saved in batches. put() queues a record (a later record of the same key replaces a
+ * queued one: the last word is what is stored); flush() saves everything queued, RECORD_CHUNK
+ * records per store call (putRecords, the same compare-and-set on generation as putRecord; a
+ * record refused for an older generation is reported to `kept`). A queued record reaches the
+ * store only at a flush, so whoever queues flushes before the record must be there: before the
+ * object's lock is given back, and at the end of the stage. reclaim() queues an owner claim
+ * the same way (an object that writes nothing whose owner entry was missing: claimOwners at the
+ * flush, after the records). A flush throws what the store throws (StoreUnavailableError); what
+ * it was saving is dropped from the queue.
+ */
+export class RecordWriter {
+  private queued = new Map<string, SyncRecord>();
+  private claims = new Map<string, OwnerClaimEntry>();
+
+  constructor(
+    private readonly store: Store,
+    private readonly concurrency: number,
+    private readonly kept: (record: SyncRecord) => void,
+  ) {}
+
+  /** Queues `record` for the next flush. */
+  put(record: SyncRecord): void {
+    this.queued.delete(record.key);
+    this.queued.set(record.key, record);
+  }
+
+  /** Queues an owner claim made again for an object that writes nothing (its entry was missing), for the next flush. */
+  reclaim(claim: OwnerClaimEntry): void {
+    this.claims.set(claim.key, claim);
+  }
+
+  /** How many records and claims wait for a flush. */
+  get pending(): number {
+    return this.queued.size + this.claims.size;
+  }
+
+  /** Saves what is queued; throws what the store throws. */
+  async flush(): Promise<void> {
+    if (this.pending === 0) return;
+    const records = [...this.queued.values()];
+    const claims = [...this.claims.values()];
+    this.queued = new Map();
+    this.claims = new Map();
+    await mapLimit(inChunks(records), this.concurrency, async (chunk) => {
+      const stored = await this.store.putRecords(chunk);
+      chunk.forEach((record, i) => {
+        if (stored[i] === false) this.kept(record);
+      });
+    });
+    await mapLimit(inChunks(claims), this.concurrency, (chunk) => this.store.claimOwners(chunk));
+  }
+}
+
+/** `items` in runs of at most RECORD_CHUNK; none for none. */
+function inChunks<T>(items: readonly T[]): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < items.length; i += RECORD_CHUNK) out.push(items.slice(i, i + RECORD_CHUNK));
+  return out;
+}
+
+function concurrencyOf(settings: RunSettings): number {
+  return Math.max(1, settings.concurrency);
 }

@@ -2,7 +2,8 @@
  * MemoryStore: the Store contract (lib/store/types.ts) inside one process, for running
  * without Redis. Same semantics as RedisStore, checked by the same contract suite.
  *
- * Guarantees: every operation is atomic (single-threaded, no await inside an operation);
+ * Guarantees: every operation is atomic (single-threaded, no await inside an operation; a
+ * batch, lockAll, putRecords and the others, runs its single operation per entry in one go);
  * records are copied in and out through JSON, exactly as RedisStore stores them, so callers
  * never alias stored state and an `undefined` optional field reads back as absent; locks and
  * dirty marks expire by the injected Clock, with Redis's boundary (alive while now <= expiry);
@@ -14,7 +15,7 @@
  */
 import { type Clock, systemClock } from '../platform/clock.js';
 import { StoreUnavailableError } from '../platform/errors.js';
-import type { LockOutcome, Owner, ReleaseOutcome, Store, SyncRecord } from './types.js';
+import type { LockEntry, LockOutcome, Owner, OwnerClaimEntry, ReleaseOutcome, Store, SyncRecord } from './types.js';
 
 interface StoredRecord {
   json: string;
@@ -77,6 +78,11 @@ export class MemoryStore implements Store {
     return true;
   }
 
+  async putRecords(records: readonly SyncRecord[]): Promise<boolean[]> {
+    this.assertOpen('putRecords');
+    return Promise.all(records.map((r) => this.putRecord(r)));
+  }
+
   async deleteRecord(key: string): Promise<void> {
     this.assertOpen('deleteRecord');
     this.unindex(key);
@@ -102,6 +108,11 @@ export class MemoryStore implements Store {
     if (current !== undefined && current.ref !== owner.ref) return { ...current };
     this.owning.set(key, { ref: owner.ref, uid: owner.uid });
     return { ref: owner.ref, uid: owner.uid };
+  }
+
+  async claimOwners(claims: readonly OwnerClaimEntry[]): Promise<Owner[]> {
+    this.assertOpen('claimOwners');
+    return Promise.all(claims.map((c) => this.claimOwner(c.key, c.owner)));
   }
 
   async releaseOwner(key: string, ref: string): Promise<boolean> {
@@ -171,6 +182,21 @@ export class MemoryStore implements Store {
     return 'released';
   }
 
+  async lockAll(entries: readonly LockEntry[], ttlMs: number): Promise<LockOutcome[]> {
+    this.assertOpen('lockAll');
+    return Promise.all(entries.map((e) => this.lock(e.key, e.token, ttlMs)));
+  }
+
+  async releaseAll(entries: readonly LockEntry[]): Promise<ReleaseOutcome[]> {
+    this.assertOpen('releaseAll');
+    return Promise.all(entries.map((e) => this.release(e.key, e.token)));
+  }
+
+  async forceReleaseAll(entries: readonly LockEntry[]): Promise<boolean[]> {
+    this.assertOpen('forceReleaseAll');
+    return Promise.all(entries.map((e) => this.forceRelease(e.key, e.token)));
+  }
+
   async renew(locks: readonly { key: string; token: string }[], ttlMs: number): Promise<boolean[]> {
     this.assertOpen('renew');
     const now = this.clock.now();
@@ -187,9 +213,7 @@ export class MemoryStore implements Store {
   async acquireSlot(pool: string, holder: string, limit: number, ttlMs: number): Promise<boolean> {
     this.assertOpen('acquireSlot');
     const now = this.clock.now();
-    const slots = this.slots.get(pool) ?? new Map<string, number>();
-    for (const [h, until] of slots) if (until <= now) slots.delete(h);
-    this.slots.set(pool, slots);
+    const slots = this.liveSlots(pool, now);
     if (slots.size >= limit) return false;
     slots.set(holder, now + ttlMs);
     return true;
@@ -198,6 +222,37 @@ export class MemoryStore implements Store {
   async releaseSlot(pool: string, holder: string): Promise<void> {
     this.assertOpen('releaseSlot');
     this.slots.get(pool)?.delete(holder);
+  }
+
+  async acquireSlots(pool: string, holder: string, want: number, limit: number, ttlMs: number): Promise<number> {
+    this.assertOpen('acquireSlots');
+    const now = this.clock.now();
+    const slots = this.liveSlots(pool, now);
+    const mine = [...slots.keys()].filter((member) => member.startsWith(`${holder}#`));
+    for (const member of mine.slice(want)) slots.delete(member);
+    let held = Math.min(mine.length, want);
+    for (const member of mine.slice(0, held)) slots.set(member, now + ttlMs);
+    for (let i = 1; held < want && slots.size < limit; i++) {
+      const member = `${holder}#${i}`;
+      if (slots.has(member)) continue;
+      slots.set(member, now + ttlMs);
+      held++;
+    }
+    return held;
+  }
+
+  async releaseSlots(pool: string, holder: string): Promise<void> {
+    this.assertOpen('releaseSlots');
+    const slots = this.slots.get(pool);
+    for (const member of slots?.keys() ?? []) if (member.startsWith(`${holder}#`)) slots?.delete(member);
+  }
+
+  /** The live slots of `pool` (member → expiry): acquireSlot's holders, and acquireSlots' `<holder>#<n>`. */
+  private liveSlots(pool: string, now: number): Map<string, number> {
+    const slots = this.slots.get(pool) ?? new Map<string, number>();
+    for (const [h, until] of slots) if (until <= now) slots.delete(h);
+    this.slots.set(pool, slots);
+    return slots;
   }
 
   async claim(pool: string, holder: string, amount: number, limit: number, ttlMs: number): Promise<boolean> {

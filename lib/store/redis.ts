@@ -11,6 +11,11 @@
  * `<prefix>blob:<key>` (PX), and the index of record keys `<prefix>recs` (a sorted set, every
  * score 0, kept by the record scripts) with its mark `<prefix>recs:complete`. Every
  * compare-then-write is one Lua script, so it is atomic on the server; getRecords is one MGET.
+ * A batch (lockAll, releaseAll, forceReleaseAll, putRecords, claimOwners) is one pipeline of
+ * the single call's script, one per entry: one round trip, each entry atomic on its own (a
+ * pipeline is not a transaction; an entry's error fails the call, entries before it may have
+ * run, as with a timed-out single call). A lease of write slots (acquireSlots) is one script:
+ * the holder's slots are members `<holder>#<n>` of the pool's sorted set.
  * listRecordKeys is one ZRANGEBYLEX of the index: one round trip whatever the number of
  * records. The index is built once, where it is missing (records written by a version before
  * it): a SCAN of the records (never KEYS), whose pages are added by a script that adds only
@@ -61,7 +66,7 @@
 import { type Cluster, Redis } from 'ioredis';
 import { ConfigError, StoreUnavailableError } from '../platform/errors.js';
 import { parseClusterSeeds } from './redis-url.js';
-import type { LockOutcome, Owner, ReleaseOutcome, Store, SyncRecord } from './types.js';
+import type { LockEntry, LockOutcome, Owner, OwnerClaimEntry, ReleaseOutcome, Store, SyncRecord } from './types.js';
 
 export interface RedisStoreOptions {
   /**
@@ -206,6 +211,57 @@ if redis.call('PTTL', KEYS[1]) < ttl then
 end
 return 1`;
 
+/**
+ * KEYS pool; ARGV holder, want, limit, ttl. Drops expired slots (server's clock), gives back the
+ * holder's slots beyond want, renews the rest, takes free ones up to want (members holder#n);
+ * answers how many the holder holds.
+ */
+const ACQUIRE_SLOTS = `
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local want = tonumber(ARGV[2])
+local limit = tonumber(ARGV[3])
+local ttl = tonumber(ARGV[4])
+local prefix = ARGV[1] .. '#'
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+local mine = {}
+for _, member in ipairs(redis.call('ZRANGE', KEYS[1], 0, -1)) do
+  if string.sub(member, 1, #prefix) == prefix then mine[member] = true end
+end
+local held = 0
+for member in pairs(mine) do
+  if held < want then
+    redis.call('ZADD', KEYS[1], now + ttl, member)
+    held = held + 1
+  else
+    redis.call('ZREM', KEYS[1], member)
+    mine[member] = nil
+  end
+end
+local taken = redis.call('ZCARD', KEYS[1])
+local n = 1
+while held < want and taken < limit do
+  local member = prefix .. n
+  if not mine[member] then
+    redis.call('ZADD', KEYS[1], now + ttl, member)
+    held = held + 1
+    taken = taken + 1
+  end
+  n = n + 1
+end
+if held > 0 and redis.call('PTTL', KEYS[1]) < ttl then
+  redis.call('PEXPIRE', KEYS[1], ttl)
+end
+return held`;
+
+/** KEYS pool; ARGV holder. Removes every slot of the holder (members holder#n). */
+const RELEASE_SLOTS = `
+local prefix = ARGV[1] .. '#'
+for _, member in ipairs(redis.call('ZRANGE', KEYS[1], 0, -1)) do
+  if string.sub(member, 1, #prefix) == prefix then redis.call('ZREM', KEYS[1], member) end
+end
+return 1`;
+
 /** KEYS pool (a hash: holder → amount); ARGV holder, amount, limit, ttl. Grants when the others' claims and this one fit in limit. */
 const CLAIM = `
 local others = 0
@@ -266,10 +322,15 @@ interface ScriptCommands {
   grForceRelease(lock: string, token: string): Promise<number>;
   grRenew(lock: string, dirty: string, token: string, ttlMs: number): Promise<number>;
   grAcquireSlot(pool: string, holder: string, limit: number, ttlMs: number): Promise<number>;
+  grAcquireSlots(pool: string, holder: string, want: number, limit: number, ttlMs: number): Promise<number>;
+  grReleaseSlots(pool: string, holder: string): Promise<number>;
   grClaim(pool: string, holder: string, amount: number, limit: number, ttlMs: number): Promise<number>;
   grClaimOwner(owner: string, json: string, ref: string): Promise<string>;
   grReleaseOwner(owner: string, ref: string): Promise<number>;
 }
+
+/** The scripts as a pipeline takes them (queued; the replies come with exec()). */
+type ScriptPipeline = { [K in keyof ScriptCommands]: (...args: Parameters<ScriptCommands[K]>) => unknown };
 
 /** An ioredis Cluster client (ioredis marks its clients: `isCluster`), without loading the Cluster class. */
 function isClusterClient(redis: Redis | Cluster): redis is Cluster {
@@ -323,6 +384,8 @@ export class RedisStore implements Store {
     this.redis.defineCommand('grForceRelease', { numberOfKeys: 1, lua: FORCE_RELEASE });
     this.redis.defineCommand('grRenew', { numberOfKeys: 2, lua: RENEW });
     this.redis.defineCommand('grAcquireSlot', { numberOfKeys: 1, lua: ACQUIRE_SLOT });
+    this.redis.defineCommand('grAcquireSlots', { numberOfKeys: 1, lua: ACQUIRE_SLOTS });
+    this.redis.defineCommand('grReleaseSlots', { numberOfKeys: 1, lua: RELEASE_SLOTS });
     this.redis.defineCommand('grClaim', { numberOfKeys: 1, lua: CLAIM });
     this.redis.defineCommand('grClaimOwner', { numberOfKeys: 1, lua: CLAIM_OWNER });
     this.redis.defineCommand('grReleaseOwner', { numberOfKeys: 1, lua: RELEASE_OWNER });
@@ -343,6 +406,19 @@ export class RedisStore implements Store {
       const written = await this.scripts.grPutRecord(keys.length, ...keys, JSON.stringify(record), record.generation, this.usesKey(''), record.key);
       return written === 1;
     });
+  }
+
+  putRecords(records: readonly SyncRecord[]): Promise<boolean[]> {
+    return this.run('putRecords', () =>
+      this.pipelined(
+        records,
+        (p, record) => {
+          const keys = [this.recordKey(record.key), this.indexKey(), ...new Set((record.uses ?? []).map((use) => this.usesKey(use)))];
+          p.grPutRecord(keys.length, ...keys, JSON.stringify(record), record.generation, this.usesKey(''), record.key);
+        },
+        (reply) => reply === 1,
+      ),
+    );
   }
 
   deleteRecord(key: string): Promise<void> {
@@ -366,6 +442,20 @@ export class RedisStore implements Store {
       if (after === null) throw new Error(`claimOwner: unreadable owner of ${key}`);
       return after;
     });
+  }
+
+  claimOwners(claims: readonly OwnerClaimEntry[]): Promise<Owner[]> {
+    return this.run('claimOwners', () =>
+      this.pipelined(
+        claims,
+        (p, c) => p.grClaimOwner(this.ownerKey(c.key), JSON.stringify({ ref: c.owner.ref, uid: c.owner.uid }), c.owner.ref),
+        (reply, c) => {
+          const after = parseOwner(reply as string | null);
+          if (after === null) throw new Error(`claimOwners: unreadable owner of ${c.key}`);
+          return after;
+        },
+      ),
+    );
   }
 
   releaseOwner(key: string, ref: string): Promise<boolean> {
@@ -440,6 +530,36 @@ export class RedisStore implements Store {
     return this.run('release', () => this.scripts.grRelease(this.lockKey(key), this.dirtyKey(key), token));
   }
 
+  lockAll(entries: readonly LockEntry[], ttlMs: number): Promise<LockOutcome[]> {
+    return this.run('lockAll', () =>
+      this.pipelined(
+        entries,
+        (p, e) => p.grLock(this.lockKey(e.key), this.dirtyKey(e.key), e.token, ttlMs),
+        (reply) => reply as LockOutcome,
+      ),
+    );
+  }
+
+  releaseAll(entries: readonly LockEntry[]): Promise<ReleaseOutcome[]> {
+    return this.run('releaseAll', () =>
+      this.pipelined(
+        entries,
+        (p, e) => p.grRelease(this.lockKey(e.key), this.dirtyKey(e.key), e.token),
+        (reply) => reply as ReleaseOutcome,
+      ),
+    );
+  }
+
+  forceReleaseAll(entries: readonly LockEntry[]): Promise<boolean[]> {
+    return this.run('forceReleaseAll', () =>
+      this.pipelined(
+        entries,
+        (p, e) => p.grForceRelease(this.lockKey(e.key), e.token),
+        (reply) => reply === 1,
+      ),
+    );
+  }
+
   renew(locks: readonly { key: string; token: string }[], ttlMs: number): Promise<boolean[]> {
     return this.run('renew', async () => {
       if (locks.length === 0) return [];
@@ -460,6 +580,16 @@ export class RedisStore implements Store {
   releaseSlot(pool: string, holder: string): Promise<void> {
     return this.run('releaseSlot', async () => {
       await this.redis.zrem(this.slotsKey(pool), holder);
+    });
+  }
+
+  acquireSlots(pool: string, holder: string, want: number, limit: number, ttlMs: number): Promise<number> {
+    return this.run('acquireSlots', () => this.scripts.grAcquireSlots(this.slotsKey(pool), holder, want, limit, ttlMs));
+  }
+
+  releaseSlots(pool: string, holder: string): Promise<void> {
+    return this.run('releaseSlots', async () => {
+      await this.scripts.grReleaseSlots(this.slotsKey(pool), holder);
     });
   }
 
@@ -524,6 +654,22 @@ export class RedisStore implements Store {
     return new StoreUnavailableError(`redis ${operation} failed (connection ${connection}): ${text}`, {
       cause,
       context: { operation, connection },
+    });
+  }
+
+  /**
+   * One pipeline of `add` per item (each a script call), sent in one round trip; each reply
+   * mapped by `map`. An item's error fails the whole call (items before it may have run).
+   */
+  private async pipelined<I, R>(items: readonly I[], add: (p: ScriptPipeline, item: I) => void, map: (reply: unknown, item: I) => R): Promise<R[]> {
+    if (items.length === 0) return [];
+    const pipeline = this.redis.pipeline() as unknown as ScriptPipeline & { exec(): Promise<[Error | null, unknown][] | null> };
+    for (const item of items) add(pipeline, item);
+    const results = (await pipeline.exec()) ?? [];
+    if (results.length !== items.length) throw new Error(`pipeline answered ${results.length} of ${items.length} commands`);
+    return results.map(([err, reply], i) => {
+      if (err) throw err;
+      return map(reply, items[i] as I);
     });
   }
 

@@ -42,6 +42,17 @@
  * - putBlob(key, value, ttl) keeps one opaque value (replacing any) until ttl passed; getBlob
  *   answers it, or null once it expired or when there is none (a sharded full run's snapshot
  *   of a gateway, lib/scale/snapshot.ts).
+ * - batches: lockAll, releaseAll, forceReleaseAll, putRecords and claimOwners do what lock,
+ *   release, forceRelease, putRecord and claimOwner do, for many keys in ONE round trip, each
+ *   key as atomically as its single call (a batch is not a transaction: of two concurrent
+ *   lockAll's over overlapping keys, each key is acquired by exactly one; a put refused for an
+ *   older generation refuses that record only), answering per entry in the order given. The
+ *   engine uses these (per chunk of objects); the single calls stay for single objects.
+ * - acquireSlots(pool, holder, want, limit, ttl) is a lease of several slots for one holder in
+ *   one round trip: after it the holder holds min(want, what it held + what is free) slots, all
+ *   of them renewed to ttl (so calling it again with the count held renews the lease, a smaller
+ *   want gives the excess back); the slots of every holder of a pool, acquireSlot's included,
+ *   never exceed `limit`. releaseSlots(pool, holder) gives back all the holder's slots.
  * Throws StoreUnavailableError when the backing store cannot be reached.
  */
 
@@ -124,11 +135,25 @@ export interface Owner {
 export type LockOutcome = 'acquired' | 'marked-dirty';
 export type ReleaseOutcome = 'released' | 'dirty' | 'lost';
 
+/** A lock to take, give back or renew: the key and the holder's token. */
+export interface LockEntry {
+  readonly key: string;
+  readonly token: string;
+}
+
+/** An owner claim of claimOwners: the key (gateway, id space, id) and its claimant. */
+export interface OwnerClaimEntry {
+  readonly key: string;
+  readonly owner: Owner;
+}
+
 export interface Store {
   /** Which implementation, for /readyz and logs: "redis" or "memory". */
   readonly kind: 'redis' | 'memory';
   getRecords(keys: readonly string[]): Promise<(SyncRecord | null)[]>;
   putRecord(record: SyncRecord): Promise<boolean>;
+  /** putRecord() of each record, in one round trip; true for each written. */
+  putRecords(records: readonly SyncRecord[]): Promise<boolean[]>;
   deleteRecord(key: string): Promise<void>;
   /** Keys of all records whose key starts with `prefix` (e.g. "default/ApiDefinition/"). */
   listRecordKeys(prefix: string): Promise<string[]>;
@@ -138,6 +163,12 @@ export interface Store {
   renew(locks: readonly { key: string; token: string }[], ttlMs: number): Promise<boolean[]>;
   /** Releases regardless of dirty marks (used when giving up); true if it was ours. */
   forceRelease(key: string, token: string): Promise<boolean>;
+  /** lock() of each entry, in one round trip; the outcomes in the order given. */
+  lockAll(entries: readonly LockEntry[], ttlMs: number): Promise<LockOutcome[]>;
+  /** release() of each entry, in one round trip. */
+  releaseAll(entries: readonly LockEntry[]): Promise<ReleaseOutcome[]>;
+  /** forceRelease() of each entry, in one round trip. */
+  forceReleaseAll(entries: readonly LockEntry[]): Promise<boolean[]>;
   /**
    * Takes one of `limit` slots of `pool` for `holder` until released or ttlMs passed (so a
    * dead holder frees its slot); false when all are taken. Shared by every process on the
@@ -145,6 +176,14 @@ export interface Store {
    */
   acquireSlot(pool: string, holder: string, limit: number, ttlMs: number): Promise<boolean>;
   releaseSlot(pool: string, holder: string): Promise<void>;
+  /**
+   * A lease of up to `want` of the `limit` slots of `pool` for `holder`, in one round trip:
+   * keeps (and renews to ttlMs) what the holder holds, takes free ones up to `want`, gives back
+   * any beyond `want`; answers how many the holder holds now (0: none free).
+   */
+  acquireSlots(pool: string, holder: string, want: number, limit: number, ttlMs: number): Promise<number>;
+  /** Gives back every slot `holder` holds in `pool` (acquireSlots'); one round trip. */
+  releaseSlots(pool: string, holder: string): Promise<void>;
   /**
    * Claims `amount` of the allowance `limit` of `pool` for `holder`, replacing the holder's own
    * earlier claim; false, and nothing changed, when the others' claims and this one would add
@@ -161,6 +200,8 @@ export interface Store {
    * the owner after the call (someone else's when it was taken). Atomic.
    */
   claimOwner(key: string, owner: Owner): Promise<Owner>;
+  /** claimOwner() of each claim, in one round trip; the owner after each, in the order given. */
+  claimOwners(claims: readonly OwnerClaimEntry[]): Promise<Owner[]>;
   /** Removes the owner of `key` when it is `ref`'s resource; true when it was. Atomic. */
   releaseOwner(key: string, ref: string): Promise<boolean>;
   /** Remembers that we created `ids` in `pool` (a gateway's certificate store). */

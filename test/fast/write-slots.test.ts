@@ -6,11 +6,15 @@
  * most 500 ms, on the injected clock) and gives up once the wait has passed with the
  * GatewayUnavailableError naming the setting, without writing; a slot freed meanwhile is taken;
  * a slot that cannot be given back is logged and the write's result is still returned.
+ * Within a pass (withSlotLeases): its writes to a gateway share one lease, taken in one store call
+ * and given back in one, never more in flight than the slots granted; a full gateway is waited
+ * for with the same backoff and wait; a lease is renewed once half the slots' ttl has passed, so
+ * another run cannot take a live pass's slots.
  */
 import t from 'tap';
 import { RunContext } from '../../lib/engine/run-context.js';
 import type { RunSettings } from '../../lib/engine/types.js';
-import { withWriteSlot } from '../../lib/engine/write-slots.js';
+import { withSlotLeases, withWriteSlot } from '../../lib/engine/write-slots.js';
 import { GatewayUnavailableError, StoreUnavailableError } from '../../lib/platform/errors.js';
 import type { Store } from '../../lib/store/types.js';
 import { FastWorld } from './world.js';
@@ -20,7 +24,7 @@ const TTL = 60_000;
 interface Slots {
   w: FastWorld;
   ctx: RunContext;
-  /** the store's slot calls, "acquire <holder>" / "release <holder>" */
+  /** the store's slot calls, "acquire <holder>" / "release <holder>"; a lease's "lease <holder> <granted>/<want>" / "give back <holder>" */
   calls: string[];
   /** the clock's sleeps, in ms */
   sleeps: number[];
@@ -41,6 +45,17 @@ function slots(gatewayWrites: Partial<RunSettings['gatewayWrites']> = {}): Slots
             const got = await target.acquireSlot(pool, holder, limit, ttlMs);
             calls.push(`acquire ${holder}${got ? '' : ' (full)'}`);
             return got;
+          };
+        if (prop === 'acquireSlots')
+          return async (pool: string, holder: string, want: number, limit: number, ttlMs: number) => {
+            const got = await target.acquireSlots(pool, holder, want, limit, ttlMs);
+            calls.push(`lease ${holder} ${got}/${want}`);
+            return got;
+          };
+        if (prop === 'releaseSlots')
+          return async (pool: string, holder: string) => {
+            calls.push(`give back ${holder}`);
+            return target.releaseSlots(pool, holder);
           };
         if (prop === 'releaseSlot')
           return async (pool: string, holder: string) => {
@@ -159,4 +174,89 @@ t.test("a slot that cannot be given back is logged; the write's result is still 
   t.notOk(await slotFree(w), 'it stays taken until it expires');
   w.clock.advance(TTL);
   t.ok(await slotFree(w), 'and then is free');
+});
+
+/** `n` writes to the default gateway at once, each 100 ms on the clock; answers the most in flight at once. */
+async function writes(w: FastWorld, ctx: RunContext, n: number): Promise<number> {
+  let inFlight = 0;
+  let peak = 0;
+  await Promise.all(
+    Array.from({ length: n }, () =>
+      withWriteSlot(ctx, w.gateway, async () => {
+        inFlight++;
+        peak = Math.max(peak, inFlight);
+        await w.clock.sleep(100);
+        inFlight--;
+      }),
+    ),
+  );
+  return peak;
+}
+
+t.test('a pass: its writes to a gateway share one lease, taken in one store call and given back in one', async (t) => {
+  const { w, ctx, calls, sleeps } = slots({ max: 2 });
+  let freeDuring: boolean | undefined;
+  const peak = await withSlotLeases(ctx, new Map([[w.gateway.name, 5]]), async () => {
+    const done = writes(w, ctx, 5);
+    freeDuring = await w.memoryStore.acquireSlot(w.gateway.name, 'probe', 2, TTL);
+    return done;
+  });
+  t.equal(peak, 2, 'two writes at once: the two slots granted');
+  t.equal(freeDuring, false, 'while the pass writes, another run finds no slot');
+  const [own] = holders(calls);
+  t.same(calls, [`lease ${own} 2/2`, `give back ${own}`], 'one call to take them, one to give them back');
+  t.same(sleeps, [100, 100, 100, 100, 100], 'no wait but the writes');
+  t.equal(await w.memoryStore.acquireSlots(w.gateway.name, 'probe-2', 2, 2, TTL), 2, 'both free after the pass');
+});
+
+t.test('a pass: a lease is no larger than its writes, nor than what is free; it grows as slots free up', async (t) => {
+  const { w, ctx, calls } = slots({ max: 4 });
+  t.equal(await withSlotLeases(ctx, new Map([[w.gateway.name, 1]]), () => writes(w, ctx, 1)), 1);
+  t.match(calls, [/^lease \S+ 1\/1$/, /^give back /], 'one write: one slot');
+  calls.length = 0;
+  t.equal(await w.memoryStore.acquireSlots(w.gateway.name, 'another-run', 3, 4, TTL), 3);
+  const peak = await withSlotLeases(ctx, new Map([[w.gateway.name, 3]]), async () => {
+    const done = writes(w, ctx, 3);
+    await w.memoryStore.releaseSlots(w.gateway.name, 'another-run');
+    return done;
+  });
+  t.ok(peak <= 3, `never more than its writes (${peak})`);
+  t.match(calls[0], /^lease \S+ 1\/3$/, 'the one slot free at first');
+  t.ok(calls.length >= 3, `asked again for more while its writes waited (${calls.join('; ')})`);
+});
+
+t.test('a pass: a full gateway is waited for with the same backoff; past the wait, GatewayUnavailableError and no write', async (t) => {
+  const { w, ctx, sleeps, calls } = slots({ waitMs: 3_000 });
+  t.ok(await w.memoryStore.acquireSlot(w.gateway.name, 'another-run', 1, TTL));
+  let wrote = false;
+  await t.rejects(
+    withSlotLeases(ctx, new Map([[w.gateway.name, 1]]), () =>
+      withWriteSlot(ctx, w.gateway, async () => {
+        wrote = true;
+      }),
+    ),
+    GatewayUnavailableError,
+  );
+  t.same(sleeps, [25, 50, 100, 200, 400, 500, 500, 500, 500, 500]);
+  t.notOk(wrote);
+  t.match(calls.at(-1), /^give back /, 'the empty lease is given back too');
+});
+
+t.test('a pass: its lease is renewed once half the ttl has passed, so its slots outlive their first ttl', async (t) => {
+  const { w, ctx, calls } = slots({ max: 1, slotTtlMs: 1_000 });
+  let takenMidway: boolean | undefined;
+  await withSlotLeases(ctx, new Map([[w.gateway.name, 12]]), async () => {
+    const done = writes(w, ctx, 12);
+    // 1.1 s in, past the first ttl: the lease was renewed meanwhile
+    for (let i = 0; i < 11; i++) await w.clock.sleep(100);
+    takenMidway = await w.memoryStore.acquireSlot(w.gateway.name, 'another-run', 1, TTL);
+    return done;
+  });
+  t.equal(takenMidway, false, 'another run finds the slot still taken');
+  const leases = calls.filter((c) => c.startsWith('lease '));
+  t.ok(leases.length >= 2, `renewed (${calls.join('; ')})`);
+  t.ok(
+    leases.every((c) => c.endsWith(' 1/1')),
+    'always the one slot',
+  );
 });

@@ -431,6 +431,144 @@ function storeContract(t: Test, makeStore: MakeStore): void {
     t.equal(await store.release('hot', winner), 'released');
   });
 
+  t.test('lockAll: one call, each key acquired or marked dirty as lock() would; an empty batch answers []', async (t) => {
+    const { store } = await makeStore(t);
+    t.strictSame(await store.lockAll([], L), []);
+    t.equal(await store.lock('b', 'X', L), 'acquired');
+    const outcomes = await store.lockAll(
+      [
+        { key: 'a', token: 'A' },
+        { key: 'b', token: 'A' },
+        { key: 'c', token: 'A' },
+      ],
+      L,
+    );
+    t.strictSame(outcomes, ['acquired', 'marked-dirty', 'acquired'], 'in the order given');
+    t.equal(await store.release('b', 'X'), 'dirty', "the batch's mark on a key held by another is that holder's to see");
+    t.equal(await store.lock('a', 'Z', L), 'marked-dirty', 'the batch holds a');
+  });
+
+  t.test('lockAll under contention: of concurrent batches over overlapping keys, each key is acquired by exactly one', async (t) => {
+    const { store } = await makeStore(t);
+    const keys = Array.from({ length: 30 }, (_, i) => `k${i}`);
+    // each batch takes an overlapping window of the keys, in its own order
+    const batches = Array.from({ length: 6 }, (_, b) => keys.slice(b * 3, b * 3 + 15).map((key) => ({ key, token: `T${b}` })));
+    const answers = await Promise.all(batches.map((entries, b) => store.lockAll(b % 2 === 0 ? entries : [...entries].reverse(), L)));
+    const winners = new Map<string, string[]>();
+    batches.forEach((entries, b) => {
+      const asked = b % 2 === 0 ? entries : [...entries].reverse();
+      asked.forEach((e, i) => {
+        if (answers[b]?.[i] === 'acquired') winners.set(e.key, [...(winners.get(e.key) ?? []), e.token]);
+      });
+    });
+    const asked = new Set(batches.flat().map((e) => e.key));
+    for (const key of asked) t.equal(winners.get(key)?.length, 1, `${key}: exactly one holder (${winners.get(key)?.join(',') ?? 'none'})`);
+  });
+
+  t.test('releaseAll and forceReleaseAll: per key as release() and forceRelease(), in one call', async (t) => {
+    const { store } = await makeStore(t);
+    t.strictSame(await store.releaseAll([]), []);
+    t.strictSame(await store.forceReleaseAll([]), []);
+    await store.lockAll(
+      ['a', 'b', 'c', 'd'].map((key) => ({ key, token: 'A' })),
+      L,
+    );
+    t.equal(await store.lock('b', 'B', L), 'marked-dirty');
+    t.strictSame(
+      await store.releaseAll([
+        { key: 'a', token: 'A' },
+        { key: 'b', token: 'A' },
+        { key: 'c', token: 'wrong' },
+        { key: 'never', token: 'A' },
+      ]),
+      ['released', 'dirty', 'lost', 'lost'],
+    );
+    t.equal(await store.lock('a', 'Z', L), 'acquired', 'a released');
+    t.equal(await store.lock('c', 'Z', L), 'marked-dirty', 'c still held: the wrong token released nothing');
+    t.equal(await store.lock('d', 'D', L), 'marked-dirty', 'd still held');
+    t.strictSame(
+      await store.forceReleaseAll([
+        { key: 'b', token: 'A' },
+        { key: 'c', token: 'wrong' },
+        { key: 'd', token: 'A' },
+      ]),
+      [true, false, true],
+    );
+    t.equal(await store.lock('b', 'Z', L), 'acquired', 'b given back');
+    t.equal(await store.lock('d', 'Z', L), 'acquired', 'd given back despite its dirty mark');
+    t.equal(await store.release('d', 'Z'), 'dirty', 'and the mark left for the next holder');
+  });
+
+  t.test('putRecords: one call, the generation check and the uses index per record; an older generation refuses that record only', async (t) => {
+    const { store } = await makeStore(t);
+    t.strictSame(await store.putRecords([]), []);
+    await store.putRecord(record('b', 5, { uses: ['Secret/ns/old'] }));
+    const written = await store.putRecords([record('a', 1, { uses: ['Secret/ns/s'] }), record('b', 4, { uses: ['Secret/ns/s'] }), record('c', 2, { uses: ['Secret/ns/s', 'ConfigMap/ns/m'] })]);
+    t.strictSame(written, [true, false, true], 'b refused: a newer generation is stored');
+    const [a, b, c] = await store.getRecords(['a', 'b', 'c']);
+    t.equal(a?.generation, 1);
+    t.equal(b?.generation, 5, 'b kept');
+    t.equal(c?.generation, 2);
+    t.strictSame(await store.recordsUsing(['Secret/ns/s', 'Secret/ns/old', 'ConfigMap/ns/m']), [['a', 'c'], ['b'], ['c']], 'the index follows the records written, and only those');
+    t.strictSame(await store.listRecordKeys(''), ['a', 'b', 'c']);
+    t.strictSame(await store.putRecords([record('b', 6), record('a', 1, { uses: [] })]), [true, true], 'equal and newer generations replace');
+    t.strictSame(await store.recordsUsing(['Secret/ns/s', 'Secret/ns/old']), [['c'], []]);
+  });
+
+  t.test('claimOwners: one call, each claim as claimOwner(); of concurrent batches claiming a free key, exactly one wins', async (t) => {
+    const { store } = await makeStore(t);
+    t.strictSame(await store.claimOwners([]), []);
+    const x = { ref: 'ApiDefinition/ns/x', uid: 'ux' };
+    const y = { ref: 'ApiDefinition/ns/y', uid: 'uy' };
+    await store.claimOwner('gw/api/taken', y);
+    const after = await store.claimOwners([
+      { key: 'gw/api/free', owner: x },
+      { key: 'gw/api/taken', owner: x },
+      { key: 'gw/api/mine', owner: x },
+    ]);
+    t.strictSame(after, [x, y, x], "a free key is the claimant's, a taken one answers its owner");
+    t.strictSame(await store.claimOwners([{ key: 'gw/api/mine', owner: { ref: x.ref, uid: 'new-uid' } }]), [{ ref: x.ref, uid: 'new-uid' }], 'the same resource takes its new uid');
+    const claimants = Array.from({ length: 8 }, (_, i) => ({ ref: `ApiDefinition/ns/r${i}`, uid: `u${i}` }));
+    const answers = await Promise.all(claimants.map((owner) => store.claimOwners([{ key: 'gw/api/contested', owner }])));
+    const won = answers.filter(([o], i) => o?.ref === claimants[i]?.ref);
+    t.equal(won.length, 1, 'exactly one claimant wins');
+    t.ok(
+      answers.every(([o]) => o?.ref === won[0]?.[0]?.ref),
+      'every claimant is told the winner',
+    );
+  });
+
+  t.test('acquireSlots: a lease of up to `want` slots in one call, renewed and shrunk by asking again, given back in one', async (t) => {
+    const { store, pass } = await makeStore(t);
+    t.equal(await store.acquireSlots('gw', 'A', 3, 4, 3 * S), 3, 'three of four');
+    t.equal(await store.acquireSlots('gw', 'B', 3, 4, 3 * S), 1, 'the one left');
+    t.equal(await store.acquireSlot('gw', 'single', 4, 3 * S), false, 'a single slot counts against the same limit');
+    t.equal(await store.acquireSlots('gw', 'B', 3, 4, 3 * S), 1, 'asking again takes none of the others');
+    t.equal(await store.acquireSlots('gw', 'A', 1, 4, 3 * S), 1, 'a smaller want gives the excess back');
+    t.equal(await store.acquireSlots('gw', 'B', 3, 4, 3 * S), 3, 'and the excess is free for others');
+    t.equal(await store.acquireSlots('other', 'A', 2, 4, 3 * S), 2, 'pools are apart');
+    await store.releaseSlots('gw', 'B');
+    t.equal(await store.acquireSlots('gw', 'C', 4, 4, 3 * S), 3, "B's slots all given back; A's one stays");
+    await store.releaseSlots('gw', 'nobody');
+    t.equal(await store.acquireSlots('gw', 'D', 1, 4, 3 * S), 0, 'releasing a holder that holds none frees nothing');
+    await pass(2 * S);
+    t.equal(await store.acquireSlots('gw', 'A', 1, 4, 3 * S), 1, "A renews its slot: 1 S from C's expiry, 3 S from its own");
+    await pass(2 * S);
+    t.equal(await store.acquireSlots('gw', 'D', 4, 4, 3 * S), 3, "C's slots expired with their ttl; A's renewed one did not");
+  });
+
+  t.test('acquireSlots under contention: slots never exceed the limit across concurrent holders', async (t) => {
+    const { store } = await makeStore(t);
+    await store.acquireSlot('gw', 'single', 5, L);
+    const granted = await Promise.all(Array.from({ length: 12 }, (_, i) => store.acquireSlots('gw', `h${i}`, 1 + (i % 3), 5, L)));
+    t.equal(
+      granted.reduce((a, b) => a + b, 0),
+      4,
+      `the four left of five, whoever asked first (${granted.join(',')})`,
+    );
+    t.equal(await store.acquireSlot('gw', 'late', 5, L), false, 'none left for anyone');
+  });
+
   t.test('ping, and close', async (t) => {
     const { store } = await makeStore(t);
     await store.ping();
@@ -471,6 +609,13 @@ t.test('MemoryStore', async (t) => {
     await assertUnavailable(t, store.renew([{ key: 'k', token: 'A' }], 1), 'renew');
     await assertUnavailable(t, store.acquireSlot('gw', 'h', 1, 1), 'acquireSlot');
     await assertUnavailable(t, store.releaseSlot('gw', 'h'), 'releaseSlot');
+    await assertUnavailable(t, store.lockAll([{ key: 'k', token: 'A' }], 1), 'lockAll');
+    await assertUnavailable(t, store.releaseAll([{ key: 'k', token: 'A' }]), 'releaseAll');
+    await assertUnavailable(t, store.forceReleaseAll([{ key: 'k', token: 'A' }]), 'forceReleaseAll');
+    await assertUnavailable(t, store.putRecords([record('a')]), 'putRecords');
+    await assertUnavailable(t, store.claimOwners([{ key: 'k', owner: { ref: 'r', uid: 'u' } }]), 'claimOwners');
+    await assertUnavailable(t, store.acquireSlots('gw', 'h', 1, 1, 1), 'acquireSlots');
+    await assertUnavailable(t, store.releaseSlots('gw', 'h'), 'releaseSlots');
     await assertUnavailable(t, store.markSeen(['x'], 1), 'markSeen');
     await assertUnavailable(t, store.recordsUsing(['x']), 'recordsUsing');
     await assertUnavailable(t, store.own('gw', ['x']), 'own');
@@ -698,6 +843,11 @@ t.test('RedisStore failures, on servers of its own', async (t) => {
       ['forceRelease', () => store.forceRelease('k', 'A')],
       ['renew', () => store.renew([{ key: 'k', token: 'A' }], L)],
       ['acquireSlot', () => store.acquireSlot('gw', 'h', 1, L)],
+      ['lockAll', () => store.lockAll([{ key: 'k', token: 'B' }], L)],
+      ['releaseAll', () => store.releaseAll([{ key: 'k', token: 'A' }])],
+      ['putRecords', () => store.putRecords([record('a', 2)])],
+      ['claimOwners', () => store.claimOwners([{ key: 'o', owner: { ref: 'r', uid: 'u' } }])],
+      ['acquireSlots', () => store.acquireSlots('gw', 'h', 2, 4, L)],
       ['ping', () => store.ping()],
     ];
     for (const [name, operation] of operations) {
@@ -1077,6 +1227,11 @@ t.test('RedisStore on a Redis Cluster', async (t) => {
       ['recordsUsing', () => store.recordsUsing(['Secret/ns/x'])],
       ['markSeen', () => store.markSeen(['x'], L)],
       ['acquireSlot', () => store.acquireSlot('gw', 'h', 1, L)],
+      ['lockAll', () => store.lockAll([{ key: 'k', token: 'B' }], L)],
+      ['forceReleaseAll', () => store.forceReleaseAll([{ key: 'k', token: 'A' }])],
+      ['putRecords', () => store.putRecords([record('a', 2)])],
+      ['acquireSlots', () => store.acquireSlots('gw', 'h', 2, 4, L)],
+      ['releaseSlots', () => store.releaseSlots('gw', 'h')],
     ];
     for (const [name, operation] of operations) {
       const began = Date.now();

@@ -2,14 +2,15 @@
  * lib/engine/locks.ts on its own, over a MemoryStore: who is refused, the dirty passes and their
  * bound, stopping, failures, and the renewal (real timers of a few ms, as the helper's are: a
  * pass waits for the renewals it needs, never for a time), including renewals that cross a
- * release or the end (a slow store: what is given back is neither renewed nor called lost).
+ * release or the end (a slow store: what is given back is neither renewed nor called lost), and
+ * the batches: locks taken and given back LOCK_CHUNK keys per store call.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import t from 'tap';
-import { type LockContext, underLocks } from '../../lib/engine/locks.js';
+import { LOCK_CHUNK, type LockContext, underLocks } from '../../lib/engine/locks.js';
 import { StoreUnavailableError } from '../../lib/platform/errors.js';
 import { MemoryStore } from '../../lib/store/memory.js';
-import type { LockOutcome, ReleaseOutcome, Store } from '../../lib/store/types.js';
+import type { LockEntry, LockOutcome, ReleaseOutcome, Store } from '../../lib/store/types.js';
 import { DelegatingStore } from '../fixtures/delegating-store.js';
 import { FakeClock } from '../harness/clock.js';
 import { capturingLogger } from '../harness/log.js';
@@ -356,4 +357,72 @@ t.test('renewal: a lock on its way back (its release slow) is no longer renewed'
     store.renewals.slice(during).map(() => []),
     'not while it was being given back',
   );
+});
+
+t.test('locks are taken and given back in batches of LOCK_CHUNK keys, one store call each; a dirty one kept for its next pass', async (t) => {
+  const { ctx, memory, held } = setUp();
+  const sizes: Record<string, number[]> = { lockAll: [], releaseAll: [], forceReleaseAll: [] };
+  const watched: Store = Object.assign(Object.create(memory) as Store, {
+    lockAll: (entries: readonly LockEntry[], ttlMs: number) => (sizes.lockAll?.push(entries.length), memory.lockAll(entries, ttlMs)),
+    releaseAll: (entries: readonly LockEntry[]) => (sizes.releaseAll?.push(entries.length), memory.releaseAll(entries)),
+    forceReleaseAll: (entries: readonly LockEntry[]) => (sizes.forceReleaseAll?.push(entries.length), memory.forceReleaseAll(entries)),
+  });
+  const keys = Array.from({ length: 2 * LOCK_CHUNK + 7 }, (_, i) => `k/${i}`);
+  await memory.lock('k/3', 'other', 60_000);
+  const passes: number[] = [];
+  const refused = await underLocks(
+    { ...ctx, deps: { store: watched } },
+    keys,
+    (k) => k,
+    async (held) => {
+      passes.push(held.length);
+      if (passes.length === 1) await memory.lock('k/9', 'event', 60_000);
+    },
+  );
+  t.same(refused, ['k/3'], 'the key another holds is refused');
+  t.same(
+    [...(sizes.lockAll ?? [])].sort((a, b) => b - a),
+    [LOCK_CHUNK, LOCK_CHUNK, 7],
+    `${keys.length} keys locked in 3 calls`,
+  );
+  t.same(passes, [keys.length - 1, 1], 'k/9, marked dirty in the first pass, runs again alone');
+  t.same(
+    [...(sizes.releaseAll ?? [])].sort((a, b) => b - a),
+    [LOCK_CHUNK, LOCK_CHUNK, 6, 1],
+    'given back in 3 calls, then the dirty one',
+  );
+  t.same(sizes.forceReleaseAll, [], 'nothing forced');
+  t.notOk(await held('k/0'));
+  t.notOk(await held('k/9'));
+  t.notOk(await held(`k/${keys.length - 1}`));
+});
+
+t.test('a batch of locks that fails: every key of it and every lock taken is given back, then the error is thrown', async (t) => {
+  const { ctx, memory, held } = setUp({ concurrency: 1 });
+  let calls = 0;
+  const failing: Store = Object.assign(Object.create(memory) as Store, {
+    lockAll: async (entries: readonly LockEntry[], ttlMs: number) => {
+      calls++;
+      // the second batch reaches the store, then its answer is lost
+      const outcomes = await memory.lockAll(entries, ttlMs);
+      if (calls === 2) throw new StoreUnavailableError('memory store lockAll failed: connection lost');
+      return outcomes;
+    },
+  });
+  const keys = Array.from({ length: LOCK_CHUNK + 3 }, (_, i) => `k/${i}`);
+  let ran = false;
+  await t.rejects(
+    underLocks(
+      { ...ctx, deps: { store: failing } },
+      keys,
+      (k) => k,
+      async () => {
+        ran = true;
+      },
+    ),
+    StoreUnavailableError,
+  );
+  t.notOk(ran, 'nothing runs');
+  t.notOk(await held('k/0'), 'the first batch given back');
+  t.notOk(await held(`k/${LOCK_CHUNK + 2}`), 'the failed batch given back, although its answer was lost');
 });
