@@ -47,7 +47,7 @@ import type { TickPlan } from './scale/coordinate.js';
 import { ListSizes } from './scale/list-sizes.js';
 import { ObservedMemo } from './scale/observed-memo.js';
 import type { Shard } from './scale/shards.js';
-import { SNAPSHOT_TTL_MS } from './scale/snapshot.js';
+import { SNAPSHOT_TTL_MS } from './scale/shards.js';
 import { MemoryStore } from './store/memory.js';
 import { createRedisStore } from './store/redis.js';
 import { redisPasswords } from './store/redis-url.js';

@@ -33,7 +33,6 @@ import type { FieldDifference } from '../platform/compare.js';
 import { describeError, errorCode, InvalidSpecError, OwnershipError } from '../platform/errors.js';
 import type { Owner } from '../store/types.js';
 import { type GatewayCalls, sumCalls } from './calls.js';
-import { uploadCertificates } from './certificates.js';
 import { mapLimit } from './concurrency.js';
 import { type Decision, exhaustive, type Loaded, observedOf, type WriteDecision } from './decide.js';
 import { type Done, finalize, finalizeWrite } from './finalize.js';
@@ -243,7 +242,8 @@ async function carryOut(ctx: RunContext, { loaded, decision }: Planned<WriteDeci
         // adopted as it is: the gateway holds the body already; what load read of it is what a read-back would find
         if (upsert.inPlace) return written({ obj, sent, touched, writes, visible: true, observedBody: loaded.observedBody ?? null, observedHash: loaded.observed?.hash ?? '', differences: [] });
         if (upsert.certificates) {
-          const uploads = uploadCertificates(ctx, target, upsert.certificates);
+          // the uploads (certificates.ts) are loaded only by a run that has certificates to put
+          const uploads = (await import('./certificates.js')).uploadCertificates(ctx, target, upsert.certificates);
           writes += uploads.sent;
           await uploads.done;
         }

@@ -20,46 +20,11 @@
 
 import type { GatewayTarget } from '../gateway/targets.js';
 import { ConfigError, describeError, errorCode, GatewayUnsupportedError } from '../platform/errors.js';
+import { CERTIFICATE_USE_PREFIX, type CertificateUpload, certificateUse } from './certificate-text.js';
 import type { RunContext } from './run-context.js';
 import { withWriteSlot } from './write-slots.js';
 
-/**
- * Text that must never be printed: a PEM with a private key. JSON, util.inspect and String
- * show a placeholder; `reveal()` gives the text to the one place that sends it.
- */
-export class SecretText {
-  readonly #text: string;
-  constructor(text: string) {
-    this.#text = text;
-  }
-  reveal(): string {
-    return this.#text;
-  }
-  toJSON(): string {
-    return '[secret]';
-  }
-  toString(): string {
-    return '[secret]';
-  }
-  [Symbol.for('nodejs.util.inspect.custom')](): string {
-    return '[secret]';
-  }
-}
-
-/** One certificate to have in the gateway's store before the API that uses it is written. */
-export interface CertificateUpload {
-  readonly id: string;
-  readonly pem: SecretText;
-  /** the Secret it comes from, "namespace/name" */
-  readonly secret: string;
-}
-
-export const CERTIFICATE_USE_PREFIX = 'Certificate/';
-
-/** The record use naming certificate `id` on gateway `gateway` ("Certificate/<gateway>/<id>"). */
-export function certificateUse(gateway: string, id: string): string {
-  return `${CERTIFICATE_USE_PREFIX}${gateway}/${id}`;
-}
+export { CERTIFICATE_USE_PREFIX, type CertificateUpload, certificateUse, SecretText } from './certificate-text.js';
 
 /**
  * Uploads `uploads` to `target`'s certificate store, each once per run: `sent` (known at once)

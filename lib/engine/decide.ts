@@ -27,7 +27,7 @@ import { type KubeObject, type NamespacedName, nsName } from '../kube/types.js';
 import { describeDifferences, type FieldDifference } from '../platform/compare.js';
 import { describeError, errorCode, GatewayUnsupportedError, OwnershipError } from '../platform/errors.js';
 import type { Owner, SyncRecord } from '../store/types.js';
-import type { CertificateUpload } from './certificates.js';
+import type { CertificateUpload } from './certificate-text.js';
 import { PAUSE_ANNOTATION, pausedMessage } from './conditions.js';
 import { type BackoffSettings, dispose } from './error-policy.js';
 import { hashOf, managedHash } from './hash.js';

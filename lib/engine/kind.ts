@@ -11,7 +11,7 @@ import type { RefFrom, RefTo } from '../kube/reference-grants.js';
 import type { KubeObject, NamespacedName, ResourceKind } from '../kube/types.js';
 import type { SyncRecord } from '../store/types.js';
 import type { GatewayCalls } from './calls.js';
-import type { CertificateUpload } from './certificates.js';
+import type { CertificateUpload } from './certificate-text.js';
 import type { DesiredState, ObservedState, Reason } from './plan.js';
 import type { RunContext } from './run-context.js';
 import type { ObjectReport } from './types.js';

@@ -14,7 +14,7 @@
  */
 import type { NamespacedName } from '../kube/types.js';
 import { ListsAhead } from '../scale/list-ahead.js';
-import { SNAPSHOT_TTL_MS } from '../scale/snapshot.js';
+import { SNAPSHOT_TTL_MS } from '../scale/shards.js';
 import { applyLocked, type Planned, type ToWrite, toWrite } from './apply.js';
 import { type GatewayCalls, NO_CALLS, sumCalls } from './calls.js';
 import { forEachYielding, mapLimit } from './concurrency.js';
@@ -24,7 +24,6 @@ import { type Done, finalize } from './finalize.js';
 import type { ManagedKind, PhaseResult, RegistryEntry } from './kind.js';
 import { type Found, type Identity, loadDesired, loadOrphans, loadState, readObjects } from './load.js';
 import { type Contestant, contest, type Refusal } from './owners.js';
-import { previewWrites } from './preview.js';
 import { type RunContext, reportOf } from './run-context.js';
 import type { ObjectReport, ObjectResult, RunScope } from './types.js';
 
@@ -126,7 +125,7 @@ async function decidePhase(
   let refusals: Map<string, Refusal> | undefined;
   // the first decision over a listing may take observed state from a shard's snapshot; a decision under the lock never does
   const decideAll = async (batch: readonly Found[], preferList: boolean, listsAhead?: ListsAhead): Promise<Planned[]> => {
-    const snapshot = preferList ? ctx.snapshot : undefined;
+    const snapshot = preferList ? await ctx.snapshot() : undefined;
     const loaded = await loadState(ctx, batch, { phase, preferList, ...(snapshot ? { snapshot } : {}), ...(listsAhead ? { listsAhead } : {}) });
     const adopt = ctx.settings.adoptNamespaces;
     const moment: Moment = { now: ctx.deps.clock.now(), trigger: ctx.request.trigger, backoff: ctx.settings.backoff, ...(adopt ? { adopt } : {}) };
@@ -149,7 +148,8 @@ async function decidePhase(
   else planned = holdDeletions(planned, tickLimitError(deletions, limit.max));
 
   if (ctx.request.dryRun === true) {
-    const preview = ctx.request.decisionsOnly === true ? undefined : await previewWrites(ctx, planned);
+    // a dry run's preview (preview.ts, changes.ts) is loaded only by a dry run that asks for it
+    const preview = ctx.request.decisionsOnly === true ? undefined : await (await import('./preview.js')).previewWrites(ctx, planned);
     const quiet = planned.map((p, i) => {
       const changes = preview?.changes[i];
       const extra = { ...dryRunError(p.decision), ...(changes ? { changes: [...changes] } : {}) };
@@ -229,7 +229,7 @@ function contestant(l: Loaded): Contestant[] {
  */
 async function listAhead(ctx: RunContext, kind: ManagedKind, listing: boolean): Promise<ListsAhead | undefined> {
   const memo = ctx.deps.observedMemo;
-  if (!listing || !memo || ctx.snapshot || kind.listedWhole === true) return undefined;
+  if (!listing || !memo || ctx.request.shard !== undefined || kind.listedWhole === true) return undefined;
   const target = await ctx.resolver.byName(undefined);
   if ('error' in target || !memo.has(target.gateway.name, kind.gatewayKind)) return undefined;
   const ahead = new ListsAhead();

@@ -13,7 +13,7 @@ import type { KubeObject, NamespacedName, ResourceKind } from '../kube/types.js'
 import { describeError, errorCode } from '../platform/errors.js';
 import type { Logger } from '../platform/log.js';
 import { inPart } from '../scale/shards.js';
-import { SnapshotReader } from '../scale/snapshot.js';
+import type { SnapshotReader } from '../scale/snapshot.js';
 import type { OwnerClaimEntry, Store, SyncRecord } from '../store/types.js';
 import type { GatewayCalls } from './calls.js';
 import { mapLimit } from './concurrency.js';
@@ -31,8 +31,8 @@ export class RunContext {
   readonly errors: RunReport['errors'] = [];
   readonly resolver: TargetResolver;
   readonly log: Logger;
-  /** a shard run's view of its tick's snapshot of the gateways (snapshot.ts); undefined for other runs */
-  readonly snapshot: SnapshotReader | undefined;
+  /** a shard run's view of its tick's snapshot of the gateways (snapshot.ts, loaded on first use) */
+  private snapshotReader: Promise<SnapshotReader> | undefined;
   /** records saved in batches: finalize queues, the stages flush (before a lock is given back, at a phase's end) */
   readonly records: RecordWriter;
   /** gateway deletions let through by MAX_DELETES_PER_RUN so far: the run's allowance used, read before each phase decides */
@@ -55,7 +55,14 @@ export class RunContext {
     this.records = new RecordWriter(deps.store, concurrencyOf(deps.settings), (record) => this.log.info({ key: record.key, generation: record.generation }, 'a newer record exists; kept it'));
     const shard = request.shard;
     if (shard) this.log = this.log.child({ shard: `${shard.index + 1}/${shard.count}`, tick: shard.runId });
-    this.snapshot = shard ? new SnapshotReader(deps.store, shard.runId, this.log) : undefined;
+  }
+
+  /** A shard run's view of its tick's snapshot of the gateways (snapshot.ts); undefined for other runs, which never load it. */
+  snapshot(): Promise<SnapshotReader> | undefined {
+    const shard = this.request.shard;
+    if (shard === undefined) return undefined;
+    this.snapshotReader ??= import('../scale/snapshot.js').then(({ SnapshotReader }) => new SnapshotReader(this.deps.store, shard.runId, this.log));
+    return this.snapshotReader;
   }
 
   get settings(): RunSettings {

@@ -35,6 +35,14 @@ export interface Shard {
   readonly part: ShardPart;
 }
 
+/**
+ * How long what a tick shares with its shards is kept (the snapshot of the gateways: snapshot.ts;
+ * the tick's claims of deletions and of shards done): longer than a shard can still be
+ * delivered (the queue keeps a message 4 hours, serverless.yml); a shard delivered later lists
+ * the gateway itself.
+ */
+export const SNAPSHOT_TTL_MS = 4 * 60 * 60_000;
+
 /** Namespaces one shard names at most: 1,000 names of at most 63 characters keep a message far below SQS's 256 KB. */
 export const MAX_NAMESPACES_PER_SHARD = 1000;
 

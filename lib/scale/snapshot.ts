@@ -29,11 +29,7 @@ import { describeError } from '../platform/errors.js';
 import type { Logger } from '../platform/log.js';
 import type { Store } from '../store/types.js';
 
-/**
- * How long a snapshot is kept: longer than a shard can still be delivered (the queue keeps a
- * message 4 hours, serverless.yml); a shard delivered later lists the gateway itself.
- */
-export const SNAPSHOT_TTL_MS = 4 * 60 * 60_000;
+export { SNAPSHOT_TTL_MS } from './shards.js';
 
 /** One object as the snapshot keeps it. */
 export interface SnapshotEntry {

@@ -21,7 +21,7 @@
  * certificate needs is invalid, named. Messages never quote Secret data.
  */
 import { createHash } from 'node:crypto';
-import { type CertificateUpload, certificateUse, SecretText } from '../../engine/certificates.js';
+import { type CertificateUpload, certificateUse, SecretText } from '../../engine/certificate-text.js';
 import { MAX_CERTIFICATE_BYTES, sizeProblem } from '../../engine/input-limits.js';
 import { certificateId } from '../../gateway/certificates.js';
 import type { JsonObject } from '../../gateway/types.js';
@@ -29,7 +29,7 @@ import type { KubeObject } from '../../kube/types.js';
 import { describeError } from '../../platform/errors.js';
 import { isObject, stringItems } from '../../platform/guards.js';
 
-export { CERTIFICATE_USE_PREFIX, type CertificateUpload, certificateUse, SecretText } from '../../engine/certificates.js';
+export { CERTIFICATE_USE_PREFIX, type CertificateUpload, certificateUse, SecretText } from '../../engine/certificate-text.js';
 
 /** A Secret as the load stage read it, by "namespace/name": the object, null when the API server said 404. */
 export type SecretLookup = (key: string) => KubeObject | null;

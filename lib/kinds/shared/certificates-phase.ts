@@ -3,7 +3,6 @@
  * (lib/engine/certificates.ts collectCertificates): those the phases' APIs moved off, and on a
  * full run every one we own on the gateways they went to. Nothing in a dry run.
  */
-import { collectCertificates } from '../../engine/certificates.js';
 import type { Done } from '../../engine/finalize.js';
 import type { Phase, RegistryEntry } from '../../engine/kind.js';
 import { API_DEFINITION } from '../api-definition/kind.js';
@@ -27,7 +26,11 @@ export const CERTIFICATE_SWEEP_PHASE: Phase = {
   async run(ctx) {
     if (ctx.request.dryRun === true) return { reports: [] };
     const apis = [...ctx.outcomes(API_DEFINITION), ...ctx.outcomes(TYK_OAS_API_DEFINITION)];
-    const writes = await collectCertificates(ctx, releasedUses(apis), ctx.request.scope.all ? gatewaysOf(apis) : []);
+    const released = releasedUses(apis);
+    const sweep = ctx.request.scope.all ? gatewaysOf(apis) : [];
+    // nothing to collect: the removals (lib/engine/certificates.ts) are not even loaded
+    if (released.length === 0 && sweep.length === 0) return { reports: [] };
+    const writes = await (await import('../../engine/certificates.js')).collectCertificates(ctx, released, sweep);
     return { reports: [], calls: { writes, reloads: 0 } };
   },
 };
