@@ -11,6 +11,7 @@ import {
   closedTransport,
   cutOff,
   DEFAULT_CONNECTIONS,
+  Deadline,
   deadlinePassed,
   failure,
   type HttpRequest,
@@ -75,20 +76,21 @@ export class NodeTransport implements HttpTransport {
       const fail = (err: unknown): void => {
         if (done) return;
         done = true;
-        clearTimeout(timer);
+        deadline.clear();
         outgoing?.destroy();
         reject(failure(req, err, timedOut));
       };
-      // one deadline for the whole exchange, never started again
-      const timer = setTimeout(() => {
+      // one deadline for the whole exchange, never started again (an answer arriving moves it: Deadline)
+      const deadline = new Deadline(req.timeoutMs, () => {
         timedOut = true;
         fail(deadlinePassed(req.timeoutMs));
-      }, req.timeoutMs);
+      });
       const max = req.maxResponseBytes;
       let received = 0;
       /** Counts the bytes read; false (and the request failed) once they are more than allowed. */
       const within = (chunk: Uint8Array): boolean => {
         received += chunk.length;
+        deadline.receivedBytes(chunk.length);
         if (max === undefined || received <= max) return true;
         fail(tooLarge(req, max, false));
         return false;
@@ -130,7 +132,7 @@ export class NodeTransport implements HttpTransport {
           consume(counted(res)).then((json) => {
             if (done) return;
             done = true;
-            clearTimeout(timer);
+            deadline.clear();
             resolve({ status, headers: res.headers, json, text: '' });
           }, fail);
           return;
@@ -142,7 +144,7 @@ export class NodeTransport implements HttpTransport {
         res.once('end', () => {
           if (done) return;
           done = true;
-          clearTimeout(timer);
+          deadline.clear();
           resolve({ status, headers: res.headers, ...readBody(chunks) });
         });
       });

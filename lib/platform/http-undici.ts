@@ -20,6 +20,7 @@ import {
   closedTransport,
   cutOff,
   DEFAULT_CONNECTIONS,
+  Deadline,
   deadlinePassed,
   failure,
   type HttpRequest,
@@ -96,21 +97,21 @@ export class UndiciTransport implements HttpTransport {
       stop(err);
       controller.abort(err);
     };
-    // one deadline for the whole exchange, never started again
-    const timer = setTimeout(() => {
+    // one deadline for the whole exchange, never started again (an answer arriving moves it: Deadline)
+    const deadline = new Deadline(req.timeoutMs, () => {
       timedOut = true;
       fail(deadlinePassed(req.timeoutMs));
-    }, req.timeoutMs);
-    const exchange = this.exchange(req, controller.signal, fail, () => failed);
+    });
+    const exchange = this.exchange(req, controller.signal, fail, () => failed, deadline);
     exchange.catch(() => {});
     return Promise.race([exchange, stopped])
       .catch((err: unknown) => {
         throw failure(req, err, timedOut);
       })
-      .finally(() => clearTimeout(timer));
+      .finally(() => deadline.clear());
   }
 
-  private async exchange(req: HttpRequest, signal: AbortSignal, fail: (err: unknown) => void, failed: () => boolean): Promise<HttpResponse> {
+  private async exchange(req: HttpRequest, signal: AbortSignal, fail: (err: unknown) => void, failed: () => boolean, deadline: Deadline): Promise<HttpResponse> {
     if (this.closed) throw closedTransport();
     const { url, headers, body } = prepare(req);
     // as Node's http.request does with a URL's credentials
@@ -129,6 +130,7 @@ export class UndiciTransport implements HttpTransport {
         for await (const chunk of stream) {
           if (failed()) return;
           received += chunk.length;
+          deadline.receivedBytes(chunk.length);
           if (max !== undefined && received > max) {
             fail(tooLarge(req, max, false));
             return;

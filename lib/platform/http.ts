@@ -11,7 +11,9 @@
  * a TransportError for anything that is not an HTTP answer (refused, reset, dropped, timed out,
  * a closed transport), saying whether it timed out; the timeout is one deadline for the whole
  * exchange (connect, headers and the whole body, also a body read as it arrives: a server
- * sending a byte now and then is cut off at the deadline, not kept waiting for); `consume`
+ * sending a byte now and then is cut off at the deadline, not kept waiting for), which each
+ * whole MiB of the answer received moves BODY_MS_PER_MIB later (`Deadline`: a gateway's list of
+ * hundreds of MB that keeps arriving faster than 1 MiB/s is read whole); `consume`
  * reads a 2xx body as it arrives, and what it throws fails the request; with
  * `maxResponseBytes`, an answer longer than that is refused (ResponseTooLargeError) as soon as
  * its Content-Length or the bytes read so far say so, and nothing more is read. A reset before
@@ -139,6 +141,44 @@ export function prepare(req: HttpRequest): Prepared {
 /** What a closed transport's request fails with (as a TransportError's cause). */
 export function closedTransport(): Error {
   return Object.assign(new Error('the HTTP agent is closed'), { code: 'ERR_AGENT_CLOSED' });
+}
+
+/** How much later each whole MiB of an answer received moves its exchange's deadline, ms. */
+export const BODY_MS_PER_MIB = 1_000;
+const MIB = 1024 * 1024;
+
+/**
+ * One exchange's deadline: `timeoutMs` after it started, moved BODY_MS_PER_MIB later by each
+ * whole MiB of the answer received, so an answer that keeps arriving faster than 1 MiB/s is
+ * never cut off, and one sent a byte now and then is, at `timeoutMs`. `passed` runs once, when
+ * it passes; never after `clear()`. Real time, as the socket's.
+ */
+export class Deadline {
+  private readonly startedAt = performance.now();
+  private received = 0;
+  private timer: NodeJS.Timeout;
+
+  constructor(
+    private readonly timeoutMs: number,
+    private readonly passed: () => void,
+  ) {
+    this.timer = setTimeout(() => this.check(), timeoutMs);
+  }
+
+  /** Counts `bytes` more of the answer. */
+  receivedBytes(bytes: number): void {
+    this.received += bytes;
+  }
+
+  clear(): void {
+    clearTimeout(this.timer);
+  }
+
+  private check(): void {
+    const left = this.startedAt + this.timeoutMs + Math.floor(this.received / MIB) * BODY_MS_PER_MIB - performance.now();
+    if (left > 0) this.timer = setTimeout(() => this.check(), left);
+    else this.passed();
+  }
 }
 
 /** What a request fails with once its deadline passed (as a TransportError's cause). */

@@ -6,7 +6,8 @@
  * else is a TransportError that says whether it timed out and carries no header value, URL
  * credential or query; a reset before the whole answer (before the headers, or mid-body) is
  * retried once; the timeout is one deadline for connect, headers and the whole body (a body read
- * as it arrives too: a slow drip is cut off at it); what `consume` throws fails the request; an
+ * as it arrives too: a slow drip is cut off at it), which each whole MiB received moves later (a
+ * large answer that keeps arriving is read whole); what `consume` throws fails the request; an
  * answer above maxResponseBytes is refused as soon as its Content-Length or its bytes (chunked)
  * say so; connections are pooled and kept alive (requests one after the other: one connection
  * with Node's agent, two in turn with undici's pool, see lib/platform/http-undici.ts); a
@@ -27,7 +28,7 @@ import t, { type Test } from 'tap';
 import { API_DEFINITION } from '../../lib/kinds/api-definition/kind.js';
 import { KubeClient } from '../../lib/kube/client.js';
 import { KubeUnavailableError } from '../../lib/platform/errors.js';
-import { type HttpRequest, type HttpResponse, type HttpTransport, ResponseTooLargeError, TransportError, type TransportFactory } from '../../lib/platform/http.js';
+import { BODY_MS_PER_MIB, type HttpRequest, type HttpResponse, type HttpTransport, ResponseTooLargeError, TransportError, type TransportFactory } from '../../lib/platform/http.js';
 import { nodeTransports } from '../../lib/platform/http-node.js';
 import { undiciTransports } from '../../lib/platform/http-undici.js';
 
@@ -220,6 +221,32 @@ for (const [kind, make] of IMPLEMENTATIONS) {
       t.ok(drips >= 3, 'bytes did keep coming');
       const whole = await transportError(t, httpRequest({ method: 'GET', url: `${drip.url}/list`, timeoutMs: 250 }));
       t.equal(whole.timedOut, true, 'read as one text, the same body is bounded the same way');
+
+      // a large answer that keeps arriving (1 MiB every 100 ms, 1.2 s in all) is read whole past a
+      // 300 ms deadline: each whole MiB received moves it BODY_MS_PER_MIB later
+      const chunk = Buffer.alloc(1024 * 1024, 0x20);
+      const large = await plain(t, (_req, res) => {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.write('[');
+        let sent = 0;
+        const timer = setInterval(() => {
+          if (res.destroyed) return clearInterval(timer);
+          if (++sent <= 12) {
+            res.write(chunk);
+            return;
+          }
+          clearInterval(timer);
+          res.end('1]');
+        }, 100);
+        res.once('close', () => clearInterval(timer));
+      });
+      for (const consume of [collect, undefined]) {
+        const begun = performance.now();
+        const answer = await httpRequest({ method: 'GET', url: `${large.url}/list`, timeoutMs: 300, ...(consume ? { consume } : {}) });
+        t.same(answer.json, [1], consume ? 'read as it arrives' : 'read as one text');
+        t.ok(performance.now() - begun > 1_000, 'past the deadline it started with');
+      }
+      t.equal(BODY_MS_PER_MIB, 1_000);
 
       // a body that completes within the deadline is read whole
       const quick = await plain(t, (_req, res) => {
