@@ -133,7 +133,7 @@
  * BENCH_PROFILE_FIRST=<file.cpuprofile> profiles the first run, BENCH_PROFILE_RESTART the restart, BENCH_PROFILE_STORM the storm
  * (their numbers then include the profiler's overhead). BENCH_PROFILE_FAKES=<file.cpuprofile>
  * profiles the fakes process during the first run (what bounds its throughput), or during the storm with
- * BENCH_PROFILE_FAKES_PHASE=storm. BENCH_STORM=0 skips the storm (its targets are then not listed).
+ * BENCH_PROFILE_FAKES_PHASE=storm. BENCH_STORM=0 skips the storm and BENCH_REPLICAS=0 the replicas phase (their targets are then not listed).
  */
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { cpus, homedir, loadavg, tmpdir, totalmem } from 'node:os';
@@ -178,6 +178,7 @@ const N = Number(process.env.BENCH_N ?? 10_000);
 const USE_REDIS = process.env.BENCH_REDIS === '1';
 const COLDSTART = process.env.BENCH_COLDSTART !== '0';
 const STORM = process.env.BENCH_STORM !== '0';
+const REPLICAS_PHASE = process.env.BENCH_REPLICAS !== '0';
 const WRITE_FLOOR = process.env.BENCH_WRITE_FLOOR !== '0';
 const TICK = process.env.BENCH_TICK === '1';
 /** the transport of the measured service's clients: undici's pooled client, as every full run of the self-hosted server (BENCH_TRANSPORT=node: Node's own, as the webhook functions) */
@@ -679,8 +680,8 @@ interface Phases {
   steady: SteadyPhase;
   drift: DriftPhase;
   restart: Phase;
-  /** steady over REPLICAS replicas of the gateway, against a floor listing each */
-  replicas: SteadyPhase;
+  /** steady over REPLICAS replicas of the gateway, against a floor listing each; null with BENCH_REPLICAS=0 */
+  replicas: SteadyPhase | null;
   storm: StormPhase | null;
 }
 
@@ -729,11 +730,15 @@ function targetsOf(p: Phases): BenchTarget[] {
     atMost('restart: store round trips per object written', p.restart.storeRoundTripsPerObject, TARGET.storeRoundTripsPerWrite),
     exactly('drift: gateway writes (one per drifted object)', p.drift.gateway.write, p.drift.drifted),
     exactly('drift: gateway reloads', p.drift.gateway.reload, TARGET.reloads),
-    atMost(`replicas (${REPLICAS}, steady): wall time / floor`, p.replicas.ratioToFloor, TARGET.replicasRatio),
-    exactly(`replicas (${REPLICAS}, steady): gateway lists (one per replica)`, p.replicas.gateway.list, REPLICAS * TARGET.steadyGatewayLists),
-    exactly(`replicas (${REPLICAS}, steady): gateway writes`, p.replicas.gateway.write, 0),
-    rss('replicas', p.replicas),
   ];
+  if (p.replicas) {
+    out.push(
+      atMost(`replicas (${REPLICAS}, steady): wall time / floor`, p.replicas.ratioToFloor, TARGET.replicasRatio),
+      exactly(`replicas (${REPLICAS}, steady): gateway lists (one per replica)`, p.replicas.gateway.list, REPLICAS * TARGET.steadyGatewayLists),
+      exactly(`replicas (${REPLICAS}, steady): gateway writes`, p.replicas.gateway.write, 0),
+      rss('replicas', p.replicas),
+    );
+  }
   for (const [name, ph, limit] of [
     ['first', p.first, TARGET.firstWriteRatio],
     ['restart', p.restart, TARGET.restartWriteRatio],
@@ -1005,23 +1010,26 @@ async function main(): Promise<number> {
     const loaded = await fakes.call('loadedCount', { ids: allIds });
     if (loaded !== N) restart.results = { ...restart.results, loadedOnGateway: loaded };
 
-    console.log(`phase replicas (a steady state over ${REPLICAS} replicas of the gateway, interleaved with their floor) ...`);
-    const replicaUrls = await fakes.call('replicas', { count: REPLICAS - 1 });
-    const replicaEnv = { ...env, TYK_GATEWAY_SERVICE: `${REPLICA_SERVICE.namespace}/${REPLICA_SERVICE.name}:${REPLICA_SERVICE.port}` };
-    replicaSvc = createService(loadConfig(replicaEnv), replicaEnv, { store: bench.counter.wrap(rawStore), log: silentLogger, metrics: bench.metrics, transport: transportOf() });
-    replicaFloor = new Floor({ ...floorTarget, tykUrls: replicaUrls });
-    const replicated = replicaSvc;
-    await floorRun(replicaFloor); // warm-up, unmeasured
-    await replicated.run({ trigger: 'schedule', scope: { all: true } }); // warm-up: discovery, the replicas' connections
-    const replicaFloorRuns: FloorRun[] = [];
-    const replicaRuns: Phase[] = [];
-    for (let i = 0; i < STEADY_RUNS; i++) {
-      replicaFloorRuns.push(await floorRun(replicaFloor));
-      bench.floorMs = replicaFloorRuns[replicaFloorRuns.length - 1]?.ms ?? 0;
-      replicaRuns.push(await fullRun(bench, replicated));
+    let replicas: SteadyPhase | null = null;
+    if (REPLICAS_PHASE) {
+      console.log(`phase replicas (a steady state over ${REPLICAS} replicas of the gateway, interleaved with their floor) ...`);
+      const replicaUrls = await fakes.call('replicas', { count: REPLICAS - 1 });
+      const replicaEnv = { ...env, TYK_GATEWAY_SERVICE: `${REPLICA_SERVICE.namespace}/${REPLICA_SERVICE.name}:${REPLICA_SERVICE.port}` };
+      replicaSvc = createService(loadConfig(replicaEnv), replicaEnv, { store: bench.counter.wrap(rawStore), log: silentLogger, metrics: bench.metrics, transport: transportOf() });
+      replicaFloor = new Floor({ ...floorTarget, tykUrls: replicaUrls });
+      const replicated = replicaSvc;
+      await floorRun(replicaFloor); // warm-up, unmeasured
+      await replicated.run({ trigger: 'schedule', scope: { all: true } }); // warm-up: discovery, the replicas' connections
+      const replicaFloorRuns: FloorRun[] = [];
+      const replicaRuns: Phase[] = [];
+      for (let i = 0; i < STEADY_RUNS; i++) {
+        replicaFloorRuns.push(await floorRun(replicaFloor));
+        bench.floorMs = replicaFloorRuns[replicaFloorRuns.length - 1]?.ms ?? 0;
+        replicaRuns.push(await fullRun(bench, replicated));
+      }
+      replicas = steadyOf(replicaRuns, replicaFloorRuns);
+      bench.floorMs = steady.floorMs;
     }
-    const replicas = steadyOf(replicaRuns, replicaFloorRuns);
-    bench.floorMs = steady.floorMs;
 
     let stormResult: StormPhase | null = null;
     if (STORM) {
@@ -1108,7 +1116,7 @@ async function main(): Promise<number> {
   if (N > BASELINE_N) baseline = await readBaseline();
   const targets = [...targetsOf(phases), ...(cold?.targets ?? [])];
   const checks = checksOf(phases);
-  const skipped = [...(STORM ? [] : ['storm']), ...(COLDSTART ? [] : ['coldstart'])];
+  const skipped = [...(STORM ? [] : ['storm']), ...(COLDSTART ? [] : ['coldstart']), ...(REPLICAS_PHASE ? [] : ['replicas'])];
   console.log('');
   for (const t of targets) console.log(`${t.pass ? 'PASS' : 'FAIL'}  ${t.name}: ${t.value} (limit ${t.limit})`);
   for (const c of checks) console.log(`${c.pass ? 'PASS' : 'FAIL'}  check: ${c.name}: ${c.value} (${c.limit})`);
