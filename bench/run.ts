@@ -10,8 +10,8 @@
  * BENCH_REDIS=1, is its own redis-server. All share the machine's cores, so wall times include
  * waiting for them, as a reconciler waits for a real API server and gateway.
  *
- * SETTINGS. The service's clients send over undici's pooled client, as the self-hosted server's
- * do (BENCH_TRANSPORT=node: Node's own http, as the webhook functions'). The service's production defaults (DEFAULT_RUN_SETTINGS; settle: read back 250 ms
+ * SETTINGS. The service's clients send over Node's own http, the default (BENCH_TRANSPORT=undici:
+ * undici's pooled client, as with HTTP_CLIENT=undici). The service's production defaults (DEFAULT_RUN_SETTINGS; settle: read back 250 ms
  * after the reload), except WEBHOOK_RATE_LIMIT=0: the storm comes from one address per sender,
  * far above the default 600 requests/minute; HTTP_TIMEOUT_MS, when set in the bench's environment,
  * is passed through (N = 50,000 needs ~60 s for the gateway's list). The gateway fake applies a reload 5 ms after it is
@@ -181,8 +181,8 @@ const STORM = process.env.BENCH_STORM !== '0';
 const REPLICAS_PHASE = process.env.BENCH_REPLICAS !== '0';
 const WRITE_FLOOR = process.env.BENCH_WRITE_FLOOR !== '0';
 const TICK = process.env.BENCH_TICK === '1';
-/** the transport of the measured service's clients: undici's pooled client, as every full run of the self-hosted server (BENCH_TRANSPORT=node: Node's own, as the webhook functions) */
-const TRANSPORT = process.env.BENCH_TRANSPORT ?? 'undici';
+/** the transport of the measured service's clients: HTTP_CLIENT's default, Node's own (BENCH_TRANSPORT=undici: undici's pooled client, as HTTP_CLIENT=undici) */
+const TRANSPORT = process.env.BENCH_TRANSPORT ?? 'node';
 const PROFILE = process.env.BENCH_PROFILE;
 const PROFILE_FIRST = process.env.BENCH_PROFILE_FIRST;
 const PROFILE_RESTART = process.env.BENCH_PROFILE_RESTART;
@@ -491,7 +491,7 @@ async function measureWriteFloors(fakes: Helper<FakesApi>, endpoints: Endpoints)
   return floors;
 }
 
-/** The measured service's transport (BENCH_TRANSPORT), as lib/main.ts sets undici's up. */
+/** The measured service's transport (BENCH_TRANSPORT), as lib/service.ts fullRunTransport sets them up. */
 function transportOf(): TransportFactory {
   return TRANSPORT === 'node' ? nodeTransports() : undiciTransports({ connections: runConnections() });
 }
@@ -689,7 +689,7 @@ interface Phases {
 const BASELINE_N = 10_000;
 /** Where each run leaves its figures, and where a run above BASELINE_N finds the baseline's (BENCH_BASELINE: another file). */
 const RESULTS_DIR = join(homedir(), '.cache', 'gateway-reconciler', 'bench');
-const resultsFile = (n: number): string => join(RESULTS_DIR, `last-${n}-${USE_REDIS ? 'redis' : 'memory'}${TICK ? '-tick' : ''}${TRANSPORT === 'node' ? '-node' : ''}.json`);
+const resultsFile = (n: number): string => join(RESULTS_DIR, `last-${n}-${USE_REDIS ? 'redis' : 'memory'}${TICK ? '-tick' : ''}${TRANSPORT === 'undici' ? '-undici' : ''}.json`);
 const baselineFile = process.env.BENCH_BASELINE ?? resultsFile(BASELINE_N);
 
 /** The highest peak RSS of the full-run phases (those both sizes have). */

@@ -4,17 +4,12 @@
  * run (the full report goes to the log; the run's metrics go out as EMF lines,
  * lib/metrics/emf.ts); above, its shards go to SHARD_QUEUE_URL (the `shard` function runs them)
  * and the summary says how many, or, without a queue, run here one after the other. Its requests
- * go over undici's pooled client (lib/platform/http-undici.ts), as every full run's do.
+ * go over HTTP_CLIENT's transport, as every full run's do (lib/service.ts fullRunTransport).
  */
 import type { RunReport } from '../lib/engine/types.js';
-import { undiciTransports } from '../lib/platform/http-undici.js';
-import { runConnections } from '../lib/service.js';
 import { deadlineWithin, type ShardedTick } from '../lib/triggers/schedule.js';
 import { tickToShardQueue } from '../lib/triggers/shard-queue.js';
 import { lambdaServiceFromEnv } from './service.js';
-
-/** Full runs: undici's pooled client, sized for a run's concurrency (lib/platform/http-undici.ts). */
-const FULL_RUN_TRANSPORT = undiciTransports({ connections: runConnections() });
 
 /** What EventBridge sends for a scheduled rule (only `time` is read, for the log). */
 export interface ScheduledEvent {
@@ -40,7 +35,7 @@ export interface ScheduleResult {
 }
 
 export async function handler(event?: ScheduledEvent, context?: LambdaContext): Promise<ScheduleResult> {
-  const svc = await lambdaServiceFromEnv(FULL_RUN_TRANSPORT);
+  const svc = await lambdaServiceFromEnv({ fullRuns: true });
   const deadline = deadlineWithin(svc, context?.getRemainingTimeInMillis());
   svc.log.info({ awsRequestId: context?.awsRequestId, scheduledAt: event?.time, deadline }, 'scheduled run');
   try {

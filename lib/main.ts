@@ -10,8 +10,8 @@
  * certificate signed by that CA.
  *
  * Every run here, scheduled or from a request, sends its requests to the API server and the
- * gateways over undici's pooled client (lib/platform/http-undici.ts), sized for a run's
- * concurrency (runConnections).
+ * gateways over HTTP_CLIENT's transport (lib/service.ts fullRunTransport: Node's own, or undici's
+ * pooled client sized for a run's concurrency).
  *
  * With a setting missing or malformed it prints one line per bad setting, naming it, and
  * exits with status 2; no stack trace. SIGTERM and SIGINT stop the schedule (no run starts
@@ -23,10 +23,9 @@ import cron from 'node-cron';
 import { PrometheusMetrics } from './metrics/prometheus.js';
 import { type Config, loadConfig } from './platform/config.js';
 import { ConfigError, describeError, ShuttingDownError } from './platform/errors.js';
-import { undiciTransports } from './platform/http-undici.js';
 import { createLogger } from './platform/log.js';
 import { type AppOptions, buildApp } from './server.js';
-import { createService, runConnections, type Service } from './service.js';
+import { createService, fullRunTransport, type Service } from './service.js';
 import { loadRedisCluster } from './store/redis.js';
 import { tickToShardQueue } from './triggers/shard-queue.js';
 
@@ -52,7 +51,8 @@ async function main(): Promise<void> {
     }
     logger = createLogger(config.logLevel);
     if (config.redisCluster) await loadRedisCluster();
-    svc = createService(config, process.env, { log: logger, metrics: new PrometheusMetrics(), transport: undiciTransports({ connections: runConnections() }) });
+    const transport = await fullRunTransport(config);
+    svc = createService(config, process.env, { log: logger, metrics: new PrometheusMetrics(), ...(transport ? { transport } : {}) });
   } catch (err) {
     if (err instanceof ConfigError) {
       for (const p of err.problems) process.stderr.write(`gateway-reconciler: ${p.setting}: ${p.message}\n`);

@@ -464,6 +464,17 @@ export function createService(config: Config, env: Record<string, string | undef
 }
 
 /**
+ * The HTTP transport of a process whose runs are full runs (the self-hosted server, the schedule
+ * and shard functions), as HTTP_CLIENT says: undici's pooled client (loaded only then, sized by
+ * runConnections), or Node's own (undefined: createService's default).
+ */
+export async function fullRunTransport(config: Pick<Config, 'httpClient'>): Promise<TransportFactory | undefined> {
+  if (config.httpClient !== 'undici') return undefined;
+  const { undiciTransports } = await import('./platform/http-undici.js');
+  return undiciTransports({ connections: runConnections() });
+}
+
+/**
  * Connections per origin for a full run's transport: room for the run's requests in flight
  * (`concurrency`, twice over: a run's steps nest, and a webhook's run may overlap it), at least
  * the default. A ceiling, not a reservation: a pool opens connections as requests need them.

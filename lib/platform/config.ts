@@ -51,6 +51,12 @@ export interface Config {
   logLevel: string;
   /** HTTP_TIMEOUT_MS: the deadline of every call to the API server and the gateway, the whole exchange */
   httpTimeoutMs: number;
+  /**
+   * HTTP_CLIENT: the HTTP client of full runs (the self-hosted server, the schedule and shard
+   * functions): `node` (Node's own http/https, the default) or `undici` (undici's pooled client);
+   * the webhook functions always use Node's
+   */
+  httpClient: 'node' | 'undici';
   /** GATEWAY_MAX_RESPONSE_BYTES: the most bytes of a gateway's answer read; a longer one is refused */
   gatewayMaxResponseBytes: number;
   webhook: {
@@ -185,6 +191,13 @@ function port(env: Env, problems: Problems): number {
   const n = Number(v);
   if (!Number.isInteger(n) || n < 0 || n > 65535) problems.add('PORT', `must be a port number from 0 to 65535, got "${v}"`);
   return n;
+}
+
+function httpClient(env: Env, problems: Problems): Config['httpClient'] {
+  const client = (value(env, 'HTTP_CLIENT') ?? 'node').toLowerCase();
+  if (client === 'node' || client === 'undici') return client;
+  problems.add('HTTP_CLIENT', `must be node or undici, got "${client}"`);
+  return 'node';
 }
 
 function timeoutMs(env: Env, problems: Problems): number {
@@ -354,6 +367,7 @@ export function loadConfig(env: Env, options: LoadOptions = {}): Config {
     host: value(env, 'HOST') ?? '0.0.0.0',
     logLevel,
     httpTimeoutMs: timeoutMs(env, problems),
+    httpClient: httpClient(env, problems),
     gatewayMaxResponseBytes: integer(env, 'GATEWAY_MAX_RESPONSE_BYTES', DEFAULT_GATEWAY_MAX_RESPONSE_BYTES, 64 * 1024, 4 * 1024 * 1024 * 1024, problems),
     webhook: {
       bodyLimit: integer(env, 'WEBHOOK_BODY_LIMIT', 32 * 1024 * 1024, 1024, 1024 * 1024 * 1024, problems),

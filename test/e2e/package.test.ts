@@ -35,7 +35,7 @@ const WEBHOOKS = ['watch', 'audit', 'cloudevents'];
  * trimming in scripts/bundle.ts.
  */
 const WEBHOOK_LIMIT_KB = 400;
-/** The functions that run full runs, over undici's pooled client (functions/schedule.ts, functions/shard.ts); the others keep Node's own. */
+/** The functions that run full runs (functions/schedule.ts, functions/shard.ts), over HTTP_CLIENT's transport; the others always keep Node's own. */
 const FULL_RUNS = ['schedule', 'shard'];
 const TOKEN = 'package-test-token-0123456789';
 
@@ -200,13 +200,18 @@ t.test('npm run bundle: one working bundle per function, small where it matters'
       `${name}: no node-fetch, whatwg-url, tr46, ws, tar-fs`,
     );
     if (FULL_RUNS.includes(name)) {
-      t.ok(inputs.includes('lib/platform/http-undici.ts'), `${name}: a full run's requests go over undici's pooled client`);
+      // HTTP_CLIENT=undici: loaded when the service is built with it, never at start
+      t.notOk(
+        inputs.some((p) => /node_modules\/undici\//.test(p) || p === 'lib/platform/http-undici.ts'),
+        `${name}: no undici at start`,
+      );
+      t.ok(lazyInputs.includes('lib/platform/http-undici.ts'), `${name}: undici's pooled client is in a chunk loaded with HTTP_CLIENT=undici`);
       t.ok(
-        inputs.some((p) => p.endsWith('node_modules/undici/lib/dispatcher/agent.js')),
+        lazyInputs.some((p) => p.endsWith('node_modules/undici/lib/dispatcher/agent.js')),
         `${name}: undici's Agent is in the bundle`,
       );
       t.notOk(
-        inputs.some((p) => /node_modules\/undici\/(index\.js|lib\/(web\/(websocket|eventsource|cache)|mock|cache|interceptor)\/)/.test(p)),
+        [...inputs, ...lazyInputs].some((p) => /node_modules\/undici\/(index\.js|lib\/(web\/(websocket|eventsource|cache)|mock|cache|interceptor)\/)/.test(p)),
         `${name}: of undici, only the Agent and its request() (scripts/bundle.ts trimUndici): no entry point, WebSocket, EventSource, caches, mocks or interceptors`,
       );
     } else
@@ -291,13 +296,13 @@ t.test('npm run bundle: one working bundle per function, small where it matters'
   t.ok(tyk.loaded('api').has('ZGVmYXVsdC9idW5kbGVk'), 'the API is on the gateway');
   t.equal((kube.getObject('apidefinitions', 'default', 'bundled')?.status as { api_id?: string } | undefined)?.api_id, 'ZGVmYXVsdC9idW5kbGVk', 'and its status says so');
 
-  // the schedule bundle: a full run over undici's pooled client, as bundled (trimUndici)
+  // the schedule bundle: a full run over undici's pooled client (HTTP_CLIENT=undici), as bundled (trimUndici), from its chunk
   kube.put(apiDefinition('scheduled').build());
   const scheduled = await node<{ counts: Record<string, number>; errors: number }>(
     `const { handler } = await import(${JSON.stringify(urls.schedule)});
      const r = await handler({ time: '2026-01-01T00:00:00Z' }, { getRemainingTimeInMillis: () => 60_000 });
      process.stdout.write(JSON.stringify(r) + '\\n', () => process.exit(0));`,
-    env,
+    { ...env, HTTP_CLIENT: 'undici' },
   );
   t.match(scheduled, { counts: { synced: 1, unchanged: 1 }, errors: 0 }, `the schedule bundle's full run: ${JSON.stringify(scheduled)}`);
   t.ok(tyk.loaded('api').has('ZGVmYXVsdC9zY2hlZHVsZWQ'), 'its API is on the gateway');

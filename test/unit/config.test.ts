@@ -22,6 +22,10 @@ t.test('defaults', async (t) => {
   t.equal(c.httpTimeoutMs, 10_000);
   t.equal(loadConfig({ ...base, HTTP_TIMEOUT_MS: '250' }).httpTimeoutMs, 250);
   t.match(problems({ ...base, HTTP_TIMEOUT_MS: '5' }), [/HTTP_TIMEOUT_MS: must be milliseconds/]);
+  t.equal(c.httpClient, 'node', "full runs use Node's own HTTP client unless told otherwise");
+  t.equal(loadConfig({ ...base, HTTP_CLIENT: 'undici' }).httpClient, 'undici');
+  t.equal(loadConfig({ ...base, HTTP_CLIENT: 'Node' }).httpClient, 'node', 'in any case');
+  t.same(problems({ ...base, HTTP_CLIENT: 'fetch' }), ['HTTP_CLIENT: must be node or undici, got "fetch"']);
   t.equal(c.gatewayMaxResponseBytes, 448 * 1024 * 1024, 'a list of 50,000 APIs (~7.5 KB each) and a quarter more');
   t.equal(loadConfig({ ...base, GATEWAY_MAX_RESPONSE_BYTES: '1048576' }).gatewayMaxResponseBytes, 1_048_576);
   t.same(problems({ ...base, GATEWAY_MAX_RESPONSE_BYTES: '100' }), ['GATEWAY_MAX_RESPONSE_BYTES: must be a whole number from 65536 to 4294967296, got "100"']);
