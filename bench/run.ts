@@ -635,7 +635,7 @@ interface ColdStartJson {
   result: ColdStartResult | null;
 }
 
-const WEBHOOK_FUNCTIONS = ['audit', 'watch', 'cloudevents'];
+const WEBHOOK_FUNCTIONS = ['audit', 'watch', 'cloudevents', 'admission'];
 
 async function coldStart(): Promise<{ json: ColdStartJson; targets: BenchTarget[] }> {
   const result = await measureColdStart();

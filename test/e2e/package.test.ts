@@ -26,7 +26,8 @@ import { startRedis } from '../harness/redis.js';
 const ROOT = resolve(import.meta.dirname, '../..');
 const BUILD = join(ROOT, '.build');
 const KUBECONFIG = 'deploy/lambda/kubeconfig.yaml';
-const WEBHOOKS = ['watch', 'audit', 'cloudevents'];
+/** The functions the API server or a sender calls on every change (the admission review included): each within WEBHOOK_LIMIT_KB at start. */
+const WEBHOOKS = ['watch', 'audit', 'cloudevents', 'admission'];
 /**
  * Code a webhook function loads at start (index.mjs and the chunks it imports statically): at
  * most 400 KB, the cold-start target (bench/coldstart.ts holds the same). Measured: ~370 KB
