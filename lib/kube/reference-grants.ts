@@ -6,7 +6,8 @@
  * Secrets and ConfigMaps need a `to` entry naming them: a grant of the whole kind is not enough.
  *
  * Contract:
- * - `grantPermits(grants, from, to)`: pure, exactly Gateway API's matching (group, kind and
+ * - `grantPermits(grants, from, to)` (./grant-rules.ts, loaded by the first reference that crosses
+ *   namespaces): pure, exactly Gateway API's matching (group, kind and
  *   namespace of `from` equal; group and kind of `to` equal, its name absent or equal), plus
  *   the name rule above (not for Gateway API's own references: `anyName`).
  * - `ReferenceGrants` (one per process) holds CROSS_NAMESPACE_REFS; `forRun()` gives a
@@ -16,11 +17,10 @@
  * - No ReferenceGrant CRD (the API server answers 404 for both versions) means no grants: every
  *   cross-namespace reference is refused; said once per process in the log. Any other failed
  *   list is a `{ error }` the caller reports as a failed read (nothing is decided on it).
- * - `refusalMessage` names the reference (field, kind, namespace/name) and says no grant permits
+ * - `refusalMessage` (./grant-rules.ts) names the reference (field, kind, namespace/name) and says no grant permits
  *   it; it never says whether the target exists, and nothing in its namespace but the grants is read.
  */
 import { describeError } from '../platform/errors.js';
-import { isObject } from '../platform/guards.js';
 import type { Logger } from '../platform/log.js';
 import type { KubeApi, KubeObject, ResourceKind } from './types.js';
 
@@ -48,37 +48,6 @@ export interface RefTo {
 export interface GrantOptions {
   /** Gateway API's own references (a Gateway's certificateRefs): a grant of the kind without a name opens every object of it, as that API defines, Secrets too */
   readonly anyName?: boolean;
-}
-
-/** Kinds a grant must name by name to permit (credentials and documents), unless GrantOptions.anyName. */
-const BY_NAME_ONLY = new Set(['/Secret', '/ConfigMap']);
-
-function text(v: unknown): string {
-  return typeof v === 'string' ? v : '';
-}
-
-/** Whether any of `grants` (ReferenceGrants of `to.namespace`) permits `from` → `to`. */
-export function grantPermits(grants: readonly KubeObject[], from: RefFrom, to: RefTo, options: GrantOptions = {}): boolean {
-  const byNameOnly = options.anyName !== true && BY_NAME_ONLY.has(`${to.group}/${to.kind}`);
-  return grants.some((g) => {
-    if ((g.metadata.namespace ?? '') !== to.namespace) return false;
-    const spec = isObject(g.spec) ? g.spec : {};
-    const froms = Array.isArray(spec.from) ? spec.from.filter(isObject) : [];
-    const tos = Array.isArray(spec.to) ? spec.to.filter(isObject) : [];
-    const fromOk = froms.some((f) => text(f.group) === from.group && text(f.kind) === from.kind && text(f.namespace) === from.namespace);
-    if (!fromOk) return false;
-    return tos.some((t) => {
-      if (text(t.group) !== to.group || text(t.kind) !== to.kind) return false;
-      const name = text(t.name);
-      return name === '' ? !byNameOnly : name === to.name;
-    });
-  });
-}
-
-/** What a refused reference says: the field and the target, never whether it exists. */
-export function refusalMessage(field: string, from: RefFrom, to: RefTo, options: GrantOptions = {}): string {
-  const naming = options.anyName !== true && BY_NAME_ONLY.has(`${to.group}/${to.kind}`) ? ' naming it' : '';
-  return `${field}: ${to.kind} ${to.namespace}/${to.name} is in another namespace, and no ReferenceGrant in ${to.namespace}${naming} lets ${from.kind} objects of ${from.namespace} use it`;
 }
 
 export type RefCheck = { ok: true } | { ok: false; refused: string } | { ok: false; error: string };
@@ -132,6 +101,7 @@ export class RunGrants {
     } catch (err) {
       return { ok: false, error: `${field}: the ReferenceGrants of ${to.namespace} could not be read: ${describeError(err)}` };
     }
+    const { grantPermits, refusalMessage } = await import('./grant-rules.js');
     return grantPermits(listed, from, to, options) ? { ok: true } : { ok: false, refused: refusalMessage(field, from, to, options) };
   }
 }

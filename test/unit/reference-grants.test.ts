@@ -7,7 +7,8 @@
  * failure is an error, not a refusal.
  */
 import t from 'tap';
-import { grantPermits, REFERENCE_GRANT_V1, REFERENCE_GRANT_V1BETA1, ReferenceGrants, refusalMessage } from '../../lib/kube/reference-grants.js';
+import { grantPermits, refusalMessage } from '../../lib/kube/grant-rules.js';
+import { REFERENCE_GRANT_V1, REFERENCE_GRANT_V1BETA1, ReferenceGrants } from '../../lib/kube/reference-grants.js';
 import type { KubeApi, KubeObject, ResourceKind } from '../../lib/kube/types.js';
 import { KubeApiError } from '../../lib/platform/errors.js';
 import { capturingLogger } from '../harness/log.js';

@@ -11,8 +11,7 @@ import type { KubeObject, NamespacedName } from '../../kube/types.js';
 import { SECURITY_POLICY } from '../security-policy/kind.js';
 import { referencingPolicies } from './api-links.js';
 import { apiRefOf } from './api-resolver.js';
-import { type CertificateResolution, resolveCertificates, secretKey, secretNamesOf } from './certificate-refs.js';
-import { refuseForeignSecrets } from './foreign-secrets.js';
+import { type CertificateResolution, foreignSecretsOf, resolveCertificates, secretKey, secretNamesOf } from './certificate-refs.js';
 
 /** "namespace/name" of a Secret read for a desired state → the object (null: 404); one that could not be read is absent. */
 export type SecretsRead = ReadonlyMap<string, KubeObject | null>;
@@ -23,7 +22,9 @@ export type SecretsRead = ReadonlyMap<string, KubeObject | null>;
  * let the object name it; an object it refused reads nothing.
  */
 export async function readSecrets(ctx: RunContext, reads: PassReads, objects: readonly PassObject[], specOf: (obj: KubeObject) => Record<string, unknown> | undefined): Promise<SecretsRead> {
-  await refuseForeignSecrets(ctx, reads, objects, specOf);
+  // the rules for a Secret of another namespace (foreign-secrets.ts) are loaded only when an object names one
+  if (objects.some((o) => reads.building(o) && foreignSecretsOf(specOf(o.obj), o.ref.namespace).length > 0))
+    await (await import('./foreign-secrets.js')).refuseForeignSecrets(ctx, reads, objects, specOf);
   return reads.get(SECRET, (o) =>
     secretNamesOf(specOf(o.obj)).map((name) => {
       const key = secretKey(name, o.ref.namespace);
