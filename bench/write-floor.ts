@@ -154,10 +154,13 @@ export class WriteFloor {
     return { ms: Math.round(performance.now() - start), requests: objects.length * 4 + 1 };
   }
 
+  /** The gateway's base URL and the headers of its admin API. */
+  private tyk(): { tyk: string; tykAuth: Record<string, string> } {
+    return { tyk: this.target.tykUrl.replace(/\/+$/, ''), tykAuth: { 'x-tyk-authorization': this.target.tykSecret, 'content-type': 'application/json' } };
+  }
+
   async runGatewayOnly(objects: readonly WriteFloorObject[]): Promise<WriteFloorRun> {
-    const t = this.target;
-    const tyk = t.tykUrl.replace(/\/+$/, '');
-    const tykAuth = { 'x-tyk-authorization': t.tykSecret, 'content-type': 'application/json' };
+    const { tyk, tykAuth } = this.tyk();
     const start = performance.now();
     await mapLimit(objects, this.concurrency, async (o) => {
       await this.send(this.tykAgent, 'POST', `${tyk}/tyk/apis`, tykAuth, o.body);
@@ -176,9 +179,7 @@ export class WriteFloor {
   }
 
   async runUpdates(objects: readonly WriteFloorObject[]): Promise<WriteFloorRun> {
-    const t = this.target;
-    const tyk = t.tykUrl.replace(/\/+$/, '');
-    const tykAuth = { 'x-tyk-authorization': t.tykSecret, 'content-type': 'application/json' };
+    const { tyk, tykAuth } = this.tyk();
     const start = performance.now();
     await mapLimit(objects, this.concurrency, async (o) => {
       await this.send(this.tykAgent, 'PUT', `${tyk}/tyk/apis/${encodeURIComponent(o.id)}`, tykAuth, o.body);
