@@ -33,7 +33,7 @@ import type { FieldDifference } from '../platform/compare.js';
 import { describeError, errorCode, InvalidSpecError, OwnershipError } from '../platform/errors.js';
 import type { Owner } from '../store/types.js';
 import { type GatewayCalls, sumCalls } from './calls.js';
-import { mapLimit } from './concurrency.js';
+import { chunked, mapLimit } from './concurrency.js';
 import { type Decision, exhaustive, type Loaded, observedOf, type WriteDecision } from './decide.js';
 import { type Done, finalize, finalizeWrite } from './finalize.js';
 import type { Identity } from './load.js';
@@ -197,9 +197,7 @@ const CLAIM_CHUNK = 500;
 async function claimOwners(ctx: RunContext, planned: readonly Planned[]): Promise<Map<Planned, Claimed>> {
   const claiming = planned.flatMap((p) => (p.decision.what === 'upsert' && p.decision.claim !== undefined && p.loaded.target ? [{ p, claim: p.decision.claim }] : []));
   const out = new Map<Planned, Claimed>();
-  const parts: (typeof claiming)[] = [];
-  for (let i = 0; i < claiming.length; i += CLAIM_CHUNK) parts.push(claiming.slice(i, i + CLAIM_CHUNK));
-  await mapLimit(parts, ctx.settings.concurrency, async (part) => {
+  await mapLimit(chunked(claiming, CLAIM_CHUNK), ctx.settings.concurrency, async (part) => {
     try {
       const owners = await ctx.deps.store.claimOwners(part.map(({ claim }) => ({ key: claim.key, owner: claim.as })));
       part.forEach(({ p }, i) => out.set(p, { owner: owners[i] as Owner }));

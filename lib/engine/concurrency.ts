@@ -9,6 +9,8 @@
  * them: a full run's pure work over 10,000 objects (~0.4 s of building and hashing desired
  * states) does not hold up the webhooks' answers, /healthz or /metrics meanwhile. Slices are
  * measured in real time: they change when other work runs, never what the loop does.
+ *
+ * `chunked` cuts a list into the runs one batched store call takes (locks, records, claims).
  */
 import { performance } from 'node:perf_hooks';
 import { setImmediate as nextTurn } from 'node:timers/promises';
@@ -44,4 +46,11 @@ export async function forEachYielding<T>(items: readonly T[], fn: (item: T, inde
       since = performance.now();
     }
   }
+}
+
+/** `items` in consecutive runs of at most `size` (≥ 1); none for none. */
+export function chunked<T>(items: readonly T[], size: number): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
+  return out;
 }

@@ -23,7 +23,7 @@ import { randomUUID } from 'node:crypto';
 import { describeError, errorCode } from '../platform/errors.js';
 import type { Logger } from '../platform/log.js';
 import type { LockEntry, LockOutcome, Store } from '../store/types.js';
-import { mapLimit } from './concurrency.js';
+import { chunked, mapLimit } from './concurrency.js';
 import type { RunSettings } from './types.js';
 
 /** What holding locks needs of a run (a RunContext is one). */
@@ -132,13 +132,6 @@ async function giveBack<T>(ctx: LockContext, held: readonly Held<T>[]): Promise<
 
 function entryOf<T>(h: Held<T>): LockEntry {
   return { key: h.key, token: h.token };
-}
-
-/** `items` in consecutive runs of at most `size`. */
-function chunked<T>(items: readonly T[], size: number): T[][] {
-  const out: T[][] = [];
-  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
-  return out;
 }
 
 /**

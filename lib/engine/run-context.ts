@@ -16,7 +16,7 @@ import { inPart } from '../scale/shards.js';
 import type { SnapshotReader } from '../scale/snapshot.js';
 import type { OwnerClaimEntry, Store, SyncRecord } from '../store/types.js';
 import type { GatewayCalls } from './calls.js';
-import { mapLimit } from './concurrency.js';
+import { chunked, mapLimit } from './concurrency.js';
 import type { Decision, Loaded } from './decide.js';
 import type { Done } from './finalize.js';
 import type { KindRegistry, ManagedKind } from './kind.js';
@@ -268,21 +268,14 @@ export class RecordWriter {
     const claims = [...this.claims.values()];
     this.queued = new Map();
     this.claims = new Map();
-    await mapLimit(inChunks(records), this.concurrency, async (chunk) => {
+    await mapLimit(chunked(records, RECORD_CHUNK), this.concurrency, async (chunk) => {
       const stored = await this.store.putRecords(chunk);
       chunk.forEach((record, i) => {
         if (stored[i] === false) this.kept(record);
       });
     });
-    await mapLimit(inChunks(claims), this.concurrency, (chunk) => this.store.claimOwners(chunk));
+    await mapLimit(chunked(claims, RECORD_CHUNK), this.concurrency, (chunk) => this.store.claimOwners(chunk));
   }
-}
-
-/** `items` in runs of at most RECORD_CHUNK; none for none. */
-function inChunks<T>(items: readonly T[]): T[][] {
-  const out: T[][] = [];
-  for (let i = 0; i < items.length; i += RECORD_CHUNK) out.push(items.slice(i, i + RECORD_CHUNK));
-  return out;
 }
 
 function concurrencyOf(settings: RunSettings): number {

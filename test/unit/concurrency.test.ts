@@ -1,10 +1,11 @@
 /**
  * mapLimit (lib/engine/concurrency.ts): at most `limit` calls in flight, results in input
  * order, and on a failure no further item is started. forEachYielding: every item in order,
- * with turns of the event loop between slices of work.
+ * with turns of the event loop between slices of work. chunked: every item once, in order, in
+ * runs of at most the size.
  */
 import t from 'tap';
-import { forEachYielding, mapLimit } from '../../lib/engine/concurrency.js';
+import { chunked, forEachYielding, mapLimit } from '../../lib/engine/concurrency.js';
 
 const tick = () => new Promise<void>((resolve) => setImmediate(resolve));
 
@@ -149,4 +150,17 @@ t.test('forEachYielding: a loop of many items that takes less than its slice giv
   t.equal(seen, 640);
   t.equal(turns, 0, '640 quick items within 200 ms: one slice');
   clearImmediate(other);
+});
+
+t.test('chunked: consecutive runs of at most the size, every item once and in order; none for none', async (t) => {
+  const items = Array.from({ length: 1001 }, (_, i) => i);
+  const runs = chunked(items, 500);
+  t.same(
+    runs.map((r) => r.length),
+    [500, 500, 1],
+  );
+  t.same(runs.flat(), items, 'every item once, in order');
+  t.same(chunked(items.slice(0, 500), 500), [items.slice(0, 500)], 'exactly the size: one run');
+  t.same(chunked([], 500), [], 'none for none');
+  t.same(chunked(['a', 'b', 'c'], 1), [['a'], ['b'], ['c']]);
 });
