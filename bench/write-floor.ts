@@ -7,7 +7,8 @@
  *   for each object (at most `concurrency` at a time):
  *     PATCH the ApiDefinition's finalizers (merge patch, as Tyk Operator's finalizer goes on
  *     before the first gateway write), then POST its definition to the gateway (/tyk/apis);
- *   one group reload (GET /tyk/reload/group);
+ *   one group reload (GET /tyk/reload/group), then the gateway's list, read whole, once it shows
+ *   them (the read-back a status saying the gateway serves the spec stands on; as `runGatewayOnly`);
  *   for each object (at most `concurrency` at a time):
  *     PATCH its status (merge patch on /status: api_id and the two conditions), then POST its Event.
  *
@@ -111,10 +112,9 @@ export class WriteFloor {
   async run(objects: readonly WriteFloorObject[]): Promise<WriteFloorRun> {
     const t = this.target;
     const kube = t.kubeUrl.replace(/\/+$/, '');
-    const tyk = t.tykUrl.replace(/\/+$/, '');
+    const { tyk, tykAuth } = this.tyk();
     const kubeAuth = { authorization: `Bearer ${t.kubeToken}`, 'content-type': 'application/json' };
     const merge = { ...kubeAuth, 'content-type': 'application/merge-patch+json' };
-    const tykAuth = { 'x-tyk-authorization': t.tykSecret, 'content-type': 'application/json' };
     const path = (o: WriteFloorObject) => `${kube}/apis/tyk.tyk.io/v1alpha1/namespaces/${o.namespace}/apidefinitions/${o.name}`;
     const start = performance.now();
     await mapLimit(objects, this.concurrency, async (o) => {
@@ -122,6 +122,7 @@ export class WriteFloor {
       await this.send(this.tykAgent, 'POST', `${tyk}/tyk/apis`, tykAuth, o.body);
     });
     await this.send(this.tykAgent, 'GET', `${tyk}/tyk/reload/group`, tykAuth);
+    const lists = await this.untilListed(objects.length);
     const now = new Date().toISOString();
     // Event names new in every floor run (a run's Events stay in the fake)
     const run = `${Date.now().toString(36)}${(this.runs++).toString(36)}`;
@@ -151,7 +152,7 @@ export class WriteFloor {
         count: 1,
       });
     });
-    return { ms: Math.round(performance.now() - start), requests: objects.length * 4 + 1 };
+    return { ms: Math.round(performance.now() - start), requests: objects.length * 4 + 1 + lists };
   }
 
   /** The gateway's base URL and the headers of its admin API. */
@@ -166,16 +167,19 @@ export class WriteFloor {
       await this.send(this.tykAgent, 'POST', `${tyk}/tyk/apis`, tykAuth, o.body);
     });
     await this.send(this.tykAgent, 'GET', `${tyk}/tyk/reload/group`, tykAuth);
-    // a reload takes effect after its answer (the fake's after 5 ms): list until all are there
-    let lists = 0;
-    for (;;) {
+    const lists = await this.untilListed(objects.length);
+    return { ms: Math.round(performance.now() - start), requests: objects.length + 1 + lists };
+  }
+
+  /** After a reload: the gateway's list, read whole, until it holds `count` APIs (a reload takes effect after its answer, the fake's 5 ms later); answers how many lists it read. */
+  private async untilListed(count: number): Promise<number> {
+    const { tyk, tykAuth } = this.tyk();
+    for (let lists = 1; ; lists++) {
       await sleep(10);
       const listed = await this.send(this.tykAgent, 'GET', `${tyk}/tyk/apis`, tykAuth);
-      lists++;
-      if (Array.isArray(listed) && listed.length >= objects.length) break;
-      if (lists >= 20) throw new Error(`write floor: the gateway lists ${Array.isArray(listed) ? listed.length : 'no list'} APIs, not ${objects.length}`);
+      if (Array.isArray(listed) && listed.length >= count) return lists;
+      if (lists >= 20) throw new Error(`write floor: the gateway lists ${Array.isArray(listed) ? listed.length : 'no list'} APIs, not ${count}`);
     }
-    return { ms: Math.round(performance.now() - start), requests: objects.length + 1 + lists };
   }
 
   async runUpdates(objects: readonly WriteFloorObject[]): Promise<WriteFloorRun> {

@@ -1,6 +1,7 @@
 /**
  * The bench's write floors (bench/write-floor.ts) against the loopback fakes: they send the
- * writes a full run that creates everything must make, and the fakes accept every one, so what
+ * writes a full run that creates everything must make (and the read-back of a reload's
+ * effect), and the fakes accept every one, so what
  * the bench measures is that work and not a string of refusals, at every concurrency the bench
  * measures them at; the best of a phase's floors is the one with the most objects a second. A
  * refusal throws, naming the request.
@@ -31,7 +32,8 @@ t.test('write floors: every create a first run makes, then every gateway write o
   t.teardown(() => floor.close());
 
   const first = await floor.run(objects);
-  t.equal(first.requests, N * 4 + 1, 'four requests an object, and one reload');
+  // the list is read until it shows every API, before the statuses (the read-back they stand on)
+  t.ok(first.requests >= N * 4 + 2 && first.requests <= N * 4 + 21, `four requests an object, one reload and the lists (${first.requests})`);
   t.ok(first.ms >= 0);
   for (const o of objects) {
     const stored = kube.getObject('apidefinitions', o.namespace, o.name);
