@@ -71,13 +71,20 @@ export async function loadDesired(ctx: RunContext, kind: ManagedKind, scope: Run
   for (const ns of namespaces) {
     try {
       const perNamespace = new Map<string, number>(ns === undefined ? [] : [[ns, 0]]);
-      for (const obj of await ctx.deps.kube.list(kind, ns)) {
+      // a shard run decides its own objects only (a bucket: its names of the namespace), and drops the others page by page
+      let dropped = false;
+      const owned = (obj: KubeObject): boolean => {
+        const mine = ctx.owns(obj.metadata.namespace ?? '', obj.metadata.name);
+        if (!mine) dropped = true;
+        return mine;
+      };
+      for (const obj of await ctx.deps.kube.list(kind, ns, { keep: owned })) {
         const namespace = obj.metadata.namespace ?? '';
         perNamespace.set(namespace, (perNamespace.get(namespace) ?? 0) + 1);
-        // a shard run decides its own objects only (a bucket: its names of the namespace)
-        if (ctx.owns(namespace, obj.metadata.name)) listed.push(found(kind, { kind, namespace, name: obj.metadata.name }, obj));
+        listed.push(found(kind, { kind, namespace, name: obj.metadata.name }, obj));
       }
-      for (const [namespace, count] of perNamespace) ctx.deps.listSizes?.seenInNamespace(kind.kind, namespace, count);
+      // a namespace's size is known only from a listing that kept all of it
+      if (!dropped) for (const [namespace, count] of perNamespace) ctx.deps.listSizes?.seenInNamespace(kind.kind, namespace, count);
     } catch (err) {
       complete = false;
       if (notServed(kind, err)) ctx.log.info({ kind: kind.kind }, `${kind.plural} are not served by the API server (CRD not installed): none looked at`);
@@ -162,7 +169,9 @@ export async function readObjects(ctx: RunContext, objects: readonly Identity[])
       continue;
     }
     try {
-      const current = new Map((await ctx.deps.kube.list(kind, ref.namespace)).map((o) => [o.metadata.name, o]));
+      // only the group's objects are kept of the namespace, as its pages are read
+      const wanted = new Set(group.map((f) => f.ref.name));
+      const current = new Map((await ctx.deps.kube.list(kind, ref.namespace, { keep: (o) => wanted.has(o.metadata.name) })).map((o) => [o.metadata.name, o]));
       // the list is complete (or it threw), so an object it lacks is confirmed gone
       for (const f of group) out.set(f.key, found(kind, f.ref, current.get(f.ref.name) ?? null));
     } catch (err) {

@@ -108,7 +108,10 @@ export class KubeClient implements KubeApi, EventSink {
         if (!Array.isArray(list.items)) throw new KubeApiError(res.status, `list ${kind.plural}: answer has no items`);
         // a built-in kind's list items carry no apiVersion and kind (the list does): put them back
         const apiVersion = kind.group === '' ? kind.version : `${kind.group}/${kind.version}`;
-        items.push(...(list.items as KubeObject[]).map((o) => (o.apiVersion && o.kind ? o : { ...o, apiVersion, kind: kind.kind })));
+        for (const o of list.items as KubeObject[]) {
+          const item = o.apiVersion && o.kind ? o : { ...o, apiVersion, kind: kind.kind };
+          if (options.keep === undefined || options.keep(item)) items.push(item);
+        }
         cont = list.metadata?.continue || undefined;
       } while (cont !== undefined);
       if (!expired) return items;

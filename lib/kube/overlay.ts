@@ -77,7 +77,9 @@ export class OverlayKube implements KubeApi {
     for (const [key, o] of mine) {
       if (namespace !== undefined && namespace !== '' && !key.startsWith(`${namespace}/`)) continue;
       const labels = isObject(o.metadata.labels) ? (o.metadata.labels as Record<string, string>) : {};
-      if (selects(labels)) out.push(shown(o));
+      if (!selects(labels)) continue;
+      const item = shown(o);
+      if (options.keep === undefined || options.keep(item)) out.push(item);
     }
     return out;
   }

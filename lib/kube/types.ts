@@ -65,6 +65,13 @@ export interface ListOptions {
    * full list, which is as good. Items then have metadata only.
    */
   metadataOnly?: boolean;
+  /**
+   * Which items to return: each item is offered as its page is read, and one it answers false
+   * for is dropped then, so a caller that wants part of a large namespace (a shard's bucket, a
+   * chunk's objects) never holds the rest. Default: every item. A listing started again (an
+   * expired continue token) offers its items again.
+   */
+  keep?: (obj: KubeObject) => boolean;
 }
 
 export interface KubeApi {

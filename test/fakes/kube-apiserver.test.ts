@@ -732,6 +732,19 @@ t.test('list: metadata only when asked for a PartialObjectMetadataList (KubeClie
     ['default/a:true', 'default/b:true', 'other/c:true'],
     'every page, metadata only',
   );
+  const offered: string[] = [];
+  const kept = await client.list(API_DEFINITION, undefined, {
+    keep: (o) => {
+      offered.push(o.metadata.name);
+      return o.metadata.name !== 'b';
+    },
+  });
+  t.same(offered, ['a', 'b', 'c'], 'keep is offered the items of every page');
+  t.same(
+    kept.map((o) => `${o.metadata.namespace}/${o.metadata.name}`),
+    ['default/a', 'other/c'],
+    'what keep drops is not returned, across pages',
+  );
   const full = await client.list(API_DEFINITION, 'default');
   t.same(
     full.map((o) => [o.kind, o.spec?.name]),

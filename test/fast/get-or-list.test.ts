@@ -101,8 +101,14 @@ t.test('the API server: once this process has listed a namespace, GETs up to a t
   t.same(apiCalls(), ['get', 'get', 'get', 'get', 'get'], 'five of fifty: a GET each');
   for (const n of names.slice(0, 5)) t.match(reported(five, n, 'ApiDefinition', 'team-a'), { result: 'unchanged' });
   w.resetCounts();
+  const before = w.kube.listed.length;
   await w.run({ trigger: 'watch', scope: { refs: named(6) } });
   t.same(apiCalls(), ['list'], 'six of fifty: one LIST');
+  t.same(
+    w.kube.listed.slice(before).filter((l) => l.kind === 'ApiDefinition'),
+    [{ kind: 'ApiDefinition', returned: 6, offered: 50 }],
+    'of which only the six named are kept, as it is read',
+  );
 });
 
 t.test('the API server: a failed LIST of named objects fails them (read failed), never makes them absent', async (t) => {

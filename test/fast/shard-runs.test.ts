@@ -1,7 +1,8 @@
 /**
  * Runs of one shard of a sharded full run (RunRequest.shard), through whole Runs: a shard
  * decides only the objects of its part (RunContext.owns, lib/scale/shards.ts inPart) and logs
- * as its shard of its tick; its gateway deletions are claimed against the tick's
+ * as its shard of its tick (a bucket's listing keeps its own names only, and notes no size of
+ * its namespace); its gateway deletions are claimed against the tick's
  * MAX_DELETES_PER_RUN in the store (lib/engine/phase.ts claimTickDeletions), counted across its
  * kinds, and held (reported, an Event, nothing sent) when the tick's allowance is taken; no
  * claim is made without a shard, without a limit, in a dry run, or without a deletion. Its first
@@ -80,6 +81,13 @@ t.test('a shard of a bucket decides only the names of its bucket, and logs as it
     'only they are written',
   );
   for (const n of inBucket(1)) t.equal(await w.record(API_DEFINITION, n), null, `${n}: not touched`);
+  // its listing dropped the other bucket's objects as they came, so it knows only part of the namespace: no size is noted for it
+  t.equal(w.listSizes.inNamespace('ApiDefinition', 'default'), undefined, 'a bucket notes no size of its namespace');
+  t.match(
+    w.kube.listed.filter((l) => l.kind === 'ApiDefinition'),
+    [{ returned: inBucket(0).length, offered: all.length }],
+    'its listing kept its own bucket only',
+  );
   t.equal(await w.record(SECURITY_POLICY, 'p'), null, 'p: not touched');
   t.match(
     w.log.entries.filter((e) => e.msg === 'run finished'),
@@ -102,6 +110,7 @@ t.test('a shard of namespaces decides only those namespaces, not a policy elsewh
   w.apply(securityPolicy('p').inNamespace('two').granting('one/x').build());
   const report = await runShard(w, shard('tick-1', 0, { namespaces: ['one'] }));
   t.same(names(report), ['ApiDefinition/one/x']);
+  t.equal(w.listSizes.inNamespace('ApiDefinition', 'one'), 1, 'a whole namespace listed: its size noted');
   t.equal(await w.record(API_DEFINITION, 'y', 'two'), null);
   t.equal(await w.record(SECURITY_POLICY, 'p', 'two'), null, 'the policy is left to its own shard');
   const other = await runShard(w, shard('tick-1', 1, { namespaces: ['two'] }));

@@ -85,6 +85,27 @@ export function kubeContract(t: Test, name: string, factory: Factory<KubeSubject
     t.equal(relabelled.metadata.generation, 2, 'a metadata change does not');
   });
 
+  t.test(`${name}: list keeps what its keep answers true for, offered each item once`, async (t) => {
+    const s = await subjectFor(t, factory);
+    for (const n of ['a', 'b', 'c', 'd']) await s.seed(apiDefinition(n).build());
+    await s.seed(apiDefinition('e').inNamespace('other').build());
+    const offered: string[] = [];
+    const kept = await s.api.list(kind, undefined, {
+      keep: (o) => {
+        offered.push(`${o.metadata.namespace}/${o.metadata.name}`);
+        return o.metadata.name !== 'b' && o.metadata.name !== 'e';
+      },
+    });
+    t.same(offered, ['default/a', 'default/b', 'default/c', 'default/d', 'other/e'], 'every item offered once, in list order');
+    t.same(
+      kept.map((o) => o.metadata.name),
+      ['a', 'c', 'd'],
+      'only the kept, in order',
+    );
+    t.match(kept[0], { apiVersion: 'tyk.tyk.io/v1alpha1', kind: 'ApiDefinition', spec: { name: 'a' } }, 'kept whole');
+    t.same(await s.api.list(kind, 'default', { keep: () => false }), [], 'none kept: none');
+  });
+
   t.test(`${name}: status is a merge-patched subresource`, async (t) => {
     const s = await subjectFor(t, factory);
     const obj = await s.seed(apiDefinition('a').build());

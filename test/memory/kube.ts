@@ -172,6 +172,8 @@ export class MemoryKube implements KubeApi, EventSink {
   unserved: readonly ResourceKind[];
   private readonly events: EventRecorder;
   private rv = 0;
+  /** per list call, in order: the kind, and how many items it returned (after ListOptions.keep) of how many it offered */
+  readonly listed: { kind: string; returned: number; offered: number }[] = [];
 
   constructor(options: MemoryKubeOptions) {
     this.clock = options.clock;
@@ -197,7 +199,11 @@ export class MemoryKube implements KubeApi, EventSink {
     await this.faults.enter({ op: 'list', kind: kind.kind, ...(namespace !== undefined ? { namespace } : {}) });
     this.refuseUnserved(kind, 'list');
     const selects = labelSelectorTest(options.labelSelector);
-    return this.objects(kind, namespace).filter((o) => selects(o.metadata.labels ?? {}));
+    const keep = options.keep ?? (() => true);
+    const offered = this.objects(kind, namespace).filter((o) => selects(o.metadata.labels ?? {}));
+    const returned = offered.filter((o) => keep(o));
+    this.listed.push({ kind: kind.kind, returned: returned.length, offered: offered.length });
+    return returned;
   }
 
   async createObject(kind: ResourceKind, namespace: string, obj: KubeObject): Promise<KubeObject> {

@@ -34,7 +34,7 @@ t.test('get: the overlaid object, a copy each time; others from the server', asy
   t.equal(await o.get(CONFIG_MAP, 'default', 'replaced'), null, 'another kind of the same name is not overlaid');
 });
 
-t.test('list: in place of the stored one or added, in its namespace only, under the label selector; metadata only when asked', async (t) => {
+t.test('list: in place of the stored one or added, in its namespace only, under the label selector and keep; metadata only when asked', async (t) => {
   const kube = base();
   const o = new OverlayKube(kube, [
     { kind: API_DEFINITION, object: apiDefinition('replaced').withLabels({ team: 'b' }).build() },
@@ -50,6 +50,9 @@ t.test('list: in place of the stored one or added, in its namespace only, under 
   const meta = (await o.list(API_DEFINITION, 'default', { metadataOnly: true })).find((x) => x.metadata.name === 'added');
   t.equal(meta?.spec, undefined, 'metadata only');
   t.same(await new OverlayKube(kube, []).list(API_DEFINITION, 'default'), await kube.list(API_DEFINITION, 'default'), 'nothing overlaid: the server’s answer');
+  // keep: the overlaid objects are held to it as the stored ones are
+  t.same(names(await o.list(API_DEFINITION, 'default', { keep: (x) => x.metadata.name !== 'added' })), ['replaced', 'stored'], 'an overlaid object keep drops is dropped');
+  t.same(names(await o.list(API_DEFINITION, 'default', { keep: (x) => x.metadata.labels?.team === 'a' })), ['added'], 'the overlaid version is the one held to it (the stored "replaced" had team=a)');
 });
 
 t.test('labelSelectorTest: the terms the server takes; another is a 400', async (t) => {
