@@ -61,7 +61,7 @@ export class RunContext {
   snapshot(): Promise<SnapshotReader> | undefined {
     const shard = this.request.shard;
     if (shard === undefined) return undefined;
-    this.snapshotReader ??= import('../scale/snapshot.js').then(({ SnapshotReader }) => new SnapshotReader(this.deps.store, shard.runId, this.log));
+    this.snapshotReader ??= import('../scale/snapshot.js').then(({ SnapshotReader }) => new SnapshotReader(this.deps.store, shard.runId, shard.index, this.log));
     return this.snapshotReader;
   }
 

@@ -10,10 +10,11 @@
  *    A kind the API server does not serve counts nothing; a listing that fails makes the count
  *    incomplete, and the tick an ordinary full run (which reports the failure as it always does).
  * 2. Up to SHARD_SIZE objects: nothing more (the caller runs the ordinary full run).
- * 3. Else, under a new run id: list each gateway once (the default one and every OperatorContext's;
- *    one listing per gateway kind the counted kinds use) and keep the snapshot of what it held
- *    (snapshot.ts) in the store with a ttl; a gateway or kind that cannot be listed is left out
- *    (its shards list it themselves).
+ * 3. Else, under a new run id: partition the per-namespace counts (shards.ts) into the tick's
+ *    shards; list each gateway once (the default one and every OperatorContext's; one listing
+ *    per gateway kind the counted kinds use) and keep the snapshot of what it held (snapshot.ts)
+ *    in the store with a ttl, each shard's objects in a value of its own; a gateway or kind that
+ *    cannot be listed is left out (its shards list it themselves).
  * 4. The cluster-wide work a full run does once: the certificate sweep (certificates we uploaded
  *    that no record uses, on every gateway) is done here, once per tick, before any shard of the
  *    tick starts (as a full run's sweep, it runs after every run of the previous tick, and may
@@ -21,7 +22,6 @@
  *    SubGraphs and SuperGraphs, the portal kinds, orphans (every namespace with objects or
  *    records is in exactly one shard, or split by name into buckets); what a shard reads across
  *    namespaces (every SecurityPolicy, the SuperGraphs, the catalogues) is read, never written.
- * 5. Partition the per-namespace counts (shards.ts) into the tick's shards.
  *
  * Throws only StoreUnavailableError (the snapshot cannot be kept, or the records not counted).
  */
@@ -36,8 +36,8 @@ import type { Gateway, GatewayObjectKind } from '../gateway/types.js';
 import { OPERATOR_CONTEXT } from '../kube/kinds.js';
 import type { ResourceKind } from '../kube/types.js';
 import { StoreUnavailableError } from '../platform/errors.js';
-import { partition, type Shard, shardsOf } from './shards.js';
-import { SNAPSHOT_TTL_MS, SnapshotWriter, snapshotKey } from './snapshot.js';
+import { partIndex, partition, type Shard, type ShardPart, shardsOf } from './shards.js';
+import { placeByDefaultId, SNAPSHOT_TTL_MS, SnapshotWriter } from './snapshot.js';
 
 /** Every kind a full run lists, and so counts. */
 
@@ -73,14 +73,15 @@ export async function planTick(deps: RunDeps, shardSize: number): Promise<TickPl
     return { sharded: false, objects: count.total, why: 'count incomplete' };
   }
   if (count.total <= shardSize) return { sharded: false, objects: count.total, why: 'small' };
+  const parts = partition(count.perNamespace, shardSize);
   const targets = await gatewayTargets(ctx);
-  const snapshot = await takeSnapshot(ctx, targets, count.gatewayKinds);
+  const snapshot = await takeSnapshot(ctx, targets, count.gatewayKinds, parts);
   await collectCertificates(
     ctx,
     [],
     targets.map((t) => t.name),
   );
-  const shards = shardsOf(ctx.runId, partition(count.perNamespace, shardSize));
+  const shards = shardsOf(ctx.runId, parts);
   ctx.log.info({ objects: count.total, shards: shards.length, namespaces: count.perNamespace.size, snapshot }, 'full run sharded');
   return { sharded: true, runId: ctx.runId, objects: count.total, shards, snapshot, errors: ctx.errors };
 }
@@ -154,8 +155,9 @@ async function gatewayTargets(ctx: RunContext): Promise<GatewayTarget[]> {
  * gateway client share its listings). Portal kinds are listed on Dashboards only; an
  * APIDescription has nothing to list. Each object is reduced to its snapshot entry as it is read.
  */
-async function takeSnapshot(ctx: RunContext, targets: readonly GatewayTarget[], kinds: ReadonlySet<GatewayObjectKind>): Promise<{ gateways: string[]; objects: number }> {
+async function takeSnapshot(ctx: RunContext, targets: readonly GatewayTarget[], kinds: ReadonlySet<GatewayObjectKind>, parts: readonly ShardPart[]): Promise<{ gateways: string[]; objects: number }> {
   const takenAt = new Date(ctx.deps.clock.now()).toISOString();
+  const place = placeByDefaultId(partIndex(parts));
   const byGateway = new Map<Gateway, GatewayTarget[]>();
   for (const t of targets) byGateway.set(t.gateway, [...(byGateway.get(t.gateway) ?? []), t]);
   const done: string[] = [];
@@ -163,7 +165,7 @@ async function takeSnapshot(ctx: RunContext, targets: readonly GatewayTarget[], 
   for (const [gateway, sharing] of byGateway) {
     const mode = sharing[0]?.mode;
     const wanted = [...kinds].filter((k) => k !== 'portal-description' && (mode === 'pro' || !isPortalGatewayKind(k)));
-    const writer = new SnapshotWriter(takenAt, ctx.kinds.managed);
+    const writer = new SnapshotWriter(takenAt, ctx.kinds.managed, parts.length, place);
     for (const kind of wanted) {
       const listing = writer.listing(kind);
       try {
@@ -178,7 +180,8 @@ async function takeSnapshot(ctx: RunContext, targets: readonly GatewayTarget[], 
     if (writer.kindsAdded.length === 0) continue;
     for (const target of sharing) {
       try {
-        await ctx.deps.store.putBlob(snapshotKey(ctx.runId, target.name), writer.text(ctx.runId, target.name), SNAPSHOT_TTL_MS);
+        // the rest last: a shard reads its own value and the rest's, so a snapshot cut short (the store failed) is missing there
+        for (const { key, text } of writer.texts(ctx.runId, target.name)) await ctx.deps.store.putBlob(key, text, SNAPSHOT_TTL_MS);
       } catch (err) {
         if (err instanceof StoreUnavailableError) throw err;
         ctx.runError(`keep the snapshot of gateway ${target.name}`, err);

@@ -9,8 +9,11 @@
  * listed one's digest, a GET's hashOf; equal, nothing changed; else load.ts reads the object
  * and decides on its managed hash),
  * and the few id fields a status is built from (finalize.ts statusId: a policy's Dashboard
- * `_id`, a portal object's own id). One value per gateway in the store (putBlob), under the
- * run id, with a ttl that outlives every delivery of a shard (SNAPSHOT_TTL_MS).
+ * `_id`, a portal object's own id). Kept in the store (putBlob) under the run id, with a ttl
+ * that outlives every delivery of a shard (SNAPSHOT_TTL_MS), in one value per gateway and
+ * shard: an entry goes to the shard that holds the object its id names (a default id,
+ * ids.ts namedByDefaultId), and every other id to one value all the shards read (`rest`). So a
+ * shard reads and holds about its own part of the snapshot, not the whole gateway's.
  *
  * How a shard uses it (load.ts): only for its first decision over what it listed. An object
  * the snapshot has is observed with that hash; one it lacks is taken as absent. Neither ever
@@ -18,11 +21,14 @@
  * under the object's lock (apply.ts), with a GET of the object, so a snapshot that is out of
  * date costs a lock and a read, never a wrong write or a deletion. Deletions need the API
  * server's word (deletionTimestamp with our finalizer, or a confirmed 404 with our record),
- * never the snapshot's. A snapshot that is missing, expired or unreadable, or lacks a gateway
- * or a kind, is not used: the shard lists that gateway itself (logged once per gateway).
+ * never the snapshot's (an object whose entry is in another shard's value, its id naming
+ * another object, is one the snapshot lacks). A snapshot that is missing, expired or unreadable
+ * (its shard's value or the rest), or lacks a gateway or a kind, is not used: the shard lists
+ * that gateway itself (logged once per gateway).
  */
 
 import { hashOf } from '../engine/hash.js';
+import { namedByDefaultId } from '../engine/ids.js';
 import type { ManagedKind } from '../engine/kind.js';
 import type { GatewayObjectKind, JsonObject } from '../gateway/types.js';
 import { describeError } from '../platform/errors.js';
@@ -41,7 +47,7 @@ export interface SnapshotEntry {
   readonly ids: Readonly<Record<string, string>>;
 }
 
-const VERSION = 1;
+const VERSION = 2;
 
 /** The stored form: per gateway kind, id → [hash, id fields?, digest?]. */
 type StoredEntry = [string, Record<string, string>?, string?];
@@ -49,12 +55,26 @@ interface StoredSnapshot {
   v: number;
   runId: string;
   gateway: string;
+  /** the shard whose objects' entries it holds (its index), or the rest */
+  part: number | 'rest';
   takenAt: string;
   kinds: Partial<Record<GatewayObjectKind, Record<string, StoredEntry>>>;
 }
 
-export function snapshotKey(runId: string, gateway: string): string {
-  return `snapshot/${runId}/${gateway}`;
+/** Where a tick's snapshot of `gateway` keeps the entries of shard `part` (its index), or those of no shard's object (`rest`). */
+export function snapshotKey(runId: string, gateway: string, part: number | 'rest'): string {
+  return `snapshot/${runId}/${gateway}/${part}`;
+}
+
+/** Which shard (an index) holds a gateway object by its id, as the tick's parts say (shards.ts partIndex); undefined: none, the rest. */
+export type Placement = (id: string) => number | undefined;
+
+/** A placement by the object a default id names, through `partOf` (shards.ts partIndex). */
+export function placeByDefaultId(partOf: (namespace: string, name: string) => number | undefined): Placement {
+  return (id) => {
+    const named = namedByDefaultId(id);
+    return named === undefined ? undefined : partOf(named.namespace, named.name);
+  };
 }
 
 /** The fields of a gateway object that statuses read (finalize.ts statusId): a kind's nativeIdField and nativeIdIfAny. */
@@ -73,14 +93,21 @@ function idFieldsOf(kinds: readonly ManagedKind[], kind: GatewayObjectKind): str
  * (hash and id fields) as it arrives (Gateway.list's visitor), so no listing is held whole.
  */
 export class SnapshotWriter {
-  private readonly kinds: StoredSnapshot['kinds'] = {};
+  /** per shard (by index), and the rest at `parts` */
+  private readonly kinds: StoredSnapshot['kinds'][];
+  private readonly kept = new Set<GatewayObjectKind>();
   private count = 0;
 
   constructor(
     private readonly takenAt: string,
     /** the kinds the snapshot is of (the registry's): which id fields each gateway kind keeps */
     private readonly managed: readonly ManagedKind[],
-  ) {}
+    /** how many shards the tick has, and which holds each id */
+    private readonly parts: number,
+    private readonly place: Placement,
+  ) {
+    this.kinds = Array.from({ length: parts + 1 }, () => ({}));
+  }
 
   /**
    * A listing of `kind` in progress: `add` each object as it is read, then `keep` it. A listing
@@ -88,18 +115,23 @@ export class SnapshotWriter {
    */
   listing(kind: GatewayObjectKind): { add(id: string, body: JsonObject, digest?: string): void; keep(): void } {
     const fields = idFieldsOf(this.managed, kind);
-    const out: Record<string, StoredEntry> = {};
+    const out: Record<string, StoredEntry>[] = this.kinds.map(() => ({}));
     let size = 0;
     return {
       add: (id, body, digest) => {
         const ids: Record<string, string> = {};
         for (const f of fields) if (typeof body[f] === 'string') ids[f] = body[f];
         const hash = hashOf(body);
-        out[id] = digest !== undefined ? [hash, ids, digest] : Object.keys(ids).length > 0 ? [hash, ids] : [hash];
+        const part = this.place(id);
+        const into = out[part !== undefined && part >= 0 && part < this.parts ? part : this.parts] as Record<string, StoredEntry>;
+        into[id] = digest !== undefined ? [hash, ids, digest] : Object.keys(ids).length > 0 ? [hash, ids] : [hash];
         size++;
       },
       keep: () => {
-        this.kinds[kind] = out;
+        out.forEach((entries, i) => {
+          (this.kinds[i] as StoredSnapshot['kinds'])[kind] = entries;
+        });
+        this.kept.add(kind);
         this.count += size;
       },
     };
@@ -111,25 +143,30 @@ export class SnapshotWriter {
   }
 
   get kindsAdded(): GatewayObjectKind[] {
-    return Object.keys(this.kinds) as GatewayObjectKind[];
+    return [...this.kept];
   }
 
-  /** The stored form, for one target of this gateway (targets sharing a gateway share its listings). */
-  text(runId: string, gateway: string): string {
-    const stored: StoredSnapshot = { v: VERSION, runId, gateway, takenAt: this.takenAt, kinds: this.kinds };
-    return JSON.stringify(stored);
+  /** The stored form, for one target of this gateway (targets sharing a gateway share its listings): each shard's value and the rest's, with their keys. */
+  texts(runId: string, gateway: string): { key: string; text: string }[] {
+    return this.kinds.map((kinds, i) => {
+      const part = i < this.parts ? i : 'rest';
+      const stored: StoredSnapshot = { v: VERSION, runId, gateway, part, takenAt: this.takenAt, kinds };
+      return { key: snapshotKey(runId, gateway, part), text: JSON.stringify(stored) };
+    });
   }
 }
 
-/** A shard's view of its tick's snapshot: each gateway's read from the store at most once. */
+/** A shard's view of its tick's snapshot: each gateway's (its own part's value and the rest's) read from the store at most once. */
 export class SnapshotReader {
-  private readonly loaded = new Map<string, Promise<StoredSnapshot | undefined>>();
+  private readonly loaded = new Map<string, Promise<StoredSnapshot[] | undefined>>();
   /** per gateway and kind: the entries, or null when the snapshot cannot say */
   private readonly maps = new Map<string, ReadonlyMap<string, SnapshotEntry> | null>();
 
   constructor(
     private readonly store: Store,
     readonly runId: string,
+    /** the shard's index among its tick's */
+    readonly part: number,
     private readonly log: Logger,
   ) {}
 
@@ -138,27 +175,30 @@ export class SnapshotReader {
     const cacheKey = `${gateway}\u0000${kind}`;
     const cached = this.maps.get(cacheKey);
     if (cached !== undefined) return cached ?? undefined;
-    const snap = await this.read(gateway);
-    const entries = snap?.kinds[kind];
-    if (!snap || !entries) {
-      if (snap && !this.maps.has(cacheKey)) this.log.info({ gateway, kind, runId: this.runId }, 'the snapshot has no listing of this kind: listing the gateway');
+    const snaps = await this.read(gateway);
+    const listings = snaps?.map((snap) => snap.kinds[kind]);
+    if (!snaps || !listings || listings.some((entries) => entries === undefined)) {
+      if (snaps && !this.maps.has(cacheKey)) this.log.info({ gateway, kind, runId: this.runId }, 'the snapshot has no listing of this kind: listing the gateway');
       this.maps.set(cacheKey, null);
       return undefined;
     }
     const map = new Map<string, SnapshotEntry>();
-    for (const [id, [hash, ids, digest]] of Object.entries(entries)) map.set(id, { hash, ids: ids ?? {}, ...(typeof digest === 'string' ? { digest } : {}) });
+    for (const entries of listings) for (const [id, [hash, ids, digest]] of Object.entries(entries ?? {})) map.set(id, { hash, ids: ids ?? {}, ...(typeof digest === 'string' ? { digest } : {}) });
     this.maps.set(cacheKey, map);
     return map;
   }
 
-  private read(gateway: string): Promise<StoredSnapshot | undefined> {
+  /** The shard's own value of `gateway`'s snapshot and the rest's; undefined when either cannot be read. */
+  private read(gateway: string): Promise<StoredSnapshot[] | undefined> {
     let pending = this.loaded.get(gateway);
     if (!pending) {
-      pending = this.store.getBlob(snapshotKey(this.runId, gateway)).then(
-        (text) => {
-          const snap = text === null ? undefined : parse(text);
-          if (!snap) this.log.warn({ gateway, runId: this.runId, why: text === null ? 'missing or expired' : 'unreadable' }, 'no snapshot of this gateway: the shard lists it itself');
-          return snap;
+      pending = Promise.all([this.part, 'rest' as const].map((part) => this.store.getBlob(snapshotKey(this.runId, gateway, part)))).then(
+        (texts) => {
+          const snaps = texts.map((text) => (text === null ? undefined : parse(text)));
+          if (snaps.every((snap) => snap !== undefined)) return snaps as StoredSnapshot[];
+          const why = texts.some((text) => text === null) ? 'missing or expired' : 'unreadable';
+          this.log.warn({ gateway, runId: this.runId, why }, 'no snapshot of this gateway: the shard lists it itself');
+          return undefined;
         },
         (err: unknown) => {
           this.log.warn({ gateway, runId: this.runId, err: describeError(err) }, 'the snapshot could not be read: the shard lists the gateway itself');

@@ -149,7 +149,8 @@ t.test('a shard without its snapshot lists the gateway itself; a stale one costs
   const tick = await scheduledTick(svc, { queue: w.queue() });
   const runId = tick.sharded?.runId ?? '';
   t.equal(tick.sharded?.shards, 3);
-  await w.redis.del(`${w.prefix}blob:${snapshotKey(runId, 'default')}`);
+  // a shard reads its own part of the snapshot and the rest: without the rest, none has a snapshot
+  await w.redis.del(`${w.prefix}blob:${snapshotKey(runId, 'default', 'rest')}`);
   w.tyk.resetCalls();
   outcomes.length = 0;
   await w.mapping(shardFunction(svc, outcomes)).drain();
@@ -163,14 +164,25 @@ t.test('a shard without its snapshot lists the gateway itself; a stale one costs
 
   // a stale snapshot: an object it lacks (the gateway has it) is not written, not deleted
   const stale = await scheduledTick(svc, { queue: w.queue() });
-  const key = `${w.prefix}blob:${snapshotKey(stale.sharded?.runId ?? '', 'default')}`;
-  const snap = JSON.parse((await w.redis.get(key)) ?? '{}') as { kinds: { api: Record<string, unknown> } };
+  const partKey = (part: number | 'rest') => `${w.prefix}blob:${snapshotKey(stale.sharded?.runId ?? '', 'default', part)}`;
+  const partOf = async (part: number | 'rest') => JSON.parse((await w.redis.get(partKey(part))) ?? '{}') as { part: unknown; kinds: { api: Record<string, unknown> } };
+  // each shard's objects are in its own part (their ids are default ids), none in the rest
+  const parts = await Promise.all([0, 1, 2, 'rest' as const].map(partOf));
+  const sizes = parts.map((p) => Object.keys(p.kinds.api).length) as [number, number, number, number];
+  t.same(
+    parts.map((p) => p.part),
+    [0, 1, 2, 'rest'],
+  );
+  t.equal(sizes[0] + sizes[1], 60, "one's two buckets hold its 60 APIs");
+  t.equal(sizes[2], 40, "two's shard its 40");
+  t.equal(sizes[3], 0, 'the rest none: every id is a default id');
+  const snap = parts[0] as (typeof parts)[number];
   const dropped = Object.keys(snap.kinds.api).slice(0, 5);
   for (const id of dropped) delete snap.kinds.api[id];
   // …and says another object's hash is other than it is (drift it cannot confirm)
   const [driftId] = Object.keys(snap.kinds.api);
   snap.kinds.api[driftId as string] = ['not-the-hash'];
-  await w.redis.set(key, JSON.stringify(snap), 'PX', 60_000);
+  await w.redis.set(partKey(0), JSON.stringify(snap), 'PX', 60_000);
   // meanwhile in the cluster: one object deleted (finalizer: ours), one gone outright (our record stays)
   const [gone, deleting] = [all[0] as string, all[70] as string];
   w.kube.remove('apidefinitions', 'one', gone.split('/')[1] as string);

@@ -54,7 +54,8 @@ t.test('20,000 objects over 10 shards through the SQS stand-in', { timeout: 2_40
     '8/10 (team-12, team-13, team-14 and 1 more)',
     '9/10 (team-16, team-17, team-18 and 1 more)',
   ]);
-  t.ok(await w.store.getBlob(snapshotKey(first.sharded?.runId ?? '', 'default')), "the tick's snapshot of the gateway is in the store");
+  t.ok(await w.store.getBlob(snapshotKey(first.sharded?.runId ?? '', 'default', 0)), "the tick's snapshot of the gateway is in the store: the first shard's part");
+  t.ok(await w.store.getBlob(snapshotKey(first.sharded?.runId ?? '', 'default', 'rest')), '…and the rest');
   fresh();
   const polls = await w.mapping(shardFunction(container, outcomes)).drain();
   lap('first tick');

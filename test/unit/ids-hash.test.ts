@@ -1,6 +1,6 @@
 import t from 'tap';
 import { canonicalJson, hashOf, isLegacyHash, managedHash, projectedJson } from '../../lib/engine/hash.js';
-import { defaultId, gatewayIdFor } from '../../lib/engine/ids.js';
+import { defaultId, gatewayIdFor, namedByDefaultId } from '../../lib/engine/ids.js';
 import { API_DEFINITION } from '../../lib/kinds/api-definition/kind.js';
 import { apiDefinition } from '../fixtures/builders.js';
 
@@ -11,6 +11,22 @@ t.test('default id is base64url without padding of namespace/name (Tyk Operator 
   t.equal(defaultId('ns', 'n'), 'bnMvbg');
   t.notMatch(defaultId('team-x', 'api?>>'), /[=+/]/);
   t.equal(Buffer.from(defaultId('team-x', 'api?>>'), 'base64url').toString(), 'team-x/api?>>');
+});
+
+t.test('a default id names its object back; any other id names none', async (t) => {
+  t.same(namedByDefaultId('ZGVmYXVsdC9odHRwYmlu'), { namespace: 'default', name: 'httpbin' });
+  for (const [ns, name] of [
+    ['a', 'b'],
+    ['team-x', 'api.v2'],
+    ['ns', 'n/with/slashes'],
+  ])
+    t.same(namedByDefaultId(defaultId(ns as string, name as string)), { namespace: ns, name }, `${ns}/${name}: back`);
+  t.equal(namedByDefaultId('my-pinned-id'), undefined, 'a pinned id that decodes to no "namespace/name"');
+  t.equal(namedByDefaultId(Buffer.from('/name').toString('base64url')), undefined, 'no namespace');
+  t.equal(namedByDefaultId(Buffer.from('ns/').toString('base64url')), undefined, 'no name');
+  t.equal(namedByDefaultId(`${defaultId('a', 'b')}=`), undefined, 'padded: not how a default id is written');
+  t.equal(namedByDefaultId(''), undefined);
+  t.equal(namedByDefaultId('5f0c2d7e8b1a4c3d9e6f7a8b'), undefined, "a Dashboard's hex id");
 });
 
 t.test('gateway id: spec.api_id, then status.api_id, then the default', async (t) => {

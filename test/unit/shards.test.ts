@@ -14,6 +14,7 @@ import {
   inPart,
   MAX_NAMESPACES_PER_SHARD,
   parseShardMessage,
+  partIndex,
   partition,
   type Shard,
   type ShardPart,
@@ -64,6 +65,24 @@ t.test('every object of a counted namespace is in exactly one shard, for any clu
     { numRuns: RUNS },
   );
   t.pass(`${RUNS} clusters: each object in exactly one shard`);
+});
+
+t.test('partIndex finds the one shard inPart says holds an object; none outside the counted namespaces', async (t) => {
+  fc.assert(
+    fc.property(cluster, fc.integer({ min: 1, max: 80 }), namespaceName, (objects, size, stranger) => {
+      const parts = partition(countsOf(objects), size);
+      const index = partIndex(parts);
+      for (const [ns, names] of Object.entries(objects)) {
+        for (const name of names) {
+          const i = index(ns, name);
+          if (i === undefined || !inPart(parts[i] as ShardPart, ns, name)) throw new Error(`${ns}/${name}: index ${i} of ${JSON.stringify(parts)}`);
+        }
+      }
+      return stranger in objects || index(stranger, 'x') === undefined;
+    }),
+    { numRuns: RUNS },
+  );
+  t.pass(`${RUNS} clusters: every object found in its shard`);
 });
 
 t.test('shards are disjoint: no namespace is named twice, no bucket repeated', async (t) => {
