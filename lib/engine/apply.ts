@@ -42,7 +42,7 @@ import { underLocks } from './locks.js';
 import { hasOwners, ownerKey } from './owners.js';
 import { type RunContext, reportOf } from './run-context.js';
 import type { ObjectReport } from './types.js';
-import { withSlotLeases, withWriteSlot } from './write-slots.js';
+import { type SlotLeases, withSlotLeases, withWriteSlot } from './write-slots.js';
 
 /** An object with what load found and what was decided (`D`: which of the decision's variants). */
 export interface Planned<D extends Decision = Decision> {
@@ -129,7 +129,7 @@ export async function applyLocked(ctx: RunContext, batch: readonly ToWrite[], re
 async function applyPass(ctx: RunContext, planned: readonly Planned[]): Promise<{ done: Done[]; skipped: Map<Planned, 'shutting down' | 'store unavailable'>; calls: GatewayCalls }> {
   const skipped = new Map<Planned, NonNullable<ReturnType<RunContext['writesHeld']>>>();
   const claimed = ctx.writesHeld() === undefined ? await claimOwners(ctx, planned) : new Map<Planned, Claimed>();
-  const written = await withSlotLeases(ctx, writesPerGateway(planned), () =>
+  const written = await withSlotLeases(ctx, writesPerGateway(planned), (leases) =>
     mapLimit(planned, ctx.settings.concurrency, (p): Promise<Written | undefined> => {
       const d = p.decision;
       switch (d.what) {
@@ -142,7 +142,7 @@ async function applyPass(ctx: RunContext, planned: readonly Planned[]): Promise<
             skipped.set(p, held);
             return Promise.resolve(undefined);
           }
-          return carryOut(ctx, { loaded: p.loaded, decision: d }, claimed.get(p));
+          return carryOut(ctx, { loaded: p.loaded, decision: d }, claimed.get(p), leases);
         }
         default:
           return exhaustive(d);
@@ -208,8 +208,8 @@ async function claimOwners(ctx: RunContext, planned: readonly Planned[]): Promis
   return out;
 }
 
-/** Carries out one write (`claimed`: its owner claim's answer, made for the pass); a failure is kept in what it did (`carried`), never thrown. */
-async function carryOut(ctx: RunContext, { loaded, decision }: Planned<WriteDecision>, claimed: Claimed | undefined): Promise<Written> {
+/** Carries out one write (`claimed`: its owner claim's answer, made for the pass; `leases`: the pass's write slots); a failure is kept in what it did (`carried`), never thrown. */
+async function carryOut(ctx: RunContext, { loaded, decision }: Planned<WriteDecision>, claimed: Claimed | undefined, leases: SlotLeases | undefined): Promise<Written> {
   const target = loaded.target;
   const touched: Gateway[] = [];
   let obj = loaded.obj;
@@ -229,7 +229,7 @@ async function carryOut(ctx: RunContext, { loaded, decision }: Planned<WriteDeci
           sent = true;
           touched.push(gw);
           writes++;
-          await withWriteSlot(ctx, gw, () => gw.remove(gk, decision.id));
+          await withWriteSlot(ctx, gw, () => gw.remove(gk, decision.id), leases);
         }
         break;
       case 'upsert': {
@@ -241,14 +241,14 @@ async function carryOut(ctx: RunContext, { loaded, decision }: Planned<WriteDeci
         if (upsert.inPlace) return written({ obj, sent, touched, writes, visible: true, observedBody: loaded.observedBody ?? null, observedHash: loaded.observed?.hash ?? '', differences: [] });
         if (upsert.certificates) {
           // the uploads (certificates.ts) are loaded only by a run that has certificates to put
-          const uploads = (await import('./certificates.js')).uploadCertificates(ctx, target, upsert.certificates);
+          const uploads = (await import('./certificates.js')).uploadCertificates(ctx, target, upsert.certificates, leases);
           writes += uploads.sent;
           await uploads.done;
         }
         sent = true;
         touched.push(gw);
         writes++;
-        await withWriteSlot(ctx, gw, () => gw.upsert(gk, decision.id, upsert.body, { present: loaded.observedBody !== null }));
+        await withWriteSlot(ctx, gw, () => gw.upsert(gk, decision.id, upsert.body, { present: loaded.observedBody !== null }), leases);
         break;
       }
       default:
@@ -264,7 +264,7 @@ async function carryOut(ctx: RunContext, { loaded, decision }: Planned<WriteDeci
         const where = write.retire.gateway === undefined ? gw : await gatewayNamed(ctx, write.retire.gateway);
         touched.push(where);
         writes++;
-        await withWriteSlot(ctx, where, () => where.remove(gk, retireId));
+        await withWriteSlot(ctx, where, () => where.remove(gk, retireId), leases);
         if (owner) await ctx.deps.store.releaseOwner(retiredKey, loaded.key);
       }
     }

@@ -4,7 +4,7 @@
  *
  * `uploadCertificates` puts an API's certificates into its gateway's store before the API is
  * written: once per certificate and gateway in a run (two APIs sharing a Secret cost one
- * upload), each in one of the gateway's write slots. A certificate this upload created is
+ * upload), each in one of the gateway's write slots (the pass's `leases`, when it has them). A certificate this upload created is
  * remembered as ours (Store.own); one the store had already (uploaded by Tyk Operator, by
  * hand, or by us before a lost answer) is used, never claimed.
  *
@@ -22,7 +22,7 @@ import type { GatewayTarget } from '../gateway/targets.js';
 import { ConfigError, describeError, errorCode, GatewayUnsupportedError } from '../platform/errors.js';
 import { CERTIFICATE_USE_PREFIX, type CertificateUpload, certificateUse } from './certificate-text.js';
 import type { RunContext } from './run-context.js';
-import { withWriteSlot } from './write-slots.js';
+import { type SlotLeases, withWriteSlot } from './write-slots.js';
 
 export { CERTIFICATE_USE_PREFIX, type CertificateUpload, certificateUse, SecretText } from './certificate-text.js';
 
@@ -31,12 +31,12 @@ export { CERTIFICATE_USE_PREFIX, type CertificateUpload, certificateUse, SecretT
  * is how many uploads this call sends, `done` settles when every upload it needs has (a
  * failure rejects it). Throws at once when the gateway has no certificate store.
  */
-export function uploadCertificates(ctx: RunContext, target: GatewayTarget, uploads: readonly CertificateUpload[]): { readonly sent: number; readonly done: Promise<void> } {
+export function uploadCertificates(ctx: RunContext, target: GatewayTarget, uploads: readonly CertificateUpload[], leases?: SlotLeases): { readonly sent: number; readonly done: Promise<void> } {
   const store = target.gateway.certificates;
   if (!store) throw new GatewayUnsupportedError(501, `gateway ${target.name} has no certificate store this service can reach: certificates from Secrets need one`);
   const each = uploads.map((u) =>
     ctx.once(`upload\u0000${target.name}\u0000${u.id}`, async () => {
-      const done = await withWriteSlot(ctx, target.gateway, () => store.uploadCertificate(u.pem.reveal(), target.orgId ?? ''));
+      const done = await withWriteSlot(ctx, target.gateway, () => store.uploadCertificate(u.pem.reveal(), target.orgId ?? ''), leases);
       if (done.created) await ctx.deps.store.own(target.name, [done.id]);
       if (done.id !== u.id) {
         throw new ConfigError([{ setting: 'TYK_ORG', message: `the gateway filed the certificate of Secret ${u.secret} as ${done.id}, not ${u.id}: set it to the org of the gateway's key` }]);

@@ -3,7 +3,8 @@
  * (an upsert, a remove, a certificate's upload or removal) holds one of the gateway's slots in
  * the store, shared by every invocation, while it runs.
  *
- * - inside withSlotLeases (a pass's writes, apply.ts): the pass holds a lease per gateway, up
+ * - with a pass's leases (withSlotLeases hands them to the pass's writes, apply.ts, which pass
+ *   them on to each withWriteSlot): the pass holds a lease per gateway, up
  *   to min(limit, concurrency, its writes to that gateway) slots taken in ONE store call
  *   (acquireSlots) and given back in one (releaseSlots) when the pass's writes end; each write
  *   uses one of the lease's slots, waiting in the process for one of the pass's own writes to
@@ -13,32 +14,40 @@
  *   expire after slotTtlMs as before. A lease smaller than wanted (other invocations held slots)
  *   asks for more when a write ends while others wait; one that holds none (every slot is
  *   another's) asks again with backoff, as a single write does.
- * - elsewhere (a write outside a pass): one slot per write (acquireSlot, releaseSlot).
+ * - without (a write outside a pass): one slot per write (acquireSlot, releaseSlot).
  * Across invocations the slots of a gateway never exceed the limit (the store's guarantee);
  * a write whose slot expired while it ran (it outlived slotTtlMs) is no longer counted, as
  * before. Throws GatewayUnavailableError when no slot frees up within the wait; the write's
  * own errors; StoreUnavailableError when the store cannot be asked.
  */
-import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
 import type { Gateway } from '../gateway/types.js';
 import { describeError, GatewayUnavailableError } from '../platform/errors.js';
 import type { RunContext } from './run-context.js';
 
-/** The leases of the pass running now (withSlotLeases), found by the writes it makes. */
-const current = new AsyncLocalStorage<Leases>();
+/** A pass's write slots, per gateway (withSlotLeases): what its writes give withWriteSlot. */
+export interface SlotLeases {
+  /** the pass's lease on `gateway`; none once the pass's writes ended */
+  of(gateway: string): SlotLease | undefined;
+}
+
+/** Slots of one gateway held for a pass: one is taken for each write, and given back when it ends. */
+export interface SlotLease {
+  take(): Promise<void>;
+  give(): void;
+}
 
 /**
  * Runs one gateway write in one of the gateway's write slots (GATEWAY_MAX_CONCURRENT_WRITES,
- * shared by every invocation through the store): the lease's of the pass it belongs to, else a
- * slot of its own, waiting for a free one with backoff; the slot is given back when the write
- * ends. No slot within waitMs: GatewayUnavailableError (retried with backoff like a gateway that
- * does not answer).
+ * shared by every invocation through the store): one of `leases`' (the pass it belongs to),
+ * else a slot of its own, waiting for a free one with backoff; the slot is given back when the
+ * write ends. No slot within waitMs: GatewayUnavailableError (retried with backoff like a
+ * gateway that does not answer).
  */
-export async function withWriteSlot<T>(ctx: RunContext, gw: Gateway, write: () => Promise<T>): Promise<T> {
+export async function withWriteSlot<T>(ctx: RunContext, gw: Gateway, write: () => Promise<T>, leases?: SlotLeases): Promise<T> {
   const { max, slotTtlMs, waitMs } = ctx.settings.gatewayWrites;
   if (max <= 0) return write();
-  const lease = current.getStore()?.of(gw.name);
+  const lease = leases?.of(gw.name);
   if (lease) {
     await lease.take();
     try {
@@ -62,16 +71,17 @@ export async function withWriteSlot<T>(ctx: RunContext, gw: Gateway, write: () =
 }
 
 /**
- * Runs `body` (a pass's writes) with a lease of write slots per gateway: `expected` gives, per
- * gateway name, how many writes the pass means to make there (the lease's size is at most
- * that; a gateway not named gets up to `concurrency`). Every lease is given back when `body`
- * ends, also when it throws; a lease that cannot be given back is logged (its slots expire).
+ * Runs `body` (a pass's writes) with a lease of write slots per gateway, which it gives each of
+ * its writes (withWriteSlot): `expected` gives, per gateway name, how many writes the pass
+ * means to make there (the lease's size is at most that; a gateway not named gets up to
+ * `concurrency`). Every lease is given back when `body` ends, also when it throws; a lease that
+ * cannot be given back is logged (its slots expire). Without a limit, `body` gets none.
  */
-export async function withSlotLeases<T>(ctx: RunContext, expected: ReadonlyMap<string, number>, body: () => Promise<T>): Promise<T> {
-  if (ctx.settings.gatewayWrites.max <= 0) return body();
+export async function withSlotLeases<T>(ctx: RunContext, expected: ReadonlyMap<string, number>, body: (leases: SlotLeases | undefined) => Promise<T>): Promise<T> {
+  if (ctx.settings.gatewayWrites.max <= 0) return body(undefined);
   const leases = new Leases(ctx, expected);
   try {
-    return await current.run(leases, body);
+    return await body(leases);
   } finally {
     await leases.close();
   }
@@ -82,7 +92,7 @@ function noSlot(gateway: string, max: number, waitMs: number): GatewayUnavailabl
 }
 
 /** A pass's leases, one per gateway written to, made on its first write there. */
-class Leases {
+class Leases implements SlotLeases {
   private readonly byGateway = new Map<string, Lease>();
 
   constructor(
@@ -112,7 +122,7 @@ class Leases {
 }
 
 /** Up to `size` slots of one gateway for one pass: taken and renewed in one store call, shared by its writes. */
-class Lease {
+class Lease implements SlotLease {
   private readonly holder = randomUUID();
   /** slots the store granted at the last ask */
   private held = 0;

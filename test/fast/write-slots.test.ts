@@ -6,7 +6,7 @@
  * most 500 ms, on the injected clock) and gives up once the wait has passed with the
  * GatewayUnavailableError naming the setting, without writing; a slot freed meanwhile is taken;
  * a slot that cannot be given back is logged and the write's result is still returned.
- * Within a pass (withSlotLeases): its writes to a gateway share one lease, taken in one store call
+ * Within a pass (withSlotLeases, whose leases its writes are given): its writes to a gateway share one lease, taken in one store call
  * and given back in one, never more in flight than the slots granted; a full gateway is waited
  * for with the same backoff and wait; a lease is renewed once half the slots' ttl has passed, so
  * another run cannot take a live pass's slots.
@@ -14,7 +14,7 @@
 import t from 'tap';
 import { RunContext } from '../../lib/engine/run-context.js';
 import type { RunSettings } from '../../lib/engine/types.js';
-import { withSlotLeases, withWriteSlot } from '../../lib/engine/write-slots.js';
+import { type SlotLeases, withSlotLeases, withWriteSlot } from '../../lib/engine/write-slots.js';
 import { GatewayUnavailableError, StoreUnavailableError } from '../../lib/platform/errors.js';
 import type { Store } from '../../lib/store/types.js';
 import { FastWorld } from './world.js';
@@ -177,17 +177,22 @@ t.test("a slot that cannot be given back is logged; the write's result is still 
 });
 
 /** `n` writes to the default gateway at once, each 100 ms on the clock; answers the most in flight at once. */
-async function writes(w: FastWorld, ctx: RunContext, n: number): Promise<number> {
+async function writes(w: FastWorld, ctx: RunContext, n: number, leases?: SlotLeases): Promise<number> {
   let inFlight = 0;
   let peak = 0;
   await Promise.all(
     Array.from({ length: n }, () =>
-      withWriteSlot(ctx, w.gateway, async () => {
-        inFlight++;
-        peak = Math.max(peak, inFlight);
-        await w.clock.sleep(100);
-        inFlight--;
-      }),
+      withWriteSlot(
+        ctx,
+        w.gateway,
+        async () => {
+          inFlight++;
+          peak = Math.max(peak, inFlight);
+          await w.clock.sleep(100);
+          inFlight--;
+        },
+        leases,
+      ),
     ),
   );
   return peak;
@@ -196,8 +201,8 @@ async function writes(w: FastWorld, ctx: RunContext, n: number): Promise<number>
 t.test('a pass: its writes to a gateway share one lease, taken in one store call and given back in one', async (t) => {
   const { w, ctx, calls, sleeps } = slots({ max: 2 });
   let freeDuring: boolean | undefined;
-  const peak = await withSlotLeases(ctx, new Map([[w.gateway.name, 5]]), async () => {
-    const done = writes(w, ctx, 5);
+  const peak = await withSlotLeases(ctx, new Map([[w.gateway.name, 5]]), async (leases) => {
+    const done = writes(w, ctx, 5, leases);
     freeDuring = await w.memoryStore.acquireSlot(w.gateway.name, 'probe', 2, TTL);
     return done;
   });
@@ -211,12 +216,12 @@ t.test('a pass: its writes to a gateway share one lease, taken in one store call
 
 t.test('a pass: a lease is no larger than its writes, nor than what is free; it grows as slots free up', async (t) => {
   const { w, ctx, calls } = slots({ max: 4 });
-  t.equal(await withSlotLeases(ctx, new Map([[w.gateway.name, 1]]), () => writes(w, ctx, 1)), 1);
+  t.equal(await withSlotLeases(ctx, new Map([[w.gateway.name, 1]]), (leases) => writes(w, ctx, 1, leases)), 1);
   t.match(calls, [/^lease \S+ 1\/1$/, /^give back /], 'one write: one slot');
   calls.length = 0;
   t.equal(await w.memoryStore.acquireSlots(w.gateway.name, 'another-run', 3, 4, TTL), 3);
-  const peak = await withSlotLeases(ctx, new Map([[w.gateway.name, 3]]), async () => {
-    const done = writes(w, ctx, 3);
+  const peak = await withSlotLeases(ctx, new Map([[w.gateway.name, 3]]), async (leases) => {
+    const done = writes(w, ctx, 3, leases);
     await w.memoryStore.releaseSlots(w.gateway.name, 'another-run');
     return done;
   });
@@ -230,10 +235,15 @@ t.test('a pass: a full gateway is waited for with the same backoff; past the wai
   t.ok(await w.memoryStore.acquireSlot(w.gateway.name, 'another-run', 1, TTL));
   let wrote = false;
   await t.rejects(
-    withSlotLeases(ctx, new Map([[w.gateway.name, 1]]), () =>
-      withWriteSlot(ctx, w.gateway, async () => {
-        wrote = true;
-      }),
+    withSlotLeases(ctx, new Map([[w.gateway.name, 1]]), (leases) =>
+      withWriteSlot(
+        ctx,
+        w.gateway,
+        async () => {
+          wrote = true;
+        },
+        leases,
+      ),
     ),
     GatewayUnavailableError,
   );
@@ -245,8 +255,8 @@ t.test('a pass: a full gateway is waited for with the same backoff; past the wai
 t.test('a pass: its lease is renewed once half the ttl has passed, so its slots outlive their first ttl', async (t) => {
   const { w, ctx, calls } = slots({ max: 1, slotTtlMs: 1_000 });
   let takenMidway: boolean | undefined;
-  await withSlotLeases(ctx, new Map([[w.gateway.name, 12]]), async () => {
-    const done = writes(w, ctx, 12);
+  await withSlotLeases(ctx, new Map([[w.gateway.name, 12]]), async (leases) => {
+    const done = writes(w, ctx, 12, leases);
     // 1.1 s in, past the first ttl: the lease was renewed meanwhile
     for (let i = 0; i < 11; i++) await w.clock.sleep(100);
     takenMidway = await w.memoryStore.acquireSlot(w.gateway.name, 'another-run', 1, TTL);
@@ -259,4 +269,19 @@ t.test('a pass: its lease is renewed once half the ttl has passed, so its slots 
     leases.every((c) => c.endsWith(' 1/1')),
     'always the one slot',
   );
+});
+
+t.test('a pass: only the writes given its leases use them; one without takes a slot of its own; no limit, no leases', async (t) => {
+  const { w, ctx, calls } = slots({ max: 2 });
+  await withSlotLeases(ctx, new Map([[w.gateway.name, 1]]), async (leases) => {
+    t.ok(leases, 'a limit: leases');
+    await writes(w, ctx, 1, leases);
+    await writes(w, ctx, 1);
+  });
+  const [lease, own] = holders(calls);
+  t.not(lease, own);
+  t.same(calls, [`lease ${lease} 1/1`, `acquire ${own}`, `release ${own}`, `give back ${lease}`], 'the write without them took and gave back its own slot');
+  const none = slots({ max: 0 });
+  t.equal(await withSlotLeases(none.ctx, new Map([[none.w.gateway.name, 1]]), async (leases) => leases), undefined);
+  t.same(none.calls, [], 'no store call');
 });
