@@ -36,7 +36,7 @@ import type { Gateway, GatewayObjectKind } from '../gateway/types.js';
 import { OPERATOR_CONTEXT } from '../kube/kinds.js';
 import type { ResourceKind } from '../kube/types.js';
 import { StoreUnavailableError } from '../platform/errors.js';
-import { partIndex, partition, type Shard, type ShardPart, shardsOf } from './shards.js';
+import { partition, type Shard, type ShardPart, shardsOf } from './shards.js';
 import { placeByDefaultId, SNAPSHOT_TTL_MS, SnapshotWriter } from './snapshot.js';
 
 /** Every kind a full run lists, and so counts. */
@@ -157,7 +157,7 @@ async function gatewayTargets(ctx: RunContext): Promise<GatewayTarget[]> {
  */
 async function takeSnapshot(ctx: RunContext, targets: readonly GatewayTarget[], kinds: ReadonlySet<GatewayObjectKind>, parts: readonly ShardPart[]): Promise<{ gateways: string[]; objects: number }> {
   const takenAt = new Date(ctx.deps.clock.now()).toISOString();
-  const place = placeByDefaultId(partIndex(parts));
+  const place = placeByDefaultId(parts);
   const byGateway = new Map<Gateway, GatewayTarget[]>();
   for (const t of targets) byGateway.set(t.gateway, [...(byGateway.get(t.gateway) ?? []), t]);
   const done: string[] = [];

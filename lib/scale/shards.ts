@@ -9,8 +9,8 @@
  *   (at most MAX_NAMESPACES_PER_SHARD each, so a message stays small); a namespace larger than
  *   `size` split into ⌈n/size⌉ buckets by a stable hash of the object's name (`bucketOf`:
  *   FNV-1a, 32 bits, of the name's UTF-8 bytes, modulo the buckets), about `size` each.
- * - `inPart(part, namespace, name)`: whether an object belongs to a part (`partIndex`: which of
- *   a tick's parts, by a map built once). For the namespaces
+ * - `inPart(part, namespace, name)`: whether an object belongs to a part (snapshot.ts
+ *   `partIndex`: which of a tick's parts, by a map built once). For the namespaces
  *   `partition` was given, every object belongs to exactly one part: the parts are disjoint and
  *   together complete (test/unit/shards.test.ts, a property test). An object of a namespace the
  *   count did not see (created after it) belongs to none: the next tick's count sees it (a full
@@ -104,30 +104,6 @@ function byCodeUnit(a: string, b: string): number {
 export function inPart(part: ShardPart, namespace: string, name: string): boolean {
   if ('namespaces' in part) return part.namespaces.includes(namespace);
   return part.namespace === namespace && bucketOf(name, part.buckets) === part.bucket;
-}
-
-/**
- * Which of `parts` (an index) holds the object `namespace`/`name`, as `inPart` says, found by a
- * map built once (a tick's snapshot places every gateway object with it); undefined: none.
- */
-export function partIndex(parts: readonly ShardPart[]): (namespace: string, name: string) => number | undefined {
-  const whole = new Map<string, number>();
-  const buckets = new Map<string, { buckets: number; at: Map<number, number> }>();
-  parts.forEach((p, i) => {
-    if ('namespaces' in p) {
-      for (const ns of p.namespaces) if (!whole.has(ns)) whole.set(ns, i);
-      return;
-    }
-    const entry = buckets.get(p.namespace) ?? { buckets: p.buckets, at: new Map<number, number>() };
-    if (entry.buckets === p.buckets && !entry.at.has(p.bucket)) entry.at.set(p.bucket, i);
-    buckets.set(p.namespace, entry);
-  });
-  return (namespace, name) => {
-    const i = whole.get(namespace);
-    if (i !== undefined) return i;
-    const b = buckets.get(namespace);
-    return b === undefined ? undefined : b.at.get(bucketOf(name, b.buckets));
-  };
 }
 
 /** The namespaces a part's run lists (a bucket's run lists its whole namespace, then keeps its bucket). */

@@ -12,7 +12,7 @@
  * `_id`, a portal object's own id). Kept in the store (putBlob) under the run id, with a ttl
  * that outlives every delivery of a shard (SNAPSHOT_TTL_MS), in one value per gateway and
  * shard: an entry goes to the shard that holds the object its id names (a default id,
- * ids.ts namedByDefaultId), and every other id to one value all the shards read (`rest`). So a
+ * namedByDefaultId), and every other id to one value all the shards read (`rest`). So a
  * shard reads and holds about its own part of the snapshot, not the whole gateway's.
  *
  * How a shard uses it (load.ts): only for its first decision over what it listed. An object
@@ -28,12 +28,14 @@
  */
 
 import { hashOf } from '../engine/hash.js';
-import { namedByDefaultId } from '../engine/ids.js';
+import { defaultId } from '../engine/ids.js';
 import type { ManagedKind } from '../engine/kind.js';
 import type { GatewayObjectKind, JsonObject } from '../gateway/types.js';
 import { describeError } from '../platform/errors.js';
 import type { Logger } from '../platform/log.js';
 import type { Store } from '../store/types.js';
+
+import { bucketOf, type ShardPart } from './shards.js';
 
 export { SNAPSHOT_TTL_MS } from './shards.js';
 
@@ -66,11 +68,51 @@ export function snapshotKey(runId: string, gateway: string, part: number | 'rest
   return `snapshot/${runId}/${gateway}/${part}`;
 }
 
-/** Which shard (an index) holds a gateway object by its id, as the tick's parts say (shards.ts partIndex); undefined: none, the rest. */
+/** Which shard (an index) holds a gateway object by its id, as the tick's parts say (partIndex); undefined: none, the rest. */
 export type Placement = (id: string) => number | undefined;
 
-/** A placement by the object a default id names, through `partOf` (shards.ts partIndex). */
-export function placeByDefaultId(partOf: (namespace: string, name: string) => number | undefined): Placement {
+/**
+ * The namespace and name a default id was made from (ids.ts `defaultId`), or undefined when
+ * `id` is not one: its base64url text must decode to "namespace/name" and encode back to `id`
+ * exactly. (Here rather than in ids.ts: only a tick's snapshot needs it, and the webhook
+ * functions load ids.ts at start.)
+ */
+export function namedByDefaultId(id: string): { namespace: string; name: string } | undefined {
+  const text = Buffer.from(id, 'base64url').toString('utf8');
+  const cut = text.indexOf('/');
+  if (cut <= 0 || cut === text.length - 1) return undefined;
+  const namespace = text.slice(0, cut);
+  const name = text.slice(cut + 1);
+  return defaultId(namespace, name) === id ? { namespace, name } : undefined;
+}
+
+/**
+ * Which of `parts` (an index) holds the object `namespace`/`name`, as shards.ts `inPart` says, found by a
+ * map built once (a tick's snapshot places every gateway object with it); undefined: none.
+ */
+export function partIndex(parts: readonly ShardPart[]): (namespace: string, name: string) => number | undefined {
+  const whole = new Map<string, number>();
+  const buckets = new Map<string, { buckets: number; at: Map<number, number> }>();
+  parts.forEach((p, i) => {
+    if ('namespaces' in p) {
+      for (const ns of p.namespaces) if (!whole.has(ns)) whole.set(ns, i);
+      return;
+    }
+    const entry = buckets.get(p.namespace) ?? { buckets: p.buckets, at: new Map<number, number>() };
+    if (entry.buckets === p.buckets && !entry.at.has(p.bucket)) entry.at.set(p.bucket, i);
+    buckets.set(p.namespace, entry);
+  });
+  return (namespace, name) => {
+    const i = whole.get(namespace);
+    if (i !== undefined) return i;
+    const b = buckets.get(namespace);
+    return b === undefined ? undefined : b.at.get(bucketOf(name, b.buckets));
+  };
+}
+
+/** A placement among a tick's `parts`: the shard holding the resource a default id names (partIndex), else the rest. */
+export function placeByDefaultId(parts: readonly ShardPart[]): Placement {
+  const partOf = partIndex(parts);
   return (id) => {
     const named = namedByDefaultId(id);
     return named === undefined ? undefined : partOf(named.namespace, named.name);

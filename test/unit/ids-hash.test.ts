@@ -1,7 +1,8 @@
 import t from 'tap';
 import { canonicalJson, hashOf, isLegacyHash, managedHash, projectedJson } from '../../lib/engine/hash.js';
-import { defaultId, gatewayIdFor, namedByDefaultId } from '../../lib/engine/ids.js';
+import { defaultId, gatewayIdFor } from '../../lib/engine/ids.js';
 import { API_DEFINITION } from '../../lib/kinds/api-definition/kind.js';
+import { namedByDefaultId } from '../../lib/scale/snapshot.js';
 import { apiDefinition } from '../fixtures/builders.js';
 
 t.test('default id is base64url without padding of namespace/name (Tyk Operator scheme)', async (t) => {

@@ -14,7 +14,6 @@ import {
   inPart,
   MAX_NAMESPACES_PER_SHARD,
   parseShardMessage,
-  partIndex,
   partition,
   type Shard,
   type ShardPart,
@@ -22,6 +21,7 @@ import {
   shardScope,
   shardsOf,
 } from '../../lib/scale/shards.js';
+import { partIndex } from '../../lib/scale/snapshot.js';
 
 const RUNS = 500;
 

@@ -7,8 +7,8 @@
 import t from 'tap';
 import { defaultId } from '../../lib/engine/ids.js';
 import { REGISTRY } from '../../lib/kinds/registry.js';
-import { partIndex, partition } from '../../lib/scale/shards.js';
-import { placeByDefaultId, SnapshotReader, SnapshotWriter, snapshotKey } from '../../lib/scale/snapshot.js';
+import { partition } from '../../lib/scale/shards.js';
+import { partIndex, placeByDefaultId, SnapshotReader, SnapshotWriter, snapshotKey } from '../../lib/scale/snapshot.js';
 import { MemoryStore } from '../../lib/store/memory.js';
 import { capturingLogger } from '../harness/log.js';
 
@@ -28,7 +28,7 @@ function parts() {
 
 async function written(store: MemoryStore): Promise<ReturnType<typeof parts>> {
   const ps = parts();
-  const writer = new SnapshotWriter('2026-11-29T00:00:00Z', REGISTRY.managed, ps.length, placeByDefaultId(partIndex(ps)));
+  const writer = new SnapshotWriter('2026-11-29T00:00:00Z', REGISTRY.managed, ps.length, placeByDefaultId(ps));
   const apis = writer.listing('api');
   for (const [ns, name] of [
     ['a', 'x'],
