@@ -8,8 +8,10 @@
  * a slot that cannot be given back is logged and the write's result is still returned.
  * Within a pass (withSlotLeases, whose leases its writes are given): its writes to a gateway share one lease, taken in one store call
  * and given back in one, never more in flight than the slots granted; a full gateway is waited
- * for with the same backoff and wait; a lease is renewed once half the slots' ttl has passed, so
- * another run cannot take a live pass's slots.
+ * for with the same backoff and wait; a lease is renewed once half the slots' ttl has passed
+ * (exactly half included), so another run cannot take a live pass's slots; only writes given the
+ * pass's leases use them, and once the pass's writes ended they lend nothing; a lease never
+ * asked of the store gives nothing back.
  */
 import t from 'tap';
 import { RunContext } from '../../lib/engine/run-context.js';
@@ -284,4 +286,29 @@ t.test('a pass: only the writes given its leases use them; one without takes a s
   const none = slots({ max: 0 });
   t.equal(await withSlotLeases(none.ctx, new Map([[none.w.gateway.name, 1]]), async (leases) => leases), undefined);
   t.same(none.calls, [], 'no store call');
+});
+
+t.test('a pass: once its writes ended its leases lend nothing (a late write takes a slot of its own); a lease never asked gives nothing back', async (t) => {
+  const { w, ctx, calls } = slots({ max: 2 });
+  let kept: SlotLeases | undefined;
+  await withSlotLeases(ctx, new Map([[w.gateway.name, 1]]), async (leases) => {
+    kept = leases;
+    // asked for, never used: no slot was taken, so none is given back
+    leases?.of('another-gateway');
+  });
+  t.same(calls, [], 'a lease that never asked the store gives nothing back');
+  t.equal(kept?.of(w.gateway.name), undefined, 'closed: no lease');
+  await writes(w, ctx, 1, kept);
+  t.match(calls, [/^acquire /, /^release /], 'the late write took and gave back a slot of its own');
+});
+
+t.test('a pass: its lease is renewed by the first write that starts once exactly half the ttl has passed', async (t) => {
+  const { w, ctx, calls } = slots({ max: 1, slotTtlMs: 1_000 });
+  await withSlotLeases(ctx, new Map([[w.gateway.name, 2]]), async (leases) => {
+    await writes(w, ctx, 1, leases);
+    // the write took 100 ms of the clock; 400 more: exactly 500 ms, half the ttl, since the lease was taken
+    await w.clock.sleep(400);
+    await writes(w, ctx, 1, leases);
+  });
+  t.equal(calls.filter((c) => c.startsWith('lease ')).length, 2, `renewed at half the ttl (${calls.join('; ')})`);
 });
