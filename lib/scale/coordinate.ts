@@ -27,6 +27,7 @@
  */
 
 import { collectCertificates } from '../engine/certificates.js';
+import { mapLimit } from '../engine/concurrency.js';
 import type { ManagedKind } from '../engine/kind.js';
 import { RunContext } from '../engine/run-context.js';
 import type { RunDeps } from '../engine/types.js';
@@ -180,8 +181,8 @@ async function takeSnapshot(ctx: RunContext, targets: readonly GatewayTarget[], 
     if (writer.kindsAdded.length === 0) continue;
     for (const target of sharing) {
       try {
-        // the rest last: a shard reads its own value and the rest's, so a snapshot cut short (the store failed) is missing there
-        for (const { key, text } of writer.texts(ctx.runId, target.name)) await ctx.deps.store.putBlob(key, text, SNAPSHOT_TTL_MS);
+        // a shard needs its own value and the rest's: one that is missing makes it list the gateway itself
+        await mapLimit(writer.texts(ctx.runId, target.name), ctx.settings.concurrency, ({ key, text }) => ctx.deps.store.putBlob(key, text, SNAPSHOT_TTL_MS));
       } catch (err) {
         if (err instanceof StoreUnavailableError) throw err;
         ctx.runError(`keep the snapshot of gateway ${target.name}`, err);

@@ -34,8 +34,7 @@ import type { GatewayObjectKind, JsonObject } from '../gateway/types.js';
 import { describeError } from '../platform/errors.js';
 import type { Logger } from '../platform/log.js';
 import type { Store } from '../store/types.js';
-
-import { bucketOf, type ShardPart } from './shards.js';
+import { inPart, partNamespaces, type ShardPart } from './shards.js';
 
 export { SNAPSHOT_TTL_MS } from './shards.js';
 
@@ -87,27 +86,16 @@ export function namedByDefaultId(id: string): { namespace: string; name: string 
 }
 
 /**
- * Which of `parts` (an index) holds the object `namespace`/`name`, as shards.ts `inPart` says, found by a
- * map built once (a tick's snapshot places every gateway object with it); undefined: none.
+ * Which of `parts` (an index) holds the object `namespace`/`name` (shards.ts `inPart`), asking
+ * only the parts of its namespace (a tick's snapshot places every gateway object with it);
+ * undefined: none.
  */
 export function partIndex(parts: readonly ShardPart[]): (namespace: string, name: string) => number | undefined {
-  const whole = new Map<string, number>();
-  const buckets = new Map<string, { buckets: number; at: Map<number, number> }>();
+  const byNamespace = new Map<string, number[]>();
   parts.forEach((p, i) => {
-    if ('namespaces' in p) {
-      for (const ns of p.namespaces) if (!whole.has(ns)) whole.set(ns, i);
-      return;
-    }
-    const entry = buckets.get(p.namespace) ?? { buckets: p.buckets, at: new Map<number, number>() };
-    if (entry.buckets === p.buckets && !entry.at.has(p.bucket)) entry.at.set(p.bucket, i);
-    buckets.set(p.namespace, entry);
+    for (const ns of partNamespaces(p)) byNamespace.set(ns, [...(byNamespace.get(ns) ?? []), i]);
   });
-  return (namespace, name) => {
-    const i = whole.get(namespace);
-    if (i !== undefined) return i;
-    const b = buckets.get(namespace);
-    return b === undefined ? undefined : b.at.get(bucketOf(name, b.buckets));
-  };
+  return (namespace, name) => byNamespace.get(namespace)?.find((i) => inPart(parts[i] as ShardPart, namespace, name));
 }
 
 /** A placement among a tick's `parts`: the shard holding the resource a default id names (partIndex), else the rest. */
