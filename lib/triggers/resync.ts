@@ -4,6 +4,11 @@
  * SubGraph, SuperGraph, by Kind or plural; default all but the last two, guessed by name), `namespace`, `name` (needs namespace),
  * `dryRun` (true: load and plan only, write nothing, return the plan). Nothing named →
  * everything. Requires RESYNC_TOKEN (checked before the body is read). A resync ignores retry backoff.
+ *
+ * Everything, not a dry run, is a full run as the schedule's (./schedule.ts): above SHARD_SIZE
+ * objects it is sharded, its shards run here one after the other (one shard's objects in memory
+ * at a time, never to SHARD_QUEUE_URL: the caller waits for the report), and the report is
+ * theirs merged, with `sharded`. A dry run answers with the whole plan, so it is one run.
  */
 
 import type { RunScope } from '../engine/types.js';
@@ -12,6 +17,7 @@ import { BadRequestError } from '../platform/errors.js';
 import { isObject } from '../platform/guards.js';
 import type { Service } from '../service.js';
 import type { HttpInput, HttpRoute } from './io.js';
+import { fullRunHere } from './schedule.js';
 
 export interface ResyncParams {
   kind?: string;
@@ -75,7 +81,12 @@ export const resync: HttpRoute = {
   guard: 'resync',
   handle: async (svc: Service, input) => {
     const params = parseParams(input);
-    const report = await svc.run({ trigger: 'resync', scope: resyncScope(params), dryRun: params.dryRun });
+    const scope = resyncScope(params);
+    if (scope.all === true && !params.dryRun) {
+      const { report, sharded } = await fullRunHere(svc, { trigger: 'resync' });
+      return { statusCode: 200, body: sharded ? { ...report, sharded } : report };
+    }
+    const report = await svc.run({ trigger: 'resync', scope, dryRun: params.dryRun });
     return { statusCode: 200, body: report };
   },
 };

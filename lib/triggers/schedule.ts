@@ -14,6 +14,10 @@
  *   the full run's would be; a shard not started by the deadline is a run-level error, and its
  *   objects wait for the next tick, untouched.
  *
+ * POST /resync with nothing named (./resync.ts) is a full run too, sharded the same way above
+ * SHARD_SIZE, its shards always run here (its caller waits for the report) and ignoring retry
+ * backoff, as any resync does.
+ *
  * Given the time left (a Lambda invocation's remaining time), `deadlineWithin` sets a
  * deadline that keeps DEADLINE_MARGIN_MS back for the last writes to settle and records to be saved:
  * objects it has not started by then are left, untouched and unlocked, to the next tick;
@@ -51,28 +55,39 @@ export function deadlineWithin(svc: Service, remainingMs: number | undefined): n
   return remainingMs === undefined ? undefined : svc.now() + Math.max(0, remainingMs - DEADLINE_MARGIN_MS);
 }
 
-/** One scheduled tick: an ordinary full run, or its shards sent to `queue` (or run here without one). */
-export async function scheduledTick(svc: Service, options: { deadline?: number; queue?: ShardQueue } = {}): Promise<TickOutcome> {
-  const { deadline, queue } = options;
+/** Who asked for a full run: the schedule (retry backoff holds), or a person's POST /resync with nothing named (it does not). */
+export type FullRunTrigger = 'schedule' | 'resync';
+
+/**
+ * One full run: an ordinary one, or its shards sent to `queue` (or run here without one). The
+ * runs, and the merged report, are under `trigger` (default `schedule`).
+ */
+export async function scheduledTick(svc: Service, options: { deadline?: number; queue?: ShardQueue; trigger?: FullRunTrigger } = {}): Promise<TickOutcome> {
+  const { deadline, queue, trigger = 'schedule' } = options;
   const plan = await svc.planTick();
-  if (!plan.sharded) return { report: await svc.run({ trigger: 'schedule', scope: { all: true }, ...(deadline !== undefined ? { deadline } : {}) }) };
+  if (!plan.sharded) return { report: await svc.run({ trigger, scope: { all: true }, ...(deadline !== undefined ? { deadline } : {}) }) };
   const sharded = { runId: plan.runId, shards: plan.shards.length, objects: plan.objects };
   if (queue) {
     await queue.send(plan.shards);
     svc.log.info({ ...sharded, snapshot: plan.snapshot, errors: plan.errors.length }, 'full run sharded: shards sent');
     return { sharded: { ...sharded, queued: true } };
   }
-  return { report: await runHere(svc, plan, deadline), sharded: { ...sharded, queued: false } };
+  return { report: await runHere(svc, plan, trigger, deadline), sharded: { ...sharded, queued: false } };
 }
 
 /** A full run, stopping between chunks of writes at `deadline` when one is given; sharded in this process above SHARD_SIZE. */
 export async function scheduledRun(svc: Service, deadline?: number): Promise<RunReport> {
-  const outcome = await scheduledTick(svc, deadline !== undefined ? { deadline } : {});
-  return outcome.report as RunReport;
+  return (await fullRunHere(svc, { ...(deadline !== undefined ? { deadline } : {}) })).report;
+}
+
+/** A full run in this process (no queue, so there is always a report), sharded above SHARD_SIZE. */
+export async function fullRunHere(svc: Service, options: { deadline?: number; trigger?: FullRunTrigger } = {}): Promise<{ report: RunReport; sharded?: ShardedTick }> {
+  const outcome = await scheduledTick(svc, options);
+  return outcome as { report: RunReport; sharded?: ShardedTick };
 }
 
 /** The shards, one after the other in this process; their reports merged under the tick's run id. */
-async function runHere(svc: Service, plan: Extract<TickPlan, { sharded: true }>, deadline: number | undefined): Promise<RunReport> {
+async function runHere(svc: Service, plan: Extract<TickPlan, { sharded: true }>, trigger: FullRunTrigger, deadline: number | undefined): Promise<RunReport> {
   const started = svc.now();
   const reports: RunReport[] = [];
   const errors: RunReport['errors'] = [...plan.errors];
@@ -82,23 +97,23 @@ async function runHere(svc: Service, plan: Extract<TickPlan, { sharded: true }>,
       continue;
     }
     // a shard that throws (the store is gone, the process is stopping) ends the tick: the next shards would meet the same
-    reports.push(await svc.run({ trigger: 'schedule', scope: shardScope(shard), shard, ...(deadline !== undefined ? { deadline } : {}) }));
+    reports.push(await svc.run({ trigger, scope: shardScope(shard), shard, ...(deadline !== undefined ? { deadline } : {}) }));
   }
-  const merged = mergeReports(plan.runId, started, svc.now(), reports, errors);
+  const merged = mergeReports(plan.runId, started, svc.now(), reports, errors, trigger);
   if (merged.errors.length === 0) svc.recordFullRunSuccess();
   svc.log.info({ runId: plan.runId, shards: plan.shards.length, counts: merged.counts, writes: merged.gateway.writes, errors: merged.errors.length }, 'sharded full run finished');
   return merged;
 }
 
 /** The shards' reports as one full run's. */
-export function mergeReports(runId: string, startedAt: number, endedAt: number, reports: readonly RunReport[], extraErrors: RunReport['errors'] = []): RunReport {
+export function mergeReports(runId: string, startedAt: number, endedAt: number, reports: readonly RunReport[], extraErrors: RunReport['errors'] = [], trigger: FullRunTrigger = 'schedule'): RunReport {
   const objects: ObjectReport[] = reports.flatMap((r) => r.objects);
   objects.sort((a, b) => `${a.kind}/${a.namespace}/${a.name}`.localeCompare(`${b.kind}/${b.namespace}/${b.name}`));
   const counts: Partial<Record<ObjectResult, number>> = {};
   for (const o of objects) counts[o.result] = (counts[o.result] ?? 0) + 1;
   return {
     runId,
-    trigger: 'schedule',
+    trigger,
     dryRun: false,
     startedAt: new Date(startedAt).toISOString(),
     durationMs: endedAt - startedAt,

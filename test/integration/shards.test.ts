@@ -324,6 +324,53 @@ t.test('POST /schedule is the tick on request (a PingSource through a proxy): sh
   t.equal((await viaQueue.inject({ method: 'POST', url: '/schedule', headers: { authorization: `Bearer ${TOKEN}` } })).statusCode, 202, 'sent by the next tick');
 });
 
+t.test('POST /resync with nothing named is a full run: sharded here above SHARD_SIZE (a queue or not), retry backoff ignored; a dry run is one run', async (t) => {
+  const w = await world(t, { SHARD_SIZE: '10' });
+  t.ok(w.service().shards.queueUrl !== undefined, 'a queue is configured');
+  seed(w.kube, [
+    ['a', 8],
+    ['b', 8],
+  ]);
+  const app = buildApp(w.service());
+  t.teardown(() => app.close());
+  const resync = (payload = '{}') => app.inject({ method: 'POST', url: '/resync', payload, headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` } });
+  const bad = 'api-00003';
+  // one object the gateway refuses: it fails, and is retried only after its backoff
+  w.tyk.inject({ method: 'POST', path: '/tyk/apis', match: (c) => (c.body as { name?: string })?.name === `b ${bad}`, status: 500 });
+
+  const first = await resync();
+  t.equal(first.statusCode, 200);
+  const report = first.json() as RunReport & { sharded: { shards: number; objects: number; queued: boolean } };
+  t.match(report, { trigger: 'resync', counts: { synced: 15, failed: 1 }, sharded: { shards: 2, objects: 16, queued: false } }, 'two shards, run here though a queue is set');
+  t.equal(new Set(report.objects.map((o) => `${o.namespace}/${o.name}`)).size, 16, 'each object once in the merged report');
+  t.equal(w.sqs.count('SendMessageBatch'), 0, 'nothing sent to the queue: the caller waits for the report');
+  t.equal(w.log.filter((e) => e.msg === 'run finished').length, 2, 'one run per shard, none over everything');
+  t.ok(w.log.some((e) => e.msg === 'sharded full run finished' && e.shards === 2));
+
+  const tick = await scheduledRun(w.service());
+  t.match(
+    tick.objects.find((o) => o.name === bad && o.namespace === 'b'),
+    { result: 'backoff' },
+    'the schedule holds the backoff',
+  );
+  w.tyk.resetCalls();
+  const again = (await resync()).json() as RunReport;
+  t.match(
+    again.objects.find((o) => o.name === bad && o.namespace === 'b'),
+    { action: 'CREATE', result: 'synced' },
+    'a resync does not: its shards retry it at once',
+  );
+  t.equal(w.tyk.writes(), 1, 'and write nothing else');
+
+  const dry = await resync('{"dryRun":true}');
+  t.equal(dry.statusCode, 200);
+  t.equal(dry.json().sharded, undefined, 'a dry run answers with the whole plan: one run, not sharded');
+  t.match(dry.json(), { dryRun: true, counts: { planned: 16 } });
+  const named = await resync('{"namespace":"a"}');
+  t.match(named.json(), { counts: { unchanged: 8 } });
+  t.equal(named.json().sharded, undefined, 'a namespace named is one run');
+});
+
 t.test('the Lambda functions from their environment: schedule sends the shards, shard runs them', async (t) => {
   const w = await world(t, { SHARD_SIZE: '5' });
   seed(w.kube, [
