@@ -111,6 +111,7 @@ export class Service {
   /** what the gateways' lists returned in this process: a hint for GETs over a LIST (list-sizes.ts) */
   private readonly listSizes = new ListSizes();
   private readonly observedMemo = new ObservedMemo();
+  private readonly listHandover = new Map<string, string>();
   private readonly coalescer = new Coalescer((trigger, scope) => this.run({ trigger, scope }));
   private readonly readinessCheck: SharedCheck<ReadinessCheck>;
 
@@ -296,7 +297,19 @@ export class Service {
 
   private runDeps(): RunDeps {
     const { kube, store, clock, log } = this.parts;
-    return { kinds: REGISTRY, stop: this.stop, kube, targets: this.targets, store, clock, log, settings: this.settings, listSizes: this.listSizes, observedMemo: this.observedMemo };
+    return {
+      kinds: REGISTRY,
+      stop: this.stop,
+      kube,
+      targets: this.targets,
+      store,
+      clock,
+      log,
+      settings: this.settings,
+      listSizes: this.listSizes,
+      observedMemo: this.observedMemo,
+      listHandover: this.listHandover,
+    };
   }
 
   private async runMeasured(request: RunRequest): Promise<RunReport> {

@@ -8,7 +8,7 @@
  * confirmed gone by a GET 404 before it becomes a deletion candidate; gateway state is read
  * per gateway, with one GET per object for a few and one LIST for many.
  *
- * In a shard run (RunRequest.shard): listings keep the shard's objects only (a bucket's names),
+ * In a shard run (RunRequest.shard): listings keep the shard's objects only (a range's names),
  * records of other shards are not orphans here, the first decision takes observed state from the
  * tick's snapshot (snapshot.ts) where it has the gateway and kind, and gateway objects are
  * otherwise read one by one, unless a listing was asked for (no snapshot).
@@ -71,14 +71,15 @@ export async function loadDesired(ctx: RunContext, kind: ManagedKind, scope: Run
   for (const ns of namespaces) {
     try {
       const perNamespace = new Map<string, number>(ns === undefined ? [] : [[ns, 0]]);
-      // a shard run decides its own objects only (a bucket: its names of the namespace), and drops the others page by page
+      // a shard run decides its own objects only (a range: its names of the namespace), and drops the others page by page
       let dropped = false;
       const owned = (obj: KubeObject): boolean => {
         const mine = ctx.owns(obj.metadata.namespace ?? '', obj.metadata.name);
         if (!mine) dropped = true;
         return mine;
       };
-      for (const obj of await ctx.deps.kube.list(kind, ns, { keep: owned })) {
+      const range = ns === undefined ? undefined : await ctx.listRange(kind, ns);
+      for (const obj of await ctx.deps.kube.list(kind, ns, { keep: owned, ...(range ? { range } : {}) })) {
         const namespace = obj.metadata.namespace ?? '';
         perNamespace.set(namespace, (perNamespace.get(namespace) ?? 0) + 1);
         listed.push(found(kind, { kind, namespace, name: obj.metadata.name }, obj));

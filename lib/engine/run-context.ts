@@ -9,7 +9,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { TargetResolver } from '../gateway/targets.js';
-import type { KubeObject, NamespacedName, ResourceKind } from '../kube/types.js';
+import type { KubeObject, ListRange, NamespacedName, ResourceKind } from '../kube/types.js';
 import { describeError, errorCode } from '../platform/errors.js';
 import type { Logger } from '../platform/log.js';
 import { inPart } from '../scale/shards.js';
@@ -63,6 +63,14 @@ export class RunContext {
     if (shard === undefined) return undefined;
     this.snapshotReader ??= import('../scale/snapshot.js').then(({ SnapshotReader }) => new SnapshotReader(this.deps.store, shard.runId, shard.index, this.log));
     return this.snapshotReader;
+  }
+
+  /** Where a shard run's listing of `kind` in `namespace` begins and ends, when the shard is a range of it (list-ranges.ts, loaded then only); else undefined. */
+  async listRange(kind: ResourceKind, namespace: string): Promise<ListRange | undefined> {
+    const shard = this.request.shard;
+    if (shard === undefined || 'namespaces' in shard.part) return undefined;
+    const { rangeListing } = await import('../scale/list-ranges.js');
+    return rangeListing(shard, kind, namespace, this.deps.listHandover);
   }
 
   get settings(): RunSettings {
@@ -126,7 +134,7 @@ export class RunContext {
     return { started: true, done: work$ };
   }
 
-  /** Whether the run decides this object: always, except in a shard run, for an object of another shard (a bucket's neighbours). */
+  /** Whether the run decides this object: always, except in a shard run, for an object of another shard (a neighbouring range's). */
   owns(namespace: string, name: string): boolean {
     const shard = this.request.shard;
     return shard === undefined || inPart(shard.part, namespace, name);

@@ -82,6 +82,8 @@ export interface RunDeps {
   listSizes?: ListSizes;
   /** what this process derived from listed gateway objects, by their bytes (observed-memo.ts); absent: each is parsed and hashed */
   observedMemo?: ObservedMemo;
+  /** continue tokens a range shard left for the next range of its namespace (lib/scale/list-ranges.ts); absent: each range lists from the first page */
+  listHandover?: Map<string, string>;
 }
 
 /**
@@ -114,7 +116,7 @@ export interface RunRequest {
   deadline?: number;
   /**
    * One shard of a sharded full run (shards.ts; its scope is the shard's namespaces): the run
-   * decides only the shard's objects (a bucket's names, whatever its listings return), makes
+   * decides only the shard's objects (a range's names, whatever its listings return), makes
    * the first decision from the tick's snapshot of the gateways (snapshot.ts), and reads gateway
    * objects one by one (a shard is a small part of a gateway) where a full run would list them.
    */

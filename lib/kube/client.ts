@@ -89,11 +89,15 @@ export class KubeClient implements KubeApi, EventSink {
   }
 
   async list(kind: ResourceKind, namespace?: string, options: ListOptions = {}): Promise<KubeObject[]> {
+    const range = namespace === undefined ? undefined : options.range;
     for (let restart = 0; ; restart++) {
       const items: KubeObject[] = [];
-      let cont: string | undefined;
+      // a range begins where the range before it stopped, unless that token was too old
+      let cont: string | undefined = restart === 0 ? range?.startAt || undefined : undefined;
       let expired = false;
+      range?.begin();
       do {
+        const asked = cont;
         const res = await this.call('GET', collectionPath(kind, namespace), {
           query: { labelSelector: options.labelSelector, limit: this.pageSize, continue: cont },
           ...(options.metadataOnly ? { accept: METADATA_ONLY } : {}),
@@ -111,8 +115,13 @@ export class KubeClient implements KubeApi, EventSink {
         for (const o of list.items as KubeObject[]) {
           const item = o.apiVersion && o.kind ? o : { ...o, apiVersion, kind: kind.kind };
           if (options.keep === undefined || options.keep(item)) items.push(item);
+          range?.seen(item.metadata?.name);
         }
         cont = list.metadata?.continue || undefined;
+        if (range?.reached()) {
+          if (asked !== undefined) range?.stoppedAt(asked);
+          break;
+        }
       } while (cont !== undefined);
       if (!expired) return items;
     }

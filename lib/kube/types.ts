@@ -67,11 +67,36 @@ export interface ListOptions {
   metadataOnly?: boolean;
   /**
    * Which items to return: each item is offered as its page is read, and one it answers false
-   * for is dropped then, so a caller that wants part of a large namespace (a shard's bucket, a
+   * for is dropped then, so a caller that wants part of a large namespace (a shard's range, a
    * chunk's objects) never holds the rest. Default: every item. A listing started again (an
    * expired continue token) offers its items again.
    */
   keep?: (obj: KubeObject) => boolean;
+  /**
+   * Only names in a range are wanted (a shard's part of a large namespace, whose `keep` holds
+   * the exact test): the paging may be cut short, the answer is never widened. For the listing
+   * of one namespace only; ignored for all namespaces.
+   */
+  range?: ListRange;
+}
+
+/**
+ * Where a listing of one namespace's names may begin and end (lib/scale/list-ranges.ts makes
+ * them). The API server pages a namespace in name order (a continue token is the key after its
+ * page's last): a range's listing begins at the page where the range before it stopped, and
+ * stops once a page reaches its end.
+ */
+export interface ListRange {
+  /** A continue token to begin at; one the API server answers 410 (too old) is dropped, and the listing begins at the first page. */
+  readonly startAt?: string;
+  /** A listing begins (or begins again, from the first page): the names seen so far are forgotten. */
+  begin(): void;
+  /** Each item's name, as its page is read, in order. */
+  seen(name: string): void;
+  /** After each page: true (once) when the listing may stop here. */
+  reached(): boolean;
+  /** The continue token of the page after which the listing stopped, when that page had one: where the next range begins. */
+  stoppedAt(token: string): void;
 }
 
 export interface KubeApi {

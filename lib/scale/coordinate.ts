@@ -11,7 +11,7 @@
  *    incomplete, and the tick an ordinary full run (which reports the failure as it always does).
  * 2. Up to SHARD_SIZE objects: nothing more (the caller runs the ordinary full run).
  * 3. Else, under a new run id: partition the per-namespace counts (shards.ts) into the tick's
- *    shards; list each gateway once (the default one and every OperatorContext's; one listing
+ *    shards (a namespace above SHARD_SIZE into ranges of the names counted); list each gateway once (the default one and every OperatorContext's; one listing
  *    per gateway kind the counted kinds use) and keep the snapshot of what it held (snapshot.ts)
  *    in the store with a ttl, each shard's objects in a value of its own; a gateway or kind that
  *    cannot be listed is left out (its shards list it themselves).
@@ -20,7 +20,7 @@
  *    tick starts (as a full run's sweep, it runs after every run of the previous tick, and may
  *    meet webhook runs). Everything else is namespaced, so its shard does it: Ingresses, the
  *    SubGraphs and SuperGraphs, the portal kinds, orphans (every namespace with objects or
- *    records is in exactly one shard, or split by name into buckets); what a shard reads across
+ *    records is in exactly one shard, or cut by name into ranges); what a shard reads across
  *    namespaces (every SecurityPolicy, the SuperGraphs, the catalogues) is read, never written.
  *
  * Throws only StoreUnavailableError (the snapshot cannot be kept, or the records not counted).
@@ -37,7 +37,8 @@ import type { Gateway, GatewayObjectKind } from '../gateway/types.js';
 import { OPERATOR_CONTEXT } from '../kube/kinds.js';
 import type { ResourceKind } from '../kube/types.js';
 import { StoreUnavailableError } from '../platform/errors.js';
-import { partition, type Shard, type ShardPart, shardsOf } from './shards.js';
+import { partition } from './partition.js';
+import { type Shard, type ShardPart, shardsOf } from './shards.js';
 import { placeByDefaultId, SNAPSHOT_TTL_MS, SnapshotWriter } from './snapshot.js';
 
 /** Every kind a full run lists, and so counts. */
@@ -45,6 +46,8 @@ import { placeByDefaultId, SNAPSHOT_TTL_MS, SnapshotWriter } from './snapshot.js
 export interface TickCount {
   /** distinct objects (resources and records) per watched namespace */
   readonly perNamespace: ReadonlyMap<string, number>;
+  /** the names counted in a namespace (a name once per kind that has it), for cutting it into ranges */
+  readonly namesOf: (namespace: string) => string[];
   readonly total: number;
   /** the gateway kinds of the managed kinds that have objects or records */
   readonly gatewayKinds: ReadonlySet<GatewayObjectKind>;
@@ -74,7 +77,7 @@ export async function planTick(deps: RunDeps, shardSize: number): Promise<TickPl
     return { sharded: false, objects: count.total, why: 'count incomplete' };
   }
   if (count.total <= shardSize) return { sharded: false, objects: count.total, why: 'small' };
-  const parts = partition(count.perNamespace, shardSize);
+  const parts = partition(count.perNamespace, shardSize, count.namesOf);
   const targets = await gatewayTargets(ctx);
   const snapshot = await takeSnapshot(ctx, targets, count.gatewayKinds, parts);
   await collectCertificates(
@@ -121,10 +124,18 @@ export async function countObjects(ctx: RunContext): Promise<TickCount> {
     const namespace = key.split('/')[1] as string;
     if (ctx.watched(namespace)) perNamespace.set(namespace, (perNamespace.get(namespace) ?? 0) + 1);
   }
+  const namesOf = (namespace: string): string[] => {
+    const names: string[] = [];
+    for (const key of keys) {
+      const [, ns, name] = key.split('/');
+      if (ns === namespace && name !== undefined) names.push(name);
+    }
+    return names;
+  };
   let total = 0;
   for (const n of perNamespace.values()) total += n;
   const gatewayKinds = new Set(ctx.kinds.managed.filter((k: ManagedKind) => usedKinds.has(k.kind)).map((k) => k.gatewayKind));
-  return { perNamespace, total, gatewayKinds, complete };
+  return { perNamespace, namesOf, total, gatewayKinds, complete };
 }
 
 /** The default gateway and every OperatorContext's that resolves (one that does not is its objects' failure, in their shard). */

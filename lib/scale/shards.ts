@@ -3,15 +3,10 @@
  * SHARD_SIZE objects, each run by one invocation (lib/triggers/schedule.ts coordinates;
  * lib/scale/coordinate.ts counts and snapshots). Pure: no I/O, no clock.
  *
- * - `partition(counts, size)`: from the number of objects per namespace (every kind a full run
- *   looks at, and the records of namespaces that only have records left), parts of at most
- *   `size` objects where it can: namespaces, in name order, packed together while they fit
- *   (at most MAX_NAMESPACES_PER_SHARD each, so a message stays small); a namespace larger than
- *   `size` split into ⌈n/size⌉ buckets by a stable hash of the object's name (`bucketOf`:
- *   FNV-1a, 32 bits, of the name's UTF-8 bytes, modulo the buckets), about `size` each.
+ * - A part is whole namespaces, or a range of one namespace's names (partition.ts makes them).
  * - `inPart(part, namespace, name)`: whether an object belongs to a part (snapshot.ts
  *   `partIndex`: which of a tick's parts, by a map built once). For the namespaces
- *   `partition` was given, every object belongs to exactly one part: the parts are disjoint and
+ *   `partition` (partition.ts) was given, every object belongs to exactly one part: the parts are disjoint and
  *   together complete (test/unit/shards.test.ts, a property test). An object of a namespace the
  *   count did not see (created after it) belongs to none: the next tick's count sees it (a full
  *   run, too, sees only what its listing saw).
@@ -23,8 +18,15 @@
 import type { RunScope } from '../engine/types.js';
 import { ShardMessageError } from '../platform/errors.js';
 
-/** Whole namespaces, or one bucket of a namespace too large for one shard. */
-export type ShardPart = { readonly namespaces: readonly string[] } | { readonly namespace: string; readonly bucket: number; readonly buckets: number };
+/** Whole namespaces, or one range of the names of a namespace too large for one shard: `from` ≤ name < `to` (byte order; no `from`: from the first, no `to`: to the last). */
+export type ShardPart = { readonly namespaces: readonly string[] } | NameRangePart;
+
+/** A range of one namespace's names; at least one end is set (with neither, it is the namespace). */
+export interface NameRangePart {
+  readonly namespace: string;
+  readonly from?: string;
+  readonly to?: string;
+}
 
 /** One shard of one tick's full run: what a queue message carries. */
 export interface Shard {
@@ -49,74 +51,27 @@ export const MAX_NAMESPACES_PER_SHARD = 1000;
 
 const MESSAGE_VERSION = 1;
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
+/** A resource's name as the API server takes it (a DNS subdomain; Ingresses and ConfigMaps may have dots). */
+const OBJECT_NAME = /^(?=.{1,253}$)[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/;
 const RUN_ID = /^[A-Za-z0-9-]{1,64}$/;
-const encoder = new TextEncoder();
-
-/** FNV-1a, 32 bits, of the UTF-8 bytes of `text`. */
-export function fnv1a(text: string): number {
-  let h = 0x811c9dc5;
-  for (const byte of encoder.encode(text)) {
-    h ^= byte;
-    h = Math.imul(h, 0x01000193) >>> 0;
-  }
-  return h >>> 0;
-}
-
-/** The bucket (0 … buckets-1) an object's name falls into; the same for every process, release and run. */
-export function bucketOf(name: string, buckets: number): number {
-  return fnv1a(name) % buckets;
-}
-
-/**
- * Parts of at most `size` objects each (a bucket may be a little over: names do not hash
- * perfectly evenly), covering every namespace in `counts`; deterministic for the same input.
- */
-export function partition(counts: ReadonlyMap<string, number>, size: number, maxNamespaces = MAX_NAMESPACES_PER_SHARD): ShardPart[] {
-  if (!Number.isInteger(size) || size < 1) throw new RangeError(`shard size must be a positive integer, got ${size}`);
-  const parts: ShardPart[] = [];
-  let group: string[] = [];
-  let load = 0;
-  const flush = (): void => {
-    if (group.length > 0) parts.push({ namespaces: group });
-    group = [];
-    load = 0;
-  };
-  for (const namespace of [...counts.keys()].sort(byCodeUnit)) {
-    const n = Math.max(0, counts.get(namespace) ?? 0);
-    if (n > size) {
-      const buckets = Math.ceil(n / size);
-      for (let bucket = 0; bucket < buckets; bucket++) parts.push({ namespace, bucket, buckets });
-      continue;
-    }
-    if (group.length > 0 && (load + n > size || group.length >= maxNamespaces)) flush();
-    group.push(namespace);
-    load += n;
-  }
-  flush();
-  return parts;
-}
-
-function byCodeUnit(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
-}
 
 /** Whether the object `namespace`/`name` belongs to `part`. */
 export function inPart(part: ShardPart, namespace: string, name: string): boolean {
   if ('namespaces' in part) return part.namespaces.includes(namespace);
-  return part.namespace === namespace && bucketOf(name, part.buckets) === part.bucket;
+  return part.namespace === namespace && (part.from === undefined || name >= part.from) && (part.to === undefined || name < part.to);
 }
 
-/** The namespaces a part's run lists (a bucket's run lists its whole namespace, then keeps its bucket). */
+/** The namespaces a part's run lists (a range's run lists its namespace from where it can start, keeps its names, and stops past them). */
 export function partNamespaces(part: ShardPart): readonly string[] {
   return 'namespaces' in part ? part.namespaces : [part.namespace];
 }
 
-/** The scope of a shard's run: its namespaces, listed (RunRequest.shard narrows a bucket to its names). */
+/** The scope of a shard's run: its namespaces, listed (RunRequest.shard narrows a range to its names). */
 export function shardScope(shard: Shard): RunScope {
   return { namespaces: partNamespaces(shard.part) };
 }
 
-/** "3/10 (team-a, team-b)" or "4/10 (big, bucket 1 of 4)": for logs and errors. */
+/** "3/10 (team-a, team-b)" or "4/10 (big, names from api-2500 before api-5000)": for logs and errors. */
 export function describeShard(shard: Shard): string {
   const p = shard.part;
   const what =
@@ -124,7 +79,7 @@ export function describeShard(shard: Shard): string {
       ? p.namespaces.length <= 3
         ? p.namespaces.join(', ')
         : `${p.namespaces.slice(0, 3).join(', ')} and ${p.namespaces.length - 3} more`
-      : `${p.namespace}, bucket ${p.bucket} of ${p.buckets}`;
+      : `${p.namespace}, names${p.from !== undefined ? ` from ${p.from}` : ''}${p.to !== undefined ? ` before ${p.to}` : ''}`;
   return `${shard.index + 1}/${shard.count} (${what})`;
 }
 
@@ -156,12 +111,12 @@ export function parseShardMessage(text: string): Shard {
   const count = wholeNumber(m.count, 1) ?? bad('count', 'a whole number from 1');
   const index = wholeNumber(m.index, 0) ?? bad('index', 'a whole number from 0');
   if (index >= count) bad('index', `less than count (${count})`);
-  const known = new Set(['v', 'runId', 'index', 'count', 'namespaces', 'namespace', 'bucket', 'buckets']);
+  const known = new Set(['v', 'runId', 'index', 'count', 'namespaces', 'namespace', 'from', 'to']);
   const unknown = Object.keys(m).filter((k) => !known.has(k));
   if (unknown.length > 0) throw new ShardMessageError(`shard message: unknown field ${unknown.slice(0, 3).join(', ')}`);
   const base = { runId: m.runId as string, index, count };
   if (m.namespaces !== undefined) {
-    if (m.namespace !== undefined || m.bucket !== undefined || m.buckets !== undefined) throw new ShardMessageError('shard message: namespaces or namespace with bucket and buckets, not both');
+    if (m.namespace !== undefined || m.from !== undefined || m.to !== undefined) throw new ShardMessageError('shard message: namespaces or namespace with from and to, not both');
     const ns = m.namespaces;
     if (!Array.isArray(ns) || ns.length === 0 || ns.length > MAX_NAMESPACES_PER_SHARD || !ns.every((n) => typeof n === 'string' && DNS_LABEL.test(n))) {
       bad('namespaces', `a list of 1 to ${MAX_NAMESPACES_PER_SHARD} namespace names`);
@@ -170,10 +125,16 @@ export function parseShardMessage(text: string): Shard {
     return { ...base, part: { namespaces: [...(ns as string[])] } };
   }
   if (typeof m.namespace !== 'string' || !DNS_LABEL.test(m.namespace)) bad('namespace', 'a namespace name (or give namespaces)');
-  const buckets = wholeNumber(m.buckets, 2) ?? bad('buckets', 'a whole number from 2');
-  const bucket = wholeNumber(m.bucket, 0) ?? bad('bucket', 'a whole number from 0');
-  if (bucket >= buckets) bad('bucket', `less than buckets (${buckets})`);
-  return { ...base, part: { namespace: m.namespace as string, bucket, buckets } };
+  const end = (field: 'from' | 'to'): string | undefined => {
+    const v = m[field];
+    if (v === undefined) return undefined;
+    return typeof v === 'string' && OBJECT_NAME.test(v) ? v : bad(field, 'an object name (lower case letters, digits, - and .; at most 253)');
+  };
+  const from = end('from');
+  const to = end('to');
+  if (from === undefined && to === undefined) bad('from', 'given, or to (a whole namespace is namespaces)');
+  if (from !== undefined && to !== undefined && from >= to) bad('to', `after from (${from})`);
+  return { ...base, part: { namespace: m.namespace as string, ...(from !== undefined ? { from } : {}), ...(to !== undefined ? { to } : {}) } };
 }
 
 function wholeNumber(v: unknown, min: number): number | undefined {

@@ -6,6 +6,7 @@ import { ApiException, CoreV1Api, CustomObjectsApi, KubeConfig, Watch } from '@k
 import t from 'tap';
 import { API_DEFINITION } from '../../lib/kinds/api-definition/kind.js';
 import { KubeClient } from '../../lib/kube/client.js';
+import { NameRange } from '../../lib/scale/list-ranges.js';
 import { FakeKubeApiServer, type FakeKubeApiServerOptions, startFakeKubeApiServer, type WatchEvent } from './kube-apiserver.js';
 import { type Cause, invalidStatus } from './status-bodies.js';
 
@@ -783,6 +784,68 @@ t.test('list: an expired continue token is 410 Expired', async (t) => {
   t.equal(next.status, 200, 'tokens minted after the expiry still work');
   t.equal(next.body.items[0].metadata.name, 'b');
 });
+
+t.test(
+  'KubeClient: a range of names stops after the page that reaches its end, begins at the page the range before left, reads from the first when that token is too old or a name comes out of order',
+  async (t) => {
+    const fake = await start(t);
+    const names = ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h'];
+    for (const name of names) await create(fake, name);
+    await create(fake, 'a', {}, 'other');
+    const kc = new KubeConfig();
+    kc.loadFromString(fake.kubeconfigYaml());
+    const client = new KubeClient(kc, { pageSize: 2 });
+    t.teardown(() => client.close());
+    const pages = () => fake.count('GET', coll());
+    const listed = (objs: { metadata: { name: string } }[]) => objs.map((o) => o.metadata.name);
+
+    const left: string[] = [];
+    fake.resetCalls();
+    const first = await client.list(API_DEFINITION, 'default', { keep: (o) => o.metadata.name < 'e', range: new NameRange('e', undefined, (token) => left.push(token)) });
+    t.same(listed(first), ['a', 'b', 'c', 'd']);
+    t.equal(pages(), 3, 'pages [a b] [c d] [e f]: stopped after the one that reached e');
+    t.equal(left.length, 1, 'and left the token of that page');
+
+    fake.resetCalls();
+    const second = await client.list(API_DEFINITION, 'default', { keep: (o) => o.metadata.name >= 'e', range: new NameRange(undefined, left[0]) });
+    t.same(listed(second), ['e', 'f', 'g', 'h']);
+    t.equal(pages(), 2, 'the next range began there: [e f] [g h]');
+    t.equal(fake.calls.at(0)?.query.continue, left[0]);
+
+    fake.resetCalls();
+    const told: string[] = [];
+    const short = await client.list(API_DEFINITION, 'default', { keep: (o) => o.metadata.name < 'b', range: new NameRange('b', undefined, (token) => told.push(token)) });
+    t.same(listed(short), ['a']);
+    t.equal(pages(), 1, 'its end on the first page: one page');
+    t.same(told, [], 'and no token: the next range begins at the first page too');
+
+    fake.resetCalls();
+    fake.expireContinueTokens();
+    const late = await client.list(API_DEFINITION, 'default', { keep: (o) => o.metadata.name >= 'e', range: new NameRange(undefined, left[0]) });
+    t.same(listed(late), ['e', 'f', 'g', 'h'], 'a token too old: the same objects');
+    t.equal(pages(), 5, 'the 410, then every page from the first');
+    t.equal(fake.calls.at(1)?.query.continue, undefined);
+
+    // a server that answers a page out of name order: the listing reads on to the end
+    const fresh = await api(fake, 'GET', `${coll()}?limit=2`);
+    const body = {
+      apiVersion: 'tyk.tyk.io/v1alpha1',
+      kind: 'ApiDefinitionList',
+      metadata: { resourceVersion: fake.resourceVersion, continue: fresh.body.metadata.continue },
+      items: [...fresh.body.items].reverse(),
+    };
+    fake.inject({ method: 'GET', path: coll(), status: 200, body, times: 1 });
+    fake.resetCalls();
+    const never: string[] = [];
+    const unordered = await client.list(API_DEFINITION, 'default', { keep: (o) => o.metadata.name < 'b', range: new NameRange('b', undefined, (token) => never.push(token)) });
+    t.same(listed(unordered), ['a']);
+    t.equal(pages(), 4, 'b before a: nothing is taken for the name order, every page read');
+    t.same(never, [], 'and nothing handed on');
+
+    fake.resetCalls();
+    t.same(listed(await client.list(API_DEFINITION, undefined, { range: new NameRange('b') })), ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'a'], 'all namespaces: the range is not applied');
+  },
+);
 
 t.test('list: label and field selectors', async (t) => {
   const fake = await start(t);

@@ -1,7 +1,7 @@
 /**
  * Runs of one shard of a sharded full run (RunRequest.shard), through whole Runs: a shard
  * decides only the objects of its part (RunContext.owns, lib/scale/shards.ts inPart) and logs
- * as its shard of its tick (a bucket's listing keeps its own names only, and notes no size of
+ * as its shard of its tick (a range's listing keeps its own names only, stops past them, begins where the range before it stopped, and notes no size of
  * its namespace); its gateway deletions are claimed against the tick's
  * MAX_DELETES_PER_RUN in the store (lib/engine/phase.ts claimTickDeletions), counted across its
  * kinds, and held (reported, an Event, nothing sent) when the tick's allowance is taken; no
@@ -12,7 +12,7 @@ import t from 'tap';
 import { API_DEFINITION } from '../../lib/kinds/api-definition/kind.js';
 import { SECURITY_POLICY } from '../../lib/kinds/security-policy/kind.js';
 import { planTick } from '../../lib/scale/coordinate.js';
-import { bucketOf, type Shard, type ShardPart, shardScope } from '../../lib/scale/shards.js';
+import { type Shard, type ShardPart, shardScope } from '../../lib/scale/shards.js';
 import { SNAPSHOT_TTL_MS } from '../../lib/scale/snapshot.js';
 import { apiDefinition, defaultIdOf, FINALIZER, securityPolicy } from '../fixtures/builders.js';
 import { MemoryTykGateway } from '../memory/gateway.js';
@@ -56,51 +56,79 @@ function onGateway(w: FastWorld, ns: string, n: number): number {
   return found;
 }
 
-t.test('a shard of a bucket decides only the names of its bucket, and logs as its shard of its tick', async (t) => {
+t.test('a shard of a range of names decides only its names, and logs as its shard of its tick', async (t) => {
   const w = new FastWorld();
   const all = ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h'];
   for (const n of all) w.apply(apiDefinition(n).build());
-  const inBucket = (b: number) => all.filter((n) => bucketOf(n, 2) === b);
-  t.same(inBucket(0), ['a', 'c', 'e', 'g']);
-  // a policy of the other bucket that grants an API of the first: it follows that API, but not into the first's shard
-  t.equal(bucketOf('p', 2), 1);
+  const first = ['a', 'b', 'c', 'd'];
+  const rest = ['e', 'f', 'g', 'h'];
+  // a policy of the second range that grants an API of the first: it follows that API, but not into the first's shard
   w.apply(securityPolicy('p').granting('a').build());
 
-  const first = await runShard(w, shard('tick-1', 0, { namespace: 'default', bucket: 0, buckets: 2 }));
+  const one = await runShard(w, shard('tick-1', 0, { namespace: 'default', to: 'e' }));
   t.same(
-    names(first),
-    inBucket(0).map((n) => `ApiDefinition/default/${n}`),
-    'only its bucket, though it listed the whole namespace; not the policy that follows a',
+    names(one),
+    first.map((n) => `ApiDefinition/default/${n}`),
+    'only its range; not the policy that follows a',
   );
-  t.same(first.counts, { synced: inBucket(0).length });
-  t.same(
-    [...loadedIds(w)].sort(),
-    inBucket(0)
-      .map((n) => defaultIdOf(n))
-      .sort(),
-    'only they are written',
-  );
-  for (const n of inBucket(1)) t.equal(await w.record(API_DEFINITION, n), null, `${n}: not touched`);
-  // its listing dropped the other bucket's objects as they came, so it knows only part of the namespace: no size is noted for it
-  t.equal(w.listSizes.inNamespace('ApiDefinition', 'default'), undefined, 'a bucket notes no size of its namespace');
+  t.same(one.counts, { synced: first.length });
+  t.same([...loadedIds(w)].sort(), first.map((n) => defaultIdOf(n)).sort(), 'only they are written');
+  for (const n of rest) t.equal(await w.record(API_DEFINITION, n), null, `${n}: not touched`);
+  // its listing stopped past its names, and dropped what it read of the next range: no size is noted for the namespace
+  t.equal(w.listSizes.inNamespace('ApiDefinition', 'default'), undefined, 'a range notes no size of its namespace');
   t.match(
     w.kube.listed.filter((l) => l.kind === 'ApiDefinition'),
-    [{ returned: inBucket(0).length, offered: all.length }],
-    'its listing kept its own bucket only',
+    [{ returned: first.length, offered: first.length + 1 }],
+    'its listing read up to the first name past its range, and kept its own',
   );
   t.equal(await w.record(SECURITY_POLICY, 'p'), null, 'p: not touched');
   t.match(
     w.log.entries.filter((e) => e.msg === 'run finished'),
     [{ shard: '1/2', tick: 'tick-1' }],
   );
+  t.equal(w.listHandover.size, 1, 'it left where it stopped for the ApiDefinitions (the policies stopped on their first page: nothing to leave)');
 
-  const second = await runShard(w, shard('tick-1', 1, { namespace: 'default', bucket: 1, buckets: 2 }));
-  t.same(names(second), [...inBucket(1).map((n) => `ApiDefinition/default/${n}`), 'SecurityPolicy/default/p']);
+  w.kube.listed.length = 0;
+  const two = await runShard(w, shard('tick-1', 1, { namespace: 'default', from: 'e' }));
+  t.same(names(two), [...rest.map((n) => `ApiDefinition/default/${n}`), 'SecurityPolicy/default/p']);
   t.equal(loadedIds(w).size, all.length, 'the two shards together: every object once');
+  t.match(
+    w.kube.listed.filter((l) => l.kind === 'ApiDefinition'),
+    [{ returned: rest.length, offered: rest.length }],
+    'the next range began where the one before stopped: it read none of the first range',
+  );
+  t.equal(w.listHandover.size, 0, 'the token was taken');
   t.match(
     w.log.entries.filter((e) => e.msg === 'run finished'),
     [{ shard: '1/2' }, { shard: '2/2', tick: 'tick-1' }],
   );
+
+  // another tick's range, with nothing left for it (the range before ran elsewhere): from the first page, keeping its own
+  w.kube.listed.length = 0;
+  const alone = await runShard(w, shard('tick-2', 1, { namespace: 'default', from: 'e' }));
+  t.same(alone.counts, { unchanged: rest.length + 1 });
+  t.match(
+    w.kube.listed.filter((l) => l.kind === 'ApiDefinition'),
+    [{ returned: rest.length, offered: all.length }],
+    'without a token it reads from the first page',
+  );
+});
+
+t.test('a token left by one tick is not taken by another, nor by another kind or namespace', async (t) => {
+  const w = new FastWorld();
+  for (const n of ['a', 'b', 'c', 'd']) w.apply(apiDefinition(n).build());
+  for (const n of ['a', 'b', 'c', 'd']) w.apply(apiDefinition(n).inNamespace('other').build());
+  await runShard(w, shard('tick-1', 0, { namespace: 'default', to: 'c' }));
+  t.equal(w.listHandover.size, 1);
+  w.kube.listed.length = 0;
+  await runShard(w, shard('tick-1', 1, { namespace: 'other', from: 'c' }));
+  await runShard(w, shard('tick-2', 1, { namespace: 'default', from: 'c' }));
+  t.match(
+    w.kube.listed.filter((l) => l.kind === 'ApiDefinition'),
+    [{ offered: 4 }, { offered: 4 }],
+    'another namespace, another tick: each from the first page',
+  );
+  t.equal(w.listHandover.size, 1, 'the token waits for its own range');
 });
 
 t.test('a shard of namespaces decides only those namespaces, not a policy elsewhere that follows one of its APIs', async (t) => {

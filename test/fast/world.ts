@@ -93,6 +93,8 @@ export class FastWorld {
   readonly targets: GatewayTargets;
   /** what the gateways' lists returned, kept across runs as the Service keeps it */
   readonly listSizes = new ListSizes();
+  /** the continue tokens range shards leave each other, as a Service keeps them */
+  readonly listHandover = new Map<string, string>();
   readonly kinds: KindRegistry;
   readonly observedMemo: ObservedMemo | undefined;
   /** the process's stop signal the runs see (RunDeps.stop); undefined: never stopping */
@@ -133,6 +135,7 @@ export class FastWorld {
       log: this.log,
       settings: this.settings,
       listSizes: this.listSizes,
+      listHandover: this.listHandover,
       ...(this.observedMemo ? { observedMemo: this.observedMemo } : {}),
       ...(this.stop ? { stop: this.stop } : {}),
     };

@@ -32,7 +32,7 @@ t.test('a tick above SHARD_SIZE is sharded: every kind counted (the empty ones t
   const sent = { ...w.transportRequests };
   const tick = await scheduledTick(w.svc);
   t.match(tick.sharded, { queued: false, objects: 3 }, 'sharded, in this process');
-  t.ok((tick.sharded?.shards ?? 0) >= 2, 'into shards of at most SHARD_SIZE objects a namespace bucket allows');
+  t.ok((tick.sharded?.shards ?? 0) >= 2, 'into shards of at most SHARD_SIZE objects a range of names allows');
   t.same(tick.report?.errors, [], 'no run-level error: the kinds without objects counted as empty');
   t.same(tick.report?.counts, { synced: 3 });
   t.equal(w.transportRequests.node, sent.node, "nothing over Node's transport");

@@ -48,7 +48,7 @@ import { EventRecorder, type EventSink, type EventType, type KubeEvent, type Rec
 import { ENDPOINT_SLICE, ENDPOINT_SLICE_V1BETA1, EVENT, NAMESPACE, OPERATOR_CONTEXT, SECRET, SERVICE } from '../../lib/kube/kinds.js';
 import { labelSelectorTest } from '../../lib/kube/overlay.js';
 import { REFERENCE_GRANT_V1, REFERENCE_GRANT_V1BETA1 } from '../../lib/kube/reference-grants.js';
-import type { KubeApi, KubeObject, ListOptions, ResourceKind } from '../../lib/kube/types.js';
+import type { KubeApi, KubeObject, ListOptions, ListRange, ResourceKind } from '../../lib/kube/types.js';
 import type { Clock } from '../../lib/platform/clock.js';
 import { KubeApiError, KubeConflictError, KubeUnavailableError } from '../../lib/platform/errors.js';
 import { type FailHow, type PortFault, type PortFaultHandle, PortFaults } from './faults.js';
@@ -200,7 +200,10 @@ export class MemoryKube implements KubeApi, EventSink {
     this.refuseUnserved(kind, 'list');
     const selects = labelSelectorTest(options.labelSelector);
     const keep = options.keep ?? (() => true);
-    const offered = this.objects(kind, namespace).filter((o) => selects(o.metadata.labels ?? {}));
+    const offered = paged(
+      this.objects(kind, namespace).filter((o) => selects(o.metadata.labels ?? {})),
+      namespace === undefined ? undefined : options.range,
+    );
     const returned = offered.filter((o) => keep(o));
     this.listed.push({ kind: kind.kind, returned: returned.length, offered: offered.length });
     return returned;
@@ -401,7 +404,7 @@ export class MemoryKube implements KubeApi, EventSink {
   objects(kind: ResourceKind, namespace?: string): KubeObject[] {
     return [...this.bucket(kind).values()]
       .filter((o) => namespace === undefined || o.metadata.namespace === namespace)
-      .sort((a, b) => objectKey(a.metadata.namespace, a.metadata.name).localeCompare(objectKey(b.metadata.namespace, b.metadata.name)))
+      .sort((a, b) => byKey(objectKey(a.metadata.namespace, a.metadata.name), objectKey(b.metadata.namespace, b.metadata.name)))
       .map(clone);
   }
 
@@ -536,4 +539,38 @@ export function kubeFailure(how: FailHow, what: string): Error {
   if ('unavailable' in how) return new KubeUnavailableError(`API server: ${what}: ECONNREFUSED connect ECONNREFUSED`);
   const message = `${what}: ${how.status} injected fault`;
   return how.status === 409 ? new KubeConflictError(409, message) : new KubeApiError(how.status, message);
+}
+
+/** Byte order of etcd keys (the API server's list order), not the locale's. */
+function byKey(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/** The API server's "page": one object here, its continue token `memory:<name>` (start at that name). */
+const TOKEN = 'memory:';
+
+/**
+ * The items a ranged listing of one namespace is offered (ListOptions.range), as the API server
+ * pages it with one object a page: from `startAt`'s name (a token this fake made; any other is
+ * refused as the API server refuses a malformed one), each name shown to the range, through
+ * the one after which it says to stop, whose page's token (past the first page) it is told.
+ */
+function paged(items: KubeObject[], range: ListRange | undefined): KubeObject[] {
+  if (range === undefined) return items;
+  let from = 0;
+  if (range.startAt !== undefined) {
+    if (!range.startAt.startsWith(TOKEN)) throw new KubeApiError(400, 'continue key is not valid: illegal base64 data or malformed JSON');
+    const start = range.startAt.slice(TOKEN.length);
+    from = items.findIndex((o) => o.metadata.name >= start);
+    if (from < 0) from = items.length;
+  }
+  range.begin();
+  for (let i = from; i < items.length; i++) {
+    const name = (items[i] as KubeObject).metadata.name;
+    range.seen(name);
+    if (!range.reached()) continue;
+    if (i > 0) range.stoppedAt(`${TOKEN}${name}`);
+    return items.slice(from, i + 1);
+  }
+  return items.slice(from);
 }

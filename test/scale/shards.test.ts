@@ -15,7 +15,7 @@ const world = shardWorlds(t);
 t.test('20,000 objects over 10 shards through the SQS stand-in', { timeout: 2_400_000 }, async (t) => {
   const started = Date.now();
   const w = await world(t);
-  // 8,000 in one namespace (4 buckets by name) and 24 namespaces of 500 (6 shards of 4)
+  // 8,000 in one namespace (4 ranges of names) and 24 namespaces of 500 (6 shards of 4)
   const layout: [string, number][] = [['big', 8_000], ...Array.from({ length: 24 }, (_, i) => [`team-${String(i).padStart(2, '0')}`, 500] as [string, number])];
   const all = seed(w.kube, layout);
   t.equal(all.length, 20_000);
@@ -43,11 +43,11 @@ t.test('20,000 objects over 10 shards through the SQS stand-in', { timeout: 2_40
   t.equal(messages.length, 10, 'one message per shard');
   const shards = messages.map((m) => parseShardMessage(m.body));
   t.same(shards.map((s) => describeShard(s)).sort(), [
-    '1/10 (big, bucket 0 of 4)',
+    '1/10 (big, names before api-02000)',
     '10/10 (team-20, team-21, team-22 and 1 more)',
-    '2/10 (big, bucket 1 of 4)',
-    '3/10 (big, bucket 2 of 4)',
-    '4/10 (big, bucket 3 of 4)',
+    '2/10 (big, names from api-02000 before api-04000)',
+    '3/10 (big, names from api-04000 before api-06000)',
+    '4/10 (big, names from api-06000)',
     '5/10 (team-00, team-01, team-02 and 1 more)',
     '6/10 (team-04, team-05, team-06 and 1 more)',
     '7/10 (team-08, team-09, team-10 and 1 more)',

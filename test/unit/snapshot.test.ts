@@ -7,7 +7,7 @@
 import t from 'tap';
 import { defaultId } from '../../lib/engine/ids.js';
 import { REGISTRY } from '../../lib/kinds/registry.js';
-import { partition } from '../../lib/scale/shards.js';
+import { partition } from '../../lib/scale/partition.js';
 import { partIndex, placeByDefaultId, SnapshotReader, SnapshotWriter, snapshotKey } from '../../lib/scale/snapshot.js';
 import { MemoryStore } from '../../lib/store/memory.js';
 import { capturingLogger } from '../harness/log.js';
@@ -15,7 +15,7 @@ import { capturingLogger } from '../harness/log.js';
 const RUN = 'tick-1';
 const TTL = 60_000;
 
-/** Namespace a holds x, y and z (two buckets at a size of 2), b holds w (a shard of its own). */
+/** Namespace a holds x, y and z (two ranges of names at a size of 2), b holds w (a shard of its own). */
 function parts() {
   return partition(
     new Map([
@@ -23,6 +23,7 @@ function parts() {
       ['b', 1],
     ]),
     2,
+    (ns) => (ns === 'a' ? ['z', 'x', 'y'] : ['w']),
   );
 }
 

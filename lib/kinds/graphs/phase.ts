@@ -83,7 +83,7 @@ export async function runGraphPhase(ctx: RunContext, scope: RunScope, apis: read
     if ('failed' in listed) continue;
     if (kind === SUPERGRAPH && scope.all) superList = listed;
     for (const obj of listed.objects) {
-      // a shard run decides its own objects only (a bucket: its names of the namespace)
+      // a shard run decides its own objects only (a range: its names of the namespace)
       if (ctx.owns(obj.metadata.namespace ?? '', obj.metadata.name)) found.set(keyOf(kind.kind, { namespace: obj.metadata.namespace, name: obj.metadata.name }), { kind, obj });
     }
   }

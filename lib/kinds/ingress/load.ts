@@ -111,7 +111,7 @@ export async function loadIngresses(ctx: RunContext, scope: RunScope, settings: 
       failedNs.set(ns ?? '*', err);
     }
   }
-  // a shard run decides its own Ingresses only (a bucket: its names of the namespace)
+  // a shard run decides its own Ingresses only (a range: its names of the namespace)
   for (const k of [...found.keys()]) {
     const r = KEYS.split(k);
     if (r && !ctx.owns(r.namespace, r.name)) found.delete(k);
