@@ -112,7 +112,7 @@ export class Service {
   private readonly listSizes = new ListSizes();
   private readonly observedMemo = new ObservedMemo();
   private readonly listHandover = new Map<string, string>();
-  private readonly coalescer = new Coalescer((trigger, scope) => this.run({ trigger, scope }));
+  private readonly coalescer = new Coalescer((trigger, scope) => this.runEvents(trigger, scope));
   private readonly readinessCheck: SharedCheck<ReadinessCheck>;
 
   constructor(
@@ -257,6 +257,17 @@ export class Service {
     // loaded on first use: the webhook functions' bundles keep it out of what they load at start
     const { OverlayKube } = await import('./kube/overlay.js');
     return runReconcile({ ...this.runDeps(), kube: new OverlayKube(this.parts.kube, objects) }, { ...request, dryRun: true });
+  }
+
+  /**
+   * A webhook's run over `scope`. Over everything (a Gateway or GatewayClass changed, the
+   * gateway's replicas, a delivery folded), a full run as the schedule's: sharded in this process
+   * above SHARD_SIZE (lib/triggers/schedule.ts, loaded then only), the shards' reports merged.
+   */
+  async runEvents(trigger: Trigger, scope: RunScope): Promise<RunReport> {
+    if (scope.all !== true) return this.run({ trigger, scope });
+    const { fullRunHere } = await import('./triggers/schedule.js');
+    return (await fullRunHere(this, { trigger })).report;
   }
 
   /** Runs the reconcile; throws ShuttingDownError once shutdown() was called. */

@@ -148,7 +148,8 @@ export type Identity = Pick<Found, 'kind' | 'ref' | 'key'>;
 /**
  * Reads named objects from the API server, per kind and namespace: a GET each for up to
  * getThreshold of them (or a tenth of what the namespace last listed, list-sizes.ts), one
- * (paginated) LIST of the namespace for more. A complete LIST that
+ * (paginated) LIST of the namespace for more, which stops after the page past their last name
+ * (the API server lists a namespace in name order). A LIST complete up to there that
  * lacks an object confirms it gone; a failed one fails its objects (never makes them absent).
  * An object of an unwatched namespace is not read (as getOne). In the order given. Used for
  * the named objects of a run, and to re-read writers under their locks.
@@ -170,10 +171,14 @@ export async function readObjects(ctx: RunContext, objects: readonly Identity[])
       continue;
     }
     try {
-      // only the group's objects are kept of the namespace, as its pages are read
+      // only the group's objects are kept of the namespace, as its pages are read; the pages come
+      // in name order, so the listing stops after the one past the group's last name
       const wanted = new Set(group.map((f) => f.ref.name));
-      const current = new Map((await ctx.deps.kube.list(kind, ref.namespace, { keep: (o) => wanted.has(o.metadata.name) })).map((o) => [o.metadata.name, o]));
-      // the list is complete (or it threw), so an object it lacks is confirmed gone
+      const last = [...wanted].reduce((a, b) => (b > a ? b : a));
+      const { NameRange } = await import('../scale/list-ranges.js');
+      const listed = await ctx.deps.kube.list(kind, ref.namespace, { keep: (o) => wanted.has(o.metadata.name), range: new NameRange(`${last}\u0000`) });
+      const current = new Map(listed.map((o) => [o.metadata.name, o]));
+      // the list is complete up to the group's last name (or it threw), so an object it lacks is confirmed gone
       for (const f of group) out.set(f.key, found(kind, f.ref, current.get(f.ref.name) ?? null));
     } catch (err) {
       for (const f of group) out.set(f.key, found(kind, f.ref, undefined, err));

@@ -9,6 +9,10 @@
  * a listing from the first page. The range's `keep` (RunContext.owns) decides what is kept: a
  * token is a position, never a filter.
  *
+ * A NameRange serves any listing that wants names up to one (load.ts readObjects: a group of
+ * objects read again under their locks stops after the page past its last name; that listing
+ * begins at the first page, so that it reads the API server as it is now).
+ *
  * The tokens are kept in the process (RunDeps.listHandover), by tick, kind, namespace and name,
  * at most MAX_TOKENS (the oldest go first); each is taken once.
  */

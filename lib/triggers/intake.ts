@@ -6,7 +6,8 @@
  * DELIVERY_MEMORY_MS are dropped, so an API server resending a batch costs no second run. A
  * delivery that names nothing new runs nothing. An event about a Secret becomes the objects
  * whose records use it (lib/events/dependents.ts); one about an EndpointSlice of the gateway's
- * Service (TYK_GATEWAY_SERVICE) makes a full run. Once the service is stopping, a delivery is
+ * Service (TYK_GATEWAY_SERVICE) makes a full run (sharded above SHARD_SIZE, as a tick is:
+ * Service.runEvents). Once the service is stopping, a delivery is
  * refused (503) before it is marked, so its retry is taken by the next process.
  */
 
@@ -32,5 +33,5 @@ export async function runIntake(svc: Service, trigger: Trigger, items: EventItem
     svc.runCoalesced(trigger, scope).catch((err: unknown) => svc.log.warn({ trigger, err: describeError(err), code: errorCode(err) }, 'a webhook run failed after its delivery was answered'));
     return { statusCode: 202, body: { ...taken, queued: true } };
   }
-  return { statusCode: 200, body: { ...taken, report: await svc.run({ trigger, scope }) } };
+  return { statusCode: 200, body: { ...taken, report: await svc.runEvents(trigger, scope) } };
 }

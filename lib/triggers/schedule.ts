@@ -14,9 +14,10 @@
  *   the full run's would be; a shard not started by the deadline is a run-level error, and its
  *   objects wait for the next tick, untouched.
  *
- * POST /resync with nothing named (./resync.ts) is a full run too, sharded the same way above
- * SHARD_SIZE, its shards always run here (its caller waits for the report) and ignoring retry
- * backoff, as any resync does.
+ * POST /resync with nothing named (./resync.ts) and a webhook's run over everything
+ * (Service.runEvents) are full runs too, sharded the same way above SHARD_SIZE, their shards
+ * always run here (their caller waits for the report), under their own trigger (a resync's
+ * ignore retry backoff, as any resync does).
  *
  * Given the time left (a Lambda invocation's remaining time), `deadlineWithin` sets a
  * deadline that keeps DEADLINE_MARGIN_MS back for the last writes to settle and records to be saved:
@@ -24,7 +25,7 @@
  * nothing is cut off half-way.
  */
 
-import type { ObjectReport, ObjectResult, RunReport } from '../engine/types.js';
+import type { ObjectReport, ObjectResult, RunReport, Trigger } from '../engine/types.js';
 import type { TickPlan } from '../scale/coordinate.js';
 import { describeShard, type Shard, shardScope } from '../scale/shards.js';
 import type { Service } from '../service.js';
@@ -55,8 +56,8 @@ export function deadlineWithin(svc: Service, remainingMs: number | undefined): n
   return remainingMs === undefined ? undefined : svc.now() + Math.max(0, remainingMs - DEADLINE_MARGIN_MS);
 }
 
-/** Who asked for a full run: the schedule (retry backoff holds), or a person's POST /resync with nothing named (it does not). */
-export type FullRunTrigger = 'schedule' | 'resync';
+/** Who asked for a full run: the schedule, a webhook's run over everything (retry backoff holds), or a person's POST /resync with nothing named (it does not). */
+export type FullRunTrigger = Trigger;
 
 /**
  * One full run: an ordinary one, or its shards sent to `queue` (or run here without one). The

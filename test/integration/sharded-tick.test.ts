@@ -4,11 +4,15 @@
  * (kinds without objects answer `"items": null` on kube-apiserver 1.20), plans shards, and runs
  * them in this process, without a run-level error, every object synced once. The service sends
  * over undici's pooled client, as the scheduled full runs do (lib/main.ts, functions/schedule.ts):
- * every request the API server and the gateway saw came through it.
+ * every request the API server and the gateway saw came through it. A namespace above SHARD_SIZE
+ * is cut into ranges of names: each range's listing stops after the page that reaches its end,
+ * and the next begins at that page with the continue token the API server gave the one before.
+ * A webhook's run over everything (a GatewayClass changed) is a full run too, sharded the same way.
  */
 import t from 'tap';
 import type { KubeObject } from '../../lib/kube/types.js';
 import { scheduledTick } from '../../lib/triggers/schedule.js';
+import { capturingLogger } from '../harness/log.js';
 import { startWorld } from '../harness/world.js';
 
 const api = (name: string, namespace: string): KubeObject => ({
@@ -40,4 +44,50 @@ t.test('a tick above SHARD_SIZE is sharded: every kind counted (the empty ones t
   t.ok(w.tyk.calls.length > 0, 'the gateway was called');
   if (w.kube.kind === 'fake') t.equal(undici, w.kube.calls.length + w.tyk.calls.length, `every call the API server and the gateway saw came over undici (${undici})`);
   else t.ok(undici >= w.tyk.calls.length, 'the gateway calls came over undici');
+});
+
+t.test('a namespace above SHARD_SIZE in ranges of names: each range begins where the one before stopped, with the API server\u2019s own token', async (t) => {
+  const w = await startWorld({ env: { SHARD_SIZE: '3' }, kubePageSize: 2 });
+  t.teardown(() => w.close());
+  const names = Array.from({ length: 8 }, (_, i) => `r-${i}`);
+  for (const name of names) await w.create(api(name, 'ranged'));
+  const first = await scheduledTick(w.svc);
+  t.match(first.sharded, { shards: 3, objects: 8, queued: false }, 'three ranges: before r-3, r-3 to r-5, from r-5');
+  t.same(first.report?.errors, []);
+  t.same(first.report?.counts, { synced: 8 });
+  t.same(first.report?.objects.map((o) => o.name).sort(), names, 'each object once');
+
+  // a quiet tick: the ranges' listings of the namespace, pages of 2 (the count lists every namespace at once)
+  w.kube.resetCalls();
+  const quiet = await scheduledTick(w.svc);
+  t.same(quiet.report?.counts, { unchanged: 8 });
+  const pages = w.kube.calls.filter((c) => c.method === 'GET' && c.path.endsWith('/namespaces/ranged/apidefinitions'));
+  t.equal(pages.length, 6, 'pages [r-0 r-1] [r-2 r-3] | [r-2 r-3] [r-4 r-5] | [r-4 r-5] [r-6 r-7]: the 4 pages about once each, not 12');
+  t.same(
+    pages.map((c) => c.query.continue !== undefined && c.query.continue !== ''),
+    [false, true, true, true, true, true],
+    'the second and third ranges began at a token',
+  );
+});
+
+t.test('a webhook run over everything (a GatewayClass changed) above SHARD_SIZE is sharded as a tick is', async (t) => {
+  const log = capturingLogger();
+  const w = await startWorld({ env: { SHARD_SIZE: '2' }, log });
+  t.teardown(() => w.close());
+  for (const [name, namespace] of [
+    ['one', 'default'],
+    ['two', 'default'],
+    ['three', 'sharded-b'],
+  ] as const)
+    await w.create(api(name, namespace));
+  log.entries.length = 0;
+  const res = await w.watch({ type: 'MODIFIED', object: { apiVersion: 'gateway.networking.k8s.io/v1', kind: 'GatewayClass', metadata: { name: 'tyk' } } });
+  t.equal(res.statusCode, 200);
+  t.match(res.body.report, { trigger: 'watch', errors: [], counts: { synced: 3 } }, 'every object, in one report');
+  t.ok(
+    log.entries.some((e) => e.msg === 'full run sharded'),
+    'the coordinator cut it into shards',
+  );
+  t.equal(log.entries.filter((e) => e.msg === 'run finished' && typeof e.shard === 'string').length, 2, 'two shard runs, one per namespace');
+  t.equal(log.entries.filter((e) => e.msg === 'run finished' && e.shard === undefined).length, 0, 'and no run over everything');
 });
