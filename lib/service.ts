@@ -52,7 +52,7 @@ import { MemoryStore } from './store/memory.js';
 import { createRedisStore } from './store/redis.js';
 import { redisPasswords } from './store/redis-url.js';
 import type { Store } from './store/types.js';
-import { Coalescer } from './triggers/coalesce.js';
+import type { Coalescer } from './triggers/coalesce.js';
 
 export interface ServiceParts {
   kube: KubeApi;
@@ -112,7 +112,8 @@ export class Service {
   private readonly listSizes = new ListSizes();
   private readonly observedMemo = new ObservedMemo();
   private readonly listHandover = new Map<string, string>();
-  private readonly coalescer = new Coalescer((trigger, scope) => this.runEvents(trigger, scope));
+  /** the webhooks' work queue, loaded with the first coalesced run (the admission function never has one) */
+  private coalescer?: Promise<Coalescer>;
   private readonly readinessCheck: SharedCheck<ReadinessCheck>;
 
   constructor(
@@ -178,7 +179,8 @@ export class Service {
    */
   runCoalesced(trigger: Trigger, scope: RunScope): Promise<RunReport> {
     if (this.stopping) return Promise.reject(new ShuttingDownError());
-    return this.coalescer.submit(trigger, scope);
+    this.coalescer ??= import('./triggers/coalesce.js').then(({ Coalescer }) => new Coalescer((t, s) => this.runEvents(t, s)));
+    return this.coalescer.then((queue) => queue.submit(trigger, scope));
   }
 
   /** The credentials the webhooks (WEBHOOK_TOKEN) or /resync (RESYNC_TOKEN) require. */
