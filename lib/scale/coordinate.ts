@@ -1,7 +1,8 @@
 /**
- * The coordinator of a scheduled full run (lib/triggers/schedule.ts asks it first): counts what
- * the run would look at and, when that is more than one invocation should carry (SHARD_SIZE),
- * prepares the tick's shards instead of running.
+ * The coordinator of a full run (a tick, a resync of everything, a webhook's run over
+ * everything: lib/triggers/schedule.ts asks it first): counts what the run would look at and,
+ * when that is more than one invocation should carry (SHARD_SIZE), prepares the tick's shards
+ * instead of running.
  *
  * 1. Count, cheaply: every kind a full run lists (the managed kinds, SubGraphs and SuperGraphs,
  *    Ingresses) in the watched namespaces, paged and as metadata only (ListOptions.metadataOnly),
@@ -10,9 +11,10 @@
  *    A kind the API server does not serve counts nothing; a listing that fails makes the count
  *    incomplete, and the tick an ordinary full run (which reports the failure as it always does).
  * 2. Up to SHARD_SIZE objects: nothing more (the caller runs the ordinary full run).
- * 3. Else, under a new run id: partition the per-namespace counts (shards.ts) into the tick's
- *    shards (a namespace above SHARD_SIZE into ranges of the names counted); list each gateway once (the default one and every OperatorContext's; one listing
- *    per gateway kind the counted kinds use) and keep the snapshot of what it held (snapshot.ts)
+ * 3. Else, under a new run id: partition the per-namespace counts (partition.ts) into the
+ *    tick's shards (a namespace above SHARD_SIZE into ranges of the names counted); list each
+ *    gateway once (the default one and every OperatorContext's; one listing per gateway kind
+ *    the counted kinds use) and keep the snapshot of what it held (snapshot.ts)
  *    in the store with a ttl, each shard's objects in a value of its own; a gateway or kind that
  *    cannot be listed is left out (its shards list it themselves).
  * 4. The cluster-wide work a full run does once: the certificate sweep (certificates we uploaded

@@ -6,8 +6,8 @@
  * - A part is whole namespaces, or a range of one namespace's names (partition.ts makes them).
  * - `inPart(part, namespace, name)`: whether an object belongs to a part (snapshot.ts
  *   `partIndex`: which of a tick's parts, by a map built once). For the namespaces
- *   `partition` (partition.ts) was given, every object belongs to exactly one part: the parts are disjoint and
- *   together complete (test/unit/shards.test.ts, a property test). An object of a namespace the
+ *   partition.ts was given, every object belongs to exactly one part: the parts are disjoint
+ *   and together complete (test/unit/shards.test.ts, a property test). An object of a namespace the
  *   count did not see (created after it) belongs to none: the next tick's count sees it (a full
  *   run, too, sees only what its listing saw).
  * - `shardMessage` / `parseShardMessage`: a shard as the JSON text a queue carries, and back;
