@@ -33,7 +33,7 @@ t.test('a NameRange stops after the page that reaches its end, only with every n
   t.ok(once.reached());
   once.seen('d');
   t.notOk(once.reached(), 'said once');
-  t.equal(pagesRead(once, [['a'], ['b']]), 2, 'begun again: it forgot what it saw');
+  t.equal(pagesRead(once, [['a', 'b'], ['c']]), 1, 'begun again: it forgot what it saw and that it said so');
 });
 
 t.test('rangeListing: a token goes to the next range of the same tick, kind and namespace, once', async (t) => {
@@ -60,4 +60,16 @@ t.test('rangeListing keeps at most MAX_TOKENS, the oldest going first', async (t
   t.equal(rangeListing(shard('tick-0', { namespace: 'big', from: 'm' }), API_DEFINITION, 'big', handover)?.startAt, undefined, 'the oldest is gone');
   t.equal(rangeListing(shard('tick-1', { namespace: 'big', from: 'm' }), API_DEFINITION, 'big', handover)?.startAt, 'token-1', 'the next is kept');
   t.equal(rangeListing(shard(`tick-${MAX_TOKENS}`, { namespace: 'big', from: 'm' }), API_DEFINITION, 'big', handover)?.startAt, `token-${MAX_TOKENS}`);
+});
+
+t.test('a token left again is the newest: the older ones go first', async (t) => {
+  const handover = new Map<string, string>();
+  const leave = (tick: string, token: string) => rangeListing(shard(tick, { namespace: 'big', to: 'm' }), API_DEFINITION, 'big', handover)?.stoppedAt(token);
+  leave('tick-a', 'first');
+  for (let i = 1; i < MAX_TOKENS; i++) leave(`tick-${i}`, `token-${i}`);
+  leave('tick-a', 'again');
+  leave('tick-new', 'newest');
+  const take = (tick: string) => rangeListing(shard(tick, { namespace: 'big', from: 'm' }), API_DEFINITION, 'big', handover)?.startAt;
+  t.equal(take('tick-a'), 'again', 'left again: kept, with its new token');
+  t.equal(take('tick-1'), undefined, 'the oldest other went instead');
 });

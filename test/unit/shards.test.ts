@@ -45,6 +45,18 @@ t.test('a namespace cut into ranges of names: at the names given, each of about 
     'a name several kinds share is not cut',
   );
   t.same(nameRanges('big', ['a', 'a', 'a', 'a'], 2), [{ namespaces: ['big'] }], 'no cut possible: the whole namespace');
+  t.same(nameRanges('big', ['a'], 3), [{ namespaces: ['big'] }], 'no cut before the first name: no empty range');
+  t.same(
+    nameRanges('big', ['a', 'b', 'b', 'b', 'b', 'b', 'c'], 3),
+    [
+      { namespace: 'big', to: 'c' },
+      { namespace: 'big', from: 'c' },
+    ],
+    'two cuts at the same name are one: no empty range',
+  );
+  const [head, , tail] = nameRanges('big', ['a', 'b', 'c', 'd', 'e', 'f'], 3);
+  t.notOk(head !== undefined && 'from' in head, 'the first range has no from at all');
+  t.notOk(tail !== undefined && 'to' in tail, 'the last has no to at all');
   t.same(
     nameRanges('big', ['api-1', 'api.1', 'api1'], 3),
     [
@@ -185,6 +197,19 @@ t.test('deterministic: the same counts in any order give the same shards; an unk
     { numRuns: RUNS },
   );
   t.same(partition(new Map(), 10, noNames), [], 'nothing counted: no shard');
+  t.same(
+    partition(
+      new Map([
+        ['a', 2],
+        ['b', 2],
+        ['c', 4],
+      ]),
+      4,
+      noNames,
+    ),
+    [{ namespaces: ['a', 'b'] }, { namespaces: ['c'] }],
+    'a shard filled to exactly SHARD_SIZE; a namespace of exactly SHARD_SIZE is whole',
+  );
   t.throws(() => partition(new Map([['a', 1]]), 0, noNames), RangeError);
 });
 
