@@ -13,7 +13,7 @@ import t from 'tap';
 import type { KubeObject } from '../../lib/kube/types.js';
 import { scheduledTick } from '../../lib/triggers/schedule.js';
 import { capturingLogger } from '../harness/log.js';
-import { startWorld } from '../harness/world.js';
+import { startWorld, type World } from '../harness/world.js';
 
 const api = (name: string, namespace: string): KubeObject => ({
   apiVersion: 'tyk.tyk.io/v1alpha1',
@@ -22,15 +22,20 @@ const api = (name: string, namespace: string): KubeObject => ({
   spec: { name, protocol: 'http', active: true, use_keyless: true, proxy: { target_url: 'http://httpbin.org', listen_path: `/${namespace}-${name}`, strip_listen_path: true } },
 });
 
-t.test('a tick above SHARD_SIZE is sharded: every kind counted (the empty ones too), no run error, every object synced', async (t) => {
-  const w = await startWorld({ env: { SHARD_SIZE: '2' }, transport: 'undici' });
-  t.teardown(() => w.close());
+/** Two ApiDefinitions in default and one in sharded-b: more than a SHARD_SIZE of 2. */
+async function createThree(w: World): Promise<void> {
   for (const [name, namespace] of [
     ['one', 'default'],
     ['two', 'default'],
     ['three', 'sharded-b'],
   ] as const)
     await w.create(api(name, namespace));
+}
+
+t.test('a tick above SHARD_SIZE is sharded: every kind counted (the empty ones too), no run error, every object synced', async (t) => {
+  const w = await startWorld({ env: { SHARD_SIZE: '2' }, transport: 'undici' });
+  t.teardown(() => w.close());
+  await createThree(w);
   w.kube.resetCalls();
   w.tyk.resetCalls();
   const sent = { ...w.transportRequests };
@@ -74,12 +79,7 @@ t.test('a webhook run over everything (a GatewayClass changed) above SHARD_SIZE 
   const log = capturingLogger();
   const w = await startWorld({ env: { SHARD_SIZE: '2' }, log });
   t.teardown(() => w.close());
-  for (const [name, namespace] of [
-    ['one', 'default'],
-    ['two', 'default'],
-    ['three', 'sharded-b'],
-  ] as const)
-    await w.create(api(name, namespace));
+  await createThree(w);
   log.entries.length = 0;
   const res = await w.watch({ type: 'MODIFIED', object: { apiVersion: 'gateway.networking.k8s.io/v1', kind: 'GatewayClass', metadata: { name: 'tyk' } } });
   t.equal(res.statusCode, 200);
